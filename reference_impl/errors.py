@@ -1,0 +1,50 @@
+"""The errors the reference implementation raises.
+
+Every reader failure caused by the bytes or files of a dataset is a
+:class:`LanceFormatError` (or a subclass) whose message names the file and the
+problem, so that a malformed dataset never surfaces as a traceback from
+``struct``, ``protobuf`` or ``pyarrow``.
+"""
+
+from __future__ import annotations
+
+
+class LanceFormatError(Exception):
+    """Base class: something about a dataset is not as the format requires."""
+
+    def __init__(self, path: str, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class NotADatasetError(LanceFormatError):
+    """The path holds no Lance dataset (no manifests at all)."""
+
+
+class CorruptFileError(LanceFormatError):
+    """A file is truncated, has a wrong magic, an out-of-range length or
+    offset, or bytes that do not decode as the message they should hold."""
+
+
+class VersionNotFoundError(LanceFormatError):
+    """The requested version has no manifest."""
+
+
+class NamingSchemeError(LanceFormatError):
+    """Manifest names mix the V1 and V2 naming schemes (layout: naming
+    schemes), or a name fits neither."""
+
+
+class UnsupportedFeatureError(LanceFormatError):
+    """The dataset needs a feature this implementation does not know, such as
+    an unknown reader feature flag or a data file encoding it cannot decode."""
+
+
+class PathEscapeError(LanceFormatError):
+    """A path recorded in the dataset leads outside the dataset root and its
+    declared base paths."""
+
+
+class CommitConflictError(LanceFormatError):
+    """A manifest for the version being committed already exists."""

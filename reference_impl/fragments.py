@@ -1,0 +1,201 @@
+"""Fragments and data files (table format: fragments, data files, data evolution).
+
+A fragment is a set of rows spread over one or more data files, each holding
+some of the columns, plus at most one deletion file. Row id and row version
+sequences are kept here as raw bytes or external references; they are decoded
+by :mod:`reference_impl.row_ids`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field as dc_field
+
+from .wire import table_pb2
+
+#: ``DataFile.fields`` entry of a field no longer read from the file.
+TOMBSTONE_FIELD_ID = -2
+#: ``DataFile.fields`` value of an unassigned id; must never be stored.
+UNASSIGNED_FIELD_ID = -1
+#: ``DataFile.column_indices`` entry of a field without a top-level column.
+NO_COLUMN = -1
+
+
+class DeletionFileType(enum.IntEnum):
+    ARROW_ARRAY = 0
+    BITMAP = 1
+
+    @property
+    def extension(self) -> str:
+        return "arrow" if self is DeletionFileType.ARROW_ARRAY else "bin"
+
+
+@dataclass
+class ExternalFile:
+    """A byte range of a file relative to the table root."""
+
+    path: str
+    offset: int
+    size: int
+
+    @classmethod
+    def from_proto(cls, msg: table_pb2.ExternalFile) -> "ExternalFile":
+        return cls(msg.path, msg.offset, msg.size)
+
+    def to_proto(self) -> table_pb2.ExternalFile:
+        return table_pb2.ExternalFile(path=self.path, offset=self.offset, size=self.size)
+
+
+#: A sequence kept inline (serialized bytes) or in an external file.
+StoredSequence = bytes | ExternalFile
+
+
+@dataclass
+class DataFile:
+    path: str
+    fields: list[int]
+    column_indices: list[int] = dc_field(default_factory=list)
+    file_major_version: int = 2
+    file_minor_version: int = 0
+    file_size_bytes: int = 0
+    base_id: int | None = None
+
+    @property
+    def is_legacy(self) -> bool:
+        """A v0.1/v0.2 file, recorded as version 0.0."""
+        return self.file_major_version == 0 and self.file_minor_version == 0
+
+    @classmethod
+    def from_proto(cls, msg: table_pb2.DataFile) -> "DataFile":
+        return cls(
+            path=msg.path,
+            fields=list(msg.fields),
+            column_indices=list(msg.column_indices),
+            file_major_version=msg.file_major_version,
+            file_minor_version=msg.file_minor_version,
+            file_size_bytes=msg.file_size_bytes,
+            base_id=msg.base_id if msg.HasField("base_id") else None,
+        )
+
+    def to_proto(self) -> table_pb2.DataFile:
+        msg = table_pb2.DataFile(
+            path=self.path,
+            fields=self.fields,
+            column_indices=self.column_indices,
+            file_major_version=self.file_major_version,
+            file_minor_version=self.file_minor_version,
+            file_size_bytes=self.file_size_bytes,
+        )
+        if self.base_id is not None:
+            msg.base_id = self.base_id
+        return msg
+
+
+@dataclass
+class DeletionFile:
+    file_type: DeletionFileType
+    read_version: int
+    id: int
+    num_deleted_rows: int
+    base_id: int | None = None
+
+    def path(self, fragment_id: int) -> str:
+        """``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``."""
+        return f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{self.file_type.extension}"
+
+    @classmethod
+    def from_proto(cls, msg: table_pb2.DeletionFile) -> "DeletionFile":
+        file_type = DeletionFileType(msg.file_type) if msg.file_type in (0, 1) else msg.file_type
+        return cls(
+            file_type=file_type,
+            read_version=msg.read_version,
+            id=msg.id,
+            num_deleted_rows=msg.num_deleted_rows,
+            base_id=msg.base_id if msg.HasField("base_id") else None,
+        )
+
+    def to_proto(self) -> table_pb2.DeletionFile:
+        msg = table_pb2.DeletionFile(
+            file_type=int(self.file_type),
+            read_version=self.read_version,
+            id=self.id,
+            num_deleted_rows=self.num_deleted_rows,
+        )
+        if self.base_id is not None:
+            msg.base_id = self.base_id
+        return msg
+
+
+def _stored_from_proto(msg, inline_name: str, external_name: str, oneof: str) -> StoredSequence | None:
+    which = msg.WhichOneof(oneof)
+    if which == inline_name:
+        return bytes(getattr(msg, inline_name))
+    if which == external_name:
+        return ExternalFile.from_proto(getattr(msg, external_name))
+    return None
+
+
+def _stored_to_proto(msg, value: StoredSequence | None, inline_name: str, external_name: str) -> None:
+    if isinstance(value, ExternalFile):
+        getattr(msg, external_name).CopyFrom(value.to_proto())
+    elif value is not None:
+        setattr(msg, inline_name, value)
+
+
+@dataclass
+class Fragment:
+    id: int
+    files: list[DataFile]
+    physical_rows: int
+    deletion_file: DeletionFile | None = None
+    row_id_sequence: StoredSequence | None = None
+    last_updated_at_version_sequence: StoredSequence | None = None
+    created_at_version_sequence: StoredSequence | None = None
+
+    @property
+    def num_deleted_rows(self) -> int:
+        return self.deletion_file.num_deleted_rows if self.deletion_file else 0
+
+    @property
+    def num_rows(self) -> int:
+        """Rows still visible: physical rows less deleted ones."""
+        return self.physical_rows - self.num_deleted_rows
+
+    @classmethod
+    def from_proto(cls, msg: table_pb2.DataFragment) -> "Fragment":
+        return cls(
+            id=msg.id,
+            files=[DataFile.from_proto(f) for f in msg.files],
+            physical_rows=msg.physical_rows,
+            deletion_file=DeletionFile.from_proto(msg.deletion_file) if msg.HasField("deletion_file") else None,
+            row_id_sequence=_stored_from_proto(msg, "inline_row_ids", "external_row_ids", "row_id_sequence"),
+            last_updated_at_version_sequence=_stored_from_proto(
+                msg,
+                "inline_last_updated_at_versions",
+                "external_last_updated_at_versions",
+                "last_updated_at_version_sequence",
+            ),
+            created_at_version_sequence=_stored_from_proto(
+                msg, "inline_created_at_versions", "external_created_at_versions", "created_at_version_sequence"
+            ),
+        )
+
+    def to_proto(self) -> table_pb2.DataFragment:
+        msg = table_pb2.DataFragment(
+            id=self.id,
+            files=[f.to_proto() for f in self.files],
+            physical_rows=self.physical_rows,
+        )
+        if self.deletion_file is not None:
+            msg.deletion_file.CopyFrom(self.deletion_file.to_proto())
+        _stored_to_proto(msg, self.row_id_sequence, "inline_row_ids", "external_row_ids")
+        _stored_to_proto(
+            msg,
+            self.last_updated_at_version_sequence,
+            "inline_last_updated_at_versions",
+            "external_last_updated_at_versions",
+        )
+        _stored_to_proto(
+            msg, self.created_at_version_sequence, "inline_created_at_versions", "external_created_at_versions"
+        )
+        return msg
