@@ -1,0 +1,116 @@
+"""The canonical description of one dataset version.
+
+Every reader-facing view in lance-conformance goes through this document: the
+``describe`` command prints it, every driver produces it from its own
+implementation, and conformance checks compare two of them. Its JSON Schema is
+``conformance/schemas/describe.schema.json``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable
+
+DESCRIBE_FORMAT = 1
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    """A JSON Schema shipped in ``conformance/schemas``."""
+    text = resources.files("conformance").joinpath("schemas", name).read_text()
+    return json.loads(text)
+
+
+def validate_description(document: dict) -> None:
+    """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
+    import jsonschema
+
+    jsonschema.validate(document, load_schema("describe.schema.json"), cls=jsonschema.Draft202012Validator)
+
+
+def metadata_value(raw: bytes) -> str:
+    """Metadata bytes as text: UTF-8 when they are, else ``base64:...``."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(raw).decode("ascii")
+
+
+def to_json(document: dict) -> str:
+    return json.dumps(document, indent=2, sort_keys=False)
+
+
+def to_text(document: dict) -> str:
+    """A short human-readable rendering."""
+    lines = [
+        f"version {document['version']} ({document['naming_scheme']} names), {document['num_rows']} rows, "
+        f"{len(document['fragments'])} fragments",
+    ]
+    writer = document.get("writer_version")
+    if writer:
+        lines.append(f"written by {writer['library']} {writer['version']}")
+    if document.get("data_format"):
+        lines.append(f"data format {document['data_format']['file_format']} {document['data_format']['version']}")
+    lines.append("schema:")
+    depth = {-1: 0}
+    for field in document["schema"]:
+        level = depth.get(field["parent_id"], 0) + 1
+        depth[field["id"]] = level
+        nullable = "" if field["nullable"] else " not null"
+        lines.append(f"{'  ' * level}{field['id']}: {field['name']} {field['logical_type']}{nullable}")
+    for fragment in document["fragments"]:
+        deleted = f", {fragment['num_deleted_rows']} deleted" if fragment["num_deleted_rows"] else ""
+        lines.append(
+            f"fragment {fragment['id']}: {fragment['physical_rows']} rows{deleted}, {len(fragment['files'])} files"
+        )
+    for index in document["indices"]:
+        lines.append(f"index {index['name']} on fields {index['fields']} covering fragments {index['fragment_ids']}")
+    for tag in document["tags"]:
+        lines.append(f"tag {tag['name']} -> version {tag['version']}")
+    return "\n".join(lines)
+
+
+# -- comparison ------------------------------------------------------------------
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """Whether a document path such as ``fragments[3].files[0].path`` matches a
+    pattern such as ``fragments[].files[].path`` (``[]`` matches any index)."""
+    import re
+
+    regex = "^" + re.escape(pattern).replace(r"\[\]", r"\[\d+\]") + "$"
+    return re.match(regex, path) is not None
+
+
+def differences(expected: Any, actual: Any, *, ignore: Iterable[str] = (), path: str = "") -> list[str]:
+    """Every place where two documents differ, as ``path: expected != actual``.
+
+    ``ignore`` lists paths (with ``[]`` for any list index) a side cannot
+    report; they and everything below them are skipped.
+    """
+    ignore = tuple(ignore)
+    if path and any(_matches(p, path) for p in ignore):
+        return []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        found = []
+        for key in sorted(set(expected) | set(actual)):
+            child = f"{path}.{key}" if path else key
+            if key not in expected or key not in actual:
+                if not any(_matches(p, child) for p in ignore):
+                    found.append(f"{child}: present on one side only")
+                continue
+            found.extend(differences(expected[key], actual[key], ignore=ignore, path=child))
+        return found
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{path}: {len(expected)} items != {len(actual)} items"]
+        found = []
+        for i, (a, b) in enumerate(zip(expected, actual)):
+            found.extend(differences(a, b, ignore=ignore, path=f"{path}[{i}]"))
+        return found
+    if expected != actual:
+        return [f"{path}: {expected!r} != {actual!r}"]
+    return []

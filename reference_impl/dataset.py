@@ -1,0 +1,162 @@
+"""A dataset opened at one version: the reader's view of the table format.
+
+:class:`Dataset` ties the spec topics together: it finds the manifest of a
+version (naming schemes), decodes it (manifest container), refuses feature
+flags it does not know (versioning: feature flags), and resolves where each
+data, deletion and row id file lives (layout: base paths).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import feature_flags
+from .errors import PathEscapeError, UnsupportedFeatureError
+from .fragments import DataFile, Fragment
+from .indices import IndexMetadata
+from .manifest import Manifest
+from .manifest_file import ManifestFile, read_manifest_file
+from .naming import NamingScheme, committed_manifests, resolve_version
+from .schema import Schema
+from .storage import Storage, local_path
+
+
+@dataclass
+class FileLocation:
+    """Where a file recorded in the manifest lives: a storage and a path in it."""
+
+    storage: Storage
+    relpath: str
+
+    def __str__(self) -> str:
+        return str(self.storage.root / self.relpath)
+
+
+class Dataset:
+    """One version of a Lance dataset, opened for reading."""
+
+    def __init__(self, storage: Storage, manifest_file: ManifestFile, naming_scheme: NamingScheme | None):
+        self.storage = storage
+        self.manifest_file = manifest_file
+        self.naming_scheme = naming_scheme
+
+    # -- opening ----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, uri: str | os.PathLike, version: int | None = None, *, check_features: bool = True) -> "Dataset":
+        """Open ``uri`` at ``version`` (the latest by default).
+
+        Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
+        manifest sets a reader feature flag this implementation does not know,
+        unless ``check_features`` is False (the validator reads such datasets
+        to report on them).
+        """
+        storage = Storage(local_path(uri))
+        resolved, relpath, scheme = resolve_version(storage, version)
+        manifest_file = read_manifest_file(storage, relpath)
+        dataset = cls(storage, manifest_file, scheme)
+        if check_features:
+            dataset.check_reader_features()
+        return dataset
+
+    def check_reader_features(self) -> None:
+        unknown = feature_flags.unknown_flags(self.manifest.reader_feature_flags)
+        if unknown:
+            raise UnsupportedFeatureError(
+                self.manifest_file.path,
+                f"reader feature flags 0x{unknown:x} are not known to this reader; it must not read the dataset",
+            )
+
+    # -- what the manifest says -------------------------------------------------
+
+    @property
+    def uri(self) -> str:
+        return str(self.storage.root)
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.manifest_file.manifest
+
+    @property
+    def version(self) -> int:
+        return self.manifest.version
+
+    @property
+    def schema(self) -> Schema:
+        return self.manifest.schema
+
+    @property
+    def fragments(self) -> list[Fragment]:
+        return self.manifest.fragments
+
+    @property
+    def indices(self) -> list[IndexMetadata]:
+        return self.manifest_file.indices or []
+
+    @property
+    def uses_stable_row_ids(self) -> bool:
+        return bool(self.manifest.reader_feature_flags & feature_flags.STABLE_ROW_IDS)
+
+    def versions(self) -> list[int]:
+        """Every committed version of the dataset, ascending."""
+        manifests, _ = committed_manifests(self.storage)
+        return sorted(manifests) or [self.version]
+
+    def checkout(self, version: int) -> "Dataset":
+        return Dataset.open(self.storage.root, version)
+
+    def count_rows(self) -> int:
+        return self.manifest.num_rows
+
+    # -- where files live (layout: base paths) ------------------------------------
+
+    def _base_storage(self, base_id: int | None, what: str) -> tuple[Storage, bool]:
+        """Storage of a base and whether it is a dataset root."""
+        if base_id is None:
+            return self.storage, True
+        base = self.manifest.base_path(base_id)
+        if base is None:
+            raise PathEscapeError(self.manifest_file.path, f"{what} refers to base_id {base_id}, which is not declared")
+        return self.storage.for_base(str(local_path(base.path))), base.is_dataset_root
+
+    def data_file_location(self, data_file: DataFile) -> FileLocation:
+        storage, is_root = self._base_storage(data_file.base_id, f"data file {data_file.path}")
+        relpath = f"data/{data_file.path}" if is_root else data_file.path
+        return FileLocation(storage, relpath)
+
+    def deletion_file_location(self, fragment: Fragment) -> FileLocation | None:
+        if fragment.deletion_file is None:
+            return None
+        storage, is_root = self._base_storage(
+            fragment.deletion_file.base_id, f"deletion file of fragment {fragment.id}"
+        )
+        relpath = fragment.deletion_file.path(fragment.id)
+        if not is_root:
+            relpath = relpath.split("/", 1)[1]
+        return FileLocation(storage, relpath)
+
+    # -- rows ---------------------------------------------------------------
+
+    def deleted_offsets(self, fragment: Fragment) -> list[int]:
+        """Deleted physical row offsets of ``fragment``, ascending."""
+        from .deletions import read_deletion_file
+
+        location = self.deletion_file_location(fragment)
+        if location is None:
+            return []
+        return read_deletion_file(location.storage, fragment.id, fragment.deletion_file, relpath=location.relpath)
+
+    def row_ids(self, fragment: Fragment) -> list[int] | None:
+        """The stable row id of every physical row of ``fragment``, or None
+        when the dataset does not use stable row ids."""
+        from .row_ids import read_row_id_sequence
+
+        if not self.uses_stable_row_ids:
+            return None
+        return read_row_id_sequence(self.storage, fragment)
+
+    def tags(self):
+        from .refs import list_tags
+
+        return list_tags(self.storage)

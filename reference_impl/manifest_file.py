@@ -1,0 +1,172 @@
+"""The manifest file container (table format: manifest; commit protocol).
+
+A manifest file (``_versions/*.manifest``) is laid out as::
+
+    [u32 length][IndexSection]      optional, at Manifest.index_section
+    [u32 length][Transaction]       optional, at Manifest.transaction_section
+    [u32 length][Manifest]          at the footer's position
+    i64 position | u16 major | u16 minor | "LANC"      (16-byte footer)
+
+All integers are little-endian. Section positions are absolute offsets in the
+file, and a position of 0 is valid (presence, not value, says a section
+exists). Every offset and length read from disk is checked against the file
+size before anything is sliced, so a hostile file cannot make the reader read
+out of bounds or allocate more than the file holds.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from .errors import CorruptFileError
+from .indices import IndexMetadata
+from .manifest import Manifest
+from .storage import Storage
+from .transactions import Transaction
+from .wire import table_pb2, transaction_pb2
+
+MAGIC = b"LANC"
+FOOTER = struct.Struct("<qHH4s")
+LENGTH_PREFIX = struct.Struct("<I")
+
+#: Footer version this implementation writes (pylance >= 4 writes 0.2 too).
+WRITE_FOOTER_VERSION = (0, 2)
+
+
+@dataclass
+class ManifestFooter:
+    manifest_position: int
+    major: int
+    minor: int
+
+
+@dataclass
+class ManifestFile:
+    """Everything one manifest file holds."""
+
+    path: str
+    size: int
+    footer: ManifestFooter
+    manifest: Manifest
+    #: Indices of the version; None when the manifest has no index section.
+    indices: list[IndexMetadata] | None
+    #: The embedded transaction; None when the manifest has no transaction section.
+    transaction: Transaction | None
+
+
+def parse_footer(data: bytes, path: str) -> ManifestFooter:
+    """Decode the 16-byte footer at the end of ``data`` (the whole file)."""
+    if len(data) < FOOTER.size:
+        raise CorruptFileError(path, f"file is {len(data)} bytes, shorter than the {FOOTER.size}-byte footer")
+    position, major, minor, magic = FOOTER.unpack_from(data, len(data) - FOOTER.size)
+    if magic != MAGIC:
+        raise CorruptFileError(path, f"footer magic is {magic!r}, expected {MAGIC!r}")
+    return ManifestFooter(position, major, minor)
+
+
+def read_section(data: bytes, position: int, path: str, what: str, *, end: int | None = None) -> bytes:
+    """The message bytes of a length-prefixed section at ``position``.
+
+    ``end`` bounds the section (the footer start by default).
+    """
+    limit = len(data) - FOOTER.size if end is None else end
+    if position < 0 or position + LENGTH_PREFIX.size > limit:
+        raise CorruptFileError(path, f"{what} position {position} is outside the file's content (0..{limit})")
+    (length,) = LENGTH_PREFIX.unpack_from(data, position)
+    start = position + LENGTH_PREFIX.size
+    if start + length > limit:
+        raise CorruptFileError(
+            path, f"{what} length {length} at position {position} runs past the end of the content ({limit})"
+        )
+    return data[start : start + length]
+
+
+def _parse(message, payload: bytes, path: str, what: str):
+    try:
+        message.ParseFromString(payload)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise CorruptFileError(path, f"{what} does not decode: {exc}") from None
+    return message
+
+
+def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
+    """Decode a whole manifest file held in memory."""
+    footer = parse_footer(data, path)
+    manifest_msg = _parse(
+        table_pb2.Manifest(), read_section(data, footer.manifest_position, path, "manifest"), path, "manifest"
+    )
+    try:
+        manifest = Manifest.from_proto(manifest_msg)
+    except ValueError as exc:
+        raise CorruptFileError(path, f"manifest content is invalid: {exc}") from None
+
+    indices = None
+    if manifest.index_section is not None:
+        section = _parse(
+            table_pb2.IndexSection(),
+            read_section(data, manifest.index_section, path, "index section"),
+            path,
+            "index section",
+        )
+        try:
+            indices = [IndexMetadata.from_proto(m) for m in section.indices]
+            for index in indices:
+                index.fragment_ids()  # a bitmap that does not decode is corruption
+        except ValueError as exc:
+            raise CorruptFileError(path, f"index section is invalid: {exc}") from None
+
+    transaction = None
+    if manifest.transaction_section is not None:
+        message = _parse(
+            transaction_pb2.Transaction(),
+            read_section(data, manifest.transaction_section, path, "transaction section"),
+            path,
+            "transaction section",
+        )
+        transaction = Transaction.from_proto(message)
+
+    return ManifestFile(path, len(data), footer, manifest, indices, transaction)
+
+
+#: No real manifest comes near this; a larger file is refused before reading.
+MAX_MANIFEST_BYTES = 1 << 30
+
+
+def read_manifest_file(storage: Storage, relpath: str) -> ManifestFile:
+    """Read and decode ``relpath`` (a path relative to the dataset root)."""
+    size = storage.size(relpath)
+    if size > MAX_MANIFEST_BYTES:
+        raise CorruptFileError(str(storage.path(relpath)), f"{size} bytes is too large for a manifest")
+    data = storage.read(relpath)
+    return decode_manifest_file(data, str(storage.path(relpath)))
+
+
+def encode_manifest_file(
+    manifest: Manifest,
+    indices: list[IndexMetadata] | None = None,
+    transaction: Transaction | None = None,
+) -> bytes:
+    """Lay out a manifest file: index section, transaction section, manifest,
+    footer. Sets ``manifest.index_section`` and ``manifest.transaction_section``
+    to the positions they get (or None when absent)."""
+    out = bytearray()
+
+    def append_section(payload: bytes) -> int:
+        position = len(out)
+        out.extend(LENGTH_PREFIX.pack(len(payload)))
+        out.extend(payload)
+        return position
+
+    manifest.index_section = None
+    if indices is not None:
+        section = table_pb2.IndexSection(indices=[i.to_proto() for i in indices])
+        manifest.index_section = append_section(section.SerializeToString())
+    manifest.transaction_section = None
+    if transaction is not None:
+        manifest.transaction_section = append_section(transaction.to_proto().SerializeToString())
+    position = append_section(manifest.to_proto().SerializeToString())
+    out.extend(FOOTER.pack(position, *WRITE_FOOTER_VERSION, MAGIC))
+    return bytes(out)

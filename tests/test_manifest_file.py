@@ -1,0 +1,157 @@
+"""The manifest file container (table format: manifest), on real pylance
+manifests and on hostile bytes."""
+
+from __future__ import annotations
+
+import struct
+import tracemalloc
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from reference_impl.dataset import Dataset
+from reference_impl.errors import CorruptFileError, LanceFormatError
+from reference_impl.fragments import DataFile, Fragment
+from reference_impl.manifest import Manifest
+from reference_impl.manifest_file import FOOTER, decode_manifest_file, encode_manifest_file
+from reference_impl.naming import resolve_version
+from reference_impl.schema import Field, Schema
+from reference_impl.storage import Storage
+from reference_impl.wire import table_pb2
+
+lance = pytest.importorskip("lance")
+
+
+@pytest.fixture(scope="module")
+def indexed_dataset(tmp_path_factory):
+    """A pylance dataset whose latest manifest has an index section."""
+    path = tmp_path_factory.mktemp("manifests") / "ds"
+    table = pa.table({"id": pa.array(range(40), pa.int64()), "s": [str(i) for i in range(40)]})
+    lance.write_dataset(table, path, max_rows_per_file=10)
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    return path
+
+
+def latest_manifest_bytes(path) -> tuple[bytes, str]:
+    storage = Storage(path)
+    _, relpath, _ = resolve_version(storage, None)
+    return storage.read(relpath), relpath
+
+
+def test_real_manifest_decodes_with_its_sections(indexed_dataset):
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    decoded = decode_manifest_file(data, relpath)
+    assert decoded.manifest.version == lance.dataset(indexed_dataset).version
+    assert decoded.manifest.index_section is not None
+    assert [i.name for i in decoded.indices] == ["id_idx"]
+    assert decoded.indices[0].fragment_ids() == [0, 1, 2, 3]
+    # pylance places the manifest last, right before the footer.
+    body = decode_manifest_file(data, relpath).footer.manifest_position
+    (length,) = struct.unpack_from("<I", data, body)
+    assert body + 4 + length == len(data) - FOOTER.size
+
+
+def test_encode_then_decode_is_the_identity(indexed_dataset):
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    original = decode_manifest_file(data, relpath)
+    again = decode_manifest_file(
+        encode_manifest_file(original.manifest, original.indices, original.transaction), "again"
+    )
+    assert again.manifest == original.manifest
+    assert again.indices == original.indices
+    assert again.transaction == original.transaction
+
+
+def _corruptions(data: bytes):
+    position = struct.unpack_from("<q", data, len(data) - 16)[0]
+    yield "truncated", data[: len(data) // 2]
+    yield "shorter than a footer", data[-10:]
+    yield "empty", b""
+    yield "wrong magic", data[:-4] + b"LANX"
+    yield "footer position past the end", data[:-16] + struct.pack("<qHH4s", len(data) * 4, 0, 2, b"LANC")
+    yield "negative footer position", data[:-16] + struct.pack("<qHH4s", -8, 0, 2, b"LANC")
+    yield "length past the end", data[:position] + struct.pack("<I", 0xFFFFFFF0) + data[position + 4 :]
+    garbage = bytes([0xFF] * 64)
+    body = struct.pack("<I", len(garbage)) + garbage
+    yield "garbage protobuf", body + struct.pack("<qHH4s", 0, 0, 2, b"LANC")
+
+
+@pytest.mark.parametrize("case", [name for name, _ in _corruptions(b"\0" * 64)])
+def test_malformed_manifest_raises_the_documented_error_naming_the_file(indexed_dataset, tmp_path, case):
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    corrupted = dict(_corruptions(data))[case]
+    (tmp_path / "_versions").mkdir()
+    target = tmp_path / relpath
+    target.write_bytes(corrupted)
+    with pytest.raises(CorruptFileError) as error:
+        Dataset.open(tmp_path)
+    assert str(target) in str(error.value)
+    assert error.value.__cause__ is None or isinstance(error.value.__cause__, LanceFormatError)
+
+
+def test_a_huge_length_field_allocates_nothing_like_it(indexed_dataset, tmp_path):
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    position = struct.unpack_from("<q", data, len(data) - 16)[0]
+    hostile = data[:position] + struct.pack("<I", 0xFFFFFFFF) + data[position + 4 :]
+    tracemalloc.start()
+    with pytest.raises(CorruptFileError, match="runs past the end"):
+        decode_manifest_file(hostile, "hostile")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 10 * len(data) + (1 << 20)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(data=st.data())
+def test_random_byte_corruption_never_escapes_as_a_foreign_exception(indexed_dataset, data):
+    """Property: whatever bytes are flipped, inserted or cut, decoding a
+    manifest file either succeeds or raises a LanceFormatError."""
+    original, _ = latest_manifest_bytes(indexed_dataset)
+    mutated = bytearray(original)
+    for _ in range(data.draw(st.integers(1, 8))):
+        kind = data.draw(st.sampled_from(["flip", "cut", "insert"]))
+        at = data.draw(st.integers(0, max(len(mutated) - 1, 0)))
+        if kind == "flip" and mutated:
+            mutated[at] = data.draw(st.integers(0, 255))
+        elif kind == "cut":
+            del mutated[at : at + data.draw(st.integers(1, 32))]
+        else:
+            mutated[at:at] = data.draw(st.binary(min_size=1, max_size=16))
+    try:
+        decode_manifest_file(bytes(mutated), "fuzzed")
+    except LanceFormatError:
+        pass
+
+
+def _old_revision_manifest_bytes() -> bytes:
+    """A manifest as the older table.proto revision (seed 003) wrote it: no
+    data_format, no file versions or sizes in DataFile, no transaction
+    section, and a max_fragment_id of 0 left off the wire (it had no
+    presence then)."""
+    fields = [Field(id=0, name="id", logical_type="int64", nullable=True)]
+    manifest = Manifest(
+        version=1,
+        schema=Schema(fields, {"note": b"old"}),
+        fragments=[Fragment(id=0, files=[DataFile("a.lance", [0], [], 0, 0)], physical_rows=3)],
+        max_fragment_id=0,
+        transaction_file="0-6a8c1e1e-4f1b-4a3c-9c5c-9d3f2b6f0c11.txn",
+    )
+    message = manifest.to_proto()
+    message.ClearField("max_fragment_id")
+    # Field 5 was named `metadata` then; the bytes are identical.
+    assert message.schema_metadata["note"] == b"old"
+    payload = message.SerializeToString()
+    return struct.pack("<I", len(payload)) + payload + struct.pack("<qHH4s", 0, 0, 1, b"LANC")
+
+
+def test_manifest_of_the_older_proto_revision_reads(tmp_path):
+    decoded = decode_manifest_file(_old_revision_manifest_bytes(), "old.manifest")
+    manifest = decoded.manifest
+    assert manifest.version == 1
+    assert manifest.data_format is None
+    assert manifest.max_fragment_id is None  # absent, not zero: the reader must infer it
+    assert manifest.schema.metadata == {"note": b"old"}
+    assert manifest.fragments[0].files[0].is_legacy
+    assert decoded.footer.major == 0 and decoded.footer.minor == 1
+    assert table_pb2.Manifest.FromString(_old_revision_manifest_bytes()[4:-16]).version == 1
