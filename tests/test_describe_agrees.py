@@ -1,0 +1,72 @@
+"""Acceptance of the reader: for every version of every dataset pylance writes,
+the reference implementation's canonical description agrees with pylance's
+own view, and both fit the published JSON Schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.describe import differences, validate_description
+from conformance.drivers import reference
+
+pylance_driver = pytest.importorskip("conformance.drivers.pylance_driver")
+
+
+def _check_every_version(path):
+    checked = 0
+    pylance_versions = pylance_driver.versions(path)
+    assert reference.versions(path) == pylance_versions
+    for version in pylance_versions:
+        ours = reference.describe(path, version)
+        validate_description(ours)
+        theirs = pylance_driver.describe(path, version)
+        validate_description(theirs)
+        diffs = differences(ours, theirs, ignore=pylance_driver.UNREPORTED)
+        assert not diffs, f"{path} v{version}:\n" + "\n".join(diffs)
+        checked += 1
+    return checked
+
+
+def test_every_version_of_every_pylance_scenario_agrees(pylance_datasets):
+    failures = []
+    for name, path in sorted(pylance_datasets.items()):
+        try:
+            _check_every_version(path)
+        except AssertionError as exc:
+            failures.append(f"[{name}] {exc}")
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.old_pylance
+def test_every_version_written_by_an_old_pylance_release_agrees(old_pylance_datasets):
+    failures = []
+    for name, path in sorted(old_pylance_datasets.items()):
+        try:
+            _check_every_version(path)
+        except AssertionError as exc:
+            failures.append(f"[{name}] {exc}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_the_reported_subset_is_not_empty():
+    """The comparison must cover what the issue requires pylance to report."""
+    required = {
+        "num_rows",
+        "fragments[].id",
+        "fragments[].physical_rows",
+        "fragments[].num_deleted_rows",
+        "fragments[].deleted_offsets",
+        "fragments[].row_ids",
+        "schema[].name",
+        "schema[].logical_type",
+        "indices[].name",
+        "indices[].fragment_ids",
+    }
+    hidden = [
+        path
+        for path in required
+        for pattern in pylance_driver.UNREPORTED
+        if path == pattern or path.startswith(pattern + ".") or path.startswith(pattern + "[")
+    ]
+    assert not hidden, f"the pylance driver leaves out required keys: {hidden}"
+
