@@ -1,0 +1,261 @@
+"""The requirements catalog: every normative statement of the specification,
+restated in the project's words, with a permanent id for validator rules to
+cite.
+
+The catalog is package data, ``conformance/data/requirements.json``; its JSON
+Schema is ``conformance/schemas/requirements.schema.json``. The human-readable
+copy, ``docs/requirements.md``, is generated from it::
+
+    python -m conformance.requirements --markdown > docs/requirements.md
+
+and a test fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Iterable, Mapping, Union
+
+CATALOG_RESOURCE = ("data", "requirements.json")
+
+LEVELS = ("must", "should", "may")
+
+# Topics in the order the rendered catalog presents them, each with the title
+# of its section.
+TOPICS: Mapping[str, str] = MappingProxyType(
+    {
+        "manifest": "Manifest files: container, sections and fields",
+        "writer-version": "Writer version",
+        "naming": "Manifest naming schemes",
+        "history": "Versions and history",
+        "transaction": "Transactions: files, operations and conflicts",
+        "commit": "Commit protocol",
+        "external-store": "External manifest store",
+        "schema": "Schema and fields",
+        "primary-key": "Unenforced primary key",
+        "fragment": "Fragments",
+        "data-file": "Data files",
+        "deletion": "Deletion files",
+        "feature-flags": "Feature flags",
+        "row-id": "Row addresses, stable row ids and row versions",
+        "index": "Index metadata",
+        "base-path": "Base paths",
+        "config": "Table config",
+        "refs": "Tags and branches",
+        "mem-wal": "MemWAL index details",
+    }
+)
+
+# What each source document is.
+DOCUMENTS: Mapping[str, str] = MappingProxyType(
+    {
+        "seed:000": "table.proto, current revision",
+        "seed:001": "older table-format page (layout, deletions, commits, naming, conflicts, external store, row ids)",
+        "seed:002": "schema format page",
+        "seed:003": "table.proto, older revision",
+        "seed:004": "current table-format overview page",
+        "upstream:transaction.md": "upstream transaction specification (with the operation messages it embeds)",
+        "upstream:row_id_lineage.md": "upstream row id and lineage specification",
+        "upstream:layout.md": "upstream storage layout specification",
+        "upstream:versioning.md": "upstream format versioning (feature flags)",
+        "upstream:branch_tag.md": "upstream branch and tag specification",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One entry of the catalog."""
+
+    id: str
+    statement: str
+    level: str
+    topic: str
+    source_document: str
+    source_section: str
+    # None when a validator can check it on a dataset at rest; otherwise why not.
+    uncheckable: str | None
+    notes: str | None = None
+    # Other (document, section) pairs stating the same requirement.
+    also_in: tuple[tuple[str, str], ...] = ()
+    # The id of the requirement that replaced this one in a later revision.
+    superseded_by: str | None = None
+
+    @property
+    def checkable(self) -> bool:
+        return self.uncheckable is None
+
+    @classmethod
+    def from_json(cls, entry: Mapping) -> "Requirement":
+        source = entry["source"]
+        return cls(
+            id=entry["id"],
+            statement=entry["statement"],
+            level=entry["level"],
+            topic=entry["topic"],
+            source_document=source["document"],
+            source_section=source["section"],
+            uncheckable=entry.get("uncheckable"),
+            notes=entry.get("notes"),
+            also_in=tuple((s["document"], s["section"]) for s in entry.get("also_in", ())),
+            superseded_by=entry.get("superseded_by"),
+        )
+
+
+def catalog_text() -> str:
+    """The raw JSON of the catalog as shipped in the package."""
+    return resources.files("conformance").joinpath(*CATALOG_RESOURCE).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def _catalog() -> tuple[Requirement, ...]:
+    entries = json.loads(catalog_text())
+    requirements = tuple(Requirement.from_json(entry) for entry in entries)
+    seen: set[str] = set()
+    for item in requirements:
+        if item.id in seen:
+            raise ValueError(f"requirement id {item.id!r} appears twice in {'/'.join(CATALOG_RESOURCE)}")
+        seen.add(item.id)
+    return requirements
+
+
+@lru_cache(maxsize=None)
+def _by_id() -> Mapping[str, Requirement]:
+    return MappingProxyType({item.id: item for item in _catalog()})
+
+
+def load_requirements() -> dict[str, Requirement]:
+    """Every requirement by id, in catalog order. The file is read once; each
+    call returns a fresh dict, so callers may change it freely."""
+    return dict(_by_id())
+
+
+def requirement(requirement_id: str) -> Requirement:
+    """The requirement with this id; KeyError (naming close ids) when the
+    catalog has none."""
+    catalog = _by_id()
+    try:
+        return catalog[requirement_id]
+    except KeyError:
+        close = difflib.get_close_matches(requirement_id, list(catalog), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(
+            f"no requirement {requirement_id!r} in conformance/{'/'.join(CATALOG_RESOURCE)}{hint}"
+        ) from None
+
+
+# -- rendering ---------------------------------------------------------------------
+
+GENERATED_NOTICE = (
+    "_Generated from `conformance/data/requirements.json` by "
+    "`python -m conformance.requirements --markdown > docs/requirements.md`; do not edit by hand._"
+)
+
+
+def _document_label(document: str) -> str:
+    return f"{document} ({DOCUMENTS[document]})" if document in DOCUMENTS else document
+
+
+def _render_entry(item: Requirement) -> list[str]:
+    lines = [f"### `{item.id}` ({item.level})", "", item.statement, ""]
+    lines.append(f"- Source: {item.source_document}, {item.source_section}")
+    if item.also_in:
+        lines.append("- Also in: " + "; ".join(f"{doc}, {section}" for doc, section in item.also_in))
+    if item.uncheckable is not None:
+        lines.append(f"- Not checkable at rest: {item.uncheckable}")
+    if item.superseded_by:
+        lines.append(f"- Superseded by: `{item.superseded_by}`")
+    if item.notes:
+        lines.append(f"- Notes: {item.notes}")
+    lines.append("")
+    return lines
+
+
+def render_markdown(requirements: Union[Mapping[str, Requirement], Iterable[Requirement]]) -> str:
+    """The catalog as Markdown, grouped by topic (in TOPICS order, unknown
+    topics last), entries in catalog order within a topic."""
+    items = list(requirements.values()) if isinstance(requirements, Mapping) else list(requirements)
+    order = {topic: i for i, topic in enumerate(TOPICS)}
+    topics = sorted({item.topic for item in items}, key=lambda t: (order.get(t, len(order)), t))
+    by_topic = {topic: [item for item in items if item.topic == topic] for topic in topics}
+    levels = Counter(item.level for item in items)
+    uncheckable = sum(1 for item in items if item.uncheckable is not None)
+
+    lines = [
+        GENERATED_NOTICE,
+        "",
+        "# Requirements catalog",
+        "",
+        "Every normative statement of the Lance table format specification as this project covers it, "
+        "restated in our own words. Validator rules cite these ids; an id never changes meaning once "
+        "published (a requirement a later revision relaxed is kept and marked as superseded).",
+        "",
+        f"{len(items)} requirements: "
+        + ", ".join(f"{levels.get(level, 0)} {level}" for level in LEVELS)
+        + f"; {uncheckable} cannot be fully checked on a dataset at rest.",
+        "",
+        "Levels: **must** is required; **should** is recommended; **may** is explicitly allowed, "
+        "so a validator must not reject it. *Not checkable at rest* says why a validator looking at "
+        "the stored dataset (its retained versions, transaction files and refs included) cannot check "
+        "the requirement, and which part it can check after all.",
+        "",
+        "## Sources",
+        "",
+        "| document | what it is |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{doc}` | {what} |" for doc, what in DOCUMENTS.items()]
+    lines += [
+        "",
+        "## Topics",
+        "",
+        "| topic | must | should | may | not checkable at rest |",
+        "| --- | --: | --: | --: | --: |",
+    ]
+    for topic in topics:
+        group = by_topic[topic]
+        counts = Counter(item.level for item in group)
+        unchecked = sum(1 for item in group if item.uncheckable is not None)
+        lines.append(
+            f"| [{topic}](#{topic}) | {counts.get('must', 0)} | {counts.get('should', 0)} | "
+            f"{counts.get('may', 0)} | {unchecked} |"
+        )
+    lines.append("")
+    for topic in topics:
+        title = TOPICS.get(topic, topic)
+        lines += [f'<a id="{topic}"></a>', "", f"## `{topic}` - {title}", ""]
+        for item in by_topic[topic]:
+            lines += _render_entry(item)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# -- command line ------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.requirements",
+        description="Print the requirements catalog.",
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--markdown", action="store_true", help="the catalog as Markdown (docs/requirements.md)")
+    what.add_argument("--ids", action="store_true", help="one requirement id per line")
+    args = parser.parse_args(argv)
+    catalog = load_requirements()
+    if args.markdown:
+        sys.stdout.write(render_markdown(catalog))
+    else:
+        sys.stdout.write("".join(f"{rid}\n" for rid in catalog))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

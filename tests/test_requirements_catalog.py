@@ -1,0 +1,187 @@
+"""The requirements catalog (conformance/data/requirements.json): its shape,
+its ids, its coverage of the specification, and the generated docs."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance.describe import load_schema
+from conformance.requirements import (
+    DOCUMENTS,
+    GENERATED_NOTICE,
+    LEVELS,
+    TOPICS,
+    Requirement,
+    catalog_text,
+    load_requirements,
+    render_markdown,
+    requirement,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "requirements.md"
+SEEDS = ("seed:000", "seed:001", "seed:002", "seed:003", "seed:004")
+ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*)$")
+# A requirement id mentioned inside another entry's prose.
+MENTIONED_ID = re.compile(
+    r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*"
+)
+SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
+
+
+@pytest.fixture(scope="module")
+def entries() -> list[dict]:
+    return json.loads(catalog_text())
+
+
+@pytest.fixture(scope="module")
+def catalog() -> dict[str, Requirement]:
+    return load_requirements()
+
+
+def test_catalog_matches_its_schema(entries):
+    schema = load_schema("requirements.schema.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(entries, schema, cls=jsonschema.Draft202012Validator)
+
+
+def test_ids_are_unique(entries):
+    counts = Counter(entry["id"] for entry in entries)
+    assert [rid for rid, n in counts.items() if n > 1] == []
+
+
+def test_ids_are_well_formed_and_prefixed_by_their_topic(catalog):
+    for item in catalog.values():
+        match = ID_SHAPE.match(item.id)
+        assert match, f"{item.id} is not topic.kebab-case-name"
+        assert match.group(1) == item.topic, f"{item.id} is filed under topic {item.topic}"
+        assert item.topic in TOPICS, item.id
+
+
+def test_levels_and_sources_are_known(catalog):
+    for item in catalog.values():
+        assert item.level in LEVELS, item.id
+        assert item.source_document in DOCUMENTS, item.id
+        assert item.source_section.strip(), item.id
+        for document, section in item.also_in:
+            assert document in DOCUMENTS and section.strip(), item.id
+            assert (document, section) != (item.source_document, item.source_section), item.id
+
+
+def test_every_seed_is_cited(catalog):
+    cited = Counter(item.source_document for item in catalog.values())
+    assert [seed for seed in SEEDS if not cited[seed]] == []
+
+
+def test_every_upstream_page_is_cited(catalog):
+    cited = {item.source_document for item in catalog.values()}
+    cited |= {document for item in catalog.values() for document, _ in item.also_in}
+    assert sorted(set(DOCUMENTS) - cited) == []
+
+
+def test_every_topic_has_requirements(catalog):
+    topics = Counter(item.topic for item in catalog.values())
+    assert [topic for topic in TOPICS if not topics[topic]] == []
+
+
+def test_statements_are_short_and_uncheckable_reasons_are_given(catalog):
+    for item in catalog.values():
+        assert 1 <= len(SENTENCE_END.findall(item.statement)) <= 2, item.id
+        assert item.uncheckable is None or len(item.uncheckable.strip()) > 20, item.id
+
+
+def test_ids_mentioned_in_prose_exist(catalog):
+    for item in catalog.values():
+        for text in (item.statement, item.notes, item.uncheckable):
+            for mentioned in MENTIONED_ID.findall(text or ""):
+                assert mentioned in catalog, f"{item.id} mentions unknown requirement {mentioned}"
+
+
+def test_superseded_requirements_point_at_live_ones(catalog):
+    superseded = [item for item in catalog.values() if item.superseded_by]
+    assert superseded, "the older revision's contiguity rule should be recorded as superseded"
+    for item in superseded:
+        successor = catalog[item.superseded_by]
+        assert successor.superseded_by is None, item.id
+        assert successor.id != item.id
+
+
+def test_docs_are_a_fresh_render(catalog):
+    rendered = render_markdown(catalog)
+    assert rendered.splitlines()[0] == GENERATED_NOTICE
+    assert DOCS.read_text(encoding="utf-8") == rendered, (
+        "docs/requirements.md is stale: run `python -m conformance.requirements --markdown > docs/requirements.md`"
+    )
+
+
+def test_render_groups_by_topic_in_order(catalog):
+    rendered = render_markdown(catalog.values())
+    positions = [rendered.index(f"## `{topic}` - ") for topic in TOPICS]
+    assert positions == sorted(positions)
+    for rid in catalog:
+        assert rendered.count(f"### `{rid}` (") == 1, rid
+
+
+def test_load_is_cached_but_returns_a_fresh_dict():
+    first = load_requirements()
+    first.clear()
+    second = load_requirements()
+    assert second and second is not first
+    assert requirement("naming.no-mixture") is second["naming.no-mixture"]
+
+
+def test_unknown_id_raises_a_helpful_key_error():
+    with pytest.raises(KeyError, match=r"naming\.no-mixture"):
+        requirement("naming.no-mixtures")
+    with pytest.raises(KeyError, match="no requirement"):
+        requirement("nothing.like-this")
+
+
+def test_requirements_are_frozen():
+    item = requirement("fragment.id-unique")
+    with pytest.raises(AttributeError):
+        item.level = "may"  # type: ignore[misc]
+
+
+# -- spot checks: statements the validator relies on exist with the right level ----
+
+
+@pytest.mark.parametrize(
+    "rid, level, words",
+    [
+        ("naming.no-mixture", "must", ("V1", "V2", "error")),
+        ("naming.name-matches-version", "must", ("version",)),
+        ("data-file.no-unassigned-field-id", "must", ("-1",)),
+        ("data-file.tombstone-allowed", "may", ("-2",)),
+        ("data-file.column-indices-distinct", "must", ("-1",)),
+        ("feature-flags.reader-refuses-unknown", "must", ("reader_feature_flags",)),
+        ("feature-flags.known-bits", "must", ("32",)),
+        ("deletion.count-matches-metadata", "must", ("num_deleted_rows",)),
+        ("deletion.at-most-one", "must", ("one deletion file",)),
+        ("fragment.max-id-absent-without-fragments", "must", ("max_fragment_id",)),
+        ("schema.field-ids-unique", "must", ("id",)),
+        ("primary-key.non-nullable", "must", ("ancestors",)),
+        ("transaction.file-name-format", "must", ("{read_version}-{uuid}.txn",)),
+        ("commit.missing-transaction-conflicts", "must", ("conflicting",)),
+        ("config.lance-prefix-reserved", "must", ("`lance.`",)),
+        ("index.type-url-unique-ignoring-case", "must", ("case",)),
+    ],
+)
+def test_spot_check(rid, level, words):
+    item = requirement(rid)
+    assert item.level == level
+    for word in words:
+        assert word in item.statement, f"{rid}: {word!r} not in {item.statement!r}"
+
+
+def test_writer_race_rules_are_marked_uncheckable():
+    for rid in ("commit.atomic", "commit.one-winner", "commit.retry-after-lost-race", "mem-wal.single-writer"):
+        assert requirement(rid).uncheckable, rid
+    for rid in ("naming.no-mixture", "deletion.count-matches-metadata", "fragment.id-unique"):
+        assert requirement(rid).checkable, rid
