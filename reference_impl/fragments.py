@@ -62,8 +62,10 @@ class DataFile:
 
     @property
     def is_legacy(self) -> bool:
-        """A v0.1/v0.2 file, recorded as version 0.0."""
-        return self.file_major_version == 0 and self.file_minor_version == 0
+        """A legacy (v0.1/v0.2) file. The spec records these as version 0.0;
+        pylance records 0.2 (docs/spec-discrepancies.md), so any major version
+        0 counts."""
+        return self.file_major_version == 0
 
     @classmethod
     def from_proto(cls, msg: table_pb2.DataFile) -> "DataFile":

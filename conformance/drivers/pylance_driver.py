@@ -1,0 +1,512 @@
+"""The pylance driver: what pylance itself believes a Lance dataset contains.
+
+:func:`describe` builds the same canonical document as the reference driver
+(``conformance/schemas/describe.schema.json``) but every fact in it comes from
+pylance, never from our own decoding of Lance files or protobufs. Comparing the
+two documents is therefore a comparison of two independent readers.
+
+Where the facts come from, in order of preference:
+
+* pylance's typed Python API: ``ds.version``, ``ds.count_rows()``,
+  ``ds.get_fragments()`` / ``FragmentMetadata``, ``ds.describe_indices()``,
+  ``ds.tags.list()``, ``ds.config()``, ``ds.metadata``, ``ds.base_paths()``,
+  ``ds.schema``, ``ds.data_storage_version``, ``ds.has_stable_row_ids``,
+  ``ds.versions()``, ``ds.tracked_files()``;
+* scans (``with_row_address`` / ``with_row_id``) for which rows are visible, so
+  deleted offsets and stable row ids are what pylance actually filters and
+  reports, not what a deletion file or row-id sequence says on disk;
+* ``lance.debug.format_manifest``, pylance's own rendering of the manifest it
+  loaded, for the facts the typed API has no accessor for (the keys in
+  :data:`FROM_DEBUG_RENDERING`). That rendering is Rust ``{:#?}`` output, which
+  :func:`parse_rust_debug` turns back into Python values.
+
+``lance`` is imported inside the functions so that ``conformance`` imports on a
+machine without pylance.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field as dc_field
+from typing import TYPE_CHECKING, Any
+
+from ..describe import DESCRIBE_FORMAT, metadata_value
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pyarrow as pa
+
+U64_MAX = (1 << 64) - 1
+#: A row address is ``fragment_id << 32 | offset``.
+ROW_OFFSET_MASK = (1 << 32) - 1
+
+#: Keys of the describe document this driver cannot see through pylance. A
+#: comparison against another driver skips exactly these. Paths use ``.`` for
+#: nesting and ``[]`` for "every element of a list". Empty: pylance 14 exposes
+#: every key, some of them only through ``lance.debug`` (see below).
+UNREPORTED: frozenset[str] = frozenset()
+
+#: Keys whose value comes from ``lance.debug.format_manifest`` because pylance
+#: has no typed accessor for them. They are still pylance's own view, but if a
+#: future pylance changes its debug rendering these are the keys to move into
+#: :data:`UNREPORTED`.
+FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
+    {
+        "schema[].id",
+        "schema[].parent_id",
+        "schema[].name",
+        "schema[].logical_type",
+        "schema[].nullable",
+        "reader_feature_flags",
+        "writer_feature_flags",
+        "max_fragment_id",
+        "next_row_id",
+        "data_format.file_format",
+        "writer_version",
+    }
+)
+
+
+# ---------------------------------------------------------------------------
+# Public driver API
+# ---------------------------------------------------------------------------
+
+
+def versions(uri: str) -> list[int]:
+    """Every version pylance lists for the dataset, ascending."""
+    import lance
+
+    return sorted(int(entry["version"]) for entry in lance.dataset(str(uri)).versions())
+
+
+def read_table(uri: str, version: int | None = None) -> pa.Table:
+    """The visible rows of one version as pylance scans them."""
+    import lance
+
+    return lance.dataset(str(uri), version=version).to_table()
+
+
+def describe(uri: str, version: int | None = None) -> dict:
+    """The canonical describe document of one version, as pylance sees it."""
+    import lance
+    import lance.debug
+
+    dataset = lance.dataset(str(uri), version=version)
+    manifest = parse_rust_debug(lance.debug.format_manifest(dataset))
+    if not isinstance(manifest, DebugStruct) or manifest.name != "Manifest":
+        raise ValueError("lance.debug.format_manifest did not render a Manifest")
+
+    fragments = _describe_fragments(dataset)
+    data_storage_format = manifest["data_storage_format"]
+    return {
+        "describe_format": DESCRIBE_FORMAT,
+        "version": int(dataset.version),
+        "naming_scheme": _naming_scheme(dataset),
+        "num_rows": int(dataset.count_rows()),
+        "schema": _describe_schema(manifest["schema"]),
+        "schema_metadata": _schema_metadata(dataset.schema.metadata),
+        "fragments": fragments,
+        "reader_feature_flags": int(manifest["reader_feature_flags"]),
+        "writer_feature_flags": int(manifest["writer_feature_flags"]),
+        "max_fragment_id": _optional_int(manifest["max_fragment_id"]),
+        "next_row_id": int(manifest["next_row_id"]),
+        "data_format": {
+            "file_format": str(data_storage_format["file_format"]),
+            "version": str(dataset.data_storage_version),
+        },
+        "writer_version": _writer_version(manifest["writer_version"]),
+        "indices": _describe_indices(dataset),
+        "config": {str(k): str(v) for k, v in dataset.config().items()},
+        "table_metadata": {str(k): str(v) for k, v in (dataset.metadata or {}).items()},
+        "base_paths": _describe_base_paths(dataset),
+        "tags": _describe_tags(dataset),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Pieces of the document
+# ---------------------------------------------------------------------------
+
+
+def _naming_scheme(dataset) -> str:
+    """Classify the manifest path pylance tracks for this version."""
+    version = int(dataset.version)
+    tracked = dataset.tracked_files(min_version=version).read_all()
+    manifest_paths = {
+        row["path"]
+        for row in tracked.select(["version", "path", "type"]).to_pylist()
+        if row["type"] == "manifest" and row["version"] == version
+    }
+    if len(manifest_paths) != 1:
+        raise ValueError(f"pylance tracks {sorted(manifest_paths)} as the manifest of version {version}")
+    (path,) = manifest_paths
+    name = path.rsplit("/", 1)[-1]
+    if name == f"{version}.manifest":
+        return "v1"
+    if name == f"{U64_MAX - version:020d}.manifest":
+        return "v2"
+    if name == "_latest.manifest":
+        return "legacy"
+    raise ValueError(f"manifest path {path!r} of version {version} follows no known naming scheme")
+
+
+def _describe_schema(schema: "DebugStruct") -> list[dict]:
+    """Fields depth first, which is the order a manifest lists them in."""
+    described: list[dict] = []
+
+    def visit(field: DebugStruct) -> None:
+        logical_type = field["logical_type"]
+        described.append(
+            {
+                "id": int(field["id"]),
+                "parent_id": int(field["parent_id"]),
+                "name": str(field["name"]),
+                # Rendered as LogicalType("int64"): a one-item tuple struct.
+                "logical_type": str(logical_type.items[0] if isinstance(logical_type, DebugTuple) else logical_type),
+                "nullable": bool(field["nullable"]),
+            }
+        )
+        for child in field["children"]:
+            visit(child)
+
+    for top_level in schema["fields"]:
+        visit(top_level)
+    return described
+
+
+def _schema_metadata(metadata: dict | None) -> dict[str, str]:
+    """pyarrow's schema metadata (bytes to bytes) in the document's text form."""
+    return {
+        (key.decode("utf-8") if isinstance(key, bytes) else str(key)): (
+            metadata_value(value) if isinstance(value, bytes) else str(value)
+        )
+        for key, value in (metadata or {}).items()
+    }
+
+
+def _describe_fragments(dataset) -> list[dict]:
+    # Metadata first, scan second: the document reports what the manifest
+    # records, so nothing the scan might learn (pylance keeps file sizes in a
+    # cache) should be able to leak into it.
+    metadatas = [fragment.metadata for fragment in dataset.get_fragments()]
+    stable_row_ids = bool(dataset.has_stable_row_ids)
+    visible = _visible_rows_by_fragment(dataset, with_row_ids=stable_row_ids)
+
+    described = []
+    for metadata in metadatas:
+        fragment_id = int(metadata.id)
+        physical_rows = int(metadata.physical_rows)
+        rows = visible.get(fragment_id, [])
+        visible_offsets = {offset for offset, _ in rows}
+        deleted_offsets = [offset for offset in range(physical_rows) if offset not in visible_offsets]
+        deletion_file = metadata.deletion_file
+        if deletion_file is None:
+            num_deleted_rows = 0
+        elif deletion_file.num_deleted_rows is not None:
+            num_deleted_rows = int(deletion_file.num_deleted_rows)
+        else:
+            # Manifests from old writers may leave the count out; pylance then
+            # learns it from the deletion file, which is what the scan shows.
+            num_deleted_rows = len(deleted_offsets)
+        described.append(
+            {
+                "id": fragment_id,
+                "physical_rows": physical_rows,
+                "num_deleted_rows": num_deleted_rows,
+                "deleted_offsets": deleted_offsets,
+                "files": [_describe_data_file(data_file) for data_file in metadata.files],
+                "row_ids": [row_id for _, row_id in rows] if stable_row_ids else None,
+            }
+        )
+    return described
+
+
+def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[tuple[int, int | None]]]:
+    """``{fragment_id: [(offset, row_id), ...]}`` of visible rows, by offset.
+
+    One scan of the whole version: the rows pylance returns are exactly the
+    ones it considers visible, so the offsets missing from a fragment are the
+    ones it treats as deleted.
+    """
+    table = dataset.to_table(columns=[], with_row_address=True, with_row_id=with_row_ids)
+    addresses = table.column("_rowaddr").to_pylist()
+    row_ids = table.column("_rowid").to_pylist() if with_row_ids else [None] * len(addresses)
+    by_fragment: dict[int, list[tuple[int, int | None]]] = {}
+    for address, row_id in zip(addresses, row_ids):
+        by_fragment.setdefault(address >> 32, []).append((address & ROW_OFFSET_MASK, row_id))
+    for rows in by_fragment.values():
+        rows.sort()
+    return by_fragment
+
+
+def _describe_data_file(data_file) -> dict:
+    described = {
+        "path": str(data_file.path),
+        "fields": [int(field_id) for field_id in data_file.fields],
+        "column_indices": [int(index) for index in data_file.column_indices],
+        "file_major_version": int(data_file.file_major_version),
+        "file_minor_version": int(data_file.file_minor_version),
+        # pylance shows a recorded size of 0 ("unknown") as None.
+        "file_size_bytes": int(data_file.file_size_bytes or 0),
+        "base_id": None if data_file.base_id is None else int(data_file.base_id),
+    }
+    return described
+
+
+def _describe_indices(dataset) -> list[dict]:
+    described = []
+    for index in dataset.describe_indices():
+        for segment in index.segments:
+            fragment_ids = segment.fragment_ids
+            described.append(
+                {
+                    "name": str(index.name),
+                    "uuid": str(segment.uuid),
+                    "fields": [int(field_id) for field_id in index.fields],
+                    "dataset_version": int(segment.dataset_version_at_last_update),
+                    "fragment_ids": sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
+                    "type_url": str(index.type_url) if index.type_url else None,
+                }
+            )
+    described.sort(key=lambda entry: (entry["name"], entry["uuid"]))
+    return described
+
+
+def _describe_base_paths(dataset) -> list[dict]:
+    base_paths = dataset.base_paths() or {}
+    described = [
+        {
+            "id": int(base.id),
+            "name": None if base.name is None else str(base.name),
+            "is_dataset_root": bool(base.is_dataset_root),
+            "path": str(base.path),
+        }
+        for base in base_paths.values()
+    ]
+    described.sort(key=lambda entry: entry["id"])
+    return described
+
+
+def _describe_tags(dataset) -> list[dict]:
+    tags = dataset.tags.list()
+    return [
+        {
+            "name": str(name),
+            "version": int(tag["version"]),
+            "branch": None if tag.get("branch") is None else str(tag["branch"]),
+        }
+        for name, tag in sorted(tags.items())
+    ]
+
+
+def _writer_version(rendered: Any) -> dict | None:
+    if rendered is None:
+        return None
+    version = str(rendered["version"])
+    if rendered.fields.get("prerelease"):
+        version += f"-{rendered['prerelease']}"
+    if rendered.fields.get("build_metadata"):
+        version += f"+{rendered['build_metadata']}"
+    return {"library": str(rendered["library"]), "version": version}
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+# ---------------------------------------------------------------------------
+# Rust ``{:#?}`` rendering, parsed back into Python values
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class DebugStruct:
+    """``Name { field: value, ... }``."""
+
+    name: str
+    fields: dict[str, Any] = dc_field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self.fields[key]
+        except KeyError:
+            raise KeyError(f"{self.name} has no field {key!r} in pylance's rendering") from None
+
+
+@dataclass
+class DebugTuple:
+    """``Name(value, ...)``; ``Some(x)`` is unwrapped to ``x`` instead."""
+
+    name: str
+    items: list[Any] = dc_field(default_factory=list)
+
+
+@dataclass
+class DebugUnit:
+    """A bare identifier other than ``None``/``true``/``false``, e.g. ``Bitmap``."""
+
+    name: str
+
+
+_TOKEN = re.compile(
+    r"""
+    (?P<space>\s+)
+  | (?P<bytes>b"(?:[^"\\]|\\.)*")
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<number>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)
+  | (?P<rest>\.\.)
+  | (?P<punct>[{}()\[\],:])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+
+
+def _unescape(body: str, *, as_bytes: bool) -> str | bytes:
+    out: list[int] | list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\":
+            if as_bytes:
+                out.extend(char.encode("utf-8"))  # type: ignore[arg-type]
+            else:
+                out.append(char)  # type: ignore[arg-type]
+            i += 1
+            continue
+        code = body[i + 1]
+        if code in _SIMPLE_ESCAPES:
+            text = _SIMPLE_ESCAPES[code]
+            i += 2
+        elif code == "x":
+            text = chr(int(body[i + 2 : i + 4], 16))
+            i += 4
+        elif code == "u":
+            end = body.index("}", i)
+            text = chr(int(body[i + 3 : end], 16))
+            i = end + 1
+        else:
+            raise ValueError(f"unknown escape \\{code} in rendered string")
+        if as_bytes:
+            out.append(ord(text))  # type: ignore[arg-type]
+        else:
+            out.append(text)  # type: ignore[arg-type]
+    return bytes(out) if as_bytes else "".join(out)  # type: ignore[arg-type]
+
+
+def _tokenize(text: str) -> list[tuple[str, str]]:
+    tokens = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise ValueError(f"cannot parse pylance's debug rendering at {text[position:position + 40]!r}")
+        kind = match.lastgroup
+        if kind != "space":
+            tokens.append((kind, match.group()))
+        position = match.end()
+    return tokens
+
+
+class _DebugParser:
+    def __init__(self, text: str):
+        self.tokens = _tokenize(text)
+        self.position = 0
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> tuple[str, str]:
+        token = self.peek()
+        if token is None:
+            raise ValueError("pylance's debug rendering ended early")
+        if expected is not None and token[1] != expected:
+            raise ValueError(f"expected {expected!r} in pylance's debug rendering, found {token[1]!r}")
+        self.position += 1
+        return token
+
+    def at(self, text: str) -> bool:
+        token = self.peek()
+        return token is not None and token[1] == text
+
+    def sequence(self, close: str, item) -> list:
+        """Items separated by commas (trailing comma allowed) up to ``close``."""
+        items = []
+        while not self.at(close):
+            if self.peek() is not None and self.peek()[0] == "rest":
+                self.take()  # ``..`` of a non-exhaustive struct
+            else:
+                items.append(item())
+            if not self.at(close):
+                self.take(",")
+        self.take(close)
+        return items
+
+    def value(self) -> Any:
+        kind, text = self.take()
+        if kind == "string":
+            return _unescape(text[1:-1], as_bytes=False)
+        if kind == "bytes":
+            return _unescape(text[2:-1], as_bytes=True)
+        if kind == "number":
+            return float(text) if any(c in text for c in ".eE") else int(text)
+        if text == "[":
+            return self.sequence("]", self.value)
+        if text == "(":
+            return self.sequence(")", self.value)
+        if text == "{":
+            return dict(self.sequence("}", self.map_entry))
+        if kind == "ident":
+            return self.after_identifier(text)
+        raise ValueError(f"unexpected {text!r} in pylance's debug rendering")
+
+    def map_entry(self) -> tuple[Any, Any]:
+        key = self.value()
+        self.take(":")
+        return _hashable(key), self.value()
+
+    def struct_field(self) -> tuple[str, Any]:
+        kind, name = self.take()
+        if kind != "ident":
+            raise ValueError(f"expected a field name in pylance's debug rendering, found {name!r}")
+        self.take(":")
+        return name, self.value()
+
+    def after_identifier(self, name: str) -> Any:
+        if self.at("{"):
+            self.take("{")
+            return DebugStruct(name, dict(self.sequence("}", self.struct_field)))
+        if self.at("("):
+            self.take("(")
+            items = self.sequence(")", self.value)
+            if name == "Some" and len(items) == 1:
+                return items[0]
+            return DebugTuple(name, items)
+        if name == "None":
+            return None
+        if name in ("true", "false"):
+            return name == "true"
+        return DebugUnit(name)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    if isinstance(value, DebugUnit):
+        return value.name
+    return value
+
+
+def parse_rust_debug(text: str) -> Any:
+    """Parse one value rendered by Rust's ``{:?}`` / ``{:#?}``.
+
+    Structs become :class:`DebugStruct`, tuple structs and enum variants with
+    payloads :class:`DebugTuple` (``Some(x)`` becomes ``x``), other bare
+    identifiers :class:`DebugUnit`, maps ``dict``, lists and tuples ``list``.
+    """
+    parser = _DebugParser(text)
+    value = parser.value()
+    if parser.peek() is not None:
+        raise ValueError(f"trailing text after the rendered value: {parser.peek()[1]!r}")
+    return value

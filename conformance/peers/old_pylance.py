@@ -1,0 +1,195 @@
+"""An old pylance release as a peer writer, in a virtual environment of its own.
+
+The release cannot share the project's environment (it needs an older pyarrow
+than pylance 14), so it is installed into
+``$LANCE_CONFORMANCE_CACHE/venvs/pylance-{version}`` (default cache:
+``~/.cache/lance-conformance``) on first use and reused afterwards. The venv is
+built in a temporary directory next to its final place and renamed into place
+only once complete, so a half-built venv is never used and two processes that
+race to create it both end up with a working one (the loser of the rename
+discards its copy).
+
+:func:`write_scenarios` runs ``old_pylance_writer.py`` with that venv's Python
+and returns the datasets it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+#: Exact requirements per supported release. pyarrow and numpy are pinned to
+#: versions of the release's era that have wheels for Python 3.10 to 3.13, so
+#: the venv never builds anything from source.
+PINNED_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "0.20.0": ("pylance==0.20.0", "pyarrow==18.1.0", "numpy==2.2.6"),
+}
+
+WRITER_SCRIPT = Path(__file__).with_name("old_pylance_writer.py")
+#: Written into a venv once everything is installed and verified.
+COMPLETION_MARKER = "lance-conformance-venv.json"
+INSTALL_TIMEOUT_SECONDS = 1800
+WRITE_TIMEOUT_SECONDS = 600
+
+
+class PeerUnavailableError(RuntimeError):
+    """The old release could not be installed (no network, no wheel, ...)."""
+
+
+class PeerWriterError(RuntimeError):
+    """The old release was installed but the writer script failed."""
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("LANCE_CONFORMANCE_CACHE")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "lance-conformance"
+
+
+def venv_dir(version: str) -> Path:
+    return cache_root() / "venvs" / f"pylance-{version}"
+
+
+def _venv_python(venv: Path) -> Path:
+    if sys.platform == "win32":
+        return venv / "Scripts" / "python.exe"
+    return venv / "bin" / "python"
+
+
+def _requirements(version: str) -> tuple[str, ...]:
+    try:
+        return PINNED_REQUIREMENTS[version]
+    except KeyError:
+        known = ", ".join(sorted(PINNED_REQUIREMENTS))
+        raise ValueError(f"no pinned requirements for pylance {version}; known releases: {known}") from None
+
+
+def _is_complete(venv: Path, requirements: tuple[str, ...]) -> bool:
+    marker = venv / COMPLETION_MARKER
+    try:
+        recorded = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return recorded.get("requirements") == list(requirements) and _venv_python(venv).exists()
+
+
+def _run(command: list[str], *, what: str, timeout: float) -> subprocess.CompletedProcess:
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PeerUnavailableError(f"{what} failed: {exc}") from exc
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip()
+        raise PeerUnavailableError(f"{what} failed (exit {result.returncode}):\n{output[-4000:]}")
+    return result
+
+
+def _discard(venv: Path) -> None:
+    """Remove a venv built with other pins (or by something else).
+
+    It is renamed first so that removal never races with a rename into
+    ``venv``; if another process already moved it, there is nothing to do.
+    """
+    aside = venv.with_name(f".{venv.name}.stale-{uuid.uuid4().hex}")
+    try:
+        venv.rename(aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def ensure_venv(version: str) -> Path:
+    """The Python executable of a venv holding pylance ``version``.
+
+    Creates the venv on first use (needs network access to the package index);
+    raises :class:`PeerUnavailableError` with pip's output when that fails.
+    """
+    requirements = _requirements(version)
+    final = venv_dir(version)
+    if final.exists():
+        if _is_complete(final, requirements):
+            return _venv_python(final)
+        _discard(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+
+    staging = final.with_name(f".{final.name}.building-{os.getpid()}-{uuid.uuid4().hex}")
+    try:
+        _run([sys.executable, "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}", timeout=300)
+        python = str(_venv_python(staging))
+        _run(
+            [
+                python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
+                "--only-binary=:all:", *requirements,
+            ],
+            what=f"pip install {' '.join(requirements)}",
+            timeout=INSTALL_TIMEOUT_SECONDS,
+        )
+        probe = _run(
+            [python, "-c", "import lance, pyarrow; print(lance.__version__)"],
+            what=f"importing pylance {version} in its venv",
+            timeout=120,
+        )
+        installed = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else ""
+        if installed != version:
+            raise PeerUnavailableError(f"the venv for pylance {version} imports lance {installed!r}")
+        (staging / COMPLETION_MARKER).write_text(json.dumps({"requirements": list(requirements)}))
+        try:
+            staging.rename(final)
+        except OSError:
+            # Another process finished first; use its venv if it is sound.
+            if not _is_complete(final, requirements):
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    # The venv's python finds its site-packages relative to its own location,
+    # so the renamed venv works; its pip/activate scripts are never used.
+    return _venv_python(final)
+
+
+def write_scenarios(version: str, out_dir: Path) -> dict[str, Path]:
+    """Write the old-release datasets under ``out_dir``; ``{name: path}``.
+
+    Raises :class:`PeerUnavailableError` when the release cannot be installed
+    and :class:`PeerWriterError` when the writer script fails.
+    """
+    python = ensure_venv(version)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Old releases log a warning per thread pool on small machines; keep
+    # stderr for real errors.
+    env = dict(os.environ, LANCE_LOG="error")
+    # Keep the project's own packages (and any PYTHONPATH pointing at them)
+    # out of the old release's interpreter.
+    env.pop("PYTHONPATH", None)
+    try:
+        result = subprocess.run(
+            [str(python), str(WRITER_SCRIPT), str(out_dir)],
+            capture_output=True,
+            text=True,
+            timeout=WRITE_TIMEOUT_SECONDS,
+            env=env,
+            cwd=str(out_dir),
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise PeerWriterError(f"the pylance {version} writer timed out after {exc.timeout} s") from exc
+    if result.returncode != 0:
+        raise PeerWriterError(
+            f"the pylance {version} writer failed (exit {result.returncode}):\n{result.stderr.strip()[-4000:]}"
+        )
+    lines = result.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        raise PeerWriterError(f"the pylance {version} writer printed no report:\n{result.stdout[-2000:]}") from None
+    if report.get("lance_version") != version:
+        raise PeerWriterError(f"the writer ran lance {report.get('lance_version')!r}, not {version}")
+    datasets = {name: out_dir / relative for name, relative in report["datasets"].items()}
+    missing = [name for name, path in datasets.items() if not (path / "_versions").is_dir()]
+    if missing:
+        raise PeerWriterError(f"the pylance {version} writer reported datasets it did not write: {missing}")
+    return datasets

@@ -1,0 +1,195 @@
+"""Write datasets with an old pylance release (run inside that release's venv).
+
+Usage: ``python old_pylance_writer.py OUT_DIR``
+
+A standalone script: it imports only the standard library, ``pyarrow`` and the
+``lance`` of the virtual environment it runs in, never ``conformance``. Every
+operation is one that release offers in its public API; operations a release
+lacks are skipped (feature detection), so the script also serves releases
+near 0.20.0. Each dataset is checked for the feature it is named after before
+the script reports it.
+
+On success the last line of stdout is a JSON object::
+
+    {"lance_version": "0.20.0", "datasets": {"name": "relative/path", ...},
+     "skipped": {"name": "reason", ...}}
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+
+
+class WriterCheckFailed(AssertionError):
+    """A dataset does not show the feature its name promises."""
+
+
+def require(condition, message):
+    if not condition:
+        raise WriterCheckFailed(message)
+
+
+def make_rows(start, count, nested=False):
+    """Rows whose values derive only from the row id (same generator idea as
+    tests/pylance_scenarios.py, restated so this script stays standalone)."""
+    ids = list(range(start, start + count))
+    fields = [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("value", pa.float64()),
+        pa.field("label", pa.string()),
+    ]
+    arrays = [
+        pa.array(ids, pa.int64()),
+        pa.array([None if i % 7 == 0 else i * 0.5 for i in ids], pa.float64()),
+        pa.array([None if i % 5 == 0 else "row-%d" % i for i in ids], pa.string()),
+    ]
+    if nested:
+        point_type = pa.struct([("x", pa.int32()), ("y", pa.string())])
+        vector_type = pa.list_(pa.float32(), 3)
+        fields += [
+            pa.field("point", point_type),
+            pa.field("tags", pa.list_(pa.int32())),
+            pa.field("vector", vector_type),
+        ]
+        arrays += [
+            # No null structs: the 2.0 file format refuses them.
+            pa.array([{"x": i % 100, "y": None if i % 3 == 0 else "p%d" % i} for i in ids], point_type),
+            pa.array([None if i % 13 == 0 else [i + k for k in range(i % 4)] for i in ids], pa.list_(pa.int32())),
+            pa.array([None if i % 17 == 0 else [float(i), i / 2.0, -float(i)] for i in ids], vector_type),
+        ]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def legacy_options():
+    """Write options selecting legacy (v0.x) data files in this release."""
+    parameters = inspect.signature(lance.write_dataset).parameters
+    if "data_storage_version" in parameters:
+        return {"data_storage_version": "legacy"}
+    if "use_legacy_format" in parameters:
+        return {"use_legacy_format": True}
+    return {}
+
+
+def referenced_deletion_files(path):
+    """``{fragment_id: deletion file name}`` as this release reports them."""
+    names = {}
+    for fragment in lance.dataset(str(path)).get_fragments():
+        reported = fragment.metadata.deletion_file
+        # 0.20 offers a method returning the relative path; later releases an
+        # object whose path() takes the fragment id.
+        relative = reported() if callable(reported) else (reported and reported.path(fragment.fragment_id))
+        if relative:
+            require((path / relative).is_file(), "%s is referenced but missing" % relative)
+            names[fragment.fragment_id] = relative.rsplit("/", 1)[-1]
+    return names
+
+
+def write_appends_deletes(path):
+    """Appends over several fragments, a sparse (.arrow) and a dense (.bin) delete."""
+    lance.write_dataset(make_rows(0, 10100), str(path), max_rows_per_file=10000, **legacy_options())
+    lance.write_dataset(make_rows(10100, 50), str(path), mode="append", max_rows_per_file=20)
+    dataset = lance.dataset(str(path))
+    dataset.delete("id IN (10050, 10101, 10130)")
+    dataset.delete("id < 6000")
+    files = referenced_deletion_files(path)
+    require(files.get(0, "").endswith(".bin"), "dense delete in fragment 0 wrote %r" % files.get(0))
+    require(files.get(1, "").endswith(".arrow"), "sparse delete in fragment 1 wrote %r" % files.get(1))
+
+
+def write_schema_evolution(path):
+    """Add (SQL and merge), rename and drop columns, where this release can."""
+    lance.write_dataset(make_rows(0, 30, nested=True), str(path), max_rows_per_file=10, **legacy_options())
+    dataset = lance.dataset(str(path))
+    dataset.add_columns({"double_id": "id * 2"})
+    extra = pa.table({"id": pa.array(range(30), pa.int64()), "score": pa.array(range(30), pa.int32())})
+    dataset.merge(extra, left_on="id")
+    dataset = lance.dataset(str(path))
+    dataset.alter_columns({"path": "label", "name": "title"})
+    dataset.drop_columns(["value"])
+    names = lance.dataset(str(path)).schema.names
+    require(names == ["id", "title", "point", "tags", "vector", "double_id", "score"], "schema %r" % names)
+
+
+def write_overwrite(path):
+    lance.write_dataset(make_rows(0, 20), str(path), **legacy_options())
+    replacement = pa.table({"key": pa.array(["a", "b", "c"]), "amount": pa.array([1.5, None, 3.5])})
+    lance.write_dataset(replacement, str(path), mode="overwrite", **legacy_options())
+    lance.write_dataset(replacement, str(path), mode="append")
+    require(lance.dataset(str(path)).count_rows() == 6, "overwrite plus append should leave 6 rows")
+
+
+def write_scalar_index(path):
+    lance.write_dataset(make_rows(0, 40), str(path), max_rows_per_file=20, **legacy_options())
+    lance.dataset(str(path)).create_scalar_index("id", "BTREE", name="id_btree")
+    lance.write_dataset(make_rows(40, 10), str(path), mode="append")
+    indices = lance.dataset(str(path)).list_indices()
+    require(len(indices) == 1, "indices %r" % indices)
+
+
+def write_update_compaction(path):
+    lance.write_dataset(make_rows(0, 40), str(path), max_rows_per_file=10, **legacy_options())
+    dataset = lance.dataset(str(path))
+    dataset.update({"value": "value + 1000"}, where="id % 4 = 0")
+    dataset.delete("id % 9 = 0")
+    metrics = lance.dataset(str(path)).optimize.compact_files(target_rows_per_fragment=1000)
+    require(metrics.fragments_added == 1, "compaction metrics %r" % (metrics,))
+    require(len(lance.dataset(str(path)).get_fragments()) == 1, "compaction should leave one fragment")
+
+
+def write_tags(path):
+    lance.write_dataset(make_rows(0, 10), str(path), **legacy_options())
+    lance.write_dataset(make_rows(10, 10), str(path), mode="append")
+    dataset = lance.dataset(str(path))
+    dataset.tags.create("first", 1)
+    dataset.tags.create("second", 2)
+    require((path / "_refs" / "tags" / "first.json").is_file(), "tag file missing")
+
+
+def write_default_format_nested(path):
+    """This release's default data file version, with nested columns."""
+    lance.write_dataset(make_rows(0, 30, nested=True), str(path), max_rows_per_file=15)
+    lance.write_dataset(make_rows(30, 10, nested=True), str(path), mode="append")
+    lance.dataset(str(path)).delete("id IN (4, 33)")
+
+
+WRITERS = {
+    "appends_deletes": (write_appends_deletes, ("delete",)),
+    "schema_evolution": (write_schema_evolution, ("add_columns", "alter_columns", "drop_columns", "merge")),
+    "overwrite": (write_overwrite, ()),
+    "scalar_index": (write_scalar_index, ("create_scalar_index",)),
+    "update_compaction": (write_update_compaction, ("update", "optimize")),
+    "tags": (write_tags, ("tags",)),
+    "default_format_nested": (write_default_format_nested, ()),
+}
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir = Path(argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    skipped = {}
+    for name, (write, needed) in WRITERS.items():
+        missing = [method for method in needed if not hasattr(lance.LanceDataset, method)]
+        if missing:
+            skipped[name] = "lance %s has no %s" % (lance.__version__, ", ".join(missing))
+            continue
+        target = out_dir / name
+        if target.exists():
+            raise SystemExit("refusing to overwrite %s" % target)
+        write(target)
+        written[name] = name
+    print(json.dumps({"lance_version": lance.__version__, "datasets": written, "skipped": skipped}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
