@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Sequence
 from urllib.parse import unquote, urlparse
 
 from .errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError
@@ -133,17 +134,21 @@ class Storage:
         full.parent.mkdir(parents=True, exist_ok=True)
         return full
 
-    def put_if_not_exists(self, relpath: str, data: bytes) -> None:
+    def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
         """Write a new file atomically; fail if the name is already taken.
 
-        The bytes go to a temporary file first and are linked into place, so a
-        reader never sees a partial file and an existing file is never replaced
-        (the commit protocol's put-if-not-exists on a local filesystem).
+        ``data`` is the content, or a sequence of chunks written in order (so
+        that large files need not be joined in memory first). The bytes go to
+        a temporary file first and are linked into place, so a reader never
+        sees a partial file and an existing file is never replaced (the commit
+        protocol's put-if-not-exists on a local filesystem).
         """
         full = self._check_writable(relpath)
         tmp = full.with_name(f".{full.name}.{uuid.uuid4().hex}.tmp")
+        chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
         with open(tmp, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         try:

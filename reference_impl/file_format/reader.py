@@ -1,0 +1,515 @@
+"""Reader of Lance data files version 2.0 (file format: v2 layout, 2.0 encodings).
+
+:class:`LanceFileReader` opens a v2.0 file, checks its footer and metadata
+(:mod:`.footer`), and decodes the columns of the requested schema fields into
+Arrow. The page encodings it implements are those a 2.0 writer produces
+without compression (``protos/encodings_v2_0.proto``): ``nullable``,
+``flat``, ``fixed_size_list``, ``binary``, ``dictionary`` (of strings), the
+``list`` offsets column and the ``struct`` header column. Any other encoding,
+a compressed buffer, or a file of another version raises
+:class:`UnsupportedFeatureError` instead of guessing.
+
+Mapping schema fields to columns follows the table format: a data file lists
+the field ids it stores and, per field, the index of its column
+(``DataFile.fields``/``column_indices``). In version 2.0 every field has a
+column: a struct's header column is followed by its children's columns, a
+list's offsets column by its item's columns, and a fixed-size list is a
+single leaf column. A requested field the file does not store reads as nulls.
+
+Nothing read from disk is trusted: buffer ranges are checked against the
+file, and value counts against the buffers that hold the values, so a count
+can only make the reader allocate what the file backs. The exception is
+nulls, which Arrow materializes without any stored data (an all-null page,
+a field the file lacks): those are capped by :data:`MAX_NULL_VALUES`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import CorruptFileError, UnsupportedFeatureError
+from ..schema import TOP_LEVEL_PARENT, Field
+from ..storage import Storage
+from ..wire import encodings_v2_0_pb2 as enc
+from ..wire import file2_pb2
+from . import bitmaps
+from .footer import (
+    ARRAY_ENCODING_TYPE,
+    COLUMN_ENCODING_TYPE,
+    V2_0_VERSION,
+    V2Metadata,
+    read_v2_metadata,
+    unpack_encoding,
+)
+
+# Most values the reader creates for nulls that no buffer backs (per page or
+# missing field). An all-null int64 page of this many rows takes 8 GiB in
+# Arrow; the cap stops a few bytes of hostile metadata from asking for more.
+MAX_NULL_VALUES = 2**30
+# Deepest encoding tree accepted (real files nest a handful of levels).
+MAX_ENCODING_DEPTH = 64
+# Largest offsets 32-bit and 64-bit Arrow offsets can hold.
+MAX_INT32_OFFSET = 2**31 - 1
+MAX_INT64_OFFSET = 2**63 - 1
+
+_UNSIGNED_BY_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+class _PageDecoder:
+    """Decodes one page's ArrayEncoding tree into an Arrow array."""
+
+    def __init__(self, reader: "LanceFileReader", column_index: int, page_number: int, buffers: list[pa.Buffer]):
+        self.reader = reader
+        self.where = f"column {column_index} page {page_number}"
+        self.column_index = column_index
+        self.buffers = buffers
+
+    # -- errors and buffers ---------------------------------------------------
+
+    def corrupt(self, problem: str) -> CorruptFileError:
+        return CorruptFileError(self.reader.path, f"{self.where}: {problem}")
+
+    def unsupported(self, problem: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(self.reader.path, f"{self.where}: {problem}")
+
+    def buffer(self, reference: enc.Buffer) -> pa.Buffer:
+        index = reference.buffer_index
+        kind = reference.buffer_type
+        if kind == enc.Buffer.page:
+            if index >= len(self.buffers):
+                raise self.corrupt(f"refers to page buffer {index} but the page has {len(self.buffers)}")
+            return self.buffers[index]
+        if kind == enc.Buffer.column:
+            return self.reader.column_buffer(self.column_index, index)
+        if kind == enc.Buffer.file:
+            return self.reader.global_buffer(index)
+        raise self.corrupt(f"unknown buffer type {kind}")
+
+    def flat_buffer(self, flat: enc.Flat, count: int) -> pa.Buffer:
+        """The bytes of ``count`` values of a flat encoding, size-checked."""
+        if flat.HasField("compression"):
+            raise self.unsupported(f"compressed buffers (scheme {flat.compression.scheme!r}) are not supported")
+        if not flat.HasField("buffer"):
+            raise self.corrupt("flat encoding without a buffer")
+        buffer = self.buffer(flat.buffer)
+        needed = (count * flat.bits_per_value + 7) // 8
+        if buffer.size < needed:
+            raise self.corrupt(
+                f"{count} values of {flat.bits_per_value} bits need {needed} bytes but the buffer has {buffer.size}"
+            )
+        return buffer.slice(0, needed)
+
+    def unsigned(self, node: enc.ArrayEncoding, count: int, what: str) -> np.ndarray:
+        """Integers that may not be null (binary indices, list offsets, dictionary codes)."""
+        if node.WhichOneof("array_encoding") == "nullable" and node.nullable.WhichOneof("nullability") == "no_nulls":
+            node = node.nullable.no_nulls.values
+        if node.WhichOneof("array_encoding") != "flat":
+            kind = node.WhichOneof("array_encoding")
+            raise self.unsupported(f"{what} encoded as {kind} are not supported (expected flat integers)")
+        dtype = _UNSIGNED_BY_BITS.get(node.flat.bits_per_value)
+        if dtype is None:
+            raise self.corrupt(f"{what} have {node.flat.bits_per_value} bits per value")
+        return np.frombuffer(self.flat_buffer(node.flat, count), dtype=np.dtype(dtype).newbyteorder("<"), count=count)
+
+    def bitmap(self, node: enc.ArrayEncoding, count: int) -> pa.Buffer:
+        if node.WhichOneof("array_encoding") != "flat" or node.flat.bits_per_value != 1:
+            raise self.corrupt("a validity bitmap must be a flat encoding of 1 bit per value")
+        return self.flat_buffer(node.flat, count)
+
+    # -- encodings ------------------------------------------------------------
+
+    def decode(self, node: enc.ArrayEncoding, count: int, target: pa.DataType, validity=None, depth: int = 0):
+        """``count`` values of type ``target``; ``validity`` (a bitmap or None)
+        comes from an enclosing nullable wrapper."""
+        if depth > MAX_ENCODING_DEPTH:
+            raise self.corrupt(f"encoding tree deeper than {MAX_ENCODING_DEPTH} levels")
+        kind = node.WhichOneof("array_encoding")
+        if kind == "nullable":
+            return self._nullable(node.nullable, count, target, validity, depth)
+        if kind == "flat":
+            return self._flat(node.flat, count, target, validity)
+        if kind == "fixed_size_list":
+            return self._fixed_size_list(node.fixed_size_list, count, target, validity, depth)
+        if kind == "binary":
+            return self._binary(node.binary, count, target, validity)
+        if kind == "dictionary":
+            return self._dictionary(node.dictionary, count, target, validity, depth)
+        if kind in ("struct", "list"):
+            raise self.corrupt(f"a {kind} encoding where the schema expects a {target} column")
+        if kind is None:
+            raise self.corrupt("empty array encoding")
+        raise self.unsupported(f"encoding {kind} is not supported")
+
+    def _nullable(self, node: enc.Nullable, count, target, validity, depth):
+        kind = node.WhichOneof("nullability")
+        if kind == "no_nulls":
+            return self.decode(node.no_nulls.values, count, target, validity, depth + 1)
+        if kind == "all_nulls":
+            return _nulls(count, target, self.corrupt)
+        if kind == "some_nulls":
+            own = self.bitmap(node.some_nulls.validity, count)
+            combined = bitmaps.and_bitmaps(validity, own, count)
+            return self.decode(node.some_nulls.values, count, target, combined, depth + 1)
+        raise self.corrupt("nullable encoding without a nullability case")
+
+    def _flat(self, flat: enc.Flat, count, target, validity):
+        if not _is_flat_type(target):
+            raise self.corrupt(f"flat values where the schema expects {target}")
+        if flat.bits_per_value != target.bit_width:
+            raise self.corrupt(f"{flat.bits_per_value}-bit values where the schema expects {target}")
+        return pa.Array.from_buffers(target, count, [validity, self.flat_buffer(flat, count)])
+
+    def _fixed_size_list(self, node: enc.FixedSizeList, count, target, validity, depth):
+        if not pa.types.is_fixed_size_list(target) or target.list_size != node.dimension:
+            raise self.corrupt(f"fixed-size lists of dimension {node.dimension} where the schema expects {target}")
+        items = self.decode(node.items, count * node.dimension, target.value_type, None, depth + 1)
+        return pa.Array.from_buffers(target, count, [validity], children=[items])
+
+    def _stored_ends(self, node: enc.ArrayEncoding, count: int, adjustment: int, what: str):
+        """Per-value ends and validity of the binary/list offset scheme."""
+        stored = self.unsigned(node, count, what).astype(np.uint64, copy=False)
+        valid = stored < np.uint64(adjustment)
+        ends = np.where(valid, stored, stored - np.uint64(adjustment)) if not valid.all() else stored
+        if count and (np.any(ends[1:] < ends[:-1])):
+            raise self.corrupt(f"{what} decrease")
+        return ends, valid
+
+    def _binary(self, node: enc.Binary, count, target, validity):
+        if not _is_binary_type(target):
+            raise self.corrupt(f"variable-width values where the schema expects {target}")
+        ends, valid = self._stored_ends(node.indices, count, node.null_adjustment, "binary indices")
+        total = int(ends[-1]) if count else 0
+        if node.bytes.WhichOneof("array_encoding") != "flat" or node.bytes.flat.bits_per_value != 8:
+            raise self.unsupported("binary bytes that are not a flat encoding of 8 bits")
+        data = self.flat_buffer(node.bytes.flat, total)
+        offsets = _arrow_offsets(ends, _has_large_offsets(target), self.corrupt)
+        own = None if valid.all() else pa.py_buffer(bitmaps.pack_mask(valid))
+        combined = bitmaps.and_bitmaps(validity, own, count)
+        array = pa.Array.from_buffers(target, count, [combined, offsets, data])
+        if pa.types.is_string(target) or pa.types.is_large_string(target):
+            try:
+                array.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise self.corrupt(f"string values are not valid: {exc}") from None
+        return array
+
+    def _dictionary(self, node: enc.Dictionary, count, target, validity, depth):
+        if pa.types.is_dictionary(target):
+            raise self.unsupported("reading into an Arrow dictionary type is not supported")
+        if not _is_binary_type(target):
+            raise self.unsupported(f"dictionary encoding of {target} values is not supported")
+        num_items = node.num_dictionary_items
+        items = self.decode(node.items, num_items, target, None, depth + 1)
+        codes = self.unsigned(node.indices, count, "dictionary indices")
+        if count and int(codes.max()) > num_items:
+            raise self.corrupt(f"dictionary index {int(codes.max())} is past the {num_items} items")
+        # Code 0 is null; code i + 1 is item i.
+        positions = pa.array(codes.astype(np.int64) - 1, mask=codes == 0)
+        array = pc.take(items, positions)
+        if validity is not None:
+            own = array.buffers()[0] if array.null_count else None
+            array = pa.Array.from_buffers(
+                target, count, [bitmaps.and_bitmaps(validity, own, count)] + array.buffers()[1:], offset=0
+            )
+        return array
+
+
+def _is_flat_type(data_type: pa.DataType) -> bool:
+    if pa.types.is_nested(data_type) or pa.types.is_dictionary(data_type) or _is_binary_type(data_type):
+        return False
+    try:
+        return data_type.bit_width > 0
+    except ValueError:
+        return False
+
+
+def _is_binary_type(data_type: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(data_type)
+        or pa.types.is_large_string(data_type)
+        or pa.types.is_binary(data_type)
+        or pa.types.is_large_binary(data_type)
+    )
+
+
+def _has_large_offsets(data_type: pa.DataType) -> bool:
+    return pa.types.is_large_string(data_type) or pa.types.is_large_binary(data_type) or pa.types.is_large_list(data_type)
+
+
+def _arrow_offsets(ends: np.ndarray, large: bool, corrupt) -> pa.Buffer:
+    """Arrow offsets (a leading 0, then the ends) of the requested width."""
+    total = int(ends[-1]) if len(ends) else 0
+    if not large and total > MAX_INT32_OFFSET:
+        raise corrupt(f"{total} bytes or items do not fit 32-bit offsets; read the column as a large type")
+    if total > MAX_INT64_OFFSET:
+        raise corrupt(f"{total} bytes or items do not fit 64-bit offsets")
+    offsets = np.empty(len(ends) + 1, dtype=np.int64 if large else np.int32)
+    offsets[0] = 0
+    offsets[1:] = ends
+    return pa.py_buffer(offsets)
+
+
+def _nulls(count: int, data_type: pa.DataType, corrupt) -> pa.Array:
+    """``count`` nulls, refusing counts whose Arrow form would be absurdly large."""
+    values, inner = count, data_type
+    while pa.types.is_fixed_size_list(inner):
+        values *= inner.list_size
+        inner = inner.value_type
+    if values > MAX_NULL_VALUES:
+        raise corrupt(f"asks for {values} null values, more than the {MAX_NULL_VALUES} this reader creates")
+    return pa.nulls(count, data_type)
+
+
+def _concat(chunks: list[pa.Array], data_type: pa.DataType) -> pa.Array:
+    if not chunks:
+        return pa.array([], type=data_type)
+    if len(chunks) == 1:
+        return chunks[0]
+    return pa.concat_arrays(chunks)
+
+
+class LanceFileReader:
+    """A Lance 2.0 data file opened for reading.
+
+    Opening reads the footer, the column metadata and the file descriptor
+    (the file's own schema, global buffer 0) and checks them; data pages are
+    read by :meth:`read`.
+    """
+
+    def __init__(self, storage: Storage, relpath: str):
+        self.storage = storage
+        self.relpath = relpath
+        self.metadata: V2Metadata = read_v2_metadata(storage, relpath)
+        self.path = self.metadata.path
+        if self.metadata.version != V2_0_VERSION:
+            major, minor = self.metadata.version
+            raise UnsupportedFeatureError(
+                self.path,
+                f"file format version {major}.{minor} is not supported: its pages use the structural "
+                "encodings of 2.1+ (lance.encodings21.PageLayout), this reader implements 2.0",
+            )
+        self.num_rows = self.metadata.num_rows
+        descriptor = self.metadata.descriptor
+        if descriptor is not None and self.metadata.columns and descriptor.length != self.num_rows:
+            raise CorruptFileError(
+                self.path,
+                f"the file descriptor says {descriptor.length} rows but column 0 holds {self.num_rows}",
+            )
+        for index, column in enumerate(self.metadata.columns):
+            if column.HasField("encoding"):
+                column_encoding = self._unpack(column.encoding, COLUMN_ENCODING_TYPE, f"column {index}")
+                kind = column_encoding.WhichOneof("column_encoding")
+                if kind not in (None, "values"):
+                    raise UnsupportedFeatureError(self.path, f"column {index}: column encoding {kind} is not supported")
+
+    # -- the file's own schema ------------------------------------------------
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.metadata.columns)
+
+    @property
+    def file_fields(self) -> list[Field]:
+        """The fields of the file's own schema (empty without a descriptor)."""
+        descriptor = self.metadata.descriptor
+        if descriptor is None:
+            return []
+        return [Field.from_proto(f) for f in descriptor.schema.fields]
+
+    @property
+    def schema_metadata(self) -> dict[str, bytes]:
+        descriptor = self.metadata.descriptor
+        return dict(descriptor.schema.metadata) if descriptor is not None else {}
+
+    # -- buffers --------------------------------------------------------------
+
+    def _unpack(self, encoding: file2_pb2.Encoding, expected: str, what: str):
+        return unpack_encoding(self.storage, self.relpath, self.metadata.size, encoding, expected, what)
+
+    def column_buffer(self, column_index: int, index: int) -> pa.Buffer:
+        column = self._column(column_index)
+        if index >= len(column.buffer_offsets):
+            raise CorruptFileError(self.path, f"column {column_index} has no column buffer {index}")
+        return pa.py_buffer(self.storage.read(self.relpath, column.buffer_offsets[index], column.buffer_sizes[index]))
+
+    def global_buffer(self, index: int) -> pa.Buffer:
+        if index >= len(self.metadata.global_buffers):
+            raise CorruptFileError(self.path, f"the file has no global buffer {index}")
+        position, size = self.metadata.global_buffers[index]
+        return pa.py_buffer(self.storage.read(self.relpath, position, size))
+
+    def _page_buffers(self, page: file2_pb2.ColumnMetadata.Page) -> list[pa.Buffer]:
+        """A page's buffers, read in one request when they lie close together."""
+        ranges = list(zip(page.buffer_offsets, page.buffer_sizes))
+        if not ranges:
+            return []
+        start = min(position for position, _ in ranges)
+        end = max(position + size for position, size in ranges)
+        payload = sum(size for _, size in ranges)
+        if end - start <= 2 * payload + 64 * len(ranges):
+            block = pa.py_buffer(self.storage.read(self.relpath, start, end - start))
+            return [block.slice(position - start, size) for position, size in ranges]
+        return [pa.py_buffer(self.storage.read(self.relpath, position, size)) for position, size in ranges]
+
+    def _column(self, column_index: int) -> file2_pb2.ColumnMetadata:
+        if not 0 <= column_index < self.num_columns:
+            raise CorruptFileError(
+                self.path, f"column index {column_index} is out of range (the file has {self.num_columns} columns)"
+            )
+        return self.metadata.columns[column_index]
+
+    def _pages(self, column_index: int):
+        """(length, ArrayEncoding, decoder) for the non-empty pages of a column."""
+        for number, page in enumerate(self._column(column_index).pages):
+            if page.length == 0:
+                # Empty pages (pylance writes some for empty list items) hold nothing.
+                continue
+            encoding = self._unpack(page.encoding, ARRAY_ENCODING_TYPE, f"column {column_index} page {number}")
+            yield page.length, encoding, _PageDecoder(self, column_index, number, self._page_buffers(page))
+
+    def _column_length(self, column_index: int) -> int:
+        return sum(page.length for page in self._column(column_index).pages)
+
+    def _check_length(self, column_index: int, expected: int, what: str) -> None:
+        actual = self._column_length(column_index)
+        if actual != expected:
+            raise CorruptFileError(self.path, f"column {column_index} ({what}) holds {actual} values, expected {expected}")
+
+    # -- fields ---------------------------------------------------------------
+
+    def _read_field(self, node: Field, target: pa.DataType, count: int, plan: "_ReadPlan") -> list[pa.Array]:
+        """The values of one field as a list of chunks."""
+        if isinstance(target, pa.BaseExtensionType):
+            chunks = self._read_field(node, target.storage_type, count, plan)
+            return [pa.ExtensionArray.from_storage(target, chunk) for chunk in chunks]
+        column_index = plan.column_of(node)
+        if pa.types.is_struct(target):
+            return [self._read_struct(node, target, count, plan, column_index)]
+        if column_index is None:
+            return [_nulls(count, target, lambda problem: CorruptFileError(self.path, f"field {node.name!r} {problem}"))]
+        if pa.types.is_list(target) or pa.types.is_large_list(target):
+            return [self._read_list(node, target, count, plan, column_index)]
+        if pa.types.is_dictionary(target) or (pa.types.is_nested(target) and not pa.types.is_fixed_size_list(target)):
+            raise UnsupportedFeatureError(self.path, f"field {node.name!r}: reading {target} is not supported")
+        self._check_length(column_index, count, f"field {node.name!r}")
+        return [decoder.decode(encoding, length, target) for length, encoding, decoder in self._pages(column_index)]
+
+    def _read_struct(self, node, target: pa.StructType, count, plan, column_index) -> pa.Array:
+        if column_index is not None:
+            self._check_length(column_index, count, f"struct field {node.name!r}")
+            for _, encoding, decoder in self._pages(column_index):
+                if encoding.WhichOneof("array_encoding") != "struct":
+                    raise decoder.corrupt(f"struct field {node.name!r} is stored as {encoding.WhichOneof('array_encoding')}")
+        children = []
+        for index in range(target.num_fields):
+            arrow_child = target.field(index)
+            child = plan.child_named(node, arrow_child.name)
+            children.append(_concat(self._read_field(child, arrow_child.type, count, plan), arrow_child.type))
+        return pa.Array.from_buffers(target, count, [None], children=children)
+
+    def _read_list(self, node, target, count, plan, column_index) -> pa.Array:
+        self._check_length(column_index, count, f"list field {node.name!r}")
+        ends_per_page, valid_per_page = [], []
+        items_before = 0
+        for length, encoding, decoder in self._pages(column_index):
+            if encoding.WhichOneof("array_encoding") != "list":
+                raise decoder.corrupt(f"list field {node.name!r} is stored as {encoding.WhichOneof('array_encoding')}")
+            layout = encoding.list
+            if layout.null_offset_adjustment == 0:
+                raise decoder.corrupt("list offsets with a null offset adjustment of 0")
+            stored = decoder.unsigned(layout.offsets, length, "list offsets").astype(np.uint64, copy=False)
+            adjustment = np.uint64(layout.null_offset_adjustment)
+            valid = stored < adjustment
+            ends = stored % adjustment
+            if np.any(ends[1:] < ends[:-1]) or int(ends[-1]) > layout.num_items:
+                raise decoder.corrupt(f"list offsets decrease or run past the page's {layout.num_items} items")
+            ends_per_page.append(ends + np.uint64(items_before))
+            valid_per_page.append(valid)
+            items_before += layout.num_items
+        ends = np.concatenate(ends_per_page) if ends_per_page else np.zeros(0, np.uint64)
+        valid = np.concatenate(valid_per_page) if valid_per_page else np.ones(0, bool)
+        offsets = _arrow_offsets(ends, pa.types.is_large_list(target), lambda problem: CorruptFileError(self.path, problem))
+        child = plan.child_named(node, target.value_field.name, only_child=True)
+        items = _concat(self._read_field(child, target.value_type, items_before, plan), target.value_type)
+        validity = None if valid.all() else pa.py_buffer(bitmaps.pack_mask(valid))
+        return pa.Array.from_buffers(target, count, [validity, offsets], children=[items])
+
+    def read(
+        self,
+        fields: list[Field] | None = None,
+        *,
+        file_field_ids: list[int] | None = None,
+        column_indices: list[int] | None = None,
+        arrow_schema: pa.Schema | None = None,
+    ) -> pa.Table:
+        """Read the requested fields (schema order, depth first) as a table.
+
+        ``fields`` defaults to the file's own schema. ``file_field_ids`` and
+        ``column_indices`` are the data file's ``fields``/``column_indices``
+        from the manifest; by default every field of the file's schema, in
+        order, owns the next column. ``arrow_schema`` gives the Arrow types of
+        the top-level fields (for example a large_string column may be read
+        as string); by default it is derived from the fields' logical types.
+        """
+        if fields is None:
+            fields = self.file_fields
+        if file_field_ids is None:
+            file_field_ids = [f.id for f in self.file_fields]
+            column_indices = list(range(len(file_field_ids)))
+        if column_indices is None or len(column_indices) != len(file_field_ids):
+            raise ValueError("file_field_ids and column_indices must be given together, with equal lengths")
+        plan = _ReadPlan(self.path, fields, file_field_ids, column_indices)
+        if arrow_schema is None:
+            from ..schema import Schema
+
+            arrow_schema = Schema(list(fields)).to_arrow()
+        names = [f.name for f in plan.top_level]
+        if arrow_schema.names != names:
+            raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")
+        columns = []
+        for node, arrow_field in zip(plan.top_level, arrow_schema):
+            chunks = self._read_field(node, arrow_field.type, self.num_rows, plan)
+            columns.append(pa.chunked_array(chunks, type=arrow_field.type))
+        return pa.Table.from_arrays(columns, schema=arrow_schema)
+
+
+class _ReadPlan:
+    """Requested fields as a tree, and the column of each field id."""
+
+    def __init__(self, path: str, fields: list[Field], file_field_ids: list[int], column_indices: list[int]):
+        self.path = path
+        self.top_level = [f for f in fields if f.parent_id == TOP_LEVEL_PARENT]
+        self.children: dict[int, list[Field]] = {}
+        for f in fields:
+            self.children.setdefault(f.parent_id, []).append(f)
+        self.columns = {
+            field_id: column for field_id, column in zip(file_field_ids, column_indices) if column is not None and column >= 0
+        }
+
+    def column_of(self, node: Field) -> int | None:
+        return self.columns.get(node.id)
+
+    def child_named(self, node: Field, name: str, only_child: bool = False) -> Field:
+        children = self.children.get(node.id, [])
+        if only_child and len(children) == 1:
+            return children[0]
+        for child in children:
+            if child.name == name:
+                return child
+        raise ValueError(f"field {node.name!r} has no child field {name!r} among the requested fields")
+
+
+def read_v2_0(
+    storage: Storage,
+    relpath: str,
+    fields: list[Field],
+    file_field_ids: list[int],
+    column_indices: list[int],
+    arrow_schema: pa.Schema | None = None,
+) -> pa.Table:
+    """Read ``fields`` from the 2.0 data file at ``relpath`` (see :meth:`LanceFileReader.read`)."""
+    return LanceFileReader(storage, relpath).read(
+        fields, file_field_ids=file_field_ids, column_indices=column_indices, arrow_schema=arrow_schema
+    )
