@@ -126,14 +126,13 @@ class Dataset:
         return FileLocation(storage, relpath)
 
     def deletion_file_location(self, fragment: Fragment) -> FileLocation | None:
+        from .deletions import deletion_file_location
+
         if fragment.deletion_file is None:
             return None
-        storage, is_root = self._base_storage(
-            fragment.deletion_file.base_id, f"deletion file of fragment {fragment.id}"
+        storage, relpath = deletion_file_location(
+            self.storage, fragment.id, fragment.deletion_file, self.manifest.base_paths
         )
-        relpath = fragment.deletion_file.path(fragment.id)
-        if not is_root:
-            relpath = relpath.split("/", 1)[1]
         return FileLocation(storage, relpath)
 
     # -- rows ---------------------------------------------------------------
@@ -142,21 +141,27 @@ class Dataset:
         """Deleted physical row offsets of ``fragment``, ascending."""
         from .deletions import read_deletion_file
 
-        location = self.deletion_file_location(fragment)
-        if location is None:
+        if fragment.deletion_file is None:
             return []
-        return read_deletion_file(location.storage, fragment.id, fragment.deletion_file, relpath=location.relpath)
+        return read_deletion_file(
+            self.storage,
+            fragment.id,
+            fragment.deletion_file,
+            base_paths=self.manifest.base_paths,
+            physical_rows=fragment.physical_rows,
+        )
 
     def row_ids(self, fragment: Fragment) -> list[int] | None:
         """The stable row id of every physical row of ``fragment``, or None
         when the dataset does not use stable row ids."""
-        from .row_ids import read_row_id_sequence
+        from .row_ids import fragment_row_ids
 
         if not self.uses_stable_row_ids:
             return None
-        return read_row_id_sequence(self.storage, fragment)
+        return fragment_row_ids(self.storage, fragment)
 
     def tags(self):
+        """Tags of the dataset (``_refs/tags``), by name."""
         from .refs import list_tags
 
         return list_tags(self.storage)

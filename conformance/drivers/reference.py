@@ -101,7 +101,7 @@ def describe_dataset(dataset: Dataset) -> dict:
             for base in manifest.base_paths
         ],
         "tags": sorted(
-            ({"name": tag.name, "version": tag.version, "branch": tag.branch} for tag in dataset.tags()),
+            ({"name": tag.name, "version": tag.version, "branch": tag.branch} for tag in dataset.tags().values()),
             key=lambda entry: entry["name"],
         ),
     }
