@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 
+from google.protobuf.unknown_fields import UnknownFieldSet
+
 from .fragments import Fragment
 from .schema import Schema
 from .wire import table_pb2
@@ -60,6 +62,21 @@ class BasePath:
         return msg
 
 
+#: Where pylance 14 records the transaction section position instead of 21.
+PYLANCE_TRANSACTION_SECTION_FIELD = 23
+
+
+def _transaction_section(msg: table_pb2.Manifest) -> dict:
+    """The transaction section position: field 21 as the spec defines it, else
+    the varint pylance 14 writes as field 23."""
+    if msg.HasField("transaction_section"):
+        return {"transaction_section": msg.transaction_section, "transaction_section_field": 21}
+    for unknown in UnknownFieldSet(msg):
+        if unknown.field_number == PYLANCE_TRANSACTION_SECTION_FIELD and unknown.wire_type == 0:
+            return {"transaction_section": unknown.data, "transaction_section_field": unknown.field_number}
+    return {"transaction_section": None, "transaction_section_field": None}
+
+
 @dataclass
 class Manifest:
     version: int
@@ -74,6 +91,10 @@ class Manifest:
     transaction_file: str = ""
     index_section: int | None = None
     transaction_section: int | None = None
+    #: The Manifest field number the transaction section position was read
+    #: from: 21 (the spec) or 23 (pylance 14 writes it there; see
+    #: docs/spec-discrepancies.md). None when there is no position.
+    transaction_section_field: int | None = None
     #: Commit time as (seconds, nanos) since the Unix epoch, UTC.
     timestamp: tuple[int, int] | None = None
     tag: str = ""
@@ -122,7 +143,7 @@ class Manifest:
             next_row_id=msg.next_row_id,
             transaction_file=msg.transaction_file,
             index_section=msg.index_section if msg.HasField("index_section") else None,
-            transaction_section=msg.transaction_section if msg.HasField("transaction_section") else None,
+            **_transaction_section(msg),
             timestamp=(msg.timestamp.seconds, msg.timestamp.nanos) if msg.HasField("timestamp") else None,
             tag=msg.tag,
             version_aux_data=msg.version_aux_data,

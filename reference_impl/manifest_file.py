@@ -126,7 +126,7 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
             path,
             "transaction section",
         )
-        transaction = Transaction.from_proto(message)
+        transaction = Transaction.from_proto(message, path)
 
     return ManifestFile(path, len(data), footer, manifest, indices, transaction)
 
@@ -165,8 +165,10 @@ def encode_manifest_file(
         section = table_pb2.IndexSection(indices=[i.to_proto() for i in indices])
         manifest.index_section = append_section(section.SerializeToString())
     manifest.transaction_section = None
+    manifest.transaction_section_field = None
     if transaction is not None:
         manifest.transaction_section = append_section(transaction.to_proto().SerializeToString())
+        manifest.transaction_section_field = 21
     position = append_section(manifest.to_proto().SerializeToString())
     out.extend(FOOTER.pack(position, *WRITE_FOOTER_VERSION, MAGIC))
     return bytes(out)

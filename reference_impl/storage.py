@@ -62,8 +62,16 @@ class Storage:
         return full
 
     def for_base(self, base_path: str) -> "Storage":
-        """Read-only storage rooted at a declared base path."""
-        return Storage(base_path, writable=False)
+        """Read-only storage rooted at a declared base path.
+
+        The spec asks for absolute base paths; a relative one (pylance stores
+        what it was given) is taken relative to this root, never to the
+        process's working directory.
+        """
+        path = local_path(base_path)
+        if not path.is_absolute():
+            path = self.root / path
+        return Storage(path, writable=False)
 
     # -- reads ----------------------------------------------------------------
 

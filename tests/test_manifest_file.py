@@ -155,3 +155,38 @@ def test_manifest_of_the_older_proto_revision_reads(tmp_path):
     assert manifest.fragments[0].files[0].is_legacy
     assert decoded.footer.major == 0 and decoded.footer.minor == 1
     assert table_pb2.Manifest.FromString(_old_revision_manifest_bytes()[4:-16]).version == 1
+
+
+def test_embedded_transaction_of_a_pylance_manifest_equals_its_transaction_file(indexed_dataset):
+    """pylance 14 records the section position in field 23 (not the spec's
+    21); the reader must still find the transaction and it must be the one in
+    _transactions/."""
+    from reference_impl.transactions import read_transaction_file
+
+    dataset = Dataset.open(indexed_dataset)
+    embedded = dataset.manifest_file.transaction
+    assert embedded is not None, "the embedded transaction was not found"
+    assert dataset.manifest.transaction_section_field in (21, 23)
+    on_disk = read_transaction_file(dataset.storage, dataset.manifest.transaction_file)
+    assert embedded == on_disk
+    assert embedded.operation_name == "create_index"
+
+
+def test_the_writer_records_the_transaction_position_in_field_21(indexed_dataset):
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    original = decode_manifest_file(data, relpath)
+    rewritten = encode_manifest_file(original.manifest, original.indices, original.transaction)
+    position = struct.unpack_from("<q", rewritten, len(rewritten) - 16)[0]
+    (length,) = struct.unpack_from("<I", rewritten, position)
+    message = table_pb2.Manifest.FromString(rewritten[position + 4 : position + 4 + length])
+    assert message.HasField("transaction_section")
+    assert decode_manifest_file(rewritten, "again").transaction == original.transaction
+
+
+def test_a_relative_base_path_resolves_against_the_dataset_root(tmp_path, monkeypatch):
+    root = tmp_path / "ds"
+    (root / "elsewhere").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    base = Storage(root).for_base("elsewhere")
+    assert base.root == root / "elsewhere"
+    assert not base.writable
