@@ -9,7 +9,11 @@ data, deletion and row id file lives (layout: base paths).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
+from typing import Callable
+
+import pyarrow as pa
 
 from . import feature_flags
 from .errors import PathEscapeError, UnsupportedFeatureError
@@ -17,7 +21,7 @@ from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
-from .naming import NamingScheme, committed_manifests, resolve_version
+from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
 from .schema import Schema
 from .storage import Storage, local_path
 
@@ -165,3 +169,110 @@ class Dataset:
         from .refs import list_tags
 
         return list_tags(self.storage)
+
+    # -- reading rows ------------------------------------------------------------
+
+    def to_table(self, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
+        """Every visible row of this version (deleted rows dropped, missing
+        columns as nulls), with ``_rowid`` / ``_rowaddr`` columns on request."""
+        from .scan import scan
+
+        return scan(self, with_row_id=with_row_id, with_row_address=with_row_address)
+
+    # -- writing -------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        uri: str | os.PathLike,
+        table: pa.Table,
+        *,
+        manifest_naming: str = "v2",
+        data_storage_version: str = "2.0",
+        stable_row_ids: bool = False,
+        max_rows_per_file: int | None = None,
+    ) -> "Dataset":
+        """Create a dataset at ``uri`` holding ``table`` (version 1)."""
+        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
+        from .transactions import Overwrite
+
+        check_writable_version(data_storage_version)
+        storage = Storage(local_path(uri))
+        if list_versions(storage).manifests():
+            from .errors import CommitConflictError
+
+            raise CommitConflictError(str(storage.root), "a dataset already exists here")
+        schema = Schema.from_arrow(table.schema)
+        fragments = write_fragments(
+            storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+        )
+        return cls._commit_to(
+            storage,
+            None,
+            NamingScheme(manifest_naming),
+            Overwrite(fragments=fragments, schema=schema),
+            stable_row_ids=stable_row_ids,
+            data_storage_version=data_storage_version,
+        )
+
+    def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
+        """Add ``table``'s rows as new fragments."""
+        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
+        from .transactions import Append
+
+        fragments = write_fragments(
+            self.storage, table, self.schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+        )
+        return self.commit(Append(fragments=fragments))
+
+    def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
+        """Replace every row (and the schema) with ``table``."""
+        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
+        from .transactions import Overwrite
+
+        schema = Schema.from_arrow(table.schema)
+        fragments = write_fragments(
+            self.storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+        )
+        return self.commit(Overwrite(fragments=fragments, schema=schema))
+
+    def commit(
+        self,
+        operation,
+        *,
+        tag: str = "",
+        restore_source: ManifestFile | None = None,
+        on_step: Callable[[str], None] | None = None,
+    ) -> "Dataset":
+        """Commit ``operation`` on top of this version and open the new one.
+
+        The operation's files must already be written. Raises
+        :class:`~reference_impl.errors.CommitConflictError` when another
+        version was committed since this one was read.
+        """
+        return self._commit_to(
+            self.storage,
+            self.manifest_file,
+            self.naming_scheme or NamingScheme.V1,
+            operation,
+            tag=tag,
+            restore_source=restore_source,
+            on_step=on_step,
+        )
+
+    @classmethod
+    def _commit_to(cls, storage, read, naming, operation, **options) -> "Dataset":
+        from .commit import commit, new_transaction
+
+        tag = options.pop("tag", "")
+        transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag)
+        nanos = time.time_ns()
+        committed = commit(
+            storage,
+            transaction,
+            read=read,
+            naming=naming,
+            timestamp=(nanos // 1_000_000_000, nanos % 1_000_000_000),
+            **options,
+        )
+        return cls(storage, committed, naming)

@@ -1,0 +1,509 @@
+"""Committing a version (table format: committing datasets, conflict
+resolution; transaction specification).
+
+A commit happens in the order the specification gives:
+
+1. the writer writes every new data and deletion file;
+2. it writes the transaction file ``_transactions/{read_version}-{uuid}.txn``;
+3. it builds the new manifest from the manifest it read and the transaction;
+4. it writes the manifest of the next version with put-if-not-exists.
+
+Step 3 is :func:`build_manifest`, a pure function: the same (manifest read,
+indices read, transaction, settings) always gives the same manifest, and it
+touches no file. Conflict detection and rebase plug in between steps 3 and 4
+(a writer that lost the race rebuilds from the winner's manifest with the same
+function). A crash before step 4 leaves the dataset at the previous version:
+the files written so far are unreferenced, and no committed version is ever
+replaced, because step 4 never overwrites an existing manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid as uuid_module
+from dataclasses import dataclass, field as dc_field, replace
+from typing import Callable
+
+from . import feature_flags
+from .errors import CommitConflictError, LanceFormatError, UnsupportedFeatureError
+from .fragments import Fragment
+from .indices import IndexMetadata, decode_fragment_bitmap, encode_fragment_bitmap
+from .manifest import BasePath, DataStorageFormat, Manifest, WriterVersion
+from .manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
+from .naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
+from .row_ids import encode_row_id_sequence, encode_version_sequence
+from .schema import Schema
+from .storage import Storage
+from .transactions import (
+    Append,
+    CreateIndex,
+    DataReplacement,
+    Delete,
+    Merge,
+    Overwrite,
+    Project,
+    ReserveFragments,
+    Restore,
+    Rewrite,
+    Transaction,
+    UpdateBases,
+    UpdateConfig,
+    UpdateMap,
+    UpdateMapEntry,
+    Update,
+    write_transaction_file,
+)
+
+WRITER_LIBRARY = "lance-conformance"
+
+
+def _writer_version() -> WriterVersion:
+    from conformance import __version__
+
+    return WriterVersion(WRITER_LIBRARY, __version__)
+
+
+@dataclass(frozen=True)
+class CommitSettings:
+    """What a commit needs besides the manifest read and the transaction."""
+
+    #: Commit time as (seconds, nanos) since the epoch, UTC; explicit so that
+    #: building a manifest stays a pure function.
+    timestamp: tuple[int, int]
+    #: Name of the transaction file under _transactions/.
+    transaction_file: str
+    #: Only consulted when the dataset is created.
+    stable_row_ids: bool = False
+    data_storage_version: str = "2.0"
+    writer_version: WriterVersion = dc_field(default_factory=_writer_version)
+
+
+# -- building the manifest (pure) --------------------------------------------------
+
+
+def build_manifest(
+    read: Manifest | None,
+    read_indices: list[IndexMetadata],
+    transaction: Transaction,
+    settings: CommitSettings,
+    *,
+    restore_source: ManifestFile | None = None,
+) -> tuple[Manifest, list[IndexMetadata]]:
+    """The manifest and indices of the version ``transaction`` creates on top
+    of ``read`` (None when the dataset does not exist yet).
+
+    ``restore_source`` is the manifest file of the version a Restore goes
+    back to. Nothing is read or written: all inputs are arguments.
+    """
+    operation = transaction.operation
+    if read is None and not isinstance(operation, Overwrite):
+        raise LanceFormatError("commit", f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
+    if isinstance(operation, Restore):
+        if restore_source is None or restore_source.manifest.version != operation.version:
+            raise LanceFormatError("commit", f"restoring version {operation.version} needs its manifest")
+        return _restored(read, restore_source, transaction, settings)
+
+    new_version = read.version + 1 if read else 1
+    builder = _Builder(read, read_indices, new_version, settings)
+    apply = _APPLY.get(type(operation))
+    if apply is None:
+        raise UnsupportedFeatureError(
+            "commit", f"the reference writer does not commit {type(operation).__name__} operations"
+        )
+    apply(builder, operation)
+    return builder.finish(transaction)
+
+
+class _Builder:
+    """The state of the manifest being built."""
+
+    def __init__(self, read: Manifest | None, read_indices, new_version: int, settings: CommitSettings):
+        self.read = read
+        self.new_version = new_version
+        self.settings = settings
+        self.schema = read.schema if read else Schema()
+        self.fragments: list[Fragment] = list(read.fragments) if read else []
+        # Copies: the builder edits index bitmaps, and its inputs stay untouched.
+        self.indices: list[IndexMetadata] = [replace(i) for i in read_indices]
+        self.max_fragment_id = read.max_fragment_id if read else None
+        if read is None:
+            self.stable_row_ids = settings.stable_row_ids
+        else:
+            self.stable_row_ids = bool(read.reader_feature_flags & feature_flags.STABLE_ROW_IDS)
+        self.next_row_id = read.next_row_id if read else 0
+        self.config = dict(read.config) if read else {}
+        self.table_metadata = dict(read.table_metadata) if read else {}
+        self.base_paths = list(read.base_paths) if read else []
+        self.data_format = (
+            read.data_format if read and read.data_format else DataStorageFormat("lance", settings.data_storage_version)
+        )
+
+    # Fragment ids are assigned from the table's high-water mark, for every
+    # operation, so that an id is never used twice in a table's history
+    # (table format: fragments). pylance restarts at 0 on Overwrite; see
+    # docs/spec-discrepancies.md.
+    def assign_ids(self, new_fragments: list[Fragment]) -> list[Fragment]:
+        next_id = 0 if self.max_fragment_id is None else self.max_fragment_id + 1
+        assigned = []
+        for fragment in new_fragments:
+            fragment = replace(fragment, id=next_id)
+            next_id += 1
+            if self.stable_row_ids:
+                fragment = self.with_new_row_ids(fragment)
+            assigned.append(fragment)
+        if assigned:
+            self.max_fragment_id = next_id - 1
+        return assigned
+
+    def with_new_row_ids(self, fragment: Fragment) -> Fragment:
+        """Fresh row ids (from next_row_id) and this version as the created and
+        last-updated version of every row (row id & lineage)."""
+        rows = fragment.physical_rows
+        row_ids = range(self.next_row_id, self.next_row_id + rows)
+        self.next_row_id += rows
+        versions = [self.new_version] * rows
+        return replace(
+            fragment,
+            row_id_sequence=encode_row_id_sequence(list(row_ids)),
+            created_at_version_sequence=encode_version_sequence(versions),
+            last_updated_at_version_sequence=encode_version_sequence(versions),
+        )
+
+    def replace_fragments(self, updated: list[Fragment], removed_ids=()) -> None:
+        by_id = {f.id: f for f in updated}
+        removed = set(removed_ids)
+        self.fragments = [by_id.get(f.id, f) for f in self.fragments if f.id not in removed]
+
+    def keep_indices_on_existing_fields(self) -> None:
+        present = set(self.schema.field_ids())
+        self.indices = [i for i in self.indices if all(field_id in present for field_id in i.fields)]
+
+    def finish(self, transaction: Transaction) -> tuple[Manifest, list[IndexMetadata]]:
+        self.fragments.sort(key=lambda f: f.id)
+        if self.fragments:
+            highest = max(f.id for f in self.fragments)
+            if self.max_fragment_id is None or highest > self.max_fragment_id:
+                self.max_fragment_id = highest
+        manifest = Manifest(
+            version=self.new_version,
+            schema=self.schema,
+            fragments=self.fragments,
+            writer_version=self.settings.writer_version,
+            data_format=self.data_format,
+            max_fragment_id=self.max_fragment_id,
+            next_row_id=self.next_row_id if self.stable_row_ids else 0,
+            transaction_file=self.settings.transaction_file,
+            timestamp=self.settings.timestamp,
+            tag=transaction.tag,
+            config=self.config,
+            table_metadata=self.table_metadata,
+            base_paths=self.base_paths,
+            branch=self.read.branch if self.read else None,
+        )
+        manifest.reader_feature_flags, manifest.writer_feature_flags = content_feature_flags(
+            manifest, stable_row_ids=self.stable_row_ids
+        )
+        return manifest, self.indices
+
+
+def content_feature_flags(manifest: Manifest, *, stable_row_ids: bool) -> tuple[int, int]:
+    """Reader and writer feature flags implied by what the manifest holds
+    (versioning: feature flags). Table config concerns writers only."""
+    reader = writer = 0
+    if any(f.deletion_file is not None for f in manifest.fragments):
+        reader |= feature_flags.DELETION_FILES
+        writer |= feature_flags.DELETION_FILES
+    if stable_row_ids:
+        reader |= feature_flags.STABLE_ROW_IDS
+        writer |= feature_flags.STABLE_ROW_IDS
+    if manifest.config:
+        writer |= feature_flags.TABLE_CONFIG
+    if manifest.base_paths:
+        reader |= feature_flags.BASE_PATHS
+        writer |= feature_flags.BASE_PATHS
+    return reader, writer
+
+
+def _apply_append(b: _Builder, op: Append) -> None:
+    b.fragments.extend(b.assign_ids(op.fragments))
+
+
+def _apply_overwrite(b: _Builder, op: Overwrite) -> None:
+    b.schema = op.schema
+    b.fragments = b.assign_ids(op.fragments)
+    b.indices = []
+    b.config.update(op.config_upsert_values)
+    if op.initial_bases:
+        if b.read is not None:
+            raise LanceFormatError("commit", "base paths can only be declared when the dataset is created")
+        b.base_paths = list(op.initial_bases)
+
+
+def _apply_delete(b: _Builder, op: Delete) -> None:
+    b.replace_fragments(op.updated_fragments, op.deleted_fragment_ids)
+    _drop_from_index_bitmaps(b, set(op.deleted_fragment_ids))
+
+
+def _apply_update(b: _Builder, op: Update) -> None:
+    b.replace_fragments(op.updated_fragments, op.removed_fragment_ids)
+    _drop_from_index_bitmaps(b, set(op.removed_fragment_ids))
+    if op.fields_modified:
+        modified = set(op.fields_modified)
+        touched = {f.id for f in op.updated_fragments}
+        for index in b.indices:
+            if modified & set(index.fields):
+                _drop_from_index_bitmaps(b, touched, only=index)
+    b.fragments.extend(b.assign_ids(op.new_fragments))
+
+
+def _apply_merge(b: _Builder, op: Merge) -> None:
+    b.schema = op.schema
+    b.fragments = list(op.fragments)
+    b.keep_indices_on_existing_fields()
+
+
+def _apply_project(b: _Builder, op: Project) -> None:
+    b.schema = op.schema
+    remaining = set(op.schema.field_ids())
+    b.fragments = [
+        replace(f, files=[d for d in f.files if any(field_id in remaining for field_id in d.fields)])
+        for f in b.fragments
+    ]
+    b.keep_indices_on_existing_fields()
+
+
+def _apply_reserve(b: _Builder, op: ReserveFragments) -> None:
+    b.max_fragment_id = (b.max_fragment_id if b.max_fragment_id is not None else -1) + op.num_fragments
+
+
+def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
+    """Compaction: each group's old fragments are replaced by new ones whose
+    ids were reserved earlier. With stable row ids the new fragments carry the
+    moved rows' ids and versions, and indices keep covering the group; without
+    them, row addresses changed and indices stop covering it."""
+    groups = op.groups or [_legacy_group(op)]
+    for group in groups:
+        old_ids = {f.id for f in group.old_fragments}
+        if b.stable_row_ids and any(f.row_id_sequence is None for f in group.new_fragments):
+            raise LanceFormatError("commit", "rewritten fragments must carry the row ids of the rows they moved")
+        kept = [f for f in b.fragments if f.id not in old_ids]
+        b.fragments = kept + list(group.new_fragments)
+        new_ids = {f.id for f in group.new_fragments}
+        for index in b.indices:
+            covered = set(index.fragment_ids() or [])
+            if not old_ids & covered:
+                continue
+            covered -= old_ids
+            if b.stable_row_ids and old_ids <= set(index.fragment_ids() or []):
+                covered |= new_ids
+            index.fragment_bitmap = encode_fragment_bitmap(covered)
+
+
+def _legacy_group(op: Rewrite):
+    from .transactions import RewriteGroup
+
+    return RewriteGroup(old_fragments=op.old_fragments, new_fragments=op.new_fragments)
+
+
+def _apply_create_index(b: _Builder, op: CreateIndex) -> None:
+    replaced_names = {i.name for i in op.new_indices}
+    removed = {i.uuid for i in op.removed_indices}
+    b.indices = [i for i in b.indices if i.name not in replaced_names and i.uuid not in removed]
+    b.indices.extend(op.new_indices)
+
+
+def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
+    _apply_map(b.config, op.config_updates)
+    _apply_map(b.table_metadata, op.table_metadata_updates)
+    # The deprecated form of the same changes.
+    b.config.update(op.upsert_values)
+    for key in op.delete_keys:
+        b.config.pop(key, None)
+
+    field_updates = {
+        field_id: UpdateMap([UpdateMapEntry(k, v) for k, v in values.items()])
+        for field_id, values in op.field_metadata.items()
+    }
+    field_updates.update(op.field_metadata_updates)
+    if not (op.schema_metadata_updates or op.schema_metadata or field_updates):
+        return
+    # Schema and field metadata hold bytes; updates carry UTF-8 text.
+    fields = [replace(f, metadata=dict(f.metadata)) for f in b.schema.fields]
+    schema = Schema(fields, dict(b.schema.metadata))
+    _apply_map(schema.metadata, op.schema_metadata_updates, encode=True)
+    schema.metadata.update({k: v.encode() for k, v in op.schema_metadata.items()})
+    for field_id, update in field_updates.items():
+        field = schema.field_by_id(field_id)
+        if field is None:
+            raise LanceFormatError("commit", f"field metadata update names field {field_id}, which does not exist")
+        _apply_map(field.metadata, update, encode=True)
+    b.schema = schema
+
+
+def _apply_map(target: dict, update: UpdateMap | None, *, encode: bool = False) -> None:
+    """Apply an UpdateMap: replace or merge, and remove keys whose value is absent."""
+    if update is None:
+        return
+    if update.replace:
+        target.clear()
+    for entry in update.entries:
+        if entry.value is None:
+            target.pop(entry.key, None)
+        else:
+            target[entry.key] = entry.value.encode() if encode else entry.value
+
+
+def _apply_data_replacement(b: _Builder, op: DataReplacement) -> None:
+    by_fragment: dict[int, list] = {}
+    for group in op.replacements:
+        by_fragment.setdefault(group.fragment_id, []).append(group.new_file)
+    updated = []
+    for fragment in b.fragments:
+        new_files = by_fragment.pop(fragment.id, None)
+        if not new_files:
+            updated.append(fragment)
+            continue
+        files = list(fragment.files)
+        for new_file in new_files:
+            same = [i for i, d in enumerate(files) if sorted(d.fields) == sorted(new_file.fields)]
+            if not same:
+                raise LanceFormatError("commit", f"fragment {fragment.id} has no data file with fields {new_file.fields}")
+            files[same[0]] = new_file
+        updated.append(replace(fragment, files=files))
+    if by_fragment:
+        raise LanceFormatError("commit", f"data replacement names missing fragments {sorted(by_fragment)}")
+    b.fragments = updated
+
+
+def _apply_update_bases(b: _Builder, op: UpdateBases) -> None:
+    taken = {base.id for base in b.base_paths}
+    for base in op.new_bases:
+        if base.id in taken or any(base.path == other.path for other in b.base_paths):
+            raise LanceFormatError("commit", f"base path {base.id} ({base.path}) is already declared")
+        b.base_paths.append(base)
+        taken.add(base.id)
+
+
+def _drop_from_index_bitmaps(b: _Builder, fragment_ids: set[int], *, only: IndexMetadata | None = None) -> None:
+    if not fragment_ids:
+        return
+    for index in [only] if only else b.indices:
+        covered = index.fragment_ids()
+        if covered is not None and fragment_ids & set(covered):
+            index.fragment_bitmap = encode_fragment_bitmap(set(covered) - fragment_ids)
+
+
+_APPLY: dict[type, Callable] = {
+    Append: _apply_append,
+    Overwrite: _apply_overwrite,
+    Delete: _apply_delete,
+    Update: _apply_update,
+    Merge: _apply_merge,
+    Project: _apply_project,
+    ReserveFragments: _apply_reserve,
+    Rewrite: _apply_rewrite,
+    CreateIndex: _apply_create_index,
+    UpdateConfig: _apply_update_config,
+    DataReplacement: _apply_data_replacement,
+    UpdateBases: _apply_update_bases,
+}
+
+
+def _restored(read: Manifest, source: ManifestFile, transaction: Transaction, settings: CommitSettings):
+    """A Restore: the content of the old version under a new version number.
+    The high-water marks (max_fragment_id, next_row_id) never go back."""
+    old = source.manifest
+    manifest = replace(
+        old,
+        version=read.version + 1,
+        transaction_file=settings.transaction_file,
+        timestamp=settings.timestamp,
+        writer_version=settings.writer_version,
+        tag=transaction.tag,
+        max_fragment_id=_max_or_none(read.max_fragment_id, old.max_fragment_id),
+        next_row_id=max(read.next_row_id, old.next_row_id),
+        index_section=None,
+        transaction_section=None,
+        transaction_section_field=None,
+    )
+    return manifest, [replace(i) for i in (source.indices or [])]
+
+
+def _max_or_none(a: int | None, b: int | None) -> int | None:
+    values = [v for v in (a, b) if v is not None]
+    return max(values) if values else None
+
+
+# -- the commit protocol ------------------------------------------------------------
+
+#: The steps a commit goes through; ``on_step`` is called after each of the
+#: first two and before the manifest is written. Tests raise from it to
+#: simulate a writer dying at that point.
+STEP_FILES_WRITTEN = "files-written"
+STEP_TRANSACTION_WRITTEN = "transaction-written"
+STEP_BEFORE_MANIFEST = "before-manifest"
+
+
+def new_transaction(read_version: int, operation, *, tag: str = "", properties=None) -> Transaction:
+    return Transaction(
+        read_version=read_version,
+        uuid=str(uuid_module.uuid4()),
+        operation=operation,
+        tag=tag,
+        properties=dict(properties or {}),
+    )
+
+
+def commit(
+    storage: Storage,
+    transaction: Transaction,
+    *,
+    read: ManifestFile | None,
+    naming: NamingScheme,
+    timestamp: tuple[int, int],
+    stable_row_ids: bool = False,
+    data_storage_version: str = "2.0",
+    restore_source: ManifestFile | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> ManifestFile:
+    """Commit ``transaction`` on top of ``read`` and return the new manifest
+    file. The caller has already written the transaction's data and deletion
+    files. Raises :class:`CommitConflictError` when the next version already
+    exists (another writer committed first); nothing committed is touched."""
+    step = on_step or (lambda name: None)
+    if read is not None:
+        unknown = feature_flags.unknown_flags(read.manifest.writer_feature_flags)
+        if unknown:
+            raise UnsupportedFeatureError(
+                read.path, f"writer feature flags 0x{unknown:x} are unknown; this writer must not write the dataset"
+            )
+    step(STEP_FILES_WRITTEN)
+    transaction_file = write_transaction_file(storage, transaction)
+    step(STEP_TRANSACTION_WRITTEN)
+    settings = CommitSettings(
+        timestamp=timestamp,
+        transaction_file=transaction_file,
+        stable_row_ids=stable_row_ids,
+        data_storage_version=data_storage_version,
+    )
+    manifest, indices = build_manifest(
+        read.manifest if read else None,
+        (read.indices or []) if read else [],
+        transaction,
+        settings,
+        restore_source=restore_source,
+    )
+    data = encode_manifest_file(manifest, indices or None, transaction)
+    step(STEP_BEFORE_MANIFEST)
+    relpath = manifest_path(manifest.version, naming)
+    storage.put_if_not_exists(relpath, data)
+    _write_hint(storage, manifest.version)
+    return decode_manifest_file(data, str(storage.path(relpath)))
+
+
+def _write_hint(storage: Storage, version: int) -> None:
+    """Best effort: the hint is never trusted, so failing to write it is harmless."""
+    try:
+        storage.put(f"{VERSIONS_DIR}/{LATEST_HINT}", json.dumps({"version": version}).encode())
+    except OSError:
+        pass

@@ -1,0 +1,70 @@
+"""Writing rows as new fragments (table format: fragments, data files).
+
+A table is cut into chunks of at most ``max_rows_per_file`` rows; each chunk
+becomes one fragment with one Lance 2.0 data file under ``data/``. The
+fragments' ids, and their row ids when the dataset uses stable row ids, are
+assigned at commit (:mod:`reference_impl.commit`), so they leave here with
+id 0.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pyarrow as pa
+
+from .errors import UnsupportedFeatureError
+from .file_format import write_file
+from .fragments import DataFile, Fragment
+from .schema import Field, Schema
+from .storage import Storage
+
+DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+WRITABLE_DATA_VERSIONS = ("2.0",)
+
+
+def data_file_name() -> str:
+    """A fresh data file name; the spec leaves names opaque, we use UUIDs."""
+    return f"{uuid.uuid4()}.lance"
+
+
+def check_writable_version(version: str) -> None:
+    if version not in WRITABLE_DATA_VERSIONS:
+        raise UnsupportedFeatureError(
+            f"data_storage_version={version}",
+            f"the reference writer writes Lance data files of version {', '.join(WRITABLE_DATA_VERSIONS)} only",
+        )
+
+
+def write_data_file(storage: Storage, table: pa.Table, fields: list[Field], schema_metadata=None) -> DataFile:
+    """Store ``table`` (whose columns are the top-level ``fields``) as one new
+    data file and describe it as the manifest records it."""
+    name = data_file_name()
+    written = write_file(storage, f"data/{name}", table, fields, schema_metadata)
+    return DataFile(
+        path=name,
+        fields=list(written.fields),
+        column_indices=list(written.column_indices),
+        file_major_version=written.major,
+        file_minor_version=written.minor,
+        file_size_bytes=written.size,
+    )
+
+
+def write_fragments(
+    storage: Storage,
+    table: pa.Table,
+    schema: Schema,
+    *,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+) -> list[Fragment]:
+    """New fragments holding ``table``'s rows; ids are assigned at commit."""
+    if max_rows_per_file < 1:
+        raise ValueError("max_rows_per_file must be positive")
+    table = table.select(schema.to_arrow().names).cast(schema.to_arrow())
+    fragments = []
+    for start in range(0, table.num_rows, max_rows_per_file):
+        chunk = table.slice(start, max_rows_per_file)
+        data_file = write_data_file(storage, chunk, schema.fields)
+        fragments.append(Fragment(id=0, files=[data_file], physical_rows=chunk.num_rows))
+    return fragments

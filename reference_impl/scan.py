@@ -1,0 +1,106 @@
+"""Reading the rows of a version (table format: fragments, data evolution,
+deletion files).
+
+A fragment's columns are spread over its data files: each top-level field is
+read from the data file that lists its id (a later file wins, and the ``-2``
+tombstone marks ids an older file no longer provides). A field that no data
+file lists reads as nulls. Rows whose offsets are in the fragment's deletion
+file are dropped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from .errors import CorruptFileError
+from .file_format import LanceFileReader
+from .fragments import TOMBSTONE_FIELD_ID, Fragment
+from .row_ids import row_address
+from .schema import Field, Schema
+
+if TYPE_CHECKING:
+    from .dataset import Dataset
+
+ROW_ID = "_rowid"
+ROW_ADDRESS = "_rowaddr"
+
+
+def _with_descendants(schema: Schema, top: Field) -> list[Field]:
+    wanted = {top.id}
+    fields = []
+    for field in schema.fields:  # depth first: a child follows its parent
+        if field.id in wanted or field.parent_id in wanted:
+            wanted.add(field.id)
+            fields.append(field)
+    return fields
+
+
+def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool = False,
+                   with_row_address: bool = False) -> pa.Table:
+    """The visible rows of ``fragment``, every column of the schema."""
+    schema = dataset.schema
+    arrow_schema = schema.to_arrow()
+    source_of: dict[int, int] = {}
+    for index, data_file in enumerate(fragment.files):
+        for field_id in data_file.fields:
+            if field_id != TOMBSTONE_FIELD_ID:
+                source_of[field_id] = index
+
+    columns = []
+    for top, arrow_field in zip(schema.top_level(), arrow_schema):
+        index = source_of.get(top.id)
+        if index is None:
+            columns.append(pa.nulls(fragment.physical_rows, arrow_field.type))
+            continue
+        data_file = fragment.files[index]
+        location = dataset.data_file_location(data_file)
+        reader = LanceFileReader(location.storage, location.relpath)
+        if reader.num_rows != fragment.physical_rows:
+            raise CorruptFileError(
+                str(location),
+                f"holds {reader.num_rows} rows but fragment {fragment.id} has {fragment.physical_rows} physical rows",
+            )
+        column_indices = data_file.column_indices or list(range(len(data_file.fields)))
+        part = reader.read(
+            _with_descendants(schema, top),
+            file_field_ids=list(data_file.fields),
+            column_indices=list(column_indices),
+            arrow_schema=pa.schema([arrow_field]),
+        )
+        columns.append(part.column(0))
+    table = pa.Table.from_arrays(columns, schema=arrow_schema) if columns else pa.table({})
+
+    if with_row_id:
+        row_ids = dataset.row_ids(fragment)
+        if row_ids is None:  # without stable row ids, the row id is the row address
+            row_ids = [row_address(fragment.id, offset) for offset in range(fragment.physical_rows)]
+        table = table.append_column(ROW_ID, pa.array(row_ids, pa.uint64()))
+    if with_row_address:
+        addresses = [row_address(fragment.id, offset) for offset in range(fragment.physical_rows)]
+        table = table.append_column(ROW_ADDRESS, pa.array(addresses, pa.uint64()))
+
+    deleted = dataset.deleted_offsets(fragment)
+    if deleted:
+        visible = [True] * fragment.physical_rows
+        for offset in deleted:
+            visible[offset] = False
+        table = table.filter(pa.array(visible))
+    return table
+
+
+def scan(dataset: "Dataset", *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
+    """Every visible row of the version, fragment by fragment in manifest order."""
+    parts = [
+        fragment_table(dataset, fragment, with_row_id=with_row_id, with_row_address=with_row_address)
+        for fragment in dataset.fragments
+    ]
+    if not parts:
+        empty = dataset.schema.to_arrow()
+        if with_row_id:
+            empty = empty.append(pa.field(ROW_ID, pa.uint64()))
+        if with_row_address:
+            empty = empty.append(pa.field(ROW_ADDRESS, pa.uint64()))
+        return empty.empty_table()
+    return pa.concat_tables(parts)
