@@ -276,3 +276,106 @@ class Dataset:
             **options,
         )
         return cls(storage, committed, naming)
+
+    # -- operations (reference_impl/operations/) -----------------------------------
+
+    def delete(self, where) -> "Dataset":
+        """Delete rows: ``where`` is a pyarrow compute expression over the
+        columns, or a mapping ``{fragment_id: [physical offsets]}``."""
+        from .operations.delete import delete
+
+        return delete(self, where)
+
+    def update(self, values, where=None) -> "Dataset":
+        """Set columns to new values (``{name: expression or scalar}``) on the
+        rows ``where`` selects (every row by default): the old rows are
+        deleted and the new ones written as new fragments."""
+        from .operations.delete import update
+
+        return update(self, values, where)
+
+    def add_columns(self, columns) -> "Dataset":
+        """Add columns by data evolution: a new data file per fragment.
+        ``columns`` maps each new name to a pyarrow compute expression over the
+        existing columns, or to a function from a fragment's physical rows
+        (``pa.Table``) to an array."""
+        from .operations.schema_evolution import add_columns
+
+        return add_columns(self, columns)
+
+    def drop_columns(self, names) -> "Dataset":
+        """Remove columns (and nested fields, by dotted path) from the schema."""
+        from .operations.schema_evolution import drop_columns
+
+        return drop_columns(self, names)
+
+    def alter_columns(self, *alterations) -> "Dataset":
+        """Alter columns; each alteration is a mapping with ``path`` (dotted)
+        and any of ``name`` (rename), ``nullable`` and ``data_type`` (a cast,
+        which writes the column anew)."""
+        from .operations.schema_evolution import alter_columns
+
+        return alter_columns(self, *alterations)
+
+    def update_metadata(self, *, config=None, table_metadata=None, schema_metadata=None, field_metadata=None,
+                        replace: bool = False) -> "Dataset":
+        """Change table config, table metadata, schema metadata or field
+        metadata (``{field path: {key: value}}``); a value of None removes the key."""
+        from .operations.metadata import update_metadata
+
+        return update_metadata(
+            self, config=config, table_metadata=table_metadata, schema_metadata=schema_metadata,
+            field_metadata=field_metadata, replace=replace,
+        )
+
+    def compact(self, *, target_rows_per_fragment: int = 1024 * 1024, materialize_deletions: bool = True) -> "Dataset":
+        """Rewrite small fragments (and fragments with deletions) into fewer,
+        larger ones: a ReserveFragments commit, then a Rewrite."""
+        from .operations.compaction import compact
+
+        return compact(self, target_rows_per_fragment=target_rows_per_fragment,
+                       materialize_deletions=materialize_deletions)
+
+    def restore(self, version: int) -> "Dataset":
+        """Commit a new version whose content is that of ``version``."""
+        from .operations.restore import restore
+
+        return restore(self, version)
+
+    def create_index(self, columns, *, name: str | None = None, index_type: str = "BTREE",
+                     replace: bool = True) -> "Dataset":
+        """Record a new index over ``columns`` (metadata only: the index
+        payload is opaque to the table format)."""
+        from .operations.indices import create_index
+
+        return create_index(self, columns, name=name, index_type=index_type, replace=replace)
+
+    def drop_index(self, name: str) -> "Dataset":
+        from .operations.indices import drop_index
+
+        return drop_index(self, name)
+
+    def create_tag(self, name: str, version: int | None = None) -> None:
+        """Tag ``version`` (this one by default) as ``name``."""
+        from .operations.refs import create_tag
+
+        create_tag(self, name, version)
+
+    def delete_tag(self, name: str) -> None:
+        from .operations.refs import delete_tag
+
+        delete_tag(self, name)
+
+    def create_branch(self, name: str, version: int | None = None) -> "Dataset":
+        """Start branch ``name`` from ``version`` (this one by default) and
+        open it."""
+        from .operations.refs import create_branch
+
+        return create_branch(self, name, version)
+
+    def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None) -> "Dataset":
+        """A new dataset at ``target_uri`` whose files stay here, referenced
+        through a base path."""
+        from .operations.clone import shallow_clone
+
+        return shallow_clone(self, target_uri, version=version, tag=tag)
