@@ -1,0 +1,65 @@
+"""The lance-conformance command line, run as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+from conformance.describe import validate_description
+from reference_impl.dataset import Dataset
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "ds"
+    ds = Dataset.create(path, pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": ["a", None, "c"]}))
+    ds.append(pa.table({"id": pa.array([4], pa.int64()), "s": ["d"]}))
+    return path
+
+
+def test_describe_prints_the_canonical_json_document(small_dataset):
+    result = run_cli("describe", str(small_dataset))
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    validate_description(document)
+    assert document["version"] == 2 and document["num_rows"] == 4
+    assert [f["name"] for f in document["schema"]] == ["id", "s"]
+
+
+def test_describe_a_chosen_version_as_text(small_dataset):
+    result = run_cli("describe", str(small_dataset), "--version", "1", "--format", "text")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("version 1 (v2 names), 3 rows, 1 fragments")
+    assert "0: id int64" in result.stdout
+
+
+def test_not_a_dataset_exits_2_without_a_traceback(tmp_path):
+    result = run_cli("describe", str(tmp_path))
+    assert result.returncode == 2
+    assert "not a Lance dataset" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_version_and_a_corrupt_manifest_exit_1_naming_the_file(small_dataset, tmp_path):
+    missing = run_cli("describe", str(small_dataset), "--version", "9")
+    assert missing.returncode == 1 and "version 9" in missing.stderr
+
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(small_dataset, broken)
+    manifest = sorted((broken / "_versions").glob("*.manifest"))[0]
+    manifest.write_bytes(manifest.read_bytes()[:-3])
+    result = run_cli("describe", str(broken))
+    assert result.returncode == 1
+    assert manifest.name in result.stderr and "Traceback" not in result.stderr
