@@ -30,7 +30,7 @@ def _write_demo_datasets(root: Path) -> dict[str, Path]:
     path = root / "stable_row_ids"
     lance.write_dataset(rows(0, 200), path, enable_stable_row_ids=True, max_rows_per_file=50)
     lance.dataset(path).delete("id < 20")
-    lance.dataset(path).optimize.compact_files(target_rows_per_file=1000)
+    lance.dataset(path).optimize.compact_files()
     datasets[path.name] = path
 
     path = root / "schema_evolution_v1_names"

@@ -63,3 +63,11 @@ def test_a_missing_version_and_a_corrupt_manifest_exit_1_naming_the_file(small_d
     result = run_cli("describe", str(broken))
     assert result.returncode == 1
     assert manifest.name in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_demo_runs_and_reports_agreement(tmp_path):
+    pytest.importorskip("lance")
+    result = run_cli("demo", "--out", str(tmp_path / "demo"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "demo finished: every description agrees" in result.stdout
+    assert (tmp_path / "demo" / "stable_row_ids" / "_versions").is_dir()
