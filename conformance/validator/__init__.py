@@ -1,0 +1,7 @@
+"""The spec validator: registered rules, each citing requirement ids, run over
+a dataset by :func:`validate`."""
+
+from .engine import Report, validate
+from .registry import Finding, Rule, Scope, Severity, all_rules, rule
+
+__all__ = ["Finding", "Report", "Rule", "Scope", "Severity", "all_rules", "rule", "validate"]

@@ -1,0 +1,66 @@
+"""The rule catalog, generated from the registry (``docs/rules.md``).
+
+``python -m conformance.validator.catalog > docs/rules.md`` regenerates it; a
+test fails when the committed file differs, so the catalog is never
+maintained by hand.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..requirements import load_requirements
+from .registry import all_rules
+
+
+def covered_requirements() -> set[str]:
+    """Requirement ids cited by at least one rule."""
+    return {req for r in all_rules() for req in r.requirements}
+
+
+def uncovered_requirements() -> list:
+    """Requirements no rule checks, each with the catalog's reason when it is
+    marked uncheckable (None when it could be checked but is not yet)."""
+    covered = covered_requirements()
+    return [req for req_id, req in sorted(load_requirements().items()) if req_id not in covered]
+
+
+def render_markdown() -> str:
+    requirements = load_requirements()
+    rules = all_rules()
+    lines = [
+        "_Generated from the rule registry by `python -m conformance.validator.catalog > docs/rules.md`;"
+        " do not edit by hand._",
+        "",
+        "# Validator rules",
+        "",
+        f"{len(rules)} rules. Each cites the requirements (docs/requirements.md) it checks.",
+        "",
+    ]
+    topic = None
+    for r in rules:
+        current = r.id.split("/", 1)[0]
+        if current != topic:
+            topic = current
+            lines += [f"## {topic}", "", "| rule | severity | checks | requirements |", "| --- | --- | --- | --- |"]
+        cited = ", ".join(f"`{req}`" + ("" if req in requirements else " (unknown!)") for req in r.requirements)
+        lines.append(f"| `{r.id}` | {r.severity.value} | {r.summary} | {cited} |")
+        if rules[-1] is r or rules[rules.index(r) + 1].id.split("/", 1)[0] != topic:
+            lines.append("")
+    uncovered = uncovered_requirements()
+    lines += [
+        "## Requirements no rule checks",
+        "",
+        f"{len(uncovered)} of {len(requirements)} requirements.",
+        "",
+        "| requirement | why |",
+        "| --- | --- |",
+    ]
+    for req in uncovered:
+        why = req.uncheckable or "checkable at rest; no rule yet"
+        lines.append(f"| `{req.id}` | {why} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_markdown())

@@ -1,0 +1,122 @@
+"""What rules look at: a dataset and its versions, loaded defensively.
+
+Every load goes through :class:`Loaded`, which holds either a value or the
+:class:`~reference_impl.errors.LanceFormatError` that prevented it. Rules never
+see a half-decoded object, and a file that cannot be read becomes a finding of
+the rule responsible for it, not an exception. All file access goes through
+:class:`reference_impl.storage.Storage`, so nothing outside the dataset root
+or a declared base path is ever read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+from functools import cached_property
+from typing import Callable, Generic, TypeVar
+
+from reference_impl.dataset import Dataset, FileLocation
+from reference_impl.errors import LanceFormatError
+from reference_impl.fragments import Fragment
+from reference_impl.manifest import Manifest
+from reference_impl.manifest_file import ManifestFile, read_manifest_file
+from reference_impl.naming import VersionListing, list_versions
+from reference_impl.storage import Storage
+
+T = TypeVar("T")
+
+
+@dataclass
+class Loaded(Generic[T]):
+    value: T | None = None
+    error: LanceFormatError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def load(action: Callable[[], T]) -> Loaded[T]:
+    try:
+        return Loaded(value=action())
+    except LanceFormatError as exc:
+        return Loaded(error=exc)
+
+
+@dataclass
+class DatasetView:
+    """The whole dataset: its listing, and every manifest on demand."""
+
+    storage: Storage
+    #: The versions this run validates (dataset-scoped rules look at these).
+    selected_versions: list[int] = dc_field(default_factory=list)
+    _manifests: dict[int, Loaded[ManifestFile]] = dc_field(default_factory=dict)
+    _cache: dict = dc_field(default_factory=dict)
+
+    @cached_property
+    def listing(self) -> VersionListing:
+        return list_versions(self.storage)
+
+    def manifest_paths(self) -> dict[int, str]:
+        """Committed manifests by version (both schemes, even when mixed)."""
+        return self.listing.manifests()
+
+    def manifest_file(self, version: int) -> Loaded[ManifestFile]:
+        if version not in self._manifests:
+            relpath = self.manifest_paths().get(version)
+            if relpath is None:
+                self._manifests[version] = Loaded(
+                    error=LanceFormatError(str(self.storage.root), f"version {version} has no manifest")
+                )
+            else:
+                self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath))
+        return self._manifests[version]
+
+    def version_view(self, version: int) -> "VersionView | None":
+        loaded = self.manifest_file(version)
+        if not loaded.ok:
+            return None
+        return VersionView(self, version, self.manifest_paths()[version], loaded.value)
+
+    def cached(self, key, action: Callable[[], T]) -> Loaded[T]:
+        """Load once per validation run (data file footers, deletion files...)."""
+        if key not in self._cache:
+            self._cache[key] = load(action)
+        return self._cache[key]
+
+
+@dataclass
+class VersionView:
+    """One version whose manifest decoded."""
+
+    dataset: DatasetView
+    version: int
+    manifest_path: str
+    manifest_file: ManifestFile
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.manifest_file.manifest
+
+    @cached_property
+    def reader(self) -> Dataset:
+        """The reference reader over this manifest (feature flags not enforced,
+        so that rules can report on them)."""
+        from reference_impl.naming import parse_manifest_name
+
+        parsed = parse_manifest_name(self.manifest_path.rsplit("/", 1)[-1])
+        return Dataset(self.dataset.storage, self.manifest_file, parsed[1] if parsed else None)
+
+    def at(self, detail: str) -> str:
+        """A finding location inside this version's manifest."""
+        return f"{self.manifest_path}#{detail}"
+
+    def data_file_location(self, fragment: Fragment, index: int) -> Loaded[FileLocation]:
+        return load(lambda: self.reader.data_file_location(fragment.files[index]))
+
+    def deleted_offsets(self, fragment: Fragment) -> Loaded[list[int]]:
+        key = ("deletions", fragment.id, repr(fragment.deletion_file))
+        return self.dataset.cached(key, lambda: self.reader.deleted_offsets(fragment))
+
+    def row_ids(self, fragment: Fragment) -> Loaded[list[int] | None]:
+        key = ("row_ids", self.version, fragment.id)
+        return self.dataset.cached(key, lambda: self.reader.row_ids(fragment))

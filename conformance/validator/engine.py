@@ -1,0 +1,128 @@
+"""Running rules over a dataset.
+
+The engine calls each selected rule on the dataset (dataset-scoped rules) and
+on each selected version (version-scoped rules), collects what they yield as
+:class:`~conformance.validator.registry.Finding` objects, and guarantees that
+no exception escapes: a rule that fails unexpectedly is reported as an
+``validator.internal-error`` finding naming the rule, so that a bug in one rule
+never hides the findings of the others.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass, field as dc_field
+
+from reference_impl.errors import NotADatasetError
+from reference_impl.naming import LEGACY_LATEST
+from reference_impl.storage import Storage, local_path
+
+from .context import DatasetView
+from .registry import Finding, Rule, Scope, Severity, iter_rules
+
+INTERNAL_ERROR_RULE = "validator.internal-error"
+
+
+@dataclass
+class Report:
+    dataset: str
+    versions: list[int]
+    rules: list[str]
+    findings: list[Finding] = dc_field(default_factory=list)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def has_errors(self) -> bool:
+        return self.count(Severity.ERROR) > 0
+
+    def summary(self) -> dict:
+        return {
+            "errors": self.count(Severity.ERROR),
+            "warnings": self.count(Severity.WARNING),
+            "infos": self.count(Severity.INFO),
+            "versions_checked": len(self.versions),
+            "rules_run": len(self.rules),
+        }
+
+    def to_json(self) -> dict:
+        return {
+            "dataset": self.dataset,
+            "versions": self.versions,
+            "findings": [f.to_json() for f in self.findings],
+            "summary": self.summary(),
+        }
+
+
+def open_dataset_view(path: str | os.PathLike) -> DatasetView:
+    """A view of ``path``; :class:`NotADatasetError` when it holds no dataset."""
+    root = local_path(path)
+    if not root.is_dir():
+        raise NotADatasetError(str(root), "not a directory")
+    storage = Storage(root, writable=False)
+    view = DatasetView(storage)
+    listing = view.listing
+    if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
+        raise NotADatasetError(str(root), "no manifest under _versions/ and no _latest.manifest")
+    return view
+
+
+def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
+    findings = []
+    try:
+        for item in rule.check(subject) or ():
+            if isinstance(item, Finding):
+                findings.append(item)
+            else:
+                message, location = item
+                findings.append(rule.finding(message, version=version, location=location))
+    except Exception as exc:  # the engine's promise: one failing rule never stops validation
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        findings.append(
+            Finding(
+                INTERNAL_ERROR_RULE,
+                Severity.ERROR,
+                rule.requirements,
+                f"rule {rule.id} could not complete: {detail}",
+                version,
+                None,
+            )
+        )
+    return findings
+
+
+def validate(
+    path: str | os.PathLike,
+    *,
+    version: int | None = None,
+    all_versions: bool = False,
+    rules: list[str] | None = None,
+) -> Report:
+    """Validate ``path``: the latest version by default, one ``version``, or
+    ``all_versions``. ``rules`` selects rules by id or id prefix."""
+    view = open_dataset_view(path)
+    selected = list(iter_rules(rules))
+    available = sorted(view.manifest_paths())
+    if all_versions:
+        versions = available
+    elif version is not None:
+        versions = [version]
+    else:
+        versions = available[-1:]
+
+    report = Report(str(view.storage.root), versions, [r.id for r in selected])
+    view.selected_versions = versions
+    for rule in selected:
+        if rule.scope is Scope.DATASET:
+            report.findings.extend(_run(rule, view, None))
+    for number in versions:
+        version_view = view.version_view(number)
+        if version_view is None:
+            continue  # the manifest rules report why it did not load
+        for rule in selected:
+            if rule.scope is Scope.VERSION:
+                report.findings.extend(_run(rule, version_view, number))
+    report.findings.sort(key=lambda f: (f.version or 0, f.rule, f.location or "", f.message))
+    return report

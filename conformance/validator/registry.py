@@ -1,0 +1,107 @@
+"""The rule registry.
+
+A rule is a small function registered with :func:`rule`: it has a stable id, a
+severity, the requirement ids (``conformance/data/requirements.json``) it
+checks, a one-line summary, and a scope saying what it looks at. The
+documentation's rule catalog is generated from this registry, never written by
+hand.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Scope(str, enum.Enum):
+    #: Called once with the whole dataset (naming, history, refs).
+    DATASET = "dataset"
+    #: Called once per version whose manifest decodes.
+    VERSION = "version"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a rule found."""
+
+    rule: str
+    severity: Severity
+    requirements: tuple[str, ...]
+    message: str
+    version: int | None = None
+    #: A path relative to the dataset root, optionally with a detail after
+    #: '#' (e.g. ``_versions/1.manifest#fragments[2].files[0]``).
+    location: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "version": self.version,
+            "requirements": list(self.requirements),
+            "message": self.message,
+            "location": self.location,
+        }
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    requirements: tuple[str, ...]
+    summary: str
+    scope: Scope
+    check: Callable
+
+    def finding(self, message: str, *, version: int | None = None, location: str | None = None,
+                severity: Severity | None = None) -> Finding:
+        return Finding(self.id, severity or self.severity, self.requirements, message, version, location)
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | list[str], summary: str,
+         scope: Scope | str = Scope.VERSION):
+    """Register the decorated function as a rule.
+
+    A version-scoped rule is called as ``check(version_view)`` and a
+    dataset-scoped one as ``check(dataset_view)``; either yields
+    ``(message, location)`` pairs (location may be None), or full
+    :class:`Finding` objects when it needs another severity.
+    """
+
+    def register(check: Callable) -> Callable:
+        if id in _RULES:
+            raise ValueError(f"rule {id} is registered twice")
+        if not requirements:
+            raise ValueError(f"rule {id} cites no requirement")
+        _RULES[id] = Rule(id, Severity(severity), tuple(requirements), summary, Scope(scope), check)
+        return check
+
+    return register
+
+
+def all_rules() -> list[Rule]:
+    """Every registered rule, by id."""
+    from . import rules  # noqa: F401  (importing registers them)
+
+    return [_RULES[key] for key in sorted(_RULES)]
+
+
+def rules_by_id() -> dict[str, Rule]:
+    return {r.id: r for r in all_rules()}
+
+
+def iter_rules(selected: list[str] | None = None) -> Iterator[Rule]:
+    """Rules whose id equals a selection entry, or lies under it (``manifest`` selects ``manifest/...``)."""
+    for candidate in all_rules():
+        if not selected or any(candidate.id == s or candidate.id.startswith(s.rstrip("/") + "/") for s in selected):
+            yield candidate

@@ -1,0 +1,118 @@
+"""Renderings of a validation report: text, JSON, JUnit XML and SARIF 2.1.0.
+
+JSON is the reference form (its JSON Schema is
+``conformance/schemas/validation-report.schema.json``); JUnit lets CI systems
+show one test case per rule, and SARIF lets code-scanning tools show findings
+next to the files they concern.
+"""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree
+
+from .engine import Report
+from .registry import Severity, rules_by_id
+
+
+def to_text(report: Report) -> str:
+    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules"]
+    for finding in report.findings:
+        where = f" at {finding.location}" if finding.location else ""
+        version = f"v{finding.version} " if finding.version is not None else ""
+        lines.append(
+            f"  {finding.severity.value.upper():7} {version}{finding.rule}{where}: {finding.message}"
+            f" [{', '.join(finding.requirements)}]"
+        )
+    summary = report.summary()
+    lines.append(f"{summary['errors']} errors, {summary['warnings']} warnings, {summary['infos']} infos")
+    return "\n".join(lines)
+
+
+def _span(versions: list[int]) -> str:
+    if not versions:
+        return "none"
+    if len(versions) == 1:
+        return str(versions[0])
+    return f"{versions[0]}..{versions[-1]}"
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=2)
+
+
+def to_junit(report: Report) -> str:
+    """One test suite, one test case per rule run; a rule with error findings
+    fails, warnings and infos are attached as system-out."""
+    by_rule: dict[str, list] = {rule_id: [] for rule_id in report.rules}
+    for finding in report.findings:
+        by_rule.setdefault(finding.rule, []).append(finding)
+    failures = sum(1 for found in by_rule.values() if any(f.severity is Severity.ERROR for f in found))
+    suite = ElementTree.Element(
+        "testsuite", name=f"lance-conformance validate {report.dataset}", tests=str(len(by_rule)),
+        failures=str(failures), errors="0",
+    )
+    for rule_id, found in sorted(by_rule.items()):
+        case = ElementTree.SubElement(suite, "testcase", classname="lance-conformance", name=rule_id)
+        errors = [f for f in found if f.severity is Severity.ERROR]
+        if errors:
+            failure = ElementTree.SubElement(case, "failure", message=f"{len(errors)} violations")
+            failure.text = "\n".join(_line(f) for f in errors)
+        others = [f for f in found if f.severity is not Severity.ERROR]
+        if others:
+            ElementTree.SubElement(case, "system-out").text = "\n".join(_line(f) for f in others)
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def _line(finding) -> str:
+    version = f"v{finding.version} " if finding.version is not None else ""
+    where = f" at {finding.location}" if finding.location else ""
+    return f"{version}{finding.message}{where} [{', '.join(finding.requirements)}]"
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def to_sarif(report: Report) -> str:
+    known = rules_by_id()
+    rule_ids = sorted({f.rule for f in report.findings} | set(report.rules))
+    rules = []
+    for rule_id in rule_ids:
+        rule = known.get(rule_id)
+        rules.append(
+            {
+                "id": rule_id,
+                "shortDescription": {"text": rule.summary if rule else "internal validator error"},
+                "properties": {"requirements": list(rule.requirements) if rule else []},
+            }
+        )
+    results = []
+    for finding in report.findings:
+        result = {
+            "ruleId": finding.rule,
+            "level": _SARIF_LEVEL[finding.severity],
+            "message": {"text": finding.message},
+            "properties": {"requirements": list(finding.requirements), "version": finding.version},
+        }
+        if finding.location:
+            uri, _, detail = finding.location.partition("#")
+            location = {"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "DATASET"}}}
+            if detail:
+                location["logicalLocations"] = [{"fullyQualifiedName": detail}]
+            result["locations"] = [location]
+        results.append(result)
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
+                "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2)
+
+
+FORMATS = {"text": to_text, "json": to_json, "junit": to_junit, "sarif": to_sarif}

@@ -1,0 +1,122 @@
+"""Rules on the version history and its transaction files (table format:
+committing datasets, conflict resolution; transaction specification)."""
+
+from __future__ import annotations
+
+import re
+
+from reference_impl.transactions import read_transaction_file
+
+from ..context import DatasetView, VersionView
+from ..registry import Scope, Severity, rule
+
+TRANSACTION_FILE_NAME = re.compile(
+    r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$"
+)
+
+
+@rule(
+    "history/gapless",
+    severity=Severity.WARNING,
+    requirements=("history.no-skipped-versions", "history.versions-increase"),
+    summary="Versions are consecutive from the oldest kept one (a gap means a skipped or removed version)",
+    scope=Scope.DATASET,
+)
+def gapless(dataset: DatasetView):
+    versions = sorted(dataset.manifest_paths())
+    missing = sorted(set(range(versions[0], versions[-1] + 1)) - set(versions)) if versions else []
+    if missing:
+        shown = ", ".join(str(v) for v in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        yield (
+            f"versions {shown} between {versions[0]} and {versions[-1]} have no manifest "
+            "(skipped, or removed by a cleanup)",
+            "_versions",
+        )
+
+
+def _transaction(view: VersionView):
+    name = view.manifest.transaction_file
+    return view.dataset.cached(("txn", name), lambda: read_transaction_file(view.dataset.storage, name))
+
+
+@rule(
+    "transaction/file-name",
+    severity=Severity.ERROR,
+    requirements=("transaction.file-name-format",),
+    summary="transaction_file has the form {read_version}-{uuid}.txn",
+)
+def file_name(view: VersionView):
+    name = view.manifest.transaction_file
+    if name and not TRANSACTION_FILE_NAME.match(name):
+        yield f"transaction_file '{name}' is not of the form {{read_version}}-{{uuid}}.txn", view.at("transaction_file")
+
+
+@rule(
+    "transaction/file-decodes",
+    severity=Severity.ERROR,
+    requirements=("transaction.file-path-resolves", "transaction.file-decodes"),
+    summary="The transaction file the manifest names exists and decodes as a Transaction",
+)
+def file_decodes(view: VersionView):
+    if view.manifest.transaction_file:
+        loaded = _transaction(view)
+        if not loaded.ok:
+            yield loaded.error.problem, f"_transactions/{view.manifest.transaction_file}"
+
+
+@rule(
+    "transaction/file-missing",
+    severity=Severity.INFO,
+    requirements=("transaction.file-written", "transaction.file-may-be-absent"),
+    summary="A version records the transaction that created it, in a file or in the manifest",
+)
+def file_missing(view: VersionView):
+    if not view.manifest.transaction_file and view.manifest_file.transaction is None:
+        yield "the version records no transaction (concurrent writers must assume it conflicts)", view.at(
+            "transaction_file"
+        )
+
+
+@rule(
+    "transaction/read-version",
+    severity=Severity.ERROR,
+    requirements=("transaction.name-read-version-matches", "transaction.read-version-earlier"),
+    summary="The transaction read an earlier version, the one its file name says",
+)
+def read_version(view: VersionView):
+    name = view.manifest.transaction_file
+    candidates = []
+    if name:
+        loaded = _transaction(view)
+        if loaded.ok:
+            candidates.append((loaded.value, f"_transactions/{name}"))
+        match = TRANSACTION_FILE_NAME.match(name)
+        if match and loaded.ok and int(match.group(1)) != loaded.value.read_version:
+            yield (
+                f"the file name says read version {match.group(1)}, the transaction {loaded.value.read_version}",
+                f"_transactions/{name}",
+            )
+    if view.manifest_file.transaction is not None:
+        candidates.append((view.manifest_file.transaction, view.at("transaction_section")))
+    for transaction, location in candidates:
+        if transaction.read_version >= view.version:
+            yield (
+                f"the transaction read version {transaction.read_version}, not earlier than the version "
+                f"{view.version} it created",
+                location,
+            )
+
+
+@rule(
+    "transaction/embedded-matches-file",
+    severity=Severity.ERROR,
+    requirements=("transaction.file-decodes", "manifest.transaction-section-length-prefixed"),
+    summary="A transaction kept both in the manifest and in _transactions/ is the same in both",
+)
+def embedded_matches_file(view: VersionView):
+    embedded = view.manifest_file.transaction
+    if embedded is None or not view.manifest.transaction_file:
+        return
+    loaded = _transaction(view)
+    if loaded.ok and loaded.value != embedded:
+        yield "the embedded transaction differs from the transaction file", f"_transactions/{view.manifest.transaction_file}"
