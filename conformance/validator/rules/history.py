@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from reference_impl.transactions import read_transaction_file
+from reference_impl.transactions import Clone, read_transaction_file
 
 from ..context import DatasetView, VersionView
 from ..registry import Scope, Severity, rule
@@ -99,6 +99,8 @@ def read_version(view: VersionView):
     if view.manifest_file.transaction is not None:
         candidates.append((view.manifest_file.transaction, view.at("transaction_section")))
     for transaction, location in candidates:
+        if isinstance(transaction.operation, Clone):
+            continue  # a clone's read version is the version of the dataset it was cloned from
         if transaction.read_version >= view.version:
             yield (
                 f"the transaction read version {transaction.read_version}, not earlier than the version "
