@@ -1,7 +1,12 @@
 """The validator's rules, one module per topic of the specification.
 
-Importing this package registers every rule (see
-:mod:`conformance.validator.registry`).
+Importing this package imports every module in it, which registers their
+rules (see :mod:`conformance.validator.registry`); a new topic module needs no
+other wiring.
 """
 
-from . import feature_flags, history, manifest, naming  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
