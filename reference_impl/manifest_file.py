@@ -92,12 +92,15 @@ def _parse(message, payload: bytes, path: str, what: str):
     return message
 
 
+def _decode_section(data: bytes, position: int, message, path: str, what: str):
+    """Parse the length-prefixed section at ``position`` into ``message``."""
+    return _parse(message, read_section(data, position, path, what), path, what)
+
+
 def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
     """Decode a whole manifest file held in memory."""
     footer = parse_footer(data, path)
-    manifest_msg = _parse(
-        table_pb2.Manifest(), read_section(data, footer.manifest_position, path, "manifest"), path, "manifest"
-    )
+    manifest_msg = _decode_section(data, footer.manifest_position, table_pb2.Manifest(), path, "manifest")
     try:
         manifest = Manifest.from_proto(manifest_msg)
     except ValueError as exc:
@@ -105,12 +108,7 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
 
     indices = None
     if manifest.index_section is not None:
-        section = _parse(
-            table_pb2.IndexSection(),
-            read_section(data, manifest.index_section, path, "index section"),
-            path,
-            "index section",
-        )
+        section = _decode_section(data, manifest.index_section, table_pb2.IndexSection(), path, "index section")
         try:
             indices = [IndexMetadata.from_proto(m) for m in section.indices]
             for index in indices:
@@ -120,11 +118,8 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
 
     transaction = None
     if manifest.transaction_section is not None:
-        message = _parse(
-            transaction_pb2.Transaction(),
-            read_section(data, manifest.transaction_section, path, "transaction section"),
-            path,
-            "transaction section",
+        message = _decode_section(
+            data, manifest.transaction_section, transaction_pb2.Transaction(), path, "transaction section"
         )
         transaction = Transaction.from_proto(message, path)
 

@@ -365,14 +365,7 @@ def write_branch(
         "metadata": {},
     }
     storage.put_if_not_exists(branch_path(name), json.dumps(obj, indent=2).encode("utf-8"))
-    return Branch(
-        name=name,
-        parent_branch=parent_branch,
-        parent_version=parent_version,
-        raw=obj,
-        create_at=create_at,
-        manifest_size=manifest_size,
-    )
+    return parse_branch(name, obj, str(storage.path(branch_path(name))))
 
 
 def delete_tag(storage: Storage, name: str) -> None:
