@@ -24,11 +24,23 @@ def load_schema(name: str) -> dict:
     return json.loads(text)
 
 
+@lru_cache(maxsize=None)
+def schema_validator(name: str):
+    """A compiled validator for a shipped JSON Schema (checked once, reused)."""
+    import jsonschema
+
+    schema = load_schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
 def validate_description(document: dict) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
     import jsonschema
 
-    jsonschema.validate(document, load_schema("describe.schema.json"), cls=jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(schema_validator("describe.schema.json").iter_errors(document))
+    if error is not None:
+        raise error
 
 
 def metadata_value(raw: bytes) -> str:

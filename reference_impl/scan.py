@@ -38,8 +38,10 @@ def _with_descendants(schema: Schema, top: Field) -> list[Field]:
 
 
 def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool = False,
-                   with_row_address: bool = False) -> pa.Table:
-    """The visible rows of ``fragment``, every column of the schema."""
+                   with_row_address: bool = False, include_deleted: bool = False) -> pa.Table:
+    """The visible rows of ``fragment``, every column of the schema; with
+    ``include_deleted``, every physical row (data evolution writes values for
+    deleted rows too, so that new data files line up with the old ones)."""
     schema = dataset.schema
     arrow_schema = schema.to_arrow()
     source_of: dict[int, int] = {}
@@ -48,6 +50,7 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
             if field_id != TOMBSTONE_FIELD_ID:
                 source_of[field_id] = index
 
+    readers: dict[int, LanceFileReader] = {}
     columns = []
     for top, arrow_field in zip(schema.top_level(), arrow_schema):
         index = source_of.get(top.id)
@@ -55,13 +58,16 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
             columns.append(pa.nulls(fragment.physical_rows, arrow_field.type))
             continue
         data_file = fragment.files[index]
-        location = dataset.data_file_location(data_file)
-        reader = LanceFileReader(location.storage, location.relpath)
-        if reader.num_rows != fragment.physical_rows:
-            raise CorruptFileError(
-                str(location),
-                f"holds {reader.num_rows} rows but fragment {fragment.id} has {fragment.physical_rows} physical rows",
-            )
+        if index not in readers:
+            location = dataset.data_file_location(data_file)
+            readers[index] = LanceFileReader(location.storage, location.relpath)
+            if readers[index].num_rows != fragment.physical_rows:
+                raise CorruptFileError(
+                    str(location),
+                    f"holds {readers[index].num_rows} rows but fragment {fragment.id} has "
+                    f"{fragment.physical_rows} physical rows",
+                )
+        reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
         part = reader.read(
             _with_descendants(schema, top),
@@ -81,7 +87,7 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
         addresses = [row_address(fragment.id, offset) for offset in range(fragment.physical_rows)]
         table = table.append_column(ROW_ADDRESS, pa.array(addresses, pa.uint64()))
 
-    deleted = dataset.deleted_offsets(fragment)
+    deleted = [] if include_deleted else dataset.deleted_offsets(fragment)
     if deleted:
         visible = [True] * fragment.physical_rows
         for offset in deleted:

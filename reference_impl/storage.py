@@ -39,6 +39,7 @@ class Storage:
     def __init__(self, root: str | os.PathLike, *, writable: bool = True):
         self.root = local_path(root).absolute()
         self.writable = writable
+        self._real_root = os.path.realpath(self.root)
 
     def __repr__(self) -> str:
         return f"Storage({str(self.root)!r})"
@@ -55,7 +56,7 @@ class Storage:
         if candidate.is_absolute() or ".." in candidate.parts:
             raise PathEscapeError(relpath, f"path leads outside {self.root}")
         full = self.root / candidate
-        real_root = os.path.realpath(self.root)
+        real_root = self._real_root
         real = os.path.realpath(full)
         if real != real_root and not real.startswith(real_root + os.sep):
             raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")

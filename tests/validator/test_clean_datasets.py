@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
 import pytest
 
-from conformance.describe import load_schema
+from conformance.describe import schema_validator
 from conformance.validator import Severity, validate
 
 
 def _problems(path) -> list[str]:
     report = validate(path, all_versions=True)
-    jsonschema.validate(report.to_json(), load_schema("validation-report.schema.json"))
+    schema_validator("validation-report.schema.json").validate(report.to_json())
     return [
         f"v{f.version} {f.rule}: {f.message} ({f.location})"
         for f in report.findings
