@@ -51,6 +51,7 @@ from .transactions import (
     UpdateMap,
     UpdateMapEntry,
     Update,
+    UpdateMode,
     write_transaction_file,
 )
 
@@ -245,9 +246,13 @@ def _apply_delete(b: _Builder, op: Delete) -> None:
 
 
 def _apply_update(b: _Builder, op: Update) -> None:
+    """Rows moved to new fragments (REWRITE_ROWS: the old fragments only gain
+    deletions, so indices still cover what is left of them), or columns
+    rewritten in place (REWRITE_COLUMNS: indices on those columns stop
+    covering the rewritten fragments)."""
     b.replace_fragments(op.updated_fragments, op.removed_fragment_ids)
     _drop_from_index_bitmaps(b, set(op.removed_fragment_ids))
-    if op.fields_modified:
+    if op.fields_modified and op.update_mode == UpdateMode.REWRITE_COLUMNS:
         modified = set(op.fields_modified)
         touched = {f.id for f in op.updated_fragments}
         for index in b.indices:
@@ -263,7 +268,8 @@ def _apply_merge(b: _Builder, op: Merge) -> None:
 
 
 def _apply_project(b: _Builder, op: Project) -> None:
-    b.schema = op.schema
+    # The Project message carries fields only: schema metadata is unchanged.
+    b.schema = Schema(list(op.schema.fields), dict(b.schema.metadata))
     remaining = set(op.schema.field_ids())
     b.fragments = [
         replace(f, files=[d for d in f.files if any(field_id in remaining for field_id in d.fields)])
