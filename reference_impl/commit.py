@@ -262,8 +262,15 @@ def _apply_update(b: _Builder, op: Update) -> None:
 
 
 def _apply_merge(b: _Builder, op: Merge) -> None:
+    """New columns over the same rows. With stable row ids every row counts as
+    updated by this version (row id & lineage: last-updated-at versions)."""
     b.schema = op.schema
     b.fragments = list(op.fragments)
+    if b.stable_row_ids:
+        b.fragments = [
+            replace(f, last_updated_at_version_sequence=encode_version_sequence([b.new_version] * f.physical_rows))
+            for f in b.fragments
+        ]
     b.keep_indices_on_existing_fields()
 
 

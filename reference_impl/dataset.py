@@ -296,8 +296,9 @@ class Dataset:
 
     def add_columns(self, columns) -> "Dataset":
         """Add columns by data evolution: a new data file per fragment.
-        ``columns`` maps each new name to a pyarrow compute expression over the
-        existing columns, or to a function from a fragment's physical rows
+        ``columns`` maps each new column (a name, or a ``pa.Field`` fixing its
+        type, nullability and metadata) to a pyarrow compute expression over
+        the existing columns, or to a function from a fragment's physical rows
         (``pa.Table``) to an array."""
         from .operations.schema_evolution import add_columns
 

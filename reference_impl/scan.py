@@ -27,7 +27,8 @@ ROW_ID = "_rowid"
 ROW_ADDRESS = "_rowaddr"
 
 
-def _with_descendants(schema: Schema, top: Field) -> list[Field]:
+def field_with_descendants(schema: Schema, top: Field) -> list[Field]:
+    """``top`` and every field nested under it, in schema order."""
     wanted = {top.id}
     fields = []
     for field in schema.fields:  # depth first: a child follows its parent
@@ -70,7 +71,7 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
         reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
         part = reader.read(
-            _with_descendants(schema, top),
+            field_with_descendants(schema, top),
             file_field_ids=list(data_file.fields),
             column_indices=list(column_indices),
             arrow_schema=pa.schema([arrow_field]),

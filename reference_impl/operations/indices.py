@@ -1,0 +1,143 @@
+"""Recording and removing indices (seed 000, ``IndexMetadata``; transaction
+specification: ``CreateIndex``).
+
+The table format treats an index's payload as a plugin's business (seed 000:
+"Indexes are plugins, and so the format of the details message is flexible
+and not fully defined by the table format"). This writer records index
+*metadata* only and writes no payload:
+
+* ``uuid``: a fresh random UUID (seed 000: "unique across all the dataset
+  versions");
+* ``fields``: the field ids of the indexed columns;
+* ``name``: given, or ``{column}_idx`` with the columns joined by ``_`` (the
+  name pylance picks); seed 000: "Must be unique within one dataset version";
+* ``dataset_version``: the version the index is built from, which is the
+  version read (pylance records the same);
+* ``fragment_bitmap``: every fragment of that version;
+* ``index_details``: an ``Any`` whose type URL is the one pylance 14 writes
+  for the index type (seed 000: a name like "btree" converts to
+  ``/lance.table.BTreeIndexDetails``) and whose payload is empty (every
+  field of the details message at its default);
+* ``index_version`` 0, ``created_at`` the commit time in milliseconds, no
+  ``files`` (seed 000: "If this is empty, the index files sizes are
+  unknown").
+
+Replacing an index of the same name lists the old one in ``removed_indices``
+(pylance does the same); dropping an index is a ``CreateIndex`` with no new
+index and the dropped one removed.
+
+pylance opens, scans and describes a dataset holding such an index and
+lists it, but a query that it plans through the index fails, because the
+payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
+answers it (docs/spec-discrepancies.md).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid as uuid_module
+from typing import TYPE_CHECKING, Iterable
+
+from ..errors import LanceFormatError
+from ..indices import IndexMetadata, encode_fragment_bitmap
+from ..schema import TOP_LEVEL_PARENT, Schema
+from ..transactions import CreateIndex
+
+if TYPE_CHECKING:
+    from ..dataset import Dataset
+
+#: Index type -> type URL of its details message, as pylance 14 writes them.
+INDEX_TYPE_URLS = {
+    "BTREE": "/lance.table.BTreeIndexDetails",
+    "BITMAP": "/lance.table.BitmapIndexDetails",
+    "LABEL_LIST": "/lance.table.LabelListIndexDetails",
+    "INVERTED": "/lance.table.InvertedIndexDetails",
+    "NGRAM": "/lance.table.NGramIndexDetails",
+    "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
+    "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
+}
+
+
+class IndexOperationError(LanceFormatError):
+    """An index operation that cannot be done (unknown column, name taken,
+    no such index)."""
+
+
+# -- public API ----------------------------------------------------------------
+
+
+def create_index(
+    dataset: "Dataset",
+    columns,
+    *,
+    name: str | None = None,
+    index_type: str = "BTREE",
+    replace: bool = True,
+) -> "Dataset":
+    """Commit a ``CreateIndex`` recording a new index over ``columns`` (a
+    column name or a list; nested fields by dotted path). ``index_type`` is
+    a key of :data:`INDEX_TYPE_URLS` (any case) or a type URL starting with
+    ``/``. An index of the same name is replaced, or refused when
+    ``replace`` is False."""
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if not columns:
+        raise ValueError("an index needs at least one column")
+    field_ids = [field_id_of(dataset.schema, column) for column in columns]
+    if len(set(field_ids)) != len(field_ids):
+        raise ValueError(f"columns {columns} name a field twice")
+    name = name if name is not None else "_".join(columns) + "_idx"
+    if not name:
+        raise ValueError("an index name cannot be empty")
+    existing = [index for index in dataset.indices if index.name == name]
+    if existing and not replace:
+        raise IndexOperationError(dataset.uri, f"an index named {name!r} already exists (pass replace=True)")
+    index = IndexMetadata(
+        uuid=str(uuid_module.uuid4()),
+        name=name,
+        fields=field_ids,
+        dataset_version=dataset.version,
+        fragment_bitmap=encode_fragment_bitmap(f.id for f in dataset.fragments),
+        type_url=type_url_of(index_type),
+        details=b"",
+        index_version=0,
+        created_at=time.time_ns() // 1_000_000,
+    )
+    return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
+
+
+def drop_index(dataset: "Dataset", name: str) -> "Dataset":
+    """Commit a ``CreateIndex`` that removes every index named ``name``."""
+    dropped = [index for index in dataset.indices if index.name == name]
+    if not dropped:
+        raise IndexOperationError(dataset.uri, f"there is no index named {name!r}")
+    return dataset.commit(CreateIndex(new_indices=[], removed_indices=dropped))
+
+
+# -- helpers ---------------------------------------------------------------------
+
+
+def type_url_of(index_type: str) -> str:
+    """The details type URL for an index type name, or the URL itself."""
+    if index_type.startswith("/"):
+        return index_type
+    url = INDEX_TYPE_URLS.get(index_type.upper())
+    if url is None:
+        raise ValueError(f"unknown index type {index_type!r}; known: {', '.join(INDEX_TYPE_URLS)}")
+    return url
+
+
+def field_id_of(schema: Schema, path: str) -> int:
+    """The id of the field at dotted ``path`` (``point.x``); schema format:
+    nesting by ``parent_id``."""
+    parent = TOP_LEVEL_PARENT
+    field = None
+    for part in path.split("."):
+        field = _child_named(schema.fields, parent, part)
+        if field is None:
+            raise IndexOperationError(path, "no such column in the schema")
+        parent = field.id
+    return field.id
+
+
+def _child_named(fields: Iterable, parent_id: int, name: str):
+    return next((f for f in fields if f.parent_id == parent_id and f.name == name), None)
