@@ -25,10 +25,10 @@ from dataclasses import dataclass, field as dc_field, replace
 from typing import Callable
 
 from . import feature_flags
-from .errors import CommitConflictError, LanceFormatError, UnsupportedFeatureError
+from .errors import LanceFormatError, UnsupportedFeatureError
 from .fragments import Fragment
-from .indices import IndexMetadata, decode_fragment_bitmap, encode_fragment_bitmap
-from .manifest import BasePath, DataStorageFormat, Manifest, WriterVersion
+from .indices import IndexMetadata, encode_fragment_bitmap
+from .manifest import DataStorageFormat, Manifest, WriterVersion
 from .manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
 from .naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
 from .row_ids import encode_row_id_sequence, encode_version_sequence
@@ -126,7 +126,10 @@ class _Builder:
         self.fragments: list[Fragment] = list(read.fragments) if read else []
         # Copies: the builder edits index bitmaps, and its inputs stay untouched.
         self.indices: list[IndexMetadata] = [replace(i) for i in read_indices]
-        self.max_fragment_id = read.max_fragment_id if read else None
+        # An absent max_fragment_id (older writers leave out a 0) must not
+        # hand out an id a fragment already has.
+        present = max((f.id for f in read.fragments), default=None) if read else None
+        self.max_fragment_id = _max_or_none(read.max_fragment_id if read else None, present)
         if read is None:
             self.stable_row_ids = settings.stable_row_ids
         else:
@@ -292,24 +295,16 @@ def _apply_reserve(b: _Builder, op: ReserveFragments) -> None:
 def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
     """Compaction: each group's old fragments are replaced by new ones whose
     ids were reserved earlier. With stable row ids the new fragments carry the
-    moved rows' ids and versions, and indices keep covering the group; without
-    them, row addresses changed and indices stop covering it."""
+    moved rows' ids and versions. Indices stop covering the rewritten
+    fragments in every case: index payloads locate rows by row address
+    (upstream row_id_lineage.md), and the addresses changed."""
     groups = op.groups or [_legacy_group(op)]
     for group in groups:
         old_ids = {f.id for f in group.old_fragments}
         if b.stable_row_ids and any(f.row_id_sequence is None for f in group.new_fragments):
             raise LanceFormatError("commit", "rewritten fragments must carry the row ids of the rows they moved")
-        kept = [f for f in b.fragments if f.id not in old_ids]
-        b.fragments = kept + list(group.new_fragments)
-        new_ids = {f.id for f in group.new_fragments}
-        for index in b.indices:
-            covered = set(index.fragment_ids() or [])
-            if not old_ids & covered:
-                continue
-            covered -= old_ids
-            if b.stable_row_ids and old_ids <= set(index.fragment_ids() or []):
-                covered |= new_ids
-            index.fragment_bitmap = encode_fragment_bitmap(covered)
+        b.fragments = [f for f in b.fragments if f.id not in old_ids] + list(group.new_fragments)
+        _drop_from_index_bitmaps(b, old_ids)
 
 
 def _legacy_group(op: Rewrite):

@@ -164,11 +164,28 @@ class Dataset:
             return None
         return fragment_row_ids(self.storage, fragment)
 
+    def root_storage(self) -> Storage:
+        """The storage of the dataset root, where ``_refs/`` lives, also when
+        this version belongs to a branch (kept under ``tree/{branch}/``;
+        upstream branch_tag.md)."""
+        from .errors import LanceFormatError
+        from .refs import TREE_DIR
+
+        branch = self.manifest.branch
+        if branch is None:
+            return self.storage
+        parts = [TREE_DIR, *branch.split("/")]
+        root = self.storage.root
+        if list(root.parts[-len(parts):]) != parts:
+            raise LanceFormatError(self.uri, f"the manifest names branch {branch!r}, but it is not under tree/{branch}")
+        return Storage(root.parents[len(parts) - 1])
+
     def tags(self):
-        """Tags of the dataset (``_refs/tags``), by name."""
+        """Tags of the dataset (``_refs/tags`` of the root, whichever branch
+        this version is on), by name."""
         from .refs import list_tags
 
-        return list_tags(self.storage)
+        return list_tags(self.root_storage())
 
     # -- reading rows ------------------------------------------------------------
 
@@ -329,13 +346,16 @@ class Dataset:
             field_metadata=field_metadata, replace=replace,
         )
 
-    def compact(self, *, target_rows_per_fragment: int = 1024 * 1024, materialize_deletions: bool = True) -> "Dataset":
-        """Rewrite small fragments (and fragments with deletions) into fewer,
-        larger ones: a ReserveFragments commit, then a Rewrite."""
+    def compact(self, *, target_rows_per_fragment: int = 1024 * 1024, materialize_deletions: bool = True,
+                materialize_deletions_threshold: float = 0.0) -> "Dataset":
+        """Rewrite small fragments (and fragments with more than the threshold
+        share of rows deleted) into fewer, larger ones: a ReserveFragments
+        commit, then a Rewrite."""
         from .operations.compaction import compact
 
         return compact(self, target_rows_per_fragment=target_rows_per_fragment,
-                       materialize_deletions=materialize_deletions)
+                       materialize_deletions=materialize_deletions,
+                       materialize_deletions_threshold=materialize_deletions_threshold)
 
     def restore(self, version: int) -> "Dataset":
         """Commit a new version whose content is that of ``version``."""
@@ -374,9 +394,10 @@ class Dataset:
 
         return create_branch(self, name, version)
 
-    def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None) -> "Dataset":
+    def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None,
+                      manifest_naming: str = "v2") -> "Dataset":
         """A new dataset at ``target_uri`` whose files stay here, referenced
         through a base path."""
         from .operations.clone import shallow_clone
 
-        return shallow_clone(self, target_uri, version=version, tag=tag)
+        return shallow_clone(self, target_uri, version=version, tag=tag, manifest_naming=manifest_naming)

@@ -41,7 +41,7 @@ from typing import Optional, Union
 
 from google.protobuf.message import DecodeError
 
-from .errors import CorruptFileError
+from .errors import CorruptFileError, PathEscapeError
 from .fragments import DataFile, Fragment
 from .indices import IndexFile, IndexMetadata, uuid_from_bytes
 from .manifest import BasePath
@@ -853,8 +853,12 @@ def decode_transaction(data: bytes, path: str, name: str | None = None) -> Trans
 
 def read_transaction_file(storage: Storage, name: str) -> Transaction:
     """Read ``_transactions/{name}`` (``name`` as a manifest's
-    ``transaction_file`` gives it)."""
-    _check_name(name)
+    ``transaction_file`` gives it). A name that is not a plain file name is a
+    :class:`PathEscapeError`: it comes from the dataset, not from the caller."""
+    try:
+        _check_name(name)
+    except ValueError as exc:
+        raise PathEscapeError(f"{TRANSACTIONS_DIR}/{name}", str(exc)) from None
     relpath = f"{TRANSACTIONS_DIR}/{name}"
     return decode_transaction(storage.read(relpath), str(storage.path(relpath)), name)
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from .. import feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
-from ..errors import CommitConflictError, LanceFormatError, UnsupportedFeatureError
+from ..errors import CommitConflictError, UnsupportedFeatureError
 from ..fragments import Fragment
 from ..indices import IndexMetadata
 from ..manifest import BasePath, Manifest
@@ -155,20 +155,6 @@ def cloned_manifest(
     return manifest, indices
 
 
-def root_storage(dataset: "Dataset") -> Storage:
-    """The storage of the dataset root, where ``_refs/`` lives, for a dataset
-    opened on any branch (a branch lives under ``tree/{name}/``; upstream
-    ``branch_tag.md``)."""
-    branch = dataset.manifest.branch
-    if branch is None:
-        return dataset.storage
-    parts = [TREE_DIR, *branch.split("/")]
-    root = dataset.storage.root
-    if list(root.parts[-len(parts):]) != parts:
-        raise LanceFormatError(dataset.uri, f"the manifest names branch {branch!r}, not found under tree/{branch}")
-    return Storage(root.parents[len(parts) - 1])
-
-
 # -- helpers ---------------------------------------------------------------------
 
 
@@ -188,7 +174,7 @@ def _clone_source(dataset: "Dataset", version: int | None, tag: str | None) -> t
 
     if tag is None:
         return (dataset if version in (None, dataset.version) else dataset.checkout(version)), dataset.manifest.branch
-    root = root_storage(dataset)
+    root = dataset.root_storage()
     found = read_tag(root, tag)
     if version is not None and version != found.version:
         raise ValueError(f"tag {tag!r} points to version {found.version}, not {version}")

@@ -18,19 +18,21 @@ Which fragments are rewritten (the rule)
     ``target_rows_per_fragment``, or when ``materialize_deletions`` is set and
     more than ``materialize_deletions_threshold`` of its physical rows are
     deleted (any deleted row with the default threshold of 0). Adjacent
-    candidates covered by exactly the same indices form a run; a
-    non-candidate, or a change in index coverage, ends it. (Mixing covered and
-    uncovered fragments would lose coverage: after a rewrite an index can only
-    go on covering new fragments whose rows it covered entirely.) A run that
+    candidates form a run; a non-candidate ends it. A run that
     is one fragment without deletions to materialize is left alone, since
     rewriting it would give the same fragment back. Each remaining run is one
     rewrite group; its visible rows, in order (fragment by fragment, physical
     order within each), are cut into new fragments of at most
     ``target_rows_per_fragment`` rows. A run with no visible row at all gets
-    no new fragment. This is close to pylance's planner; pylance additionally
-    splits long runs into several groups of about the target size and does not
-    count every deletion, so the fragment layouts can differ while the rows,
-    their order within a run and their row ids are the same.
+    no new fragment. This is close to pylance's planner, which also splits
+    long runs into several groups of about the target size and by default
+    materializes deletions only above 10% of a fragment: the fragment layouts
+    can differ, while the rows, their order within a run, their row ids and
+    their row versions are the same.
+
+    Only data files of version 2.0 are written, so a dataset of another data
+    storage version is refused (seed 000, ``DataStorageFormat``: one file
+    version per dataset) before anything is committed.
 
 Row ids and row versions
     Without stable row ids, a moved row's id is its new row address, and
@@ -43,19 +45,13 @@ Row ids and row versions
     without version sequences counts as created at version 1 and last
     updated when created, as upstream Lance does.
 
-Indices with a payload, under stable row ids
-    The commit keeps an index covering the new fragments of a group whose old
-    fragments it covered entirely, because the moved rows keep their ids.
-    That is only right for an index keyed by stable row id. Upstream
-    ``row_id_lineage.md`` says secondary indices reference rows by *row
-    address*, and pylance 14's scalar indices do, even under stable row ids:
-    a BTree query then misses every moved row (docs/spec-discrepancies.md).
-    This writer cannot rebuild an index payload, so under stable row ids a
-    fragment covered by an index whose payload exists (``IndexMetadata.files``
-    listed, or an ``_indices/{uuid}/`` directory present) is not a candidate.
-    Metadata-only indices have no payload to go stale and are compacted
-    through. Without stable row ids the commit drops rewritten fragments from
-    every index, so nothing needs excluding.
+Indices
+    Index payloads locate rows by row address (upstream ``row_id_lineage.md``;
+    pylance 14's scalar indices do so even under stable row ids), and a
+    rewrite changes the addresses of every moved row. The commit therefore
+    drops rewritten fragments from every index's fragment bitmap: the index
+    goes on answering for the fragments it still covers, and readers scan the
+    rest.
 """
 
 from __future__ import annotations
@@ -128,7 +124,7 @@ def plan_compaction(
     materialize_deletions_threshold: float = 0.0,
 ) -> list[list[Fragment]]:
     """The runs of fragments to rewrite, each in id order (the rule of the
-    module docstring). Reads nothing but the manifest."""
+    module docstring). Reads the manifest only."""
 
     def materializes(fragment: Fragment) -> bool:
         deleted = fragment.num_deleted_rows
@@ -138,60 +134,23 @@ def plan_compaction(
             and deleted / fragment.physical_rows > materialize_deletions_threshold
         )
 
-    pinned = _fragments_under_payload_indices(dataset) if dataset.uses_stable_row_ids else set()
-
     def candidate(fragment: Fragment) -> bool:
-        if fragment.id in pinned:
-            return False
         return fragment.physical_rows < target_rows_per_fragment or materializes(fragment)
 
     runs: list[list[Fragment]] = []
     current: list[Fragment] = []
-    current_key = None
     for fragment in sorted(dataset.fragments, key=lambda f: f.id):
-        key = _covering_indices(dataset, fragment.id)
-        if current and (not candidate(fragment) or key != current_key):
-            runs.append(current)
-            current = []
         if candidate(fragment):
             current.append(fragment)
-            current_key = key
+        elif current:
+            runs.append(current)
+            current = []
     if current:
         runs.append(current)
     return [run for run in runs if len(run) > 1 or materializes(run[0])]
 
 
 # -- planning and reading ----------------------------------------------------------
-
-
-def _covering_indices(dataset: "Dataset", fragment_id: int) -> frozenset[str]:
-    """UUIDs of the indices whose fragment bitmap holds ``fragment_id``."""
-    return frozenset(
-        index.uuid for index in dataset.indices if fragment_id in set(index.fragment_ids() or [])
-    )
-
-
-def _fragments_under_payload_indices(dataset: "Dataset") -> set[int]:
-    """Ids of the fragments covered by an index whose payload exists."""
-    pinned: set[int] = set()
-    for index in dataset.indices:
-        if _has_payload(dataset, index):
-            pinned.update(index.fragment_ids() or [])
-    return pinned
-
-
-def _has_payload(dataset: "Dataset", index) -> bool:
-    """Whether the index has files: listed in its metadata (recent writers)
-    or present under ``_indices/{uuid}/`` of the dataset or of its base."""
-    if index.files:
-        return True
-    storage = dataset.storage
-    if index.base_id is not None:
-        base = dataset.manifest.base_path(index.base_id)
-        if base is None:
-            return False
-        storage = storage.for_base(base.path)
-    return storage.is_dir(f"_indices/{index.uuid}")
 
 
 def _fragments_needed(rows: int, target: int) -> int:

@@ -30,7 +30,7 @@ from ..naming import NamingScheme
 from ..refs import TREE_DIR, branch_path, validate_branch_name, write_branch, write_tag
 from ..refs import delete_tag as delete_tag_file
 from ..storage import Storage
-from .clone import root_storage, write_shallow_clone
+from .clone import write_shallow_clone
 from .restore import version_manifest_file
 
 if TYPE_CHECKING:
@@ -41,12 +41,12 @@ def create_tag(dataset: "Dataset", name: str, version: int | None = None) -> Non
     """Tag ``version`` (default: the version ``dataset`` is at) of the
     dataset's branch as ``name``."""
     version = dataset.version if version is None else version
-    write_tag(root_storage(dataset), name, version, branch=dataset.manifest.branch)
+    write_tag(dataset.root_storage(), name, version, branch=dataset.manifest.branch)
 
 
 def delete_tag(dataset: "Dataset", name: str) -> None:
     """Remove tag ``name``; an error when there is none."""
-    delete_tag_file(root_storage(dataset), name)
+    delete_tag_file(dataset.root_storage(), name)
 
 
 def create_branch(dataset: "Dataset", name: str, version: int | None = None) -> "Dataset":
@@ -55,7 +55,7 @@ def create_branch(dataset: "Dataset", name: str, version: int | None = None) -> 
     from ..dataset import Dataset
 
     validate_branch_name(name)
-    root = root_storage(dataset)
+    root = dataset.root_storage()
     if root.exists(branch_path(name)):
         raise CommitConflictError(str(root.path(branch_path(name))), f"branch {name!r} already exists")
     version = dataset.version if version is None else version
