@@ -42,7 +42,121 @@ def build_stable_row_ids(path: Path) -> None:
     lance.dataset(path).delete("id % 10 = 0")
 
 
-BASES = {"plain": build_plain, "stable_row_ids": build_stable_row_ids}
+def build_legacy(path: Path) -> None:
+    """pylance 14 with legacy (v0.x) data files: created empty (version 1 has
+    no fragment), then two fragments, a second data file per fragment and a
+    delete."""
+    lance.write_dataset(_rows(0, 60).slice(0, 0), path, data_storage_version="legacy")
+    lance.write_dataset(_rows(0, 60), path, mode="append", max_rows_per_file=40)
+    lance.dataset(path).add_columns({"double_id": "id * 2"})
+    lance.dataset(path).delete("id = 7")
+
+
+def build_shallow_clone(path: Path) -> None:
+    """A shallow clone (base path 0 is the source, a sibling directory named
+    ``<name>-source`` opened by absolute path), then an append and a delete in
+    the clone."""
+    source = path.parent / f"{path.name}-source"
+    dataset = lance.write_dataset(_rows(0, 50), source.absolute(), max_rows_per_file=30)
+    dataset.tags.create("published", 1)
+    dataset.shallow_clone(str(path.absolute()), "published")
+    lance.write_dataset(_rows(50, 20), path, mode="append")
+    lance.dataset(path).delete("id = 3 OR id = 55")
+
+
+def build_evolution(path: Path) -> None:
+    """pylance 14, one version per kind of operation the transaction rules
+    compare: 1 create (Overwrite), 2 Append, 3 Delete, 4 Update, 5 add_columns
+    (Merge), 6 drop_columns (Project), 7 and 8 compaction (ReserveFragments,
+    then a Rewrite built on version 6), 9 Restore of version 3, 10 Delete,
+    11 Update."""
+    lance.write_dataset(_rows(0, 30), path, max_rows_per_file=10)
+    lance.write_dataset(_rows(30, 10), path, mode="append")
+    dataset = lance.dataset(path)
+    dataset.delete("id < 3")
+    dataset.update({"name": "'changed'"}, where="id = 12")
+    dataset.add_columns({"double_id": "id * 2"})
+    dataset.drop_columns(["point"])
+    dataset.optimize.compact_files(target_rows_per_fragment=1000)
+    lance.dataset(path, version=3).restore()
+    dataset = lance.dataset(path)
+    dataset.delete("id = 20")
+    dataset.update({"name": "'again'"}, where="id = 15")
+    from reference_impl.manifest_file import read_manifest_file
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+    from reference_impl.transactions import read_transaction_file
+
+    storage = Storage(path)
+    kinds = [
+        read_transaction_file(storage, read_manifest_file(storage, relpath).manifest.transaction_file).operation_name
+        for _, relpath in sorted(list_versions(storage).manifests().items())
+    ]
+    expected = ["overwrite", "append", "delete", "update", "merge", "project", "reserve_fragments", "rewrite",
+                "restore", "delete", "update"]
+    if kinds != expected:
+        raise AssertionError(f"the evolution base has operations {kinds}, expected {expected}")
+
+
+
+_PRIMARY_KEY = "lance-schema:unenforced-primary-key"
+_NESTED_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False, metadata={_PRIMARY_KEY: "true", _PRIMARY_KEY + ":position": "1"}),
+        pa.field("meta", pa.struct([pa.field("tenant", pa.int32(), nullable=False), pa.field("note", pa.string())]),
+                 nullable=False),
+        pa.field("tags", pa.list_(pa.field("item", pa.int32(), nullable=False)), nullable=False),
+        pa.field("vec", pa.list_(pa.float32(), 2)),
+    ]
+)
+
+
+def _nested_rows(start: int, count: int) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {"id": i, "meta": {"tenant": i % 3, "note": None if i % 5 == 0 else f"n{i}"}, "tags": [i, i + 1][: i % 3],
+             "vec": [float(i), 0.5]}
+            for i in range(start, start + count)
+        ],
+        schema=_NESTED_SCHEMA,
+    )
+
+
+def build_nested_pk(path: Path) -> None:
+    """pylance 14: a nested schema (non-nullable struct and list, a fixed-size
+    list) with a primary key on ``id``; 1 create, 2 append, 3 rename ``vec``
+    to ``embedding`` (Project), 4 btree index on ``id``, 5 MemWAL index
+    (bucket sharding on ``id``, every index maintained)."""
+    lance.write_dataset(_nested_rows(0, 60), path, max_rows_per_file=30)
+    lance.write_dataset(_nested_rows(60, 20), path, mode="append")
+    lance.dataset(path).alter_columns({"path": "vec", "name": "embedding"})
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    lance.dataset(path).initialize_mem_wal(bucket_column="id", num_buckets=2)
+
+
+def build_branched(path: Path) -> None:
+    """pylance 14 with branches: main has versions 1 and 2 (an append) and
+    tag ``v1``; branch ``feature/x`` starts from version 1 and appends (its
+    versions 1 and 2, version 2 tagged ``on-branch``); branch ``empty``
+    starts from version 1 and has no commit of its own."""
+    dataset = lance.write_dataset(_rows(0, 200), path.absolute(), max_rows_per_file=100)
+    dataset.tags.create("v1", 1)
+    branch = dataset.create_branch("feature/x", 1)
+    lance.write_dataset(_rows(200, 50), branch, mode="append")
+    lance.dataset(path.absolute()).create_branch("empty", 1)
+    lance.dataset(path.absolute()).tags.create("on-branch", ("feature/x", 2))
+    lance.write_dataset(_rows(250, 10), path.absolute(), mode="append")
+
+
+BASES = {
+    "branched": build_branched,
+    "nested_pk": build_nested_pk,
+    "plain": build_plain,
+    "stable_row_ids": build_stable_row_ids,
+    "legacy": build_legacy,
+    "shallow_clone": build_shallow_clone,
+    "evolution": build_evolution,
+}
 
 
 @pytest.fixture(scope="session")

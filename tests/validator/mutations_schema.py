@@ -1,0 +1,243 @@
+"""Mutations for the schema and primary-key rules, on the ``nested_pk`` base.
+
+Every version records its schema, and the transaction rules compare it with
+the previous version's (an Append, a CreateIndex ... keeps it) or with the
+schema the transaction records (Overwrite, Merge, Project). So a schema
+mutation is applied alike to every version from some version on, and to the
+schema each of those transactions records, in its file and in the manifest's
+embedded copy: the history stays consistent and only the rule under test
+sees a defect.
+
+``nested_pk``: ``id`` (0, key), ``meta`` (1, struct) with ``tenant`` (2) and
+``note`` (3), ``tags`` (4, list) with ``item`` (5), ``embedding`` (6,
+``fixed_size_list:float:2``, named ``vec`` before version 3, a Project that
+renames it).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from reference_impl.manifest_file import read_manifest_file
+from reference_impl.naming import list_versions
+from reference_impl.schema import Field, Schema
+from reference_impl.storage import Storage
+from reference_impl.transactions import TRANSACTIONS_DIR, Merge, Overwrite, Project, read_transaction_file
+
+from .mutate import edit_manifest, mutation
+
+BASE = "nested_pk"
+_RECORDS_SCHEMA = (Overwrite, Merge, Project)
+
+
+def edit_schema_from(root, first_version: int, edit: Callable[[Schema], None]) -> None:
+    """Apply ``edit`` to the schema of every version from ``first_version``
+    on, and to the schema their transactions record."""
+    storage = Storage(root)
+    for version, relpath in sorted(list_versions(storage).manifests().items()):
+        if version < first_version:
+            continue
+
+        def apply(manifest_file):
+            edit(manifest_file.manifest.schema)
+            embedded = manifest_file.transaction
+            if embedded is not None and isinstance(embedded.operation, _RECORDS_SCHEMA):
+                edit(embedded.operation.schema)
+
+        edit_manifest(root, apply, version)
+        name = read_manifest_file(storage, relpath).manifest.transaction_file
+        if name:
+            transaction = read_transaction_file(storage, name)
+            if isinstance(transaction.operation, _RECORDS_SCHEMA):
+                edit(transaction.operation.schema)
+                (root / TRANSACTIONS_DIR / name).write_bytes(transaction.to_proto().SerializeToString())
+
+
+def _named(schema: Schema, name: str) -> Field:
+    return next(f for f in schema.fields if f.name == name)
+
+
+def add_fields(root, *new: Field, after: str | None = None) -> None:
+    """Add fields to every version, at the end or right after field ``after``."""
+
+    def edit(schema: Schema):
+        at = len(schema.fields) if after is None else schema.fields.index(_named(schema, after)) + 1
+        schema.fields[at:at] = [Field(**vars(f)) for f in new]
+
+    edit_schema_from(root, 1, edit)
+
+
+def _set(name: str, **changes) -> Callable[[Schema], None]:
+    def edit(schema: Schema):
+        for key, value in changes.items():
+            setattr(_named(schema, name), key, value)
+
+    return edit
+
+
+# -- field ids and parents ----------------------------------------------------
+
+
+@mutation("schema/field-ids-unique", base=BASE)
+def add_a_field_reusing_an_id(root):
+    add_fields(root, Field(id=3, name="extra", logical_type="string"))
+
+
+@mutation("schema/field-ids-non-negative", base=BASE)
+def add_a_field_with_a_negative_id(root):
+    add_fields(root, Field(id=-5, name="negative", logical_type="int32"))
+
+
+@mutation("schema/parent-exists", base=BASE)
+def add_a_field_under_a_missing_parent(root):
+    add_fields(root, Field(id=7, name="orphan", logical_type="int32", parent_id=99))
+
+
+@mutation("schema/parent-exists", base=BASE)
+def give_a_field_parent_minus_two(root):
+    add_fields(root, Field(id=7, name="below_top", logical_type="int32", parent_id=-2))
+
+
+@mutation("schema/parent-cycle", base=BASE)
+def make_a_field_its_own_parent(root):
+    add_fields(root, Field(id=7, name="loop", logical_type="struct", parent_id=7))
+
+
+@mutation("schema/parent-cycle", base=BASE)
+def make_two_fields_each_others_parent(root):
+    add_fields(
+        root,
+        Field(id=7, name="ping", logical_type="struct", parent_id=8),
+        Field(id=8, name="pong", logical_type="struct", parent_id=7),
+    )
+
+
+@mutation("schema/parent-is-nested", base=BASE)
+def give_a_fixed_size_list_of_floats_a_child(root):
+    add_fields(root, Field(id=7, name="item", logical_type="float", parent_id=6))
+
+
+@mutation("schema/depth-first", base=BASE)
+def list_a_struct_member_after_other_columns(root):
+    add_fields(root, Field(id=7, name="late", logical_type="int32", parent_id=1))
+
+
+@mutation("schema/initial-ids", base=BASE)
+def create_the_table_with_ids_out_of_order(root):
+    def edit(schema: Schema):
+        key = _named(schema, "id")
+        schema.fields.remove(key)
+        schema.fields.append(key)
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("schema/ids-stable", base=BASE)
+def renumber_a_struct_in_the_rename(root):
+    def edit(schema: Schema):
+        for f in schema.fields:
+            if f.id == 1:
+                f.id = 9
+            if f.parent_id == 1:
+                f.parent_id = 9
+
+    edit_schema_from(root, 3, edit)
+
+
+# -- logical types ------------------------------------------------------------
+
+
+@mutation("schema/logical-type-known", base=BASE)
+def add_a_field_of_an_unknown_type(root):
+    add_fields(root, Field(id=7, name="odd", logical_type="complex128"))
+
+
+@mutation("schema/logical-type-known", base=BASE)
+def use_bfloat16_outside_a_fixed_size_list(root):
+    add_fields(root, Field(id=7, name="half", logical_type="lance.bfloat16"))
+
+
+@mutation("schema/logical-type-format", base=BASE)
+def add_a_decimal_of_precision_zero(root):
+    add_fields(root, Field(id=7, name="amount", logical_type="decimal:128:0:2"))
+
+
+@mutation("schema/logical-type-format", base=BASE)
+def add_a_timestamp_in_fortnights(root):
+    add_fields(root, Field(id=7, name="when", logical_type="timestamp:fortnight:UTC"))
+
+
+@mutation("schema/logical-type-format", base=BASE)
+def add_a_fixed_size_list_of_size_zero(root):
+    add_fields(root, Field(id=7, name="empty_vector", logical_type="fixed_size_list:float:0"))
+
+
+@mutation("schema/children-fit-type", base=BASE)
+def give_a_list_two_element_fields(root):
+    add_fields(
+        root,
+        Field(id=7, name="pairs", logical_type="list"),
+        Field(id=8, name="a", logical_type="int32", parent_id=7),
+        Field(id=9, name="b", logical_type="int32", parent_id=7),
+    )
+
+
+@mutation("schema/children-fit-type", base=BASE)
+def call_a_list_of_structs_a_plain_list(root):
+    add_fields(
+        root,
+        Field(id=7, name="points", logical_type="list"),
+        Field(id=8, name="item", logical_type="struct", parent_id=7),
+        Field(id=9, name="x", logical_type="double", parent_id=8),
+    )
+
+
+@mutation("schema/children-fit-type", base=BASE)
+def give_a_map_key_and_value_without_entries(root):
+    add_fields(
+        root,
+        Field(id=7, name="attributes", logical_type="map"),
+        Field(id=8, name="key", logical_type="string", parent_id=7, nullable=False),
+        Field(id=9, name="value", logical_type="int32", parent_id=7),
+    )
+
+
+# -- the primary key ----------------------------------------------------------
+
+
+@mutation("primary-key/non-nullable", base=BASE)
+def make_a_nullable_field_a_key(root):
+    edit_schema_from(root, 1, _set("note", unenforced_primary_key=True))
+
+
+@mutation("primary-key/non-nullable", base=BASE)
+def make_the_struct_above_a_key_nullable(root):
+    def edit(schema: Schema):
+        _set("meta", nullable=True)(schema)
+        _set("tenant", unenforced_primary_key=True)(schema)
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("primary-key/leaf", base=BASE)
+def make_a_struct_a_key(root):
+    edit_schema_from(root, 1, _set("meta", unenforced_primary_key=True))
+
+
+@mutation("primary-key/not-under-list-or-map", base=BASE)
+def make_a_list_element_a_key(root):
+    edit_schema_from(root, 1, _set("item", unenforced_primary_key=True))
+
+
+@mutation("primary-key/fixed", base=BASE)
+def drop_the_primary_key_in_the_rename(root):
+    edit_schema_from(root, 3, _set("id", unenforced_primary_key=False, unenforced_primary_key_position=0))
+
+
+@mutation("primary-key/fixed", base=BASE)
+def move_the_primary_key_in_the_rename(root):
+    def edit(schema: Schema):
+        _set("id", unenforced_primary_key=False, unenforced_primary_key_position=0)(schema)
+        _set("tenant", unenforced_primary_key=True, unenforced_primary_key_position=1)(schema)
+
+    edit_schema_from(root, 3, edit)
