@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from reference_impl.naming import NamingScheme, manifest_name, parse_manifest_name
+from reference_impl.naming import NamingScheme, manifest_name
 
 from .mutate import edit_manifest, edit_manifest_message, manifest_relpath, mutation
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st

@@ -5,7 +5,7 @@ from __future__ import annotations
 from reference_impl import feature_flags as flags
 
 from ..context import VersionView
-from ..registry import Finding, Severity, rule
+from ..registry import Severity, rule
 
 
 @rule(
