@@ -21,17 +21,26 @@ def uuid_from_bytes(raw: bytes) -> str:
     return str(uuid_module.UUID(bytes=bytes(raw)))
 
 
+#: A Roaring bitmap of a few bytes can hold four billion ids; no table has
+#: this many fragments, so a larger bitmap is refused before it is expanded.
+MAX_BITMAP_FRAGMENTS = 1 << 24
+
+
 def decode_fragment_bitmap(raw: bytes) -> list[int]:
     """Fragment ids of a serialized 32-bit Roaring bitmap, ascending.
 
-    Raises ``ValueError`` when the bytes are not a valid bitmap.
+    Raises ``ValueError`` when the bytes are not a valid bitmap, or when it
+    holds more ids than :data:`MAX_BITMAP_FRAGMENTS`.
     """
     if not raw:
         return []
     try:
-        return list(BitMap.deserialize(bytes(raw)))
+        bitmap = BitMap.deserialize(bytes(raw))
     except Exception as exc:  # pyroaring raises several types on bad input
         raise ValueError(f"not a serialized 32-bit Roaring bitmap: {exc}") from None
+    if len(bitmap) > MAX_BITMAP_FRAGMENTS:
+        raise ValueError(f"the bitmap holds {len(bitmap)} fragment ids, more than any table has")
+    return list(bitmap)
 
 
 def encode_fragment_bitmap(fragment_ids) -> bytes:
