@@ -45,3 +45,16 @@ def test_uncovered_lists_reasons_and_the_cli_prints_them():
 def test_error_rules_exist_for_every_checkable_topic():
     topics = {r.id.split("/")[0] for r in all_rules() if r.severity is Severity.ERROR}
     assert {"manifest", "naming", "transaction", "feature-flags"} <= topics
+
+
+def test_no_rule_cites_a_requirement_the_catalog_calls_uncheckable():
+    """A rule cites what it checks; a requirement about behaviour that leaves
+    no trace at rest cannot be what it checks (partly checkable ones can)."""
+    requirements = load_requirements()
+    contradictions = [
+        (r.id, q)
+        for r in all_rules()
+        for q in r.requirements
+        if requirements[q].uncheckable and not requirements[q].uncheckable.startswith("Partly checkable")
+    ]
+    assert not contradictions

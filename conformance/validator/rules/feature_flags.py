@@ -11,7 +11,7 @@ from ..registry import Severity, rule
 @rule(
     "feature-flags/known",
     severity=Severity.ERROR,
-    requirements=("feature-flags.known-bits", "feature-flags.reader-refuses-unknown"),
+    requirements=("feature-flags.known-bits",),
     summary="Reader feature flags hold only known bits (a reader must refuse others)",
 )
 def known(view: VersionView):
@@ -25,7 +25,7 @@ def known(view: VersionView):
 @rule(
     "feature-flags/writer-known",
     severity=Severity.WARNING,
-    requirements=("feature-flags.known-bits", "feature-flags.writer-refuses-unknown"),
+    requirements=("feature-flags.known-bits",),
     summary="Writer feature flags hold only known bits (a writer must refuse others)",
 )
 def writer_known(view: VersionView):

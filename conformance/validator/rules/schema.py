@@ -832,7 +832,7 @@ def key_under_fixed_size_list(view: VersionView):
 @rule(
     "primary-key/positions",
     severity=Severity.INFO,
-    requirements=("primary-key.position-base", "primary-key.ordering"),
+    requirements=("primary-key.position-base",),
     summary="Explicit key positions run 1, 2, 3, ... without repeats or gaps",
 )
 def key_positions(view: VersionView):

@@ -976,7 +976,7 @@ def rebase_conflicts(view: VersionView):
 @rule(
     "transaction/unknown-operation",
     severity=Severity.WARNING,
-    requirements=("transaction.single-operation", "commit.unknown-operation-conflicts"),
+    requirements=("transaction.single-operation",),
     summary="The transaction carries one known operation (concurrent writers must treat others as conflicting)",
 )
 def unknown_operation(view: VersionView):
