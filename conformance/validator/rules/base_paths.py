@@ -1,0 +1,176 @@
+"""Rules on base paths (table format: layout, base path system)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from reference_impl.storage import local_path
+
+from ..context import VersionView
+from ..registry import Finding, Severity, rule
+from .data_files import (
+    BASE_INVALID,
+    BASE_UNUSABLE,
+    MISSING,
+    OK,
+    base_storages,
+    check_file,
+    each_data_file,
+    locate,
+    printable,
+    shown,
+    uses,
+)
+
+EXISTS_REQUIREMENTS = ("base-path.resolution", "data-file.exists")
+
+
+def _base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
+    """``{base_id: [what uses it, ...]}`` over data files, deletion files and indices."""
+    users: dict[int, list[str]] = {}
+    for f_index, fragment in enumerate(view.manifest.fragments):
+        for d_index, data_file in enumerate(fragment.files):
+            if data_file.base_id is not None:
+                users.setdefault(data_file.base_id, []).append(f"fragments[{f_index}].files[{d_index}]")
+        deletion = fragment.deletion_file
+        if deletion is not None and deletion.base_id is not None:
+            users.setdefault(deletion.base_id, []).append(f"fragments[{f_index}].deletion_file")
+    for i_index, index in enumerate(view.manifest_file.indices or ()):
+        if index.base_id is not None:
+            users.setdefault(index.base_id, []).append(f"indices[{i_index}] ({index.name})")
+    return users
+
+
+@rule(
+    "base-path/ids-unique",
+    severity=Severity.ERROR,
+    requirements=("base-path.ids-unique",),
+    summary="No two base path entries share an id",
+)
+def ids_unique(view: VersionView):
+    repeated = sorted(i for i, n in Counter(b.id for b in view.manifest.base_paths).items() if n > 1)
+    if repeated:
+        yield f"base path ids {shown(repeated)} are declared more than once", view.at("base_paths")
+
+
+@rule(
+    "base-path/ids-sequential",
+    severity=Severity.INFO,
+    requirements=("base-path.ids-sequential",),
+    summary="Base path ids count up from 0",
+)
+def ids_sequential(view: VersionView):
+    ids = sorted({b.id for b in view.manifest.base_paths})
+    if ids and ids != list(range(len(ids))):
+        yield (
+            f"base path ids are [{shown(ids)}] rather than 0 to {len(ids) - 1} (pylance numbers the bases of a new "
+            "dataset from 1 and accepts ids chosen by the caller, see docs/spec-discrepancies.md)",
+            view.at("base_paths"),
+        )
+
+
+@rule(
+    "base-path/base-id-declared",
+    severity=Severity.ERROR,
+    requirements=("base-path.base-id-declared", "base-path.absent-means-root"),
+    summary="Every base_id of a data file, deletion file or index names a declared base path",
+)
+def base_id_declared(view: VersionView):
+    declared = {b.id for b in view.manifest.base_paths}
+    for base_id, users in sorted(_base_ids_in_use(view).items()):
+        if base_id not in declared:
+            yield (
+                f"base_id {base_id} is not declared in base_paths but {uses(len(users))} it ({shown(users, 3)})",
+                view.at(users[0].split(" ", 1)[0]),
+            )
+
+
+@rule(
+    "base-path/absolute",
+    severity=Severity.INFO,
+    requirements=("base-path.absolute",),
+    summary="Base paths are absolute (pylance stores a relative path as it was given)",
+)
+def absolute(view: VersionView):
+    for index, base in enumerate(view.manifest.base_paths):
+        if not base.path or "://" in base.path:
+            continue  # empty: base-path/exists reports it; a URI is absolute by construction
+        if not local_path(base.path).is_absolute():
+            yield (
+                f"base path {base.id} is the relative path '{printable(base.path, 200)}'; it is resolved against the "
+                "dataset root (pylance stores what it was given, see docs/spec-discrepancies.md)",
+                view.at(f"base_paths[{index}]"),
+            )
+
+
+@rule(
+    "base-path/exists",
+    severity=Severity.ERROR,
+    requirements=EXISTS_REQUIREMENTS,
+    summary="A base path that files of the version use is an existing directory",
+)
+def exists(view: VersionView):
+    bases = base_storages(view)
+    users = _base_ids_in_use(view)
+    for index, base in enumerate(view.manifest.base_paths):
+        found = bases.get(base.id)
+        if found is None or found.status == OK:
+            continue
+        using = users.get(base.id, [])
+        where = view.at(f"base_paths[{index}]")
+        if found.status == BASE_UNUSABLE:
+            yield Finding(
+                "base-path/exists",
+                Severity.INFO,
+                EXISTS_REQUIREMENTS,
+                f"base path {base.id} ('{printable(base.path, 200)}') cannot be checked: {found.problem}",
+                view.version,
+                where,
+            )
+        elif using:
+            state = "is not usable" if found.status == BASE_INVALID else "does not exist"
+            yield (
+                f"base path {base.id} ('{printable(base.path, 200)}') {state} ({found.problem}), but "
+                f"{uses(len(using))} it ({shown(using, 3)})",
+                where,
+            )
+        else:
+            yield Finding(
+                "base-path/exists",
+                Severity.INFO,
+                EXISTS_REQUIREMENTS,
+                f"base path {base.id} ('{printable(base.path, 200)}') is not usable or does not exist "
+                f"({found.problem}); no file of this version uses it",
+                view.version,
+                where,
+            )
+
+
+@rule(
+    "base-path/dataset-root-flag",
+    severity=Severity.WARNING,
+    requirements=("base-path.resolution",),
+    summary="is_dataset_root matches where the base's files are (under data/ for a dataset root, directly otherwise)",
+)
+def dataset_root_flag(view: VersionView):
+    bases = base_storages(view)
+    misplaced: dict[int, list[str]] = {}
+    for _, _, data_file in each_data_file(view):
+        if data_file.base_id is None:
+            continue
+        located = locate(view, data_file, bases)
+        if located.status != MISSING:
+            continue
+        base = bases[data_file.base_id]
+        other = data_file.path if base.is_dataset_root else f"data/{data_file.path}"
+        if check_file(base.storage, other).status == OK:
+            misplaced.setdefault(data_file.base_id, []).append(printable(other))
+    for index, base in enumerate(view.manifest.base_paths):
+        files = misplaced.pop(base.id, None)
+        if files:
+            flag = "true" if base.is_dataset_root else "false"
+            yield (
+                f"base path {base.id} has is_dataset_root {flag}, but its data files are at "
+                f"{shown(files, 3)} as if it were {'not ' if base.is_dataset_root else ''}a dataset root",
+                view.at(f"base_paths[{index}]"),
+            )

@@ -1,0 +1,735 @@
+"""Rules on data files (table format: data files, data evolution; file format:
+footer and trailer).
+
+Every rule here looks at ``DataFile`` entries of the manifest; those that need
+the file itself share two cached loads, so that a data file listed by many
+versions is resolved and read once per validation run:
+
+* :func:`locate` resolves a data file against the dataset root or its declared
+  base path and says whether it is there (cache key ``("data-file", root,
+  relpath)``);
+* :func:`file_facts` reads its footer with
+  :func:`reference_impl.file_format.inspect_file`, plus, for legacy files, the
+  row count kept in the legacy metadata (cache key ``("footer", location)``).
+
+A file whose base is undeclared or missing is left to the base path rules, one
+whose path escapes to ``data-file/path``, a missing one to ``data-file/exists``
+and an unreadable one to ``data-file/readable``: the other rules skip it, so
+that one defect is reported once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from google.protobuf.message import DecodeError
+
+from reference_impl.dataset import FileLocation
+from reference_impl.errors import CorruptFileError, LanceFormatError, PathEscapeError
+from reference_impl.file_format import FileInfo, inspect_file
+from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2, LEGACY_FOOTER_SIZE
+from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile, Fragment
+from reference_impl.storage import Storage, local_path
+from reference_impl.wire import file_pb2
+
+from ..context import Loaded, VersionView
+from ..registry import Severity, rule
+
+#: How many examples a message lists before it says "...".
+SHOWN = 5
+#: Bytes read at once from the end of a data file; footer reads inside them
+#: are served from memory.
+TAIL_BYTES = 64 << 10
+#: Directory entries kept from one listing; a larger directory is checked file by file.
+MAX_LISTED = 1 << 20
+#: The largest legacy metadata block read to learn a legacy file's row count.
+MAX_LEGACY_METADATA = 4 << 20
+#: ``{24 binary digits}{26 hex digits}.lance`` (upstream layout.md, data files).
+UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
+#: ``C:`` and the like: absolute on Windows.
+WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+# -- where a data file is ------------------------------------------------------
+
+OK = "ok"
+UNDECLARED_BASE = "undeclared-base"
+BASE_UNUSABLE = "base-unusable"
+BASE_MISSING = "base-missing"
+BASE_INVALID = "base-invalid"
+ESCAPES = "escapes"
+MISSING = "missing"
+NOT_A_FILE = "not-a-file"
+
+
+@dataclass(frozen=True)
+class BaseStorage:
+    """A declared base path as the validator can use it."""
+
+    storage: Storage | None
+    is_dataset_root: bool
+    status: str  # OK, BASE_UNUSABLE (not local: cannot check), BASE_INVALID or BASE_MISSING
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a data file resolved: ``status`` is OK or says why it is not
+    usable (``problem`` tells more)."""
+
+    status: str
+    location: FileLocation | None = None
+    problem: str = ""
+    #: The checked local path of the file (when it exists).
+    full: Path | None = None
+    #: ``str(location)``, computed once (the footer cache key).
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def shown(items, limit: int = SHOWN) -> str:
+    items = list(items)
+    text = ", ".join(str(i) for i in items[:limit])
+    return text + (", ..." if len(items) > limit else "")
+
+
+def _base_storage(root: Storage, path: str, is_dataset_root: bool) -> BaseStorage:
+    if not path or "\x00" in path:
+        problem = "the path is empty" if not path else "the path contains a NUL byte"
+        return BaseStorage(None, is_dataset_root, BASE_INVALID, problem)
+    try:
+        local_path(path)
+        storage = root.for_base(path)
+        present = os.path.isdir(storage.root)
+    except LanceFormatError as exc:
+        return BaseStorage(None, is_dataset_root, BASE_UNUSABLE, exc.problem)
+    except (OSError, ValueError) as exc:
+        return BaseStorage(None, is_dataset_root, BASE_UNUSABLE, f"not a usable path: {exc}")
+    if not present:
+        return BaseStorage(storage, is_dataset_root, BASE_MISSING, f"{storage.root} is not a directory")
+    return BaseStorage(storage, is_dataset_root, OK)
+
+
+def base_storages(view: VersionView) -> dict[int, BaseStorage]:
+    """The declared bases of a version by id (the first entry of a repeated id
+    wins, as in the reference reader); each directory is checked once per run."""
+    found: dict[int, BaseStorage] = {}
+    storage = view.dataset.storage
+    for base in view.manifest.base_paths:
+        if base.id in found:
+            continue
+        key = ("base-storage", base.path, bool(base.is_dataset_root))
+        loaded = view.dataset.cached(key, lambda b=base: _base_storage(storage, b.path, bool(b.is_dataset_root)))
+        found[base.id] = loaded.value
+    return found
+
+
+def check_file(storage: Storage, relpath: str) -> Located:
+    try:
+        full = storage.path(relpath)
+    except PathEscapeError as exc:
+        return Located(ESCAPES, problem=exc.problem)
+    except (OSError, ValueError) as exc:
+        return Located(ESCAPES, problem=f"the path cannot be resolved: {exc}")
+    location = FileLocation(storage, relpath)
+    try:
+        if full.is_file():
+            return Located(OK, location, full=full, key=str(location))
+        if full.exists():
+            return Located(NOT_A_FILE, location, f"{full} is not a regular file")
+    except (OSError, ValueError) as exc:
+        return Located(MISSING, location, f"{full} cannot be examined: {exc}")
+    return Located(MISSING, location, f"{full} does not exist")
+
+
+def is_absolute(path: str) -> bool:
+    """An absolute path or URI in any of the forms a writer might store."""
+    return path.startswith(("/", "\\")) or "://" in path or bool(WINDOWS_DRIVE.match(path))
+
+
+def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage] | None = None) -> Located:
+    """Where ``data_file`` is, and whether it is there (see the module docs)."""
+    if data_file.base_id is None:
+        storage, is_root = view.dataset.storage, True
+    else:
+        if bases is None:
+            bases = base_storages(view)
+        base = bases.get(data_file.base_id)
+        if base is None:
+            return Located(UNDECLARED_BASE, problem=f"base_id {data_file.base_id} is not declared")
+        if base.status != OK:
+            return Located(base.status, problem=base.problem)
+        storage, is_root = base.storage, base.is_dataset_root
+    path = data_file.path
+    if not isinstance(path, str) or not path:
+        return Located(ESCAPES, problem="the path is empty")
+    if is_absolute(path):
+        return Located(ESCAPES, problem="the path is absolute; data file paths are relative to the data directory")
+    relpath = f"data/{path}" if is_root else path
+    loaded = view.dataset.cached(
+        ("data-file", str(storage.root), relpath), lambda: _find(view, storage, "data" if is_root else "", path)
+    )
+    return loaded.value
+
+
+def _listing(storage: Storage, directory: str) -> dict[str, bool] | None:
+    """``{name: is a regular file}`` for the entries of ``directory`` (relative
+    to the storage root, "" for the root) that are not symlinks; None when it
+    cannot be listed or lies outside the root."""
+    found: dict[str, bool] = {}
+    try:
+        full = storage.path(directory) if directory else storage.root
+        with os.scandir(full) as entries:
+            for entry in entries:
+                if len(found) >= MAX_LISTED:
+                    return None
+                if not entry.is_symlink():
+                    found[entry.name] = entry.is_file(follow_symlinks=False)
+    except (LanceFormatError, OSError, ValueError):
+        return None
+    return found
+
+
+def _find(view: VersionView, storage: Storage, directory: str, path: str) -> Located:
+    """:func:`check_file` for ``directory/path``, with a fast path: a plain file
+    name that one listing of its directory shows as a regular file (not a
+    symlink) in a directory inside the root is there and inside the root, so
+    the per-file ``realpath`` checks are skipped. Anything else takes the
+    checked route."""
+    relpath = f"{directory}/{path}" if directory else path
+    if "/" not in path and path not in (".", "..") and "\x00" not in path:
+        listing = view.dataset.cached(
+            ("data-dir", str(storage.root), directory), lambda: _listing(storage, directory)
+        ).value
+        if listing is not None and listing.get(path) is True:
+            full = storage.root / relpath
+            return Located(OK, FileLocation(storage, relpath), full=full, key=str(full))
+    return check_file(storage, relpath)
+
+
+# -- what the file says ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    info: FileInfo
+    #: Rows the file holds: from the footer for v2.x files, from the legacy
+    #: metadata's batch offsets for legacy ones; None when unknown.
+    num_rows: int | None
+
+
+def _legacy_rows(storage: Storage, relpath: str, size: int) -> int | None:
+    """The row count of a legacy file: the last of the ``batch_offsets`` in its
+    metadata (a u32 length and a ``Metadata`` message at the position the
+    footer names). None when the block does not have that shape: legacy
+    layouts are not specified closely enough to call a file corrupt for it."""
+    (position,) = struct.unpack("<q", storage.read(relpath, size - LEGACY_FOOTER_SIZE, 8))
+    length = size - LEGACY_FOOTER_SIZE - position
+    if not 4 <= length <= MAX_LEGACY_METADATA:
+        return None
+    block = storage.read(relpath, position, length)
+    (message_length,) = struct.unpack_from("<I", block)
+    if message_length > len(block) - 4:
+        return None
+    try:
+        metadata = file_pb2.Metadata.FromString(block[4 : 4 + message_length])
+    except (DecodeError, RecursionError, ValueError):
+        return None
+    offsets = list(metadata.batch_offsets)
+    if not offsets or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
+        return None
+    return offsets[-1]
+
+
+class _CheckedFile(Storage):
+    """A read-only view of one data file whose path was already checked.
+
+    :func:`inspect_file` reads a file through several small ranged reads, each
+    re-checking the path against the root (two ``realpath`` walks) and
+    re-opening the file. Here the check is done once by :func:`locate`, the
+    size is taken once, and ranges inside the file's last
+    :data:`TAIL_BYTES` (footer, offsets tables and, for most files, the column
+    metadata) are served from a single read. Any other path goes through the
+    ordinary checks.
+    """
+
+    def __init__(self, storage: Storage, relpath: str, full: Path):
+        # Not Storage.__init__: the root is already absolute.
+        self.root, self.writable = storage.root, False
+        self._relpath, self._full = relpath, full
+        with open(full, "rb") as handle:
+            self._size = os.fstat(handle.fileno()).st_size
+            self._tail_start = max(0, self._size - TAIL_BYTES)
+            handle.seek(self._tail_start)
+            self._tail = handle.read(self._size - self._tail_start)
+        if len(self._tail) != self._size - self._tail_start:
+            raise CorruptFileError(str(full), "the file changed while it was read")
+
+    def path(self, relpath: str) -> Path:
+        return self._full if relpath == self._relpath else super().path(relpath)
+
+    def size(self, relpath: str) -> int:
+        return self._size if relpath == self._relpath else super().size(relpath)
+
+    def read(self, relpath: str, offset: int = 0, length: int | None = None) -> bytes:
+        if relpath != self._relpath:
+            return super().read(relpath, offset, length)
+        if length is None:
+            length = self._size - offset
+        if offset < 0 or length < 0 or offset + length > self._size:
+            raise CorruptFileError(
+                str(self._full), f"byte range [{offset}, {offset + length}) is outside the file ({self._size} bytes)"
+            )
+        if offset >= self._tail_start:
+            start = offset - self._tail_start
+            return self._tail[start : start + length]
+        return super().read(relpath, offset, length)
+
+
+def _read_facts(located: Located) -> FileFacts:
+    relpath = located.location.relpath
+    try:
+        storage = _CheckedFile(located.location.storage, relpath, located.full)
+        info = inspect_file(storage, relpath)
+        rows = info.num_rows
+        if info.layout == LAYOUT_LEGACY:
+            rows = _legacy_rows(storage, relpath, info.size)
+    except LanceFormatError:
+        raise
+    except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
+        raise CorruptFileError(str(located.location), f"cannot be read as a Lance file: {exc}") from None
+    return FileFacts(info, rows)
+
+
+def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
+    """The footer facts of a file :func:`locate` found (``located.ok``)."""
+    return view.dataset.cached(("footer", located.key), lambda: _read_facts(located))
+
+
+# -- iteration helpers -------------------------------------------------------------
+
+
+def each_data_file(view: VersionView) -> Iterator[tuple[tuple[int, int], Fragment, DataFile]]:
+    """``(ref, fragment, data file)`` for every data file of the version; ``ref``
+    becomes a finding location through :func:`at` (only when one is reported)."""
+    for f_index, fragment in enumerate(view.manifest.fragments):
+        for d_index, data_file in enumerate(fragment.files):
+            yield (f_index, d_index), fragment, data_file
+
+
+def at(view: VersionView, ref: tuple[int, int]) -> str:
+    return view.at(f"fragments[{ref[0]}].files[{ref[1]}]")
+
+
+def each_readable(view: VersionView) -> Iterator[tuple[tuple[int, int], Fragment, DataFile, FileFacts]]:
+    """Like :func:`each_data_file`, for the files that exist and whose footer reads."""
+    bases = base_storages(view)
+    for ref, fragment, data_file in each_data_file(view):
+        located = locate(view, data_file, bases)
+        if not located.ok:
+            continue
+        facts = file_facts(view, located)
+        if facts.ok:
+            yield ref, fragment, data_file, facts.value
+
+
+def printable(text: str, limit: int = 120) -> str:
+    """``text`` for a message: control characters escaped, long text cut."""
+    if not isinstance(text, str):
+        text = repr(text)
+    elif not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def uses(count: int) -> str:
+    """``"1 file uses"`` / ``"3 files use"``."""
+    return f"{plural(count, 'file')} {'uses' if count == 1 else 'use'}"
+
+
+def _name(data_file: DataFile) -> str:
+    return printable(data_file.path)
+
+
+# -- rules: where the file is ---------------------------------------------------------
+
+
+@rule(
+    "data-file/path",
+    severity=Severity.ERROR,
+    requirements=("data-file.path-relative", "data-file.path-stays-inside"),
+    summary="A data file's path is relative and stays inside the data directory of its root or base",
+)
+def path(view: VersionView):
+    bases = base_storages(view)
+    for ref, fragment, data_file in each_data_file(view):
+        located = locate(view, data_file, bases)
+        if located.status == ESCAPES:
+            yield f"fragment {fragment.id}: data file '{_name(data_file)}': {located.problem}", at(view, ref)
+
+
+@rule(
+    "data-file/exists",
+    severity=Severity.ERROR,
+    requirements=("data-file.exists",),
+    summary="Every data file the manifest lists exists where its path resolves",
+)
+def exists(view: VersionView):
+    bases = base_storages(view)
+    for ref, fragment, data_file in each_data_file(view):
+        located = locate(view, data_file, bases)
+        if located.status in (MISSING, NOT_A_FILE):
+            yield f"fragment {fragment.id}: data file '{_name(data_file)}': {located.problem}", at(view, ref)
+
+
+@rule(
+    "data-file/extension",
+    severity=Severity.ERROR,
+    requirements=("data-file.in-data-dir",),
+    summary="Data file names end with .lance",
+)
+def extension(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        if isinstance(data_file.path, str) and data_file.path and not data_file.path.endswith(".lance"):
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' does not have the .lance extension",
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/uuid-based-name",
+    severity=Severity.INFO,
+    requirements=("data-file.uuid-based-name",),
+    summary="Data file names follow the current UUID-based pattern (24 binary and 26 hex digits)",
+)
+def uuid_based_name(view: VersionView):
+    others = [
+        _name(data_file)
+        for _, _, data_file in each_data_file(view)
+        if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1])
+    ]
+    if others:
+        yield (
+            f"data file names that do not follow the {{24 binary}}{{26 hex}}.lance pattern (older writers used "
+            f"plain UUIDs): {len(others)}, e.g. {shown(others, 3)}",
+            view.at("fragments"),
+        )
+
+
+# -- rules: what the file is ----------------------------------------------------------
+
+
+@rule(
+    "data-file/readable",
+    severity=Severity.ERROR,
+    requirements=("data-file.lance-trailer",),
+    summary="Every data file is a Lance file: its trailer and footer read",
+)
+def readable(view: VersionView):
+    bases = base_storages(view)
+    for ref, fragment, data_file in each_data_file(view):
+        located = locate(view, data_file, bases)
+        if located.ok:
+            facts = file_facts(view, located)
+            if not facts.ok:
+                yield f"fragment {fragment.id}: data file '{_name(data_file)}': {facts.error.problem}", at(view, ref)
+
+
+@rule(
+    "data-file/size",
+    severity=Severity.ERROR,
+    requirements=("data-file.size-matches",),
+    summary="A non-zero file_size_bytes equals the data file's real size",
+)
+def size(view: VersionView):
+    for ref, fragment, data_file, facts in each_readable(view):
+        if data_file.file_size_bytes and data_file.file_size_bytes != facts.info.size:
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' has file_size_bytes "
+                f"{data_file.file_size_bytes} but is {facts.info.size} bytes",
+                at(view, ref),
+            )
+
+
+def _recorded_matches(data_file: DataFile, info: FileInfo) -> bool:
+    major, minor = data_file.file_major_version, data_file.file_minor_version
+    if info.layout == LAYOUT_LEGACY:
+        # 0.0 is the seed's marker for any legacy file; pylance records the
+        # trailer's own 0.2 (docs/spec-discrepancies.md).
+        return major == 0 and minor in (0, info.footer_minor)
+    return (major, minor) == (info.major, info.minor)
+
+
+@rule(
+    "data-file/version-matches-file",
+    severity=Severity.ERROR,
+    requirements=("data-file.version-matches-file", "data-file.zero-version-is-legacy"),
+    summary="file_major_version/file_minor_version agree with the version in the file's trailer",
+)
+def version_matches_file(view: VersionView):
+    for ref, fragment, data_file, facts in each_readable(view):
+        info = facts.info
+        if not _recorded_matches(data_file, info):
+            trailer = f"{info.footer_major}.{info.footer_minor}"
+            meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' is recorded as version "
+                f"{data_file.file_major_version}.{data_file.file_minor_version}, but its trailer says {trailer} "
+                f"({meaning})",
+                at(view, ref),
+            )
+
+
+def _version_key(major: int, minor: int) -> str:
+    return "legacy (0.x)" if major == 0 else f"{major}.{minor}"
+
+
+def _format_key(version: str) -> str:
+    return "legacy (0.x)" if version.startswith("0.") or version == "legacy" else version
+
+
+@rule(
+    "data-file/same-format-version",
+    severity=Severity.ERROR,
+    requirements=("data-file.same-format-version",),
+    summary="All data files of a version share one file version, the one data_format names",
+)
+def same_format_version(view: VersionView):
+    counts = Counter(
+        _version_key(data_file.file_major_version, data_file.file_minor_version)
+        for _, _, data_file in each_data_file(view)
+    )
+    if len(counts) > 1:
+        listed = ", ".join(f"{key}: {plural(n, 'file')}" for key, n in sorted(counts.items()))
+        yield f"data files of several file versions in one version ({listed})", view.at("fragments")
+        return
+    data_format = view.manifest.data_format
+    if counts and data_format is not None and data_format.version:
+        (key,) = counts
+        if _format_key(data_format.version) != key:
+            yield (
+                f"data_format.version is '{data_format.version}' but the data files are version {key}",
+                view.at("data_format"),
+            )
+
+
+@rule(
+    "data-file/legacy-version-recorded",
+    severity=Severity.INFO,
+    requirements=("data-file.zero-version-is-legacy", "data-file.same-format-version"),
+    summary="Legacy data files are recorded as version 0.0, matching data_format '0.1'",
+)
+def legacy_version_recorded(view: VersionView):
+    recorded = Counter(
+        f"{d.file_major_version}.{d.file_minor_version}"
+        for _, _, d in each_data_file(view)
+        if d.file_major_version == 0 and d.file_minor_version != 0
+    )
+    if recorded:
+        data_format = view.manifest.data_format
+        listed = ", ".join(f"{n} as {key}" for key, n in sorted(recorded.items()))
+        said = f" while data_format.version is '{data_format.version}'" if data_format else ""
+        yield (
+            f"legacy data files are recorded with a non-zero minor version ({listed}){said}; the seed marks "
+            "legacy files 0.0 (tolerated pylance departure, see docs/spec-discrepancies.md)",
+            view.at("fragments"),
+        )
+
+
+# -- rules: field ids ---------------------------------------------------------------
+
+
+@rule(
+    "data-file/field-id-values",
+    severity=Severity.ERROR,
+    requirements=("data-file.no-unassigned-field-id", "data-file.no-other-negative-ids"),
+    summary="Data file field ids are non-negative or the -2 tombstone; -1 is never stored",
+)
+def field_id_values(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        unassigned = sum(1 for i in data_file.fields if i == UNASSIGNED_FIELD_ID)
+        negative = sorted({i for i in data_file.fields if i < 0 and i not in (UNASSIGNED_FIELD_ID, TOMBSTONE_FIELD_ID)})
+        if unassigned:
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' stores the unassigned field id -1"
+                + ("" if unassigned == 1 else f" ({unassigned} times)"),
+                at(view, ref),
+            )
+        if negative:
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' stores negative field ids "
+                f"{shown(negative)} (only -2, the tombstone, is allowed)",
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/distinct-field-ids",
+    severity=Severity.WARNING,
+    requirements=("data-file.distinct-field-ids",),
+    summary="Within a fragment no field id (other than the -2 tombstone) is stored twice",
+)
+def distinct_field_ids(view: VersionView):
+    for f_index, fragment in enumerate(view.manifest.fragments):
+        counts = Counter(i for data_file in fragment.files for i in data_file.fields if i >= 0)
+        repeated = sorted(i for i, n in counts.items() if n > 1)
+        if repeated:
+            yield (
+                f"fragment {fragment.id}: field ids {shown(repeated)} are stored more than once among its data "
+                "files; a reader cannot tell which copy holds the column",
+                view.at(f"fragments[{f_index}]"),
+            )
+
+
+@rule(
+    "data-file/unknown-field-ids",
+    severity=Severity.INFO,
+    requirements=("data-file.tombstone-allowed", "data-file.no-other-negative-ids"),
+    summary="Data file field ids name schema fields (stale ids of dropped or replaced fields are tolerated)",
+)
+def unknown_field_ids(view: VersionView):
+    schema_ids = {f.id for f in view.manifest.schema.fields} if view.manifest.schema else set()
+    stale: set[int] = set()
+    files = 0
+    for _, _, data_file in each_data_file(view):
+        unknown = {i for i in data_file.fields if i >= 0 and i not in schema_ids}
+        if unknown:
+            stale |= unknown
+            files += 1
+    if stale:
+        yield (
+            f"field ids {shown(sorted(stale))}, stored in {plural(files, 'data file')}, are not in the schema and "
+            "not the -2 tombstone (pylance leaves the ids of dropped and replaced fields; readers ignore them, see "
+            "docs/spec-discrepancies.md)",
+            view.at("fragments"),
+        )
+
+
+@rule(
+    "data-file/legacy-field-ids-sorted",
+    severity=Severity.ERROR,
+    requirements=("data-file.v1-field-ids-sorted",),
+    summary="A legacy data file lists its field ids in ascending order",
+)
+def legacy_field_ids_sorted(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        if not data_file.is_legacy:
+            continue
+        ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
+        if any(b < a for a, b in zip(ids, ids[1:])):
+            yield (
+                f"fragment {fragment.id}: legacy data file '{_name(data_file)}' lists field ids out of order: "
+                f"{shown(data_file.fields, 12)}",
+                at(view, ref),
+            )
+
+
+# -- rules: column indices -------------------------------------------------------------
+
+
+@rule(
+    "data-file/legacy-column-indices",
+    severity=Severity.ERROR,
+    requirements=("data-file.v1-no-column-indices",),
+    summary="A legacy data file has no column_indices",
+)
+def legacy_column_indices(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        if data_file.is_legacy and data_file.column_indices:
+            yield (
+                f"fragment {fragment.id}: legacy data file '{_name(data_file)}' has "
+                f"{len(data_file.column_indices)} column_indices entries; legacy files have none",
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/column-indices-per-field",
+    severity=Severity.ERROR,
+    requirements=("data-file.column-indices-per-field",),
+    summary="A v2.x data file has one column_indices entry per field id",
+)
+def column_indices_per_field(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        if not data_file.is_legacy and len(data_file.column_indices) != len(data_file.fields):
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' lists {len(data_file.fields)} field ids "
+                f"but {len(data_file.column_indices)} column_indices",
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/column-indices-distinct",
+    severity=Severity.ERROR,
+    requirements=("data-file.column-indices-distinct",),
+    summary="column_indices repeats no value other than -1",
+)
+def column_indices_distinct(view: VersionView):
+    for ref, fragment, data_file in each_data_file(view):
+        counts = Counter(c for c in data_file.column_indices if c != NO_COLUMN)
+        repeated = sorted(c for c, n in counts.items() if n > 1)
+        if repeated:
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' repeats column indices {shown(repeated)}",
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/column-indices-in-file",
+    severity=Severity.ERROR,
+    requirements=("data-file.column-indices-values",),
+    summary="Each column_indices entry is -1 or a top-level column the file has",
+)
+def column_indices_in_file(view: VersionView):
+    flagged = set()
+    for ref, fragment, data_file in each_data_file(view):
+        if data_file.is_legacy:
+            continue
+        negative = sorted({c for c in data_file.column_indices if c < 0 and c != NO_COLUMN})
+        if negative:
+            flagged.add(ref)
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' has negative column indices "
+                f"{shown(negative)} (only -1 means 'no column')",
+                at(view, ref),
+            )
+    for ref, fragment, data_file, facts in each_readable(view):
+        info = facts.info
+        if data_file.is_legacy or ref in flagged or info.layout != LAYOUT_V2 or info.num_columns is None:
+            continue
+        beyond = sorted({c for c in data_file.column_indices if c >= info.num_columns})
+        if beyond:
+            yield (
+                f"fragment {fragment.id}: data file '{_name(data_file)}' has {info.num_columns} columns but "
+                f"column_indices name columns {shown(beyond)}",
+                at(view, ref),
+            )
+
+
+def fragment_file_rows(
+    view: VersionView, fragment: Fragment, bases: dict[int, BaseStorage]
+) -> Iterator[tuple[int, DataFile, int]]:
+    """``(index, data file, rows its footer reports)`` for the readable data
+    files of ``fragment`` whose row count is known (used by the fragment rules)."""
+    for index, data_file in enumerate(fragment.files):
+        located = locate(view, data_file, bases)
+        if not located.ok:
+            continue
+        facts = file_facts(view, located)
+        if facts.ok and facts.value.num_rows is not None:
+            yield index, data_file, facts.value.num_rows

@@ -1,0 +1,214 @@
+"""Rules on fragments (table format: fragments, max_fragment_id, physical rows)."""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+
+from reference_impl.transactions import Restore, read_transaction_file
+
+from ..context import DatasetView, VersionView
+from ..registry import Finding, Severity, rule
+from .data_files import base_storages, fragment_file_rows, printable, shown
+
+U32_MAX = (1 << 32) - 1
+#: Fragments named one by one before a rule sums up the rest.
+SHOWN_FRAGMENTS = 20
+DECREASE_REQUIREMENTS = ("fragment.max-id-never-decreases",)
+
+
+def _ids(view: VersionView) -> list[int]:
+    return [fragment.id for fragment in view.manifest.fragments]
+
+
+@rule(
+    "fragment/id-unique",
+    severity=Severity.ERROR,
+    requirements=("fragment.id-unique",),
+    summary="No two fragments of a version share an id",
+)
+def id_unique(view: VersionView):
+    repeated = sorted(i for i, n in Counter(_ids(view)).items() if n > 1)
+    if repeated:
+        yield f"fragment ids used by more than one fragment: {shown(repeated)}", view.at("fragments")
+
+
+@rule(
+    "fragment/id-fits-u32",
+    severity=Severity.ERROR,
+    requirements=("fragment.id-fits-u32",),
+    summary="Fragment ids fit in 32 bits (row addresses keep them in the upper half of a u64)",
+)
+def id_fits_u32(view: VersionView):
+    wide = sorted({i for i in _ids(view) if i > U32_MAX})
+    if wide:
+        yield f"fragment ids that do not fit in 32 bits: {shown(wide)}", view.at("fragments")
+
+
+@rule(
+    "fragment/max-id-covers",
+    severity=Severity.ERROR,
+    requirements=("fragment.max-id-covers-fragments",),
+    summary="max_fragment_id is at least the id of every fragment of the version",
+)
+def max_id_covers(view: VersionView):
+    ids = _ids(view)
+    if not ids:
+        return
+    highest = max(ids)
+    recorded = view.manifest.max_fragment_id
+    if recorded is None and highest > 0:
+        yield f"max_fragment_id is absent, but the version has fragments up to id {highest}", view.at(
+            "max_fragment_id"
+        )
+    elif recorded is not None and highest > recorded:
+        above = sorted(i for i in set(ids) if i > recorded)
+        yield f"max_fragment_id is {recorded}, but fragments have higher ids: {shown(above)}", view.at(
+            "max_fragment_id"
+        )
+
+
+@rule(
+    "fragment/max-id-absent",
+    severity=Severity.INFO,
+    requirements=("fragment.max-id-zero-for-first", "fragment.max-id-absent-without-fragments"),
+    summary="max_fragment_id is recorded when fragment 0 exists (pylance 0.20 omits a zero)",
+)
+def max_id_absent(view: VersionView):
+    ids = _ids(view)
+    if ids and view.manifest.max_fragment_id is None and max(ids) == 0:
+        yield (
+            "max_fragment_id is absent although fragment 0 exists; it should be 0 (older writers do not store "
+            "a zero, see docs/spec-discrepancies.md)",
+            view.at("max_fragment_id"),
+        )
+
+
+def _sorted_versions(dataset: DatasetView) -> list[int]:
+    return dataset.cached(("fragments:sorted-versions",), lambda: sorted(dataset.manifest_paths())).value
+
+
+def _had_fragments_before(dataset: DatasetView, version: int) -> bool | None:
+    """Whether any version before ``version`` has fragments: None when that
+    cannot be known (history starts after version 1, or a manifest does not
+    decode). Results are remembered, so a run stays linear in the versions."""
+    memo: dict = dataset.cached(("fragments:had-fragments-before",), dict).value
+    versions = _sorted_versions(dataset)
+    position = bisect.bisect_left(versions, version)
+    walked = []
+    answer = None
+    for index in range(position - 1, -1, -1):
+        earlier = versions[index]
+        if earlier in memo:
+            answer = memo[earlier]
+            break
+        walked.append(earlier)
+        loaded = dataset.manifest_file(earlier)
+        if not loaded.ok:
+            answer = None
+            break
+        if loaded.value.manifest.fragments:
+            answer = True
+            break
+    else:
+        # Reached the oldest kept version without finding fragments.
+        answer = False if versions and versions[0] == 1 else None
+    # ``memo[v]`` means "v or a version before it had fragments".
+    for earlier in walked:
+        memo[earlier] = answer
+    return answer
+
+
+@rule(
+    "fragment/max-id-without-fragments",
+    severity=Severity.ERROR,
+    requirements=("fragment.max-id-absent-without-fragments",),
+    summary="max_fragment_id is unset while no fragment has ever existed",
+)
+def max_id_without_fragments(view: VersionView):
+    manifest = view.manifest
+    if manifest.fragments or manifest.max_fragment_id is None:
+        return
+    if _had_fragments_before(view.dataset, view.version) is False:
+        yield (
+            f"max_fragment_id is {manifest.max_fragment_id}, but neither this version nor any earlier one has a "
+            "fragment",
+            view.at("max_fragment_id"),
+        )
+
+
+def _is_restore(view: VersionView) -> bool:
+    transaction = view.manifest_file.transaction
+    name = view.manifest.transaction_file
+    if transaction is None and name:
+        try:
+            loaded = view.dataset.cached(("txn", name), lambda: read_transaction_file(view.dataset.storage, name))
+        except ValueError:  # a name that is no file name; the transaction rules report it
+            return False
+        transaction = loaded.value
+    return transaction is not None and isinstance(transaction.operation, Restore)
+
+
+@rule(
+    "fragment/max-id-never-decreases",
+    severity=Severity.ERROR,
+    requirements=DECREASE_REQUIREMENTS,
+    summary="max_fragment_id is not lower than the previous version's",
+)
+def max_id_never_decreases(view: VersionView):
+    previous_version = view.version - 1
+    if previous_version not in view.dataset.manifest_paths():
+        return
+    previous = view.dataset.manifest_file(previous_version)
+    if not previous.ok:
+        return
+    # An absent value counts as 0: pylance 0.20 does not store a zero.
+    before = previous.value.manifest.max_fragment_id or 0
+    now = view.manifest.max_fragment_id or 0
+    if now >= before:
+        return
+    message = f"max_fragment_id went down from {before} (version {previous_version}) to {now}"
+    if _is_restore(view):
+        yield Finding(
+            "fragment/max-id-never-decreases",
+            Severity.INFO,
+            DECREASE_REQUIREMENTS,
+            message + " by a Restore, which took the restored version's value back (pylance 0.20; fragment ids "
+            f"above {now} can be handed out again, see docs/spec-discrepancies.md)",
+            view.version,
+            view.at("max_fragment_id"),
+        )
+    else:
+        yield message + "; fragment ids could be reused", view.at("max_fragment_id")
+
+
+@rule(
+    "fragment/has-data-file",
+    severity=Severity.ERROR,
+    requirements=("fragment.has-data-file",),
+    summary="Every fragment has at least one data file",
+)
+def has_data_file(view: VersionView):
+    empty = [(i, f.id) for i, f in enumerate(view.manifest.fragments) if not f.files]
+    for index, fragment_id in empty[:SHOWN_FRAGMENTS]:
+        yield f"fragment {fragment_id} has no data file", view.at(f"fragments[{index}].files")
+    if len(empty) > SHOWN_FRAGMENTS:
+        yield f"{len(empty) - SHOWN_FRAGMENTS} more fragments have no data file", view.at("fragments")
+
+
+@rule(
+    "fragment/physical-rows",
+    severity=Severity.ERROR,
+    requirements=("fragment.files-share-rows", "fragment.physical-rows-include-deleted"),
+    summary="Every data file of a fragment holds physical_rows rows, as its footer reports",
+)
+def physical_rows(view: VersionView):
+    bases = base_storages(view)
+    for f_index, fragment in enumerate(view.manifest.fragments):
+        for d_index, data_file, rows in fragment_file_rows(view, fragment, bases):
+            if rows != fragment.physical_rows:
+                yield (
+                    f"fragment {fragment.id}: physical_rows is {fragment.physical_rows}, but data file "
+                    f"'{printable(data_file.path)}' holds {rows} rows",
+                    view.at(f"fragments[{f_index}].files[{d_index}]"),
+                )

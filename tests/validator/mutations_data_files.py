@@ -1,0 +1,215 @@
+"""Mutations for the data file rules (conformance/validator/rules/data_files.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from .mutate import mutation
+from .mutations_fragments import edit_untracked
+
+
+def _file_of(manifest_file, fragment_id: int, index: int = 0):
+    (fragment,) = [f for f in manifest_file.manifest.fragments if f.id == fragment_id]
+    return fragment.files[index]
+
+
+def _latest_path(root, fragment_id: int = 3):
+    from reference_impl.dataset import Dataset
+
+    (fragment,) = [f for f in Dataset.open(root).fragments if f.id == fragment_id]
+    return root / "data" / fragment.files[0].path
+
+
+def _edit_file(root, change, fragment_id: int = 3, index: int = 0):
+    def edit(manifest_file):
+        change(_file_of(manifest_file, fragment_id, index))
+
+    edit_untracked(root, edit)
+
+
+# -- where the file is ---------------------------------------------------------------
+
+
+@mutation("data-file/path")
+def make_a_data_file_path_absolute(root):
+    target = _latest_path(root)
+
+    def change(data_file):
+        data_file.path = str(target)
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/path")
+def climb_out_of_the_data_directory(root):
+    def change(data_file):
+        data_file.path = f"../../{root.name}/data/{data_file.path}"
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/path")
+def replace_a_data_file_by_a_symlink_out_of_the_root(root):
+    target = _latest_path(root)
+    outside = root.parent / "outside.lance"
+    shutil.copyfile(target, outside)
+    target.unlink()
+    os.symlink(outside, target)
+
+
+@mutation("data-file/exists")
+def remove_a_data_file(root):
+    _latest_path(root).unlink()
+
+
+@mutation("data-file/exists")
+def replace_a_data_file_by_a_directory(root):
+    target = _latest_path(root)
+    target.unlink()
+    target.mkdir()
+
+
+@mutation("data-file/extension")
+def rename_a_data_file_without_extension(root):
+    target = _latest_path(root)
+    shutil.copyfile(target, target.with_suffix(".dat"))
+
+    def change(data_file):
+        data_file.path = data_file.path[: -len(".lance")] + ".dat"
+
+    _edit_file(root, change)
+
+
+# -- what the file is -------------------------------------------------------------------
+
+
+@mutation("data-file/readable")
+def break_the_trailer_magic(root):
+    target = _latest_path(root)
+    data = bytearray(target.read_bytes())
+    data[-4:] = b"LNAC"
+    target.write_bytes(bytes(data))
+
+
+@mutation("data-file/readable")
+def point_the_footer_outside_the_file(root):
+    target = _latest_path(root)
+    data = bytearray(target.read_bytes())
+    data[-40:-32] = (len(data) * 2).to_bytes(8, "little")  # column metadata offsets table start
+    data[-32:-24] = (len(data) * 2).to_bytes(8, "little")
+    target.write_bytes(bytes(data))
+
+
+@mutation("data-file/size")
+def misstate_the_file_size(root):
+    def change(data_file):
+        data_file.file_size_bytes += 1
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/version-matches-file")
+def record_every_file_as_2_1(root):
+    def edit(manifest_file):
+        manifest_file.manifest.data_format.version = "2.1"
+        for fragment in manifest_file.manifest.fragments:
+            for data_file in fragment.files:
+                data_file.file_minor_version = 1
+
+    edit_untracked(root, edit)
+
+
+@mutation("data-file/version-matches-file", base="legacy")
+def record_a_legacy_file_as_2_0(root):
+    def edit(manifest_file):
+        manifest_file.manifest.data_format.version = "2.0"
+        for fragment in manifest_file.manifest.fragments:
+            for data_file in fragment.files:
+                data_file.file_major_version, data_file.file_minor_version = 2, 0
+                data_file.column_indices = list(range(len(data_file.fields)))
+
+    edit_untracked(root, edit)
+
+
+@mutation("data-file/same-format-version")
+def name_another_format_version(root):
+    def edit(manifest_file):
+        manifest_file.manifest.data_format.version = "2.1"
+
+    edit_untracked(root, edit)
+
+
+@mutation("data-file/same-format-version", base="legacy")
+def name_a_v2_format_over_legacy_files(root):
+    def edit(manifest_file):
+        manifest_file.manifest.data_format.version = "2.0"
+
+    edit_untracked(root, edit)
+
+
+# -- field ids and column indices ----------------------------------------------------------
+
+
+@mutation("data-file/field-id-values")
+def store_the_unassigned_field_id(root):
+    def change(data_file):
+        data_file.fields[-1] = -1
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/field-id-values")
+def store_a_negative_field_id(root):
+    def change(data_file):
+        data_file.fields[-1] = -7
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/legacy-field-ids-sorted", base="legacy")
+def list_legacy_field_ids_backwards(root):
+    def change(data_file):
+        data_file.fields.reverse()
+
+    _edit_file(root, change, fragment_id=0)
+
+
+@mutation("data-file/legacy-column-indices", base="legacy")
+def give_a_legacy_file_column_indices(root):
+    def change(data_file):
+        data_file.column_indices = list(range(len(data_file.fields)))
+
+    _edit_file(root, change, fragment_id=0)
+
+
+@mutation("data-file/column-indices-per-field")
+def drop_a_column_index(root):
+    def change(data_file):
+        data_file.column_indices.pop()
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/column-indices-distinct")
+def repeat_a_column_index(root):
+    def change(data_file):
+        data_file.column_indices[1] = data_file.column_indices[0]
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/column-indices-in-file")
+def point_a_column_index_past_the_columns(root):
+    def change(data_file):
+        data_file.column_indices[-1] = 40
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/column-indices-in-file")
+def store_a_negative_column_index(root):
+    def change(data_file):
+        data_file.column_indices[-1] = -3
+
+    _edit_file(root, change)

@@ -1,0 +1,106 @@
+"""Mutations for the fragment rules (conformance/validator/rules/fragments.py).
+
+A defect planted in a version's fragments also contradicts the transaction
+that version records (the transaction rules compare each version with the one
+before it). :func:`edit_untracked` therefore also drops the version's record of
+its transaction, which a version may lack (transaction.file-may-be-absent,
+an info), so that only the planted defect remains.
+"""
+
+from __future__ import annotations
+
+from .mutate import edit_manifest, mutation
+
+
+def edit_untracked(root, edit, version=None) -> None:
+    """:func:`edit_manifest`, also forgetting the version's transaction."""
+
+    def apply(manifest_file):
+        edit(manifest_file)
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    edit_manifest(root, apply, version)
+
+
+def _latest_fragment(manifest_file, fragment_id: int):
+    (fragment,) = [f for f in manifest_file.manifest.fragments if f.id == fragment_id]
+    return fragment
+
+
+@mutation("fragment/id-unique")
+def give_two_fragments_one_id(root):
+    def edit(manifest_file):
+        _latest_fragment(manifest_file, 3).id = 2
+
+    edit_untracked(root, edit)
+
+
+@mutation("fragment/id-fits-u32", also=("fragment/max-id-covers",))
+def give_a_fragment_a_64_bit_id(root):
+    # max_fragment_id is a uint32, so it cannot cover such an id either.
+    def edit(manifest_file):
+        _latest_fragment(manifest_file, 3).id = 1 << 40
+
+    edit_untracked(root, edit)
+
+
+@mutation("fragment/max-id-covers")
+def lower_max_fragment_id_below_a_fragment(root):
+    # Version 1 holds fragments 0..2; no earlier version to compare with.
+    def edit(manifest_file):
+        manifest_file.manifest.max_fragment_id = 1
+
+    edit_manifest(root, edit, version=1)
+
+
+@mutation("fragment/max-id-covers")
+def drop_max_fragment_id_with_fragments_above_zero(root):
+    def edit(manifest_file):
+        manifest_file.manifest.max_fragment_id = None
+
+    edit_manifest(root, edit, version=1)
+
+
+@mutation("fragment/max-id-without-fragments", base="legacy")
+def set_max_fragment_id_before_any_fragment(root):
+    # The legacy base's version 1 is an empty table.
+    def edit(manifest_file):
+        assert not manifest_file.manifest.fragments
+        manifest_file.manifest.max_fragment_id = 0
+
+    edit_manifest(root, edit, version=1)
+
+
+@mutation("fragment/max-id-never-decreases")
+def raise_an_old_max_fragment_id(root):
+    # Version 1 claims ids up to 10 were used; version 2 says 3.
+    def edit(manifest_file):
+        manifest_file.manifest.max_fragment_id = 10
+
+    edit_manifest(root, edit, version=1)
+
+
+@mutation("fragment/has-data-file")
+def remove_every_data_file_of_a_fragment(root):
+    def edit(manifest_file):
+        _latest_fragment(manifest_file, 3).files = []
+
+    edit_untracked(root, edit)
+
+
+@mutation("fragment/physical-rows")
+def understate_physical_rows(root):
+    def edit(manifest_file):
+        _latest_fragment(manifest_file, 3).physical_rows = 400
+
+    edit_untracked(root, edit)
+
+
+@mutation("fragment/physical-rows", base="legacy")
+def overstate_physical_rows_of_a_legacy_fragment(root):
+    # Fragment 1 (20 rows, no deletion file) has two legacy data files.
+    def edit(manifest_file):
+        _latest_fragment(manifest_file, 1).physical_rows = 21
+
+    edit_untracked(root, edit)

@@ -1,0 +1,103 @@
+"""Mutations for the index rules (conformance/validator/rules/indices.py).
+
+The "plain" base has one BTREE index, ``id_idx`` on field 0, built from
+version 4 and listed by versions 5 (CreateIndex) and 6 (UpdateConfig), with
+its files under ``_indices/{uuid}/``. Edits go to the manifests of both
+versions, whose transaction records are dropped so that the transaction rules
+do not also report a change the operations did not make.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid as uuid_module
+
+from reference_impl.indices import encode_fragment_bitmap
+
+from .mutate import edit_manifest, mutation
+
+INDEXED_VERSIONS = (5, 6)
+
+
+def _edit_indexed_versions(root, edit, versions=INDEXED_VERSIONS) -> None:
+    def apply(manifest_file):
+        edit(manifest_file.indices)
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    for version in versions:
+        edit_manifest(root, apply, version=version)
+
+
+def _add_entry(root, **changes) -> None:
+    """Add a copy of the index entry with ``changes``, in the latest version."""
+
+    def edit(indices):
+        indices.append(dataclasses.replace(indices[0], **changes))
+
+    _edit_indexed_versions(root, edit, versions=(6,))
+
+
+def _change(root, **changes) -> None:
+    def edit(indices):
+        for field_name, value in changes.items():
+            setattr(indices[0], field_name, value)
+
+    _edit_indexed_versions(root, edit)
+
+
+def _index_directory(root):
+    (directory,) = [p for p in (root / "_indices").iterdir() if p.is_dir()]
+    return directory
+
+
+@mutation("index/name-unique")
+def reuse_an_index_name_for_another_column(root):
+    _add_entry(root, uuid=str(uuid_module.uuid4()), fields=[1])
+
+
+@mutation("index/uuid-unique")
+def list_one_uuid_twice(root):
+    _add_entry(root, name="id_idx_copy")
+
+
+@mutation("index/uuid-unique")
+def change_an_index_type_under_its_uuid(root):
+    def edit(indices):
+        indices[0].type_url = "/lance.table.BitmapIndexDetails"
+
+    _edit_indexed_versions(root, edit, versions=(6,))
+
+
+@mutation("index/fields-exist")
+def index_a_field_the_schema_lacks(root):
+    _change(root, fields=[99])
+
+
+@mutation("index/dataset-version-not-later")
+def build_an_index_from_a_future_version(root):
+    _change(root, dataset_version=50)
+
+
+@mutation("index/fragment-bitmap-bounded")
+def cover_a_fragment_never_assigned(root):
+    _change(root, fragment_bitmap=encode_fragment_bitmap([0, 77]))
+
+
+@mutation("index/type-url-unique-ignoring-case")
+def spell_a_type_url_in_another_case(root):
+    _add_entry(root, uuid=str(uuid_module.uuid4()), name="id_idx_lower", type_url="/lance.table.btreeindexdetails")
+
+
+@mutation("index/file-sizes-match")
+def misrecord_an_index_file_size(root):
+    def edit(indices):
+        indices[0].files[0].size_bytes += 1
+
+    _edit_indexed_versions(root, edit)
+
+
+@mutation("index/file-sizes-match")
+def remove_a_listed_index_file(root):
+    directory = _index_directory(root)
+    sorted(directory.iterdir())[0].unlink()

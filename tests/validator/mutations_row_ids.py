@@ -1,0 +1,150 @@
+"""Mutations for the row id rules (conformance/validator/rules/row_ids.py).
+
+The "stable_row_ids" base's latest version (3, a Delete) has fragments 0 (40
+rows, ids 0..39), 1 (40 rows, ids 40..79), 2 (20 rows, ids 80..99) and 3 (30
+rows, ids 100..129), every tenth row deleted, next_row_id 130, and pylance's
+created-at / last-updated-at sequences (1 for fragments 0..2, 2 for fragment
+3). Edits go to the latest manifest, whose transaction record is dropped so
+that the transaction rules do not also see a change the Delete did not make.
+"""
+
+from __future__ import annotations
+
+from reference_impl.fragments import ExternalFile
+from reference_impl.row_ids import encode_row_id_sequence, encode_version_sequence
+from reference_impl.wire import rowids_pb2
+
+from .mutate import edit_manifest, mutation
+
+
+def _edit_latest_untracked(root, edit) -> None:
+    def apply(manifest_file):
+        edit(manifest_file)
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    edit_manifest(root, apply)
+
+
+def _fragment(manifest_file, fragment_id: int):
+    return next(f for f in manifest_file.manifest.fragments if f.id == fragment_id)
+
+
+def _set(root, fragment_id: int, attr: str, value) -> None:
+    def edit(manifest_file):
+        setattr(_fragment(manifest_file, fragment_id), attr, value)
+
+    _edit_latest_untracked(root, edit)
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids")
+def garble_a_row_id_sequence(root):
+    _set(root, 0, "row_id_sequence", b"\x0a\xff\xff\xff")
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids")
+def unsort_a_sorted_array_segment(root):
+    message = rowids_pb2.RowIdSequence()
+    segment = message.segments.add()
+    segment.sorted_array.u16_array.base = 0
+    segment.sorted_array.u16_array.offsets = b"".join(v.to_bytes(2, "little") for v in [1, 0] + list(range(2, 40)))
+    _set(root, 0, "row_id_sequence", message.SerializeToString())
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids")
+def put_a_hole_outside_its_range(root):
+    message = rowids_pb2.RowIdSequence()
+    segment = message.segments.add()
+    segment.range_with_holes.start = 0
+    segment.range_with_holes.end = 41
+    segment.range_with_holes.holes.u64_array.values = (500).to_bytes(8, "little")
+    _set(root, 0, "row_id_sequence", message.SerializeToString())
+
+
+@mutation("row-id/one-per-row", base="stable_row_ids")
+def drop_the_last_row_id(root):
+    _set(root, 0, "row_id_sequence", encode_row_id_sequence(range(0, 39)))
+
+
+@mutation("row-id/one-per-row", base="stable_row_ids")
+def claim_a_trillion_row_ids(root):
+    # A two-varint range that must not be expanded.
+    message = rowids_pb2.RowIdSequence()
+    segment = message.segments.add()
+    segment.range.start = 0
+    segment.range.end = 10**12
+    _set(root, 0, "row_id_sequence", message.SerializeToString())
+
+
+@mutation("row-id/unique", base="stable_row_ids")
+def give_two_fragments_the_same_ids(root):
+    _set(root, 1, "row_id_sequence", encode_row_id_sequence(range(0, 40)))
+
+
+@mutation("row-id/unique", base="stable_row_ids")
+def repeat_an_id_within_a_fragment(root):
+    message = rowids_pb2.RowIdSequence()
+    for start, end in ((0, 20), (0, 20)):
+        segment = message.segments.add()
+        segment.range.start = start
+        segment.range.end = end
+    _set(root, 0, "row_id_sequence", message.SerializeToString())
+
+
+@mutation("row-id/below-next-row-id", base="stable_row_ids")
+def lower_next_row_id(root):
+    def edit(manifest_file):
+        manifest_file.manifest.next_row_id = 120
+
+    _edit_latest_untracked(root, edit)
+
+
+@mutation("row-id/next-row-id-zero", base="stable_row_ids", also=("row-id/below-next-row-id",))
+def zero_next_row_id(root):
+    def edit(manifest_file):
+        manifest_file.manifest.next_row_id = 0
+
+    _edit_latest_untracked(root, edit)
+
+
+def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
+    data = encode_row_id_sequence(range(0, 40))
+    if write:
+        (root / "_row_ids").mkdir(exist_ok=True)
+        (root / "_row_ids" / "fragment-0.bin").write_bytes(b"header" + data)
+    _set(root, 0, "row_id_sequence", ExternalFile("_row_ids/fragment-0.bin", 6, len(data) + size_delta))
+
+
+@mutation("row-id/external-range-in-file", base="stable_row_ids")
+def run_an_external_range_past_its_file(root):
+    _externalise(root, size_delta=10)
+
+
+@mutation("row-id/external-range-in-file", base="stable_row_ids")
+def name_a_missing_external_file(root):
+    _externalise(root, write=False)
+
+
+@mutation("row-id/version-sequences-cover-rows", base="stable_row_ids")
+def shorten_a_created_at_sequence(root):
+    _set(root, 0, "created_at_version_sequence", encode_version_sequence([1] * 39))
+
+
+@mutation("row-id/version-sequences-cover-rows", base="stable_row_ids")
+def garble_a_last_updated_at_sequence(root):
+    _set(root, 2, "last_updated_at_version_sequence", b"\x0a\x05\xff")
+
+
+@mutation("row-id/versions-ordered", base="stable_row_ids")
+def create_rows_after_their_last_update(root):
+    _set(root, 0, "created_at_version_sequence", encode_version_sequence([2] * 40))
+
+
+@mutation("row-id/versions-ordered", base="stable_row_ids")
+def date_rows_in_the_future(root):
+    def edit(manifest_file):
+        fragment = _fragment(manifest_file, 3)
+        fragment.created_at_version_sequence = encode_version_sequence([9] * 30)
+        fragment.last_updated_at_version_sequence = encode_version_sequence([9] * 30)
+
+    _edit_latest_untracked(root, edit)

@@ -1,0 +1,296 @@
+"""The deletion, row id, index and refs rules beyond their error mutations:
+the JSON Schemas of tag and branch files, the warnings and infos, and the
+bounds that keep hostile files from being expanded."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+import uuid as uuid_module
+
+import jsonschema
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+from conformance.describe import load_schema
+from conformance.validator import Severity, validate
+from conformance.validator.rules import deletions as deletion_rules, row_ids as row_id_rules
+
+from .mutate import copy_dataset, edit_manifest
+from .mutations_row_ids import _externalise
+
+lance = pytest.importorskip("lance")
+
+
+def _findings(root, prefix: str | None = None, *, all_versions: bool = True):
+    report = validate(root, all_versions=all_versions)
+    return [f for f in report.findings if prefix is None or f.rule.startswith(prefix)]
+
+
+def _by_severity(findings, severity):
+    return sorted({f.rule for f in findings if f.severity is severity})
+
+
+def _errors(root):
+    return _by_severity(_findings(root), Severity.ERROR)
+
+
+# -- JSON Schemas -----------------------------------------------------------------------
+
+
+def _validator(name):
+    schema = load_schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_ref_schemas_are_valid_json_schemas():
+    _validator("tag.schema.json")
+    _validator("branch.schema.json")
+
+
+def test_pylance_ref_files_match_the_schemas(base_datasets):
+    root = base_datasets["branched"]
+    tags = sorted((root / "_refs" / "tags").glob("*.json"))
+    branches = sorted((root / "_refs" / "branches").glob("*.json"))
+    assert len(tags) == 2 and len(branches) == 2
+    for path in tags:
+        _validator("tag.schema.json").validate(json.loads(path.read_text()))
+    for path in branches:
+        _validator("branch.schema.json").validate(json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"version": 3, "manifest_size": 812},  # upstream branch_tag.md spelling
+        {"version": 3, "manifestSize": 812},  # pylance 0.20
+        {"branch": "feature/x", "version": 1, "manifestSize": 812, "createdAt": "2026-01-01T00:00:00Z",
+         "updatedAt": "2026-01-01T00:00:00Z", "metadata": {}},  # pylance 14
+        {"branch": None, "version": 0, "manifestSize": 0, "something_new": [1, 2]},
+    ],
+)
+def test_the_tag_schema_accepts_both_spellings(document):
+    _validator("tag.schema.json").validate(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"manifestSize": 812},
+        {"version": 3},
+        {"version": "3", "manifestSize": 812},
+        {"version": -1, "manifestSize": 812},
+        {"version": 3, "manifestSize": 812, "branch": 7},
+        {"version": 3.5, "manifestSize": 812},
+        {"version": 3, "manifestSize": 812, "metadata": {"k": 1}},
+        [3, 812],
+    ],
+)
+def test_the_tag_schema_refuses_malformed_tags(document):
+    assert list(_validator("tag.schema.json").iter_errors(document))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"parent_branch": None, "parent_version": 2, "create_at": 1700000000, "manifest_size": 500},
+        {"parentBranch": "dev", "parentVersion": 2, "createAt": 1700000000, "manifestSize": 500,
+         "identifier": {"version_mapping": [[2, "418797f6a78c4d5eafc8cce35889d1fe"]]}, "metadata": {}},
+        {"parentVersion": 2, "create_at": 1700000000, "manifestSize": 500},
+    ],
+)
+def test_the_branch_schema_accepts_both_spellings(document):
+    _validator("branch.schema.json").validate(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"parentVersion": 2, "createAt": 1700000000},
+        {"parentVersion": 2, "manifestSize": 500},
+        {"createAt": 1700000000, "manifestSize": 500},
+        {"parentVersion": 2, "createAt": "2026-01-01", "manifestSize": 500},
+        {"parentVersion": 2, "createAt": 1700000000, "manifestSize": 500, "parentBranch": 3},
+        {"parentVersion": 2, "createAt": 1700000000, "manifestSize": 500, "identifier": {"version_mapping": [[2]]}},
+    ],
+)
+def test_the_branch_schema_refuses_malformed_branches(document):
+    assert list(_validator("branch.schema.json").iter_errors(document))
+
+
+# -- refs warnings -----------------------------------------------------------------------
+
+
+def test_a_wrong_manifest_size_is_a_warning(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
+    path = root / "_refs" / "tags" / "on-branch.json"
+    document = json.loads(path.read_text())
+    document["manifestSize"] += 10
+    path.write_text(json.dumps(document))
+    findings = _findings(root)
+    assert _by_severity(findings, Severity.WARNING) == ["refs/tag-manifest-size"]
+    assert not _by_severity(findings, Severity.ERROR)
+
+
+def test_stray_and_misnamed_ref_files_are_warnings(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
+    (root / "_refs" / "tags" / "README").write_text("notes")
+    shutil.copy(root / "_refs" / "tags" / "v1.json", root / "_refs" / "tags" / "v%32.json")  # encodes "v2"
+    (root / "_refs" / "branches" / "nested").mkdir()
+    findings = [f for f in _findings(root) if f.rule == "refs/file-location"]
+    assert {f.location for f in findings} == {"_refs/tags/README", "_refs/tags/v%32.json", "_refs/branches/nested"}
+    assert not _errors(root)
+
+
+def test_a_branch_directory_without_branch_file_is_a_warning(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
+    shutil.copytree(root / "tree" / "empty", root / "tree" / "gone" / "deep")
+    findings = _findings(root)
+    assert [f.location for f in findings if f.rule == "refs/orphan-branch-directory"] == ["tree/gone/deep"]
+    assert not _by_severity(findings, Severity.ERROR)
+
+
+def test_a_branch_directory_validated_as_a_dataset_names_its_branch(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
+    findings = _findings(root / "tree" / "feature" / "x", "refs/manifest-branch-field")
+    assert not findings
+
+
+# -- deletion infos and bounds -------------------------------------------------------------
+
+
+def test_pylance_uint32_columns_are_an_info(base_datasets):
+    findings = _findings(base_datasets["plain"], "deletion/")
+    assert {f.rule for f in findings} == {"deletion/arrow-uint32"}
+    assert all(f.severity is Severity.INFO for f in findings)
+
+
+def test_unreferenced_deletion_files_are_an_info(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    (root / "_deletions" / "9-1-1.arrow").write_bytes(b"left by a failed commit")
+    (root / "_deletions" / "notes.txt").write_text("?")
+    findings = [f for f in _findings(root) if f.rule == "deletion/unreferenced-files"]
+    assert len(findings) == 2 and all(f.severity is Severity.INFO for f in findings)
+    assert "9-1-1.arrow" in " ".join(f.message for f in findings)
+    assert not _errors(root)
+
+
+def test_files_beyond_the_size_limit_are_reported_not_read(base_datasets, tmp_path, monkeypatch):
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    monkeypatch.setattr(deletion_rules, "MAX_FILE_BYTES", 16)
+    findings = _findings(root, "deletion/")
+    assert {f.rule for f in findings} == {"deletion/unchecked"}
+
+
+def _compressed_arrow(values) -> bytes:
+    table = pa.table({"row_id": pa.array(values, pa.uint32())})
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema, options=ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def test_a_compressed_buffer_claiming_a_huge_size_is_never_decompressed():
+    values = list(range(0, 4000, 2))
+    data = bytearray(_compressed_arrow(values))
+    declared = (4 * len(values)).to_bytes(8, "little")
+    assert data.count(declared) == 1
+    at = data.index(declared)
+    data[at : at + 8] = (1 << 40).to_bytes(8, "little")
+    started = time.monotonic()
+    content = deletion_rules._read_arrow(bytes(data), 10_000, "x.arrow")
+    assert content.status == "arrow-layout" and "expands to" in content.message
+    assert time.monotonic() - started < 1
+
+
+def test_an_arrow_file_with_more_offsets_than_rows_is_not_decoded():
+    content = deletion_rules._read_arrow(_compressed_arrow(range(5000)), 100, "x.arrow")
+    assert content.status == "too-many" and content.entries == 5000
+
+
+def test_compressed_and_int32_files_decode():
+    content = deletion_rules._read_arrow(_compressed_arrow([7, 3, 5]), 10, "x.arrow")
+    assert content.ok and list(content.offsets) == [3, 5, 7] and content.column_type == "uint32"
+    table = pa.table({"x": pa.array([4, -1, 4, -1, 2], pa.int32())})
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    content = deletion_rules._read_arrow(sink.getvalue().to_pybytes(), 10, "x.arrow")
+    assert content.ok and list(content.offsets) == [2, 4]
+    assert (content.entries, content.negatives, content.distinct_negatives) == (5, 2, 1)
+
+
+# -- row id warnings and infos ---------------------------------------------------------------
+
+
+def test_next_row_id_without_the_flag_is_a_warning(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+
+    def edit(manifest_file):
+        manifest_file.manifest.next_row_id = 5
+
+    edit_manifest(root, edit, version=1)
+    findings = _findings(root)
+    assert _by_severity(findings, Severity.WARNING) == ["row-id/next-row-id-without-flag"]
+    assert not _by_severity(findings, Severity.ERROR)
+
+
+def test_an_external_sequence_inside_its_file_is_accepted(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["stable_row_ids"], tmp_path / "ds")
+    _externalise(root)
+    assert not [f for f in _findings(root) if f.rule.startswith("row-id/") and f.severity is not Severity.INFO]
+
+
+def test_ids_kept_through_an_update_are_an_info(pylance_datasets):
+    findings = _findings(pylance_datasets["stable_row_ids"], "row-id/")
+    assert {(f.rule, f.severity) for f in findings} == {("row-id/kept-on-update", Severity.INFO)}
+    assert all("5" in f.message for f in findings)
+
+
+def test_fragments_beyond_the_row_limit_are_reported_not_expanded(base_datasets, monkeypatch):
+    monkeypatch.setattr(row_id_rules, "MAX_ROWS", 10)
+    findings = _findings(base_datasets["stable_row_ids"], "row-id/")
+    assert {f.rule for f in findings} == {"row-id/unchecked"}
+
+
+# -- index warnings and infos -------------------------------------------------------------------
+
+
+def test_a_missing_index_directory_is_a_warning(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    for directory in (root / "_indices").iterdir():
+        shutil.rmtree(directory)
+    findings = _findings(root)
+    assert _by_severity(findings, Severity.WARNING) == ["index/directory-present"]
+    assert not _by_severity(findings, Severity.ERROR)
+
+
+def test_delta_indices_sharing_a_name_are_an_info(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+
+    def edit(manifest_file):
+        delta = dataclasses.replace(manifest_file.indices[0], uuid=str(uuid_module.uuid4()), files=[])
+        manifest_file.indices.append(delta)
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    edit_manifest(root, edit)
+    findings = _findings(root, "index/", all_versions=False)
+    assert [(f.rule, f.severity) for f in findings] == [("index/delta-segments", Severity.INFO)]
+
+
+def test_a_remapped_index_bitmap_is_an_info(tmp_path):
+    table = pa.table({"id": list(range(100))})
+    dataset = lance.write_dataset(table, tmp_path / "ds", max_rows_per_file=20)
+    dataset.create_scalar_index("id", "BTREE")
+    dataset = lance.dataset(tmp_path / "ds")
+    dataset.delete("id % 3 = 0")
+    dataset.optimize.compact_files(target_rows_per_fragment=1000)
+    findings = _findings(tmp_path / "ds", "index/", all_versions=False)
+    assert [(f.rule, f.severity) for f in findings] == [
+        ("index/fragment-bitmap-from-dataset-version", Severity.INFO)
+    ]
