@@ -171,9 +171,12 @@ class Storage:
         """Write or replace a file atomically (for hints and refs, never manifests)."""
         full = self._check_writable(relpath)
         tmp = full.with_name(f".{full.name}.{uuid.uuid4().hex}.tmp")
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, full)
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, full)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def delete(self, relpath: str) -> None:
         full = self._check_writable(relpath)

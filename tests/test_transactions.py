@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from pyroaring import BitMap
 
-from reference_impl.errors import CommitConflictError, CorruptFileError
+from reference_impl.errors import CommitConflictError, CorruptFileError, PathEscapeError
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
 from reference_impl.indices import IndexFile, IndexMetadata
 from reference_impl.manifest import BasePath
@@ -544,7 +544,7 @@ def test_name_must_match_content(tmp_path):
     storage = _install(tmp_path, f"5-{txn.uuid}.txn", txn.to_proto().SerializeToString())
     with pytest.raises(CorruptFileError, match="read version 5"):
         read_transaction_file(storage, f"5-{txn.uuid}.txn")
-    with pytest.raises(ValueError):
+    with pytest.raises(PathEscapeError):
         read_transaction_file(storage, "../escape.txn")
 
 
