@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -15,11 +16,15 @@ from pyroaring import BitMap
 from reference_impl.deletions import (
     ARROW_DELETION_SCHEMA,
     BITMAP_COUNT_THRESHOLD,
+    DEFAULT_MAX_OFFSETS,
+    DeletionStatus,
     choose_deletion_file_type,
     decode_arrow_deletions,
     decode_bitmap_deletions,
     encode_arrow_deletions,
     encode_bitmap_deletions,
+    inspect_deletion_bytes,
+    inspect_deletion_file,
     read_deletion_file,
     write_deletion_file,
 )
@@ -319,3 +324,124 @@ def test_garbage_never_escapes_as_another_error(noise, index, byte):
                 continue
             assert offsets == sorted(set(offsets))
             assert all(0 <= o < 2**32 for o in offsets)
+
+
+# -- bounds: nothing is expanded before its size is known to fit ------------------------
+
+
+def _compressed_arrow(values) -> bytes:
+    table = pa.table({"row_id": pa.array(values, pa.uint32())})
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema, options=ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _every_u32() -> bytes:
+    """A bitmap of all four billion u32 offsets: under a megabyte of run containers."""
+    bitmap = BitMap(range(2**32))
+    bitmap.run_optimize()
+    return bitmap.serialize()
+
+
+def test_a_four_billion_offset_bitmap_is_never_listed(tmp_path):
+    data = _every_u32()
+    assert len(data) < 1 << 20
+    started = time.monotonic()
+    content = inspect_deletion_bytes(data, DeletionFileType.BITMAP, physical_rows=100)
+    assert content.ok and content.entries == 2**32 and content.offsets.max() == 2**32 - 1
+    assert "past the fragment's 100 physical rows" in content.problem_for(100)
+    with pytest.raises(CorruptFileError, match="past the fragment's 100 physical rows"):
+        decode_bitmap_deletions(data, "x.bin", physical_rows=100)
+    with pytest.raises(CorruptFileError, match=f"more than the limit of {DEFAULT_MAX_OFFSETS}"):
+        decode_bitmap_deletions(data, "x.bin")
+    storage, deletion_file = _install(tmp_path, DeletionFileType.BITMAP, data)
+    with pytest.raises(CorruptFileError, match="0-1-99.bin: deleted offset 4294967295 is past"):
+        read_deletion_file(storage, 0, deletion_file, physical_rows=1000)
+    with pytest.raises(CorruptFileError, match="0-1-99.bin: the file lists 4294967296 offsets, more than the limit"):
+        read_deletion_file(storage, 0, deletion_file, physical_rows=2**32)
+    assert time.monotonic() - started < 2
+
+
+def test_the_count_limit_is_checked_before_listing():
+    offsets = list(range(0, 300, 3))
+    for kind, data in ((DeletionFileType.BITMAP, encode_bitmap_deletions(offsets)),
+                       (DeletionFileType.ARROW_ARRAY, encode_arrow_deletions(offsets))):
+        decode = decode_bitmap_deletions if kind is DeletionFileType.BITMAP else decode_arrow_deletions
+        assert decode(data, "f", physical_rows=300, max_offsets=100) == offsets
+        with pytest.raises(CorruptFileError, match="more than the limit of 99"):
+            decode(data, "f", physical_rows=300, max_offsets=99)
+
+
+def test_a_compressed_buffer_claiming_a_huge_size_is_never_decompressed():
+    values = list(range(0, 4000, 2))
+    data = bytearray(_compressed_arrow(values))
+    declared = (4 * len(values)).to_bytes(8, "little")
+    assert data.count(declared) == 1
+    at = data.index(declared)
+    data[at : at + 8] = (1 << 40).to_bytes(8, "little")
+    started = time.monotonic()
+    content = inspect_deletion_bytes(bytes(data), DeletionFileType.ARROW_ARRAY, physical_rows=10_000)
+    assert content.status is DeletionStatus.ARROW_LAYOUT and "expands to" in content.problem
+    with pytest.raises(CorruptFileError, match="x.arrow: a buffer expands to 1099511627776 bytes"):
+        decode_arrow_deletions(bytes(data), "x.arrow")
+    assert time.monotonic() - started < 1
+
+
+def test_an_arrow_file_with_more_offsets_than_rows_is_not_decoded():
+    data = _compressed_arrow(range(5000))
+    content = inspect_deletion_bytes(data, DeletionFileType.ARROW_ARRAY, physical_rows=100)
+    assert content.status is DeletionStatus.TOO_MANY and content.entries == 5000
+    assert content.offsets == BitMap()
+    with pytest.raises(CorruptFileError, match="lists 5000 offsets but the fragment has only 100 rows"):
+        decode_arrow_deletions(data, "x.arrow", physical_rows=100)
+    beyond = inspect_deletion_bytes(data, DeletionFileType.ARROW_ARRAY, max_offsets=4999)
+    assert beyond.status is DeletionStatus.TOO_LARGE and beyond.entries == 5000
+    with pytest.raises(CorruptFileError, match="more than the limit of 4999"):
+        decode_arrow_deletions(data, "x.arrow", max_offsets=4999)
+
+
+def test_a_column_longer_than_its_batch_is_malformed():
+    data = bytearray(_compressed_arrow(range(0, 2468, 2)))
+    node = (1234).to_bytes(8, "little") + (0).to_bytes(8, "little")  # FieldNode: length, null_count
+    assert data.count(node) == 1
+    at = data.index(node)
+    data[at : at + 8] = (1 << 40).to_bytes(8, "little")
+    content = inspect_deletion_bytes(bytes(data), DeletionFileType.ARROW_ARRAY, physical_rows=5000)
+    assert content.status is DeletionStatus.ARROW_LAYOUT and "metadata is malformed" in content.problem
+
+
+def test_compressed_and_int32_files_decode():
+    content = inspect_deletion_bytes(_compressed_arrow([7, 3, 5]), DeletionFileType.ARROW_ARRAY, physical_rows=10)
+    assert content.ok and list(content.offsets) == [3, 5, 7] and content.column_type == "uint32"
+    assert (content.found, content.batches) == (DeletionFileType.ARROW_ARRAY, 1)
+    assert decode_arrow_deletions(_compressed_arrow([7, 3, 5]), "x.arrow", physical_rows=10) == [3, 5, 7]
+    table = pa.table({"x": pa.array([4, -1, 4, -1, 2], pa.int32())})
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    content = inspect_deletion_bytes(sink.getvalue().to_pybytes(), DeletionFileType.ARROW_ARRAY, physical_rows=10)
+    assert content.ok and list(content.offsets) == [2, 4] and content.column_type == "int32"
+    assert (content.entries, content.negatives, content.distinct_negatives) == (5, 2, 1)
+    assert content.repeated == 2  # a second 4 and a second -1
+    assert "2 negative offsets" in content.problem_for(10)
+
+
+def test_the_other_kind_is_recognised():
+    bitmap, arrow = encode_bitmap_deletions([1, 2]), encode_arrow_deletions([1, 2])
+    as_arrow = inspect_deletion_bytes(bitmap, DeletionFileType.ARROW_ARRAY)
+    assert (as_arrow.status, as_arrow.found) == (DeletionStatus.KIND_MISMATCH, DeletionFileType.BITMAP)
+    as_bitmap = inspect_deletion_bytes(arrow, DeletionFileType.BITMAP)
+    assert (as_bitmap.status, as_bitmap.found) == (DeletionStatus.KIND_MISMATCH, DeletionFileType.ARROW_ARRAY)
+    with pytest.raises(CorruptFileError, match="the kind is BITMAP but the file is an Arrow IPC file"):
+        decode_bitmap_deletions(arrow, "f")
+
+
+def test_files_beyond_the_size_limit_are_not_read(tmp_path):
+    storage, deletion_file = _install(tmp_path, DeletionFileType.ARROW_ARRAY, encode_arrow_deletions([1, 2]))
+    relpath = deletion_file.path(0)
+    content = inspect_deletion_file(storage, relpath, DeletionFileType.ARROW_ARRAY, max_bytes=16)
+    assert content.status is DeletionStatus.TOO_LARGE and "more than the limit of 16" in content.problem
+    assert inspect_deletion_file(storage, relpath, DeletionFileType.ARROW_ARRAY).ok
+    missing = inspect_deletion_file(storage, "_deletions/0-1-98.arrow", DeletionFileType.ARROW_ARRAY)
+    assert missing.status is DeletionStatus.MISSING

@@ -1,18 +1,17 @@
 """The deletion, row id, index and refs rules beyond their error mutations:
 the JSON Schemas of tag and branch files, the warnings and infos, and the
-bounds that keep hostile files from being expanded."""
+bounds that keep hostile files from being expanded (those of deletion files
+are the reference reader's own: tests/test_deletions.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import shutil
-import time
 import uuid as uuid_module
 
 import jsonschema
 import pyarrow as pa
-import pyarrow.ipc as ipc
 import pytest
 
 from conformance.describe import load_schema
@@ -184,44 +183,6 @@ def test_files_beyond_the_size_limit_are_reported_not_read(base_datasets, tmp_pa
     monkeypatch.setattr(deletion_rules, "MAX_FILE_BYTES", 16)
     findings = _findings(root, "deletion/")
     assert {f.rule for f in findings} == {"deletion/unchecked"}
-
-
-def _compressed_arrow(values) -> bytes:
-    table = pa.table({"row_id": pa.array(values, pa.uint32())})
-    sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema, options=ipc.IpcWriteOptions(compression="zstd")) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def test_a_compressed_buffer_claiming_a_huge_size_is_never_decompressed():
-    values = list(range(0, 4000, 2))
-    data = bytearray(_compressed_arrow(values))
-    declared = (4 * len(values)).to_bytes(8, "little")
-    assert data.count(declared) == 1
-    at = data.index(declared)
-    data[at : at + 8] = (1 << 40).to_bytes(8, "little")
-    started = time.monotonic()
-    content = deletion_rules._read_arrow(bytes(data), 10_000, "x.arrow")
-    assert content.status == "arrow-layout" and "expands to" in content.message
-    assert time.monotonic() - started < 1
-
-
-def test_an_arrow_file_with_more_offsets_than_rows_is_not_decoded():
-    content = deletion_rules._read_arrow(_compressed_arrow(range(5000)), 100, "x.arrow")
-    assert content.status == "too-many" and content.entries == 5000
-
-
-def test_compressed_and_int32_files_decode():
-    content = deletion_rules._read_arrow(_compressed_arrow([7, 3, 5]), 10, "x.arrow")
-    assert content.ok and list(content.offsets) == [3, 5, 7] and content.column_type == "uint32"
-    table = pa.table({"x": pa.array([4, -1, 4, -1, 2], pa.int32())})
-    sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
-    content = deletion_rules._read_arrow(sink.getvalue().to_pybytes(), 10, "x.arrow")
-    assert content.ok and list(content.offsets) == [2, 4]
-    assert (content.entries, content.negatives, content.distinct_negatives) == (5, 2, 1)
 
 
 # -- row id warnings and infos ---------------------------------------------------------------

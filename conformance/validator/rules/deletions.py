@@ -1,18 +1,14 @@
 """Rules on deletion files (table format: deletion files).
 
 Every rule here looks at a fragment's deletion file through
-:func:`deletion_content`, which reads the file once per validation run and
-never expands it beyond what the fragment can hold:
-
-* a ``.bin`` file stays a Roaring bitmap: its count and largest value come
-  from the bitmap itself, so a few bytes of run containers claiming four
-  billion offsets cost nothing;
-* an ``.arrow`` file's record batch header is read first (a small
-  FlatBuffers walk over the IPC footer and message, :func:`_arrow_batch_bounds`),
-  and the batch body is only decoded when its row count and the declared
-  uncompressed size of each (possibly ZSTD/LZ4-compressed) buffer fit the
-  fragment's physical rows. The offsets then go straight into a Roaring
-  bitmap, never into a Python list.
+:func:`deletion_content`: the reference reader's
+:func:`~reference_impl.deletions.inspect_deletion_file`, run once per file and
+validation run, with the manifest-level problems (an unknown kind, an
+undeclared base) and a finding location added. That reader never expands a
+file beyond what the fragment can hold: a ``.bin`` file stays a Roaring
+bitmap, and an ``.arrow`` file is only decoded once its metadata shows its
+row count and the declared size of each buffer fit the fragment's physical
+rows (see :mod:`reference_impl.deletions`).
 
 A file that is larger than :data:`MAX_FILE_BYTES`, or an Arrow file with more
 than :data:`MAX_ARROW_OFFSETS` offsets in a fragment that has that many rows,
@@ -21,18 +17,19 @@ is reported by ``deletion/unchecked`` (info) instead of being read.
 
 from __future__ import annotations
 
-import array
 import re
-import struct
-import sys
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
 from pyroaring import BitMap
 
-from reference_impl.deletions import DELETIONS_DIR, deletion_file_location
+from reference_impl.deletions import (
+    DELETIONS_DIR,
+    DeletionFileContent,
+    DeletionStatus,
+    deletion_file_location,
+    inspect_deletion_file,
+)
+from reference_impl.deletions import MAX_FILE_BYTES as _READER_MAX_FILE_BYTES
 from reference_impl.errors import LanceFormatError
 from reference_impl.fragments import DeletionFileType, Fragment
 from reference_impl.naming import list_versions
@@ -43,49 +40,63 @@ from reference_impl.storage import Storage
 from ..context import DatasetView, VersionView
 from ..registry import Scope, Severity, rule
 
-#: Deletion files larger than this are not read (a Roaring bitmap of every
-#: u32 takes about 512 MiB in its largest form).
-MAX_FILE_BYTES = 1 << 29
+#: Deletion files larger than this are not read (the reader's own limit,
+#: passed to it on every read).
+MAX_FILE_BYTES = _READER_MAX_FILE_BYTES
 #: Arrow deletion files listing more offsets than this are not decoded.
 MAX_ARROW_OFFSETS = 1 << 26
 
 DELETION_FILE_NAME = re.compile(r"^(\d+)-(\d+)-(\d+)\.(arrow|bin)$")
-ARROW_MAGIC = b"ARROW1"
 
 
 @dataclass
 class DeletionContent:
     """What one deletion file holds, or why it could not be read.
 
-    ``status`` is one of ``ok``, ``missing`` (no file at the derived
-    location), ``unreadable`` (the file exists but cannot be read, or its
-    path leads out of the dataset), ``unknown-kind`` (a file_type that is
-    neither ARROW_ARRAY nor BITMAP), ``undeclared-base`` (a base_id the
-    manifest does not declare: the base-path rules report it),
-    ``kind-mismatch`` (the bytes are of the other kind), ``arrow-layout`` /
-    ``bitmap-layout`` (the bytes are not a valid file of the recorded kind),
-    ``too-many`` (the file lists more offsets than the fragment has rows, so
-    some are repeated or out of range) and ``too-large`` (not read, see the
-    module docstring).
+    ``status`` is one of the reader's :class:`DeletionStatus` values (``ok``,
+    ``missing``, ``kind-mismatch``, ``arrow-layout``, ``bitmap-layout``,
+    ``too-many``: the file lists more offsets than the fragment has rows, so
+    some are repeated or out of range; ``too-large``: not read, see the module
+    docstring), or one found before the file is read: ``unreadable`` (the
+    file exists but cannot be read, or its path leads out of the dataset),
+    ``unknown-kind`` (a file_type that is neither ARROW_ARRAY nor BITMAP) and
+    ``undeclared-base`` (a base_id the manifest does not declare: the
+    base-path rules report it).
     """
 
     status: str
     location: str
     message: str = ""
-    #: The distinct non-negative offsets (status ok).
-    offsets: BitMap = dc_field(default_factory=BitMap)
-    #: How many values the file lists (an Arrow column may repeat one).
-    entries: int = 0
-    #: How many values are negative (only an int32 column can hold them).
-    negatives: int = 0
-    #: How many distinct negative values there are.
-    distinct_negatives: int = 0
-    #: The Arrow column type ("int32" or "uint32") of an ``.arrow`` file.
-    column_type: str | None = None
+    #: What the reference reader made of the file (None when it was not read).
+    file: DeletionFileContent | None = None
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == DeletionStatus.OK.value
+
+    @property
+    def offsets(self) -> BitMap:
+        """The distinct non-negative offsets (status ok)."""
+        return self.file.offsets if self.file is not None else BitMap()
+
+    @property
+    def entries(self) -> int:
+        """How many values the file lists (an Arrow column may repeat one)."""
+        return self.file.entries if self.file is not None else 0
+
+    @property
+    def negatives(self) -> int:
+        """How many values are negative (only an int32 column can hold them)."""
+        return self.file.negatives if self.file is not None else 0
+
+    @property
+    def distinct_negatives(self) -> int:
+        return self.file.distinct_negatives if self.file is not None else 0
+
+    @property
+    def column_type(self) -> str | None:
+        """The Arrow column type ("int32" or "uint32") of an ``.arrow`` file."""
+        return self.file.column_type if self.file is not None else None
 
 
 def _location(storage: Storage, relpath: str, root: Storage) -> str:
@@ -120,249 +131,21 @@ def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent |
     location = _location(storage, relpath, root)
     limit = max(0, fragment.physical_rows)
     key = ("rules.deletions", str(storage.root), relpath, limit)
-    loaded = view.dataset.cached(key, lambda: _read(storage, relpath, deletion_file.file_type, limit, location))
-    if loaded.ok:
-        return loaded.value
-    return DeletionContent("unreadable", location, loaded.error.problem)
-
-
-def _read(storage: Storage, relpath: str, kind: DeletionFileType, limit: int, location: str) -> DeletionContent:
-    if not storage.exists(relpath):
-        try:
-            storage.path(relpath)
-        except LanceFormatError as exc:
-            return DeletionContent("unreadable", location, exc.problem)
-        return DeletionContent("missing", location, "the file does not exist")
-    size = storage.size(relpath)
-    if size > MAX_FILE_BYTES:
-        return DeletionContent("too-large", location, f"the file holds {size} bytes, more than this validator reads")
-    data = storage.read(relpath)
-    if kind is DeletionFileType.ARROW_ARRAY:
-        return _read_arrow(data, limit, location)
-    return _read_bitmap(data, location)
-
-
-# -- Roaring bitmaps (.bin) ---------------------------------------------------------
-
-
-def _bitmap(data: bytes) -> BitMap | str:
-    """The bitmap, or what is wrong with the bytes."""
-    try:
-        bitmap = BitMap.deserialize(bytes(data))
-        consumed = len(bitmap.serialize())
-    except Exception as exc:  # pyroaring raises ValueError, IndexError, ... on bad input
-        return f"not a portable 32-bit Roaring bitmap: {exc}"
-    if consumed != len(data):
-        return f"{len(data) - consumed} bytes follow the Roaring bitmap"
-    return bitmap
-
-
-def _read_bitmap(data: bytes, location: str) -> DeletionContent:
-    bitmap = _bitmap(data)
-    if isinstance(bitmap, str):
-        if data.startswith(ARROW_MAGIC) and _arrow_batch_bounds(data) is not None:
-            return DeletionContent("kind-mismatch", location, "the kind is BITMAP but the file is an Arrow IPC file")
-        return DeletionContent("bitmap-layout", location, bitmap)
-    return DeletionContent("ok", location, offsets=bitmap, entries=len(bitmap))
-
-
-# -- Arrow IPC files (.arrow) -------------------------------------------------------
-
-
-class _Malformed(Exception):
-    """The FlatBuffers structure of an IPC file is broken."""
-
-
-class _Buffer:
-    """Bounds-checked little-endian reads from bytes."""
-
-    def __init__(self, data: bytes, start: int = 0, end: int | None = None):
-        self.data = data
-        self.start = start
-        self.end = len(data) if end is None else end
-
-    def read(self, fmt: str, position: int):
-        size = struct.calcsize(fmt)
-        if position < self.start or position + size > self.end:
-            raise _Malformed(f"offset {position} is outside [{self.start}, {self.end})")
-        return struct.unpack_from("<" + fmt, self.data, position)[0]
-
-    def table(self, position: int) -> "_Table":
-        return _Table(self, position)
-
-    def root(self) -> "_Table":
-        return self.table(self.start + self.read("I", self.start))
-
-
-class _Table:
-    """A FlatBuffers table: fields are found through its vtable."""
-
-    def __init__(self, buffer: _Buffer, position: int):
-        self.buffer = buffer
-        self.position = position
-        self.vtable = position - buffer.read("i", position)
-        self.vtable_size = buffer.read("H", self.vtable)
-
-    def field(self, slot: int) -> int | None:
-        """Absolute position of field ``slot``, None when it is absent."""
-        entry = 4 + 2 * slot
-        if entry + 2 > self.vtable_size:
-            return None
-        offset = self.buffer.read("H", self.vtable + entry)
-        return self.position + offset if offset else None
-
-    def scalar(self, slot: int, fmt: str, default=0):
-        position = self.field(slot)
-        return default if position is None else self.buffer.read(fmt, position)
-
-    def child(self, slot: int) -> "_Table | None":
-        position = self.field(slot)
-        return None if position is None else self.buffer.table(position + self.buffer.read("I", position))
-
-    def vector(self, slot: int, item_size: int) -> tuple[int, int]:
-        """(position of the first item, item count) of a vector of structs."""
-        position = self.field(slot)
-        if position is None:
-            return 0, 0
-        start = position + self.buffer.read("I", position)
-        count = self.buffer.read("I", start)
-        if start + 4 + count * item_size > self.buffer.end:
-            raise _Malformed(f"a vector of {count} items runs past the end")
-        return start + 4, count
-
-
-_RECORD_BATCH_HEADER = 3  # MessageHeader union: RecordBatch
-_BLOCK_SIZE = 24  # Block struct: offset i64, metaDataLength i32 (+4 padding), bodyLength i64
-_BUFFER_SIZE = 16  # Buffer struct: offset i64, length i64
-
-
-@dataclass
-class _BatchBounds:
-    batches: int
-    rows: int = 0
-    #: The largest size a buffer of the batch expands to (its own length when
-    #: the body is not compressed, else the declared uncompressed length).
-    largest_buffer: int = 0
-
-
-def _arrow_batch_bounds(data: bytes) -> _BatchBounds | None:
-    """Row count and largest expanded buffer of the first record batch of an
-    Arrow IPC file, read from the FlatBuffers metadata alone (nothing is
-    decompressed); None when the file's structure is broken."""
-    try:
-        return _batch_bounds(data)
-    except (_Malformed, struct.error, OverflowError):
-        return None
-
-
-def _batch_bounds(data: bytes) -> _BatchBounds:
-    whole = _Buffer(data)
-    if len(data) < 18 or not data.startswith(ARROW_MAGIC) or not data.endswith(ARROW_MAGIC):
-        raise _Malformed("no Arrow IPC file magic")
-    footer_size = whole.read("i", len(data) - 10)
-    footer_start = len(data) - 10 - footer_size
-    if footer_size <= 0 or footer_start < 8:
-        raise _Malformed("footer length out of range")
-    footer = _Buffer(data, footer_start, len(data) - 10).root()
-    first, count = footer.vector(3, _BLOCK_SIZE)  # Footer.recordBatches
-    bounds = _BatchBounds(batches=count)
-    if count == 0:
-        return bounds
-    offset = whole.read("q", first)
-    meta_length = whole.read("i", first + 8)
-    body_length = whole.read("q", first + 16)
-    if offset < 8 or meta_length < 8 or body_length < 0 or offset + meta_length + body_length > len(data):
-        raise _Malformed("record batch block outside the file")
-    prefix = 8 if whole.read("I", offset) == 0xFFFFFFFF else 4
-    message = _Buffer(data, offset + prefix, offset + meta_length).root()
-    if message.scalar(1, "B") != _RECORD_BATCH_HEADER:  # Message.header_type
-        raise _Malformed("the block does not hold a record batch")
-    batch = message.child(2)  # Message.header
-    if batch is None:
-        raise _Malformed("record batch message without a header")
-    bounds.rows = batch.scalar(0, "q")  # RecordBatch.length
-    compressed = batch.field(3) is not None  # RecordBatch.compression
-    body = offset + meta_length
-    first_buffer, buffers = batch.vector(2, _BUFFER_SIZE)  # RecordBatch.buffers
-    for index in range(buffers):
-        start = whole.read("q", first_buffer + index * _BUFFER_SIZE)
-        length = whole.read("q", first_buffer + index * _BUFFER_SIZE + 8)
-        if start < 0 or length < 0 or start + length > body_length:
-            raise _Malformed("a buffer lies outside the batch body")
-        expanded = length
-        if compressed and length >= 8:
-            declared = whole.read("q", body + start)
-            expanded = length - 8 if declared == -1 else declared
-        bounds.largest_buffer = max(bounds.largest_buffer, expanded)
-    return bounds
-
-
-# What pyarrow raises on damaged input.
-_ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, IndexError, KeyError, TypeError, OverflowError)
-
-
-def _read_arrow(data: bytes, limit: int, location: str) -> DeletionContent:
-    try:
-        reader = ipc.open_file(pa.BufferReader(data))
-        schema = reader.schema
-        batches = reader.num_record_batches
-    except _ARROW_ERRORS as exc:
-        if not isinstance(_bitmap(data), str):
-            return DeletionContent(
-                "kind-mismatch", location, "the kind is ARROW_ARRAY but the file is a Roaring bitmap"
-            )
-        return DeletionContent("arrow-layout", location, f"not an Arrow IPC file: {type(exc).__name__}: {exc}")
-    if len(schema) != 1:
-        return DeletionContent("arrow-layout", location, f"the file has {len(schema)} columns, not exactly one")
-    column_type = schema.types[0]
-    if column_type not in (pa.int32(), pa.uint32()):
-        return DeletionContent("arrow-layout", location, f"the column has type {column_type}, not a 32-bit integer")
-    if batches != 1:
-        return DeletionContent("arrow-layout", location, f"the file has {batches} record batches, not exactly one")
-    bounds = _arrow_batch_bounds(data)
-    if bounds is None or bounds.batches != 1:
-        return DeletionContent("arrow-layout", location, "the record batch metadata is malformed")
-    if bounds.rows > limit:
-        return DeletionContent(
-            "too-many", location, f"the file lists {bounds.rows} offsets but the fragment has only {limit} rows",
-            entries=bounds.rows,
-        )
-    if bounds.rows > MAX_ARROW_OFFSETS:
-        return DeletionContent(
-            "too-large", location, f"the file lists {bounds.rows} offsets, more than this validator reads"
-        )
-    if bounds.largest_buffer > 8 * bounds.rows + 64:
-        return DeletionContent(
-            "arrow-layout", location,
-            f"a buffer expands to {bounds.largest_buffer} bytes, more than {bounds.rows} 32-bit offsets need",
-        )
-    try:
-        batch = reader.get_batch(0)
-        batch.validate(full=True)
-        column = batch.column(0)
-        nulls = column.null_count
-        values = column.fill_null(0).to_numpy(zero_copy_only=False)
-    except _ARROW_ERRORS as exc:
-        return DeletionContent(
-            "arrow-layout", location, f"the record batch does not decode: {type(exc).__name__}: {exc}"
-        )
-    if nulls:
-        return DeletionContent("arrow-layout", location, f"the column holds {nulls} nulls")
-    negatives = distinct_negatives = 0
-    if column.type == pa.int32():
-        below = values < 0
-        negatives = int(below.sum())
-        if negatives:
-            distinct_negatives = int(np.unique(values[below]).size)
-            values = values[~below]
-    words = array.array("I")
-    words.frombytes(values.astype("<u4", copy=False).tobytes())
-    if sys.byteorder != "little":
-        words.byteswap()
-    return DeletionContent(
-        "ok", location, offsets=BitMap(words), entries=len(column), negatives=negatives,
-        distinct_negatives=distinct_negatives, column_type=str(column.type),
+    loaded = view.dataset.cached(
+        key,
+        lambda: inspect_deletion_file(
+            storage,
+            relpath,
+            deletion_file.file_type,
+            physical_rows=limit,
+            max_offsets=MAX_ARROW_OFFSETS,
+            max_bytes=MAX_FILE_BYTES,
+        ),
     )
+    if not loaded.ok:
+        return DeletionContent("unreadable", location, loaded.error.problem)
+    found = loaded.value
+    return DeletionContent(found.status.value, location, found.problem, found)
 
 
 # -- rules ---------------------------------------------------------------------------
@@ -503,10 +286,8 @@ def count_matches_metadata(view: VersionView):
 )
 def offsets_distinct(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.ok:
-            repeated = content.entries - content.distinct_negatives - len(content.offsets)
-            if repeated > 0:
-                yield f"{_describe(fragment)}: {repeated} offsets are listed more than once", content.location
+        if content.ok and content.file.repeated > 0:
+            yield f"{_describe(fragment)}: {content.file.repeated} offsets are listed more than once", content.location
 
 
 @rule(

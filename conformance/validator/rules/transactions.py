@@ -50,6 +50,7 @@ from reference_impl.transactions import (
 
 from ..context import DatasetView, VersionView
 from ..registry import Scope, Severity, rule
+from .deletions import deletion_content
 from .history import _transaction
 
 #: How many ids a message lists before "...".
@@ -212,20 +213,22 @@ def _same_rows_per_fragment(previous: _State, current: _State, what: str):
 
 def _live_rows(dataset: DatasetView, state: _State) -> int | None:
     """Visible rows of a version; None when a deletion count is unknown and
-    its deletion file cannot be read."""
+    its deletion file cannot be read (or is not a valid list of offsets)."""
     total = 0
     view = None
     for fragment in state.fragments.values():
         deleted = fragment.num_deleted_rows
         if fragment.deletion_file is not None and not deleted:
-            # A zero count means "not recorded": count the file itself.
+            # A zero count means "not recorded": count the file itself,
+            # through the bounded reader the deletion rules share (the
+            # offsets stay a bitmap; only its size is taken).
             view = view or dataset.version_view(state.version)
             if view is None:
                 return None
-            offsets = view.deleted_offsets(fragment)
-            if not offsets.ok:
+            content = deletion_content(view, fragment)
+            if content.file is None or content.file.problem_for(fragment.physical_rows) is not None:
                 return None
-            deleted = len(set(offsets.value))
+            deleted = len(content.offsets)
         total += fragment.physical_rows - deleted
     return total
 
