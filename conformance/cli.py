@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the validator's rules")
     rules.add_argument("--uncovered", action="store_true",
-                       help="list the requirements no rule checks, with the reason")
+                       help="list the requirements no rule or test checks, with the reason")
     rules.set_defaults(run=_rules)
 
     demo = commands.add_parser("demo", help="write datasets with pylance and check them with the suite")

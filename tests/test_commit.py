@@ -153,6 +153,7 @@ CASES = [(op, step, "v2") for op in ("append", "overwrite", "delete") for step i
 CASES += [("append", step, "v1") for step in STEPS]
 
 
+@pytest.mark.requirements("commit.files-before-manifest", "commit.atomic")
 @pytest.mark.parametrize("op, step, naming", CASES)
 def test_a_writer_dying_mid_commit_leaves_the_previous_version(tmp_path, op, step, naming):
     path = tmp_path / "ds"
@@ -198,6 +199,7 @@ def test_a_writer_dying_mid_commit_leaves_the_previous_version(tmp_path, op, ste
 # -- put-if-not-exists -----------------------------------------------------------------
 
 
+@pytest.mark.requirements("commit.one-winner", "commit.use-conditional-create")
 def test_the_losing_writer_of_a_race_never_replaces_the_winners_manifest(tmp_path):
     path = tmp_path / "ds"
     Dataset.create(path, rows(0, 5))
@@ -245,6 +247,7 @@ def test_a_writer_committing_inside_another_writers_commit_window_wins(tmp_path)
     assert assert_pylance_agrees(path) == 2
 
 
+@pytest.mark.requirements("commit.use-conditional-create", "manifest.immutable")
 def test_a_commit_never_replaces_a_manifest_pylance_committed_first(tmp_path):
     path = tmp_path / "ds"
     ours = Dataset.create(path, rows(0, 5))
@@ -271,6 +274,7 @@ def test_any_file_at_the_next_manifest_name_blocks_the_commit(tmp_path, naming):
     assert squatter.read_bytes() == b"not a manifest"
 
 
+@pytest.mark.requirements("commit.one-winner", "commit.atomic")
 def test_threads_racing_from_one_read_version_get_one_winner_per_version(tmp_path):
     """Each round, N threads read the same version, write their data files and
     meet at the manifest write, so that their puts of the next manifest really
@@ -377,6 +381,7 @@ def draw_operation(draw, read, indices, step: int):
     return CreateIndex(new_indices=[index], removed_indices=replaced)
 
 
+@pytest.mark.requirements("transaction.append-ids-assigned-at-commit")
 @given(stable_row_ids=st.booleans(), data=st.data())
 def test_build_manifest_is_pure_and_keeps_the_history_invariants(stable_row_ids, data):
     """Property: along any generated history of append / overwrite / delete /
@@ -464,6 +469,7 @@ HINTS = {
 }
 
 
+@pytest.mark.requirements("history.latest-is-highest")
 @pytest.mark.parametrize("naming", ["v1", "v2"])
 @pytest.mark.parametrize("hint", sorted(HINTS))
 def test_the_version_hint_never_decides_the_latest_version(tmp_path, naming, hint):

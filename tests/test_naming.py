@@ -52,6 +52,7 @@ def test_a_mixture_of_schemes_is_an_error(tmp_path):
         resolve_version(Storage(tmp_path), None)
 
 
+@pytest.mark.requirements("history.latest-is-highest")
 def test_latest_is_the_highest_version_whatever_the_hint_says(tmp_path):
     _touch(tmp_path, "1.manifest", "2.manifest", "3.manifest")
     (tmp_path / "_versions" / "latest_version_hint.json").write_text('{"version": 1}')
@@ -61,6 +62,7 @@ def test_latest_is_the_highest_version_whatever_the_hint_says(tmp_path):
     assert (version, path, scheme) == (3, "_versions/3.manifest", NamingScheme.V1)
 
 
+@pytest.mark.requirements("external-store.staged-not-visible")
 def test_staged_external_store_manifests_are_not_committed_versions(tmp_path):
     _touch(tmp_path, "1.manifest", "2.manifest-0b7b1f1e-8d7c-4bb1-a7b5-2a4b8b0f5e1d")
     listing = list_versions(Storage(tmp_path))

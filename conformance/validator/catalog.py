@@ -19,9 +19,11 @@ def covered_requirements() -> set[str]:
 
 
 def uncovered_requirements() -> list:
-    """Requirements no rule checks, each with the catalog's reason when it is
-    marked uncheckable (None when it could be checked but is not yet)."""
-    covered = covered_requirements()
+    """Requirements no rule and no test checks, each with the catalog's reason
+    when it is marked uncheckable (None when it could be checked but is not yet)."""
+    from ..test_coverage import tested_requirements
+
+    covered = covered_requirements() | set(tested_requirements())
     return [req for req_id, req in sorted(load_requirements().items()) if req_id not in covered]
 
 
@@ -47,9 +49,24 @@ def render_markdown() -> str:
         lines.append(f"| `{r.id}` | {r.severity.value} | {r.summary} | {cited} |")
         if rules[-1] is r or rules[rules.index(r) + 1].id.split("/", 1)[0] != topic:
             lines.append("")
+    from ..test_coverage import tested_requirements
+
+    tested = {k: v for k, v in tested_requirements().items() if k not in covered_requirements()}
+    lines += [
+        "## Requirements checked by tests",
+        "",
+        "Behaviour a stored dataset cannot show is checked by the test suite instead "
+        "(tests marked `@pytest.mark.requirements(...)`).",
+        "",
+        "| requirement | tests |",
+        "| --- | --- |",
+    ]
+    for requirement, tests in sorted(tested.items()):
+        lines.append(f"| `{requirement}` | {'<br>'.join(f'`{t}`' for t in tests)} |")
+    lines.append("")
     uncovered = uncovered_requirements()
     lines += [
-        "## Requirements no rule checks",
+        "## Requirements no rule or test checks",
         "",
         f"{len(uncovered)} of {len(requirements)} requirements.",
         "",

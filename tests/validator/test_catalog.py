@@ -58,3 +58,15 @@ def test_no_rule_cites_a_requirement_the_catalog_calls_uncheckable():
         if requirements[q].uncheckable and not requirements[q].uncheckable.startswith("Partly checkable")
     ]
     assert not contradictions
+
+
+def test_the_tested_requirements_map_is_a_fresh_scan_of_the_tests():
+    from conformance.test_coverage import render, scan_tests, tested_requirements
+
+    fresh = scan_tests(ROOT / "tests")
+    committed = (ROOT / "conformance" / "data" / "tested_requirements.json").read_text()
+    assert committed == render(fresh), (
+        "regenerate: python -m conformance.test_coverage > conformance/data/tested_requirements.json"
+    )
+    known = load_requirements()
+    assert not [r for r in tested_requirements() if r not in known], "a test marks an unknown requirement"

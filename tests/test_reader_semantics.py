@@ -1,0 +1,92 @@
+"""What a reader must do with what it reads, checked on the reference reader
+against pylance: behaviour a stored dataset cannot show by itself."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from reference_impl.dataset import Dataset
+from reference_impl.errors import UnsupportedFeatureError
+from reference_impl.fragments import TOMBSTONE_FIELD_ID
+from tests.validator.mutate import edit_manifest
+
+lance = pytest.importorskip("lance")
+
+
+def _rows(count: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(count), pa.int64()), "s": [f"r{i}" for i in range(count)]})
+
+
+def _same_rows_as_pylance(path) -> None:
+    for version in Dataset.open(path).versions():
+        ours = Dataset.open(path, version).to_table(with_row_id=True)
+        theirs = lance.dataset(str(path), version=version).to_table(with_row_id=True)
+        assert ours.to_pylist() == theirs.to_pylist(), f"v{version}"
+
+
+@pytest.mark.requirements("deletion.readers-filter")
+def test_deleted_rows_are_left_out_of_scans(tmp_path):
+    path = tmp_path / "ds"
+    lance.write_dataset(_rows(3000), path, max_rows_per_file=1000, data_storage_version="2.0")
+    lance.dataset(path).delete("id % 7 = 0")  # sparse: .arrow
+    lance.dataset(path).delete("id >= 1000 AND id < 1900")  # dense: .bin
+    table = Dataset.open(path).to_table()
+    assert not any(i % 7 == 0 or 1000 <= i < 1900 for i in table["id"].to_pylist())
+    _same_rows_as_pylance(path)
+
+
+@pytest.mark.requirements("fragment.missing-column-reads-null")
+def test_a_column_no_data_file_holds_reads_as_nulls(tmp_path):
+    path = tmp_path / "ds"
+    lance.write_dataset(_rows(10), path, data_storage_version="2.0")
+    lance.dataset(path).add_columns(pa.field("empty", pa.float64()))  # metadata only: no data file
+    dataset = Dataset.open(path)
+    empty_id = next(f.id for f in dataset.schema.fields if f.name == "empty")
+    assert all(empty_id not in data_file.fields for fragment in dataset.fragments for data_file in fragment.files)
+    assert dataset.to_table()["empty"].null_count == 10
+    _same_rows_as_pylance(path)
+
+
+@pytest.mark.requirements("data-file.tombstone-ignored")
+def test_a_tombstoned_field_is_not_read_from_its_old_file(tmp_path):
+    path = tmp_path / "ds"
+    dataset = Dataset.create(path, _rows(5))
+    dataset = dataset.alter_columns({"path": "id", "data_type": pa.int32()})  # rewritten: -2 in the old file
+    old_file = dataset.fragments[0].files[0]
+    assert TOMBSTONE_FIELD_ID in old_file.fields
+    assert dataset.to_table()["id"].type == pa.int32()
+    assert dataset.to_table()["id"].to_pylist() == list(range(5))
+    _same_rows_as_pylance(path)
+
+
+@pytest.mark.requirements("feature-flags.reader-refuses-unknown")
+def test_a_reader_refuses_an_unknown_reader_flag(tmp_path):
+    path = tmp_path / "ds"
+    Dataset.create(path, _rows(3))
+
+    def set_flag(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 1 << 12
+
+    edit_manifest(path, set_flag)
+    with pytest.raises(UnsupportedFeatureError, match="0x1000"):
+        Dataset.open(path)
+    # pylance refuses it too: the flag means "you cannot read this correctly".
+    with pytest.raises(Exception):
+        lance.dataset(str(path)).to_table()
+
+
+@pytest.mark.requirements("feature-flags.writer-refuses-unknown")
+def test_a_writer_refuses_an_unknown_writer_flag(tmp_path):
+    path = tmp_path / "ds"
+    Dataset.create(path, _rows(3))
+
+    def set_flag(manifest_file):
+        manifest_file.manifest.writer_feature_flags |= 1 << 12
+
+    edit_manifest(path, set_flag)
+    dataset = Dataset.open(path)  # reading is still allowed
+    assert dataset.count_rows() == 3
+    with pytest.raises(UnsupportedFeatureError, match="writer feature flags"):
+        dataset.append(_rows(1))
+    assert Dataset.open(path).version == 1
