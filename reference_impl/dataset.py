@@ -16,12 +16,14 @@ from typing import Callable
 import pyarrow as pa
 
 from . import feature_flags
+from .deletions import deletion_file_location, read_deletion_file
 from .errors import PathEscapeError, UnsupportedFeatureError
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
 from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
+from .row_ids import fragment_row_ids
 from .schema import Schema
 from .storage import Storage, local_path
 
@@ -130,8 +132,6 @@ class Dataset:
         return FileLocation(storage, relpath)
 
     def deletion_file_location(self, fragment: Fragment) -> FileLocation | None:
-        from .deletions import deletion_file_location
-
         if fragment.deletion_file is None:
             return None
         storage, relpath = deletion_file_location(
@@ -143,8 +143,6 @@ class Dataset:
 
     def deleted_offsets(self, fragment: Fragment) -> list[int]:
         """Deleted physical row offsets of ``fragment``, ascending."""
-        from .deletions import read_deletion_file
-
         if fragment.deletion_file is None:
             return []
         return read_deletion_file(
@@ -158,8 +156,6 @@ class Dataset:
     def row_ids(self, fragment: Fragment) -> list[int] | None:
         """The stable row id of every physical row of ``fragment``, or None
         when the dataset does not use stable row ids."""
-        from .row_ids import fragment_row_ids
-
         if not self.uses_stable_row_ids:
             return None
         return fragment_row_ids(self.storage, fragment)

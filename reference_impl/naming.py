@@ -74,8 +74,8 @@ class VersionListing:
     staged: dict[int, list[str]] = dc_field(default_factory=dict)
     #: names under _versions/ that fit no scheme.
     unrecognized: list[str] = dc_field(default_factory=list)
-    #: the version in latest_version_hint.json, if readable.
-    hint: int | None = None
+    #: whether _versions/latest_version_hint.json exists (read it with read_hint).
+    has_hint: bool = False
     has_legacy_latest: bool = False
 
     @property
@@ -108,14 +108,16 @@ def list_versions(storage: Storage) -> VersionListing:
         if staged:
             listing.staged.setdefault(int(staged.group(1)), []).append(f"{VERSIONS_DIR}/{name}")
         elif name == LATEST_HINT:
-            listing.hint = _read_hint(storage)
+            listing.has_hint = True
         elif not name.startswith("."):
             listing.unrecognized.append(name)
     listing.has_legacy_latest = storage.exists(LEGACY_LATEST)
     return listing
 
 
-def _read_hint(storage: Storage) -> int | None:
+def read_hint(storage: Storage) -> int | None:
+    """The version ``latest_version_hint.json`` names, or None when it is
+    missing or unreadable. Only a hint: version resolution never uses it."""
     import json
 
     try:

@@ -89,7 +89,10 @@ class Storage:
             return False
 
     def size(self, relpath: str) -> int:
-        full = self.path(relpath)
+        return self._size(self.path(relpath))
+
+    @staticmethod
+    def _size(full: Path) -> int:
         try:
             return full.stat().st_size
         except FileNotFoundError:
@@ -104,7 +107,7 @@ class Storage:
         past the end is a :class:`CorruptFileError`, not a short read.
         """
         full = self.path(relpath)
-        size = self.size(relpath)
+        size = self._size(full)
         if length is None:
             length = size - offset
         if offset < 0 or length < 0 or offset + length > size:

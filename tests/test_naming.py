@@ -12,6 +12,7 @@ from reference_impl.naming import (
     list_versions,
     manifest_name,
     parse_manifest_name,
+    read_hint,
     resolve_version,
 )
 from reference_impl.storage import Storage
@@ -57,7 +58,7 @@ def test_latest_is_the_highest_version_whatever_the_hint_says(tmp_path):
     _touch(tmp_path, "1.manifest", "2.manifest", "3.manifest")
     (tmp_path / "_versions" / "latest_version_hint.json").write_text('{"version": 1}')
     listing = list_versions(Storage(tmp_path))
-    assert listing.hint == 1
+    assert listing.has_hint and read_hint(Storage(tmp_path)) == 1
     version, path, scheme = resolve_version(Storage(tmp_path), None)
     assert (version, path, scheme) == (3, "_versions/3.manifest", NamingScheme.V1)
 

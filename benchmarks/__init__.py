@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of lance-conformance against pylance (see README.md)."""

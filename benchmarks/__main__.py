@@ -1,0 +1,43 @@
+"""Run the benchmarks: ``python -m benchmarks [NAME ...]`` (``./dev tox -e bench``).
+
+Prints a Markdown table of reference time, pylance time and their ratio, for
+benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+from .common import DATA_DIR, table_header
+
+
+def all_benchmarks():
+    from . import reader
+
+    found = list(reader.BENCHMARKS)
+    try:
+        from . import files
+    except ImportError:
+        pass
+    else:
+        found.extend(files.BENCHMARKS)
+    return found
+
+
+def main(argv: list[str]) -> int:
+    import lance
+
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    wanted = set(argv)
+    print(f"pylance {lance.__version__}, Python {platform.python_version()}, {platform.machine()}")
+    print(table_header())
+    for benchmark in all_benchmarks():
+        if wanted and benchmark.__name__ not in wanted:
+            continue
+        print(benchmark().row(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
