@@ -13,16 +13,9 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import reader
+    from . import files, reader, validator
 
-    found = list(reader.BENCHMARKS)
-    try:
-        from . import files
-    except ImportError:
-        pass
-    else:
-        found.extend(files.BENCHMARKS)
-    return found
+    return [*reader.BENCHMARKS, *files.BENCHMARKS, *validator.BENCHMARKS]
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,15 @@
 """``lance-conformance demo``: the suite's main job on the embedded defaults.
 
-It writes a few datasets with pylance (when it is installed), describes every
-version of each with the reference reader and with pylance's own view, and
-prints whether the two agree. It grows with the project.
+It writes datasets with pylance (when it is installed) and with the reference
+implementation, then for every version of each:
+
+* describes it with the reference reader and with pylance's own view, and
+  checks that the two canonical descriptions agree;
+* validates it against the specification (errors and warnings fail the demo;
+  infos report tolerated departures).
+
+It prints one line per version and a summary, and exits non-zero on any
+disagreement or violation.
 """
 
 from __future__ import annotations
@@ -11,64 +18,99 @@ import tempfile
 from pathlib import Path
 
 
-def _write_demo_datasets(root: Path) -> dict[str, Path]:
-    import lance
+def _rows(start: int, count: int):
     import pyarrow as pa
 
+    ids = list(range(start, start + count))
+    return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"row-{i}" for i in ids]})
+
+
+def _write_with_pylance(root: Path) -> dict[str, Path]:
+    import lance
+
     datasets = {}
-
-    def rows(start: int, count: int) -> pa.Table:
-        ids = list(range(start, start + count))
-        return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"row-{i}" for i in ids]})
-
-    path = root / "appends_and_deletes"
-    lance.write_dataset(rows(0, 300), path, max_rows_per_file=100)
-    lance.write_dataset(rows(300, 100), path, mode="append")
+    path = root / "pylance_appends_and_deletes"
+    lance.write_dataset(_rows(0, 300), path, max_rows_per_file=100)
+    lance.write_dataset(_rows(300, 100), path, mode="append")
     lance.dataset(path).delete("id % 7 = 0")
     datasets[path.name] = path
 
-    path = root / "stable_row_ids"
-    lance.write_dataset(rows(0, 200), path, enable_stable_row_ids=True, max_rows_per_file=50)
+    path = root / "pylance_stable_row_ids"
+    lance.write_dataset(_rows(0, 200), path, enable_stable_row_ids=True, max_rows_per_file=50)
     lance.dataset(path).delete("id < 20")
     lance.dataset(path).optimize.compact_files()
     datasets[path.name] = path
 
-    path = root / "schema_evolution_v1_names"
-    lance.write_dataset(rows(0, 50), path, enable_v2_manifest_paths=False, data_storage_version="2.0")
-    ds = lance.dataset(path)
-    ds.add_columns({"twice": "id * 2"})
-    ds.alter_columns({"path": "name", "name": "label"})
-    ds.create_scalar_index("id", "BTREE")
-    ds.tags.create("first", 1)
+    path = root / "pylance_schema_evolution_v1_names"
+    lance.write_dataset(_rows(0, 50), path, enable_v2_manifest_paths=False, data_storage_version="2.0")
+    dataset = lance.dataset(path)
+    dataset.add_columns({"twice": "id * 2"})
+    dataset.alter_columns({"path": "name", "name": "label"})
+    dataset.create_scalar_index("id", "BTREE")
+    dataset.tags.create("first", 1)
     datasets[path.name] = path
     return datasets
+
+
+def _write_with_reference(root: Path) -> dict[str, Path]:
+    import pyarrow.compute as pc
+
+    from reference_impl.dataset import Dataset
+
+    path = root / "reference_every_operation"
+    dataset = Dataset.create(path, _rows(0, 120), stable_row_ids=True, max_rows_per_file=40)
+    dataset = dataset.append(_rows(120, 30))
+    dataset = dataset.delete(pc.field("id").isin(list(range(0, 150, 5))))
+    dataset = dataset.update({"name": "updated"}, where=pc.field("id") < 10)
+    dataset = dataset.add_columns({"half": pc.divide(pc.field("id"), 2)})
+    dataset = dataset.compact(target_rows_per_fragment=100)
+    dataset.create_tag("compacted")
+    dataset.create_index(["id"])
+    return {path.name: path}
 
 
 def run_demo(out: str | None = None) -> int:
     from .describe import differences, validate_description
     from .drivers import pylance_driver, reference
+    from .validator import Severity, validate
 
     try:
-        import lance  # noqa: F401
+        import lance
     except ImportError:
         print("pylance is not installed: install the test extra (pip install -e '.[test]') to run the demo")
         return 1
 
     root = Path(out) if out else Path(tempfile.mkdtemp(prefix="lance-conformance-demo-"))
     root.mkdir(parents=True, exist_ok=True)
-    print(f"writing demo datasets with pylance {lance.__version__} under {root}")
+    print(f"writing demo datasets with pylance {lance.__version__} and the reference writer under {root}")
+    datasets = {**_write_with_pylance(root), **_write_with_reference(root)}
+
     failures = 0
-    for name, path in _write_demo_datasets(root).items():
+    for name, path in datasets.items():
+        report = validate(path, all_versions=True)
+        findings: dict[int | None, list] = {}
+        for finding in report.findings:
+            findings.setdefault(finding.version, []).append(finding)
         for version in reference.versions(path):
             ours = reference.describe(path, version)
             validate_description(ours)
-            theirs = pylance_driver.describe(path, version)
-            diffs = differences(ours, theirs, ignore=pylance_driver.UNREPORTED)
-            verdict = "agree" if not diffs else f"DIFFER ({len(diffs)}): " + "; ".join(diffs[:3])
-            failures += bool(diffs)
+            diffs = differences(ours, pylance_driver.describe(path, version), ignore=pylance_driver.UNREPORTED)
+            problems = [f for f in findings.get(version, []) if f.severity is not Severity.INFO]
+            infos = len(findings.get(version, [])) - len(problems)
+            failures += bool(diffs) + len(problems)
+            verdict = "descriptions agree" if not diffs else f"descriptions DIFFER: {'; '.join(diffs[:2])}"
+            checks = "valid" if not problems else f"INVALID: {problems[0].rule}: {problems[0].message}"
             print(
                 f"  {name} v{version}: {ours['num_rows']} rows in {len(ours['fragments'])} fragments, "
-                f"{ours['naming_scheme']} names - reference and pylance {verdict}"
+                f"{ours['naming_scheme']} names; {verdict}; {checks}"
+                + (f" ({infos} tolerated departures)" if infos else "")
             )
-    print("demo finished: " + ("every description agrees" if not failures else f"{failures} disagreements"))
+        for finding in findings.get(None, []):
+            if finding.severity is not Severity.INFO:
+                failures += 1
+                print(f"  {name}: INVALID: {finding.rule}: {finding.message}")
+    print(
+        f"demo finished: {len(datasets)} datasets, "
+        + ("every description agrees and every version is valid" if not failures else f"{failures} problems")
+    )
     return 0 if not failures else 1

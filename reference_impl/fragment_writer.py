@@ -24,8 +24,13 @@ WRITABLE_DATA_VERSIONS = ("2.0",)
 
 
 def data_file_name() -> str:
-    """A fresh data file name; the spec leaves names opaque, we use UUIDs."""
-    return f"{uuid.uuid4()}.lance"
+    """A fresh data file name from a random UUID, as upstream layout.md names
+    data files: its first 3 bytes as 24 binary digits, then its other 13
+    bytes as 26 hex digits (the binary prefix spreads files over object-store
+    partitions)."""
+    raw = uuid.uuid4().bytes
+    prefix = "".join(f"{byte:08b}" for byte in raw[:3])
+    return f"{prefix}{raw[3:].hex()}.lance"
 
 
 def check_writable_version(version: str) -> None:

@@ -14,7 +14,8 @@ manifests it writes; every such choice is listed in
 ``docs/spec-discrepancies.md`` under "Schema and logical types". In short:
 
 * pylance writes ``type = PARENT`` (0) for every field, leaves included;
-  :func:`field_role` gives the role seed 002 describes.
+  here every field gets the role seed 002 describes (:func:`field_role`),
+  and readers accept either.
 * Dictionaries are always written ``...:false`` (never ordered), and view
   types are written as their plain counterparts.
 * A fixed-size list keeps a child field only when its element is a struct;
@@ -582,9 +583,10 @@ def schema_from_arrow(arrow_schema: pa.Schema, first_id: int = 0, *, blob_v2: bo
     copied into the legacy ``extension_name``. The primary key flags come from
     the seed 004 metadata (see :func:`_primary_key_from_metadata`).
 
-    The result is what pylance 14 stores in the manifest: ``type`` is
-    ``PARENT`` for every field (use :func:`field_role` for the role), the
-    legacy ``encoding`` is filled in, JSON columns become ``json`` with
+    The result is what pylance 14 stores in the manifest, except ``type``:
+    this gives each field the role seed 002 describes (:func:`field_role`),
+    where pylance writes ``PARENT`` for every field. The legacy ``encoding``
+    is filled in, JSON columns become ``json`` with
     extension name ``lance.json``. With ``blob_v2=True`` every field carrying
     ``lance-encoding:blob`` is rewritten into the ``lance.blob.v2`` struct
     (``data: large_binary``, ``uri: string``), as pylance does when writing
@@ -641,7 +643,7 @@ def _append_field(
         logical_type=logical_type,
         parent_id=parent_id,
         nullable=arrow_field.nullable,
-        type=FieldType.PARENT,
+        type=field_role(logical_type),
         metadata=metadata,
         unenforced_primary_key=in_key,
         unenforced_primary_key_position=position,

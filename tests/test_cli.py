@@ -69,5 +69,5 @@ def test_the_demo_runs_and_reports_agreement(tmp_path):
     pytest.importorskip("lance")
     result = run_cli("demo", "--out", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "demo finished: every description agrees" in result.stdout
-    assert (tmp_path / "demo" / "stable_row_ids" / "_versions").is_dir()
+    assert "every description agrees and every version is valid" in result.stdout
+    assert (tmp_path / "demo" / "reference_every_operation" / "_versions").is_dir()
