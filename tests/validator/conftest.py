@@ -148,6 +148,30 @@ def build_branched(path: Path) -> None:
     lance.write_dataset(_rows(250, 10), path.absolute(), mode="append")
 
 
+_V2_0_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("score", pa.float64(), nullable=False),
+    ]
+)
+
+
+def _v2_0_rows(start: int, count: int) -> pa.Table:
+    return pa.Table.from_pylist(
+        [{"id": i, "name": None if i % 3 == 0 else f"n{i}", "score": i / 4} for i in range(start, start + count)],
+        schema=_V2_0_SCHEMA,
+    )
+
+
+def build_v2_0(path: Path) -> None:
+    """pylance 14 writing version 2.0 data files (the ones the reference
+    reader decodes): non-nullable ``id`` and ``score`` beside a nullable
+    ``name`` with nulls; 1 create (two fragments of 50 rows), 2 append."""
+    lance.write_dataset(_v2_0_rows(0, 100), path, data_storage_version="2.0", max_rows_per_file=50)
+    lance.write_dataset(_v2_0_rows(100, 20), path, mode="append")
+
+
 BASES = {
     "branched": build_branched,
     "nested_pk": build_nested_pk,
@@ -156,6 +180,7 @@ BASES = {
     "legacy": build_legacy,
     "shallow_clone": build_shallow_clone,
     "evolution": build_evolution,
+    "v2_0": build_v2_0,
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reference_impl.manifest import BasePath
 
-from .mutate import edit_manifest, mutation
+from .mutate import edit_manifest, manifest_relpath, mutation
 from .mutations_fragments import edit_untracked
 
 
@@ -44,3 +44,54 @@ def move_the_base_somewhere_empty(root):
         manifest_file.manifest.base_paths[0].path = str(root.parent / "nowhere")
 
     edit_manifest(root, edit)
+
+
+@mutation("base-path/clone-writes-local", base="shallow_clone")
+def write_an_appended_file_into_the_source(root):
+    """The clone gets a source of its own (a copy of the shared one, which no
+    mutation may touch); then the data file of version 2's Append moves into
+    that source and every version after the Clone reads it from there."""
+    import shutil
+
+    from reference_impl.manifest_file import read_manifest_file
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+    from reference_impl.transactions import Clone
+
+    from .mutations_transactions import _versions_of, edit_transaction
+
+    storage = Storage(root)
+    versions = sorted(list_versions(storage).manifests())
+    (clone_version,) = _versions_of(root, Clone)
+    (base,) = read_manifest_file(storage, manifest_relpath(root, clone_version)).manifest.base_paths
+    source = base.path
+    private = root.parent / f"{root.name}-own-source"
+    shutil.copytree(source, private, symlinks=True)
+
+    def repoint(manifest_file):
+        for base in manifest_file.manifest.base_paths:
+            if base.path == source:
+                base.path = str(private)
+
+    for version in versions:
+        edit_manifest(root, repoint, version=version)
+
+    def retarget(transaction):
+        transaction.operation.ref_path = str(private)
+
+    edit_transaction(root, clone_version, retarget)
+
+    appended = []
+
+    def move(manifest_file):
+        for fragment in manifest_file.manifest.fragments:
+            for data_file in fragment.files:
+                if data_file.base_id is None:
+                    data_file.base_id = 0
+                    appended.append(data_file.path)
+
+    for version in versions:
+        if version > clone_version:
+            edit_manifest(root, move, version=version)
+    for name in set(appended):
+        shutil.move(str(root / "data" / name), str(private / "data" / name))

@@ -126,3 +126,21 @@ def clear_the_config_flag(root):
         manifest_file.manifest.writer_feature_flags &= ~8
 
     edit_manifest(root, edit)
+
+
+@mutation("external-store/staged-name")
+def stage_a_manifest_under_a_name_that_is_no_uuid(root):
+    # 33 hex digits and dashes: a staged name to the listing, but no UUID.
+    relpath = manifest_relpath(root)
+    os.link(root / relpath, root / "_versions" / "99.manifest-0123456789abcdef-0123456789abcdef")
+
+
+@mutation("manifest/transaction-section-not-empty")
+def embed_an_empty_transaction(root):
+    from reference_impl.transactions import Transaction, UnknownOperation
+
+    def edit(manifest_file):
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = Transaction(read_version=0, uuid="", operation=UnknownOperation())
+
+    edit_manifest(root, edit)

@@ -213,3 +213,35 @@ def store_a_negative_column_index(root):
         data_file.column_indices[-1] = -3
 
     _edit_file(root, change)
+
+
+# -- legacy files: their field ids against their own schema ---------------------------
+
+
+def _edit_legacy_ids(root, change) -> None:
+    """Change the ids listed for the legacy base's fragment 0 first data file
+    (ids 0..4: id, name, point, point.x, point.y) in every version."""
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+
+    from .mutate import edit_manifest
+
+    def edit(manifest_file):
+        for fragment in manifest_file.manifest.fragments:
+            if fragment.id == 0:
+                assert fragment.files[0].fields == [0, 1, 2, 3, 4]
+                fragment.files[0].fields = change(fragment.files[0].fields)
+
+    for version in sorted(list_versions(Storage(root)).manifests()):
+        edit_manifest(root, edit, version=version)
+
+
+@mutation("data-file/legacy-every-field", base="legacy")
+def leave_a_nested_field_unlisted(root):
+    _edit_legacy_ids(root, lambda ids: ids[:-1])
+
+
+@mutation("data-file/legacy-ids-follow-columns", base="legacy")
+def list_a_field_the_file_does_not_hold(root):
+    # Still ascending, still one id per column, but column 4 holds point.y (4).
+    _edit_legacy_ids(root, lambda ids: ids[:-1] + [6])

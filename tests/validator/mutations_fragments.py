@@ -62,9 +62,10 @@ def drop_max_fragment_id_with_fragments_above_zero(root):
     edit_manifest(root, edit, version=1)
 
 
-@mutation("fragment/max-id-without-fragments", base="legacy")
+@mutation("fragment/max-id-without-fragments", base="legacy", also=("fragment/new-ids-above-max",))
 def set_max_fragment_id_before_any_fragment(root):
-    # The legacy base's version 1 is an empty table.
+    # The legacy base's version 1 is an empty table; once it claims id 0 was
+    # used, version 2's Append, which numbers its first fragment 0, reuses it.
     def edit(manifest_file):
         assert not manifest_file.manifest.fragments
         manifest_file.manifest.max_fragment_id = 0
@@ -72,9 +73,10 @@ def set_max_fragment_id_before_any_fragment(root):
     edit_manifest(root, edit, version=1)
 
 
-@mutation("fragment/max-id-never-decreases")
+@mutation("fragment/max-id-never-decreases", also=("fragment/new-ids-above-max",))
 def raise_an_old_max_fragment_id(root):
-    # Version 1 claims ids up to 10 were used; version 2 says 3.
+    # Version 1 claims ids up to 10 were used; version 2 says 3 (and its
+    # Append, numbering fragment 3, reuses an id version 1 counts as used).
     def edit(manifest_file):
         manifest_file.manifest.max_fragment_id = 10
 
@@ -104,3 +106,20 @@ def overstate_physical_rows_of_a_legacy_fragment(root):
         _latest_fragment(manifest_file, 1).physical_rows = 21
 
     edit_untracked(root, edit)
+
+
+@mutation("fragment/new-ids-above-max", base="evolution")
+def count_ten_more_ids_as_used(root):
+    # Every version says ten more ids were used than it did, so the fragments
+    # the Appends and Updates number right above the real high-water mark
+    # reuse ids counted as used before (the ReserveFragments keeps its
+    # increment; the evolution base has no tag whose manifest size could
+    # change).
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+
+    def edit(manifest_file):
+        manifest_file.manifest.max_fragment_id = (manifest_file.manifest.max_fragment_id or 0) + 10
+
+    for version in sorted(list_versions(Storage(root)).manifests()):
+        edit_manifest(root, edit, version=version)

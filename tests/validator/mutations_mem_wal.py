@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import uuid
 
+import pyarrow as pa
+
+from reference_impl.file_format import write_v2_0
+from reference_impl.logical_types import schema_from_arrow
+from reference_impl.naming import list_versions
+from reference_impl.storage import Storage
 from reference_impl.wire import table_pb2
 
 from .mutate import edit_manifest, mutation
@@ -106,3 +112,91 @@ def merge_a_region_with_a_short_id(root):
         entry.region_id.uuid = b"\x01\x02\x03"
 
     edit_mem_wal_details(root, edit)
+
+
+# -- region snapshots ------------------------------------------------------------------
+#
+# pylance keeps region manifests under _mem_wal/ and writes no inline
+# snapshots; these mutations store snapshots as the seed describes them: a
+# Lance file (written here by the reference 2.0 writer) with one row per
+# region and one column per RegionManifest field.
+
+SNAPSHOT_SCHEMA = pa.schema(
+    [
+        pa.field("region_id", pa.binary(16)),
+        pa.field("version", pa.uint64()),
+        pa.field("region_spec_id", pa.uint32()),
+        pa.field("writer_epoch", pa.uint64()),
+        pa.field("replay_after_wal_entry_position", pa.uint64()),
+        pa.field("wal_entry_position_last_seen", pa.uint64()),
+        pa.field("current_generation", pa.uint64()),
+        pa.field("merged_generation", pa.uint64()),
+        pa.field(
+            "flushed_generations",
+            pa.list_(pa.struct([pa.field("generation", pa.uint64()), pa.field("path", pa.string())])),
+        ),
+    ]
+)
+REGION = uuid.UUID("6f1c2b1e-8d4a-4c3e-9b7a-2f5d8e9c0a11")
+
+
+def region_row(*, spec_id: int = 1, current: int = 3, flushed=((1, "a1b2c3d4_gen_1"), (2, "e5f6a7b8_gen_2")),
+               region: uuid.UUID = REGION) -> dict:
+    return {
+        "region_id": region.bytes,
+        "version": 4,
+        "region_spec_id": spec_id,
+        "writer_epoch": 2,
+        "replay_after_wal_entry_position": 7,
+        "wal_entry_position_last_seen": 9,
+        "current_generation": current,
+        "merged_generation": 1,
+        "flushed_generations": [{"generation": g, "path": p} for g, p in flushed],
+    }
+
+
+def snapshot_bytes(*rows: dict) -> bytes:
+    table = pa.Table.from_pylist(list(rows), schema=SNAPSHOT_SCHEMA)
+    return write_v2_0(table, schema_from_arrow(SNAPSHOT_SCHEMA).fields).data
+
+
+def store_snapshots(root, *rows: dict, version: int | None = None) -> None:
+    def edit(details):
+        details.inline_snapshots = snapshot_bytes(*rows)
+        details.num_regions = len(rows)
+
+    edit_mem_wal_details(root, edit, version)
+
+
+@mutation("mem-wal/inline-snapshot", base="nested_pk")
+def inline_a_snapshot_with_a_broken_footer(root):
+    # Ends like a 2.0 file (footer version 0.3 and the magic), but the 40-byte
+    # footer points outside the bytes.
+    edit_mem_wal_details(root, lambda d: setattr(d, "inline_snapshots", b"\xff" * 60 + b"\x00\x00\x03\x00LANC"))
+
+
+@mutation("mem-wal/flushed-below-current-generation", base="nested_pk")
+def flush_the_generation_still_being_written(root):
+    store_snapshots(root, region_row(current=2))
+
+
+@mutation("mem-wal/flushed-generation-path-relative", base="nested_pk")
+def give_a_flushed_generation_an_absolute_path(root):
+    store_snapshots(root, region_row(flushed=((1, "/var/lance/a1b2c3d4_gen_1"),)))
+
+
+@mutation("mem-wal/flushed-generation-path-relative", base="nested_pk")
+def climb_out_of_the_region_directory(root):
+    store_snapshots(root, region_row(flushed=((1, "../other-region/gen_1"),)))
+
+
+@mutation("mem-wal/region-spec-id-immutable", base="nested_pk")
+def move_a_region_to_another_spec(root):
+    # pylance adds a version (a CreateIndex that keeps the MemWAL index); the
+    # region has spec 1 in the snapshot before it and spec 2 after.
+    import lance
+
+    lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
+    versions = sorted(list_versions(Storage(root)).manifests())
+    store_snapshots(root, region_row(spec_id=1), version=versions[-2])
+    store_snapshots(root, region_row(spec_id=2), version=versions[-1])

@@ -91,15 +91,16 @@ def repeat_an_id_within_a_fragment(root):
     _set(root, 0, "row_id_sequence", message.SerializeToString())
 
 
-@mutation("row-id/below-next-row-id", base="stable_row_ids")
+@mutation("row-id/below-next-row-id", base="stable_row_ids", also=("row-id/never-reused",))
 def lower_next_row_id(root):
+    # Below version 2's next_row_id too: ids from 120 on could be handed out again.
     def edit(manifest_file):
         manifest_file.manifest.next_row_id = 120
 
     _edit_latest_untracked(root, edit)
 
 
-@mutation("row-id/next-row-id-zero", base="stable_row_ids", also=("row-id/below-next-row-id",))
+@mutation("row-id/next-row-id-zero", base="stable_row_ids", also=("row-id/below-next-row-id", "row-id/never-reused"))
 def zero_next_row_id(root):
     def edit(manifest_file):
         manifest_file.manifest.next_row_id = 0
@@ -148,3 +149,60 @@ def date_rows_in_the_future(root):
         fragment.last_updated_at_version_sequence = encode_version_sequence([9] * 30)
 
     _edit_latest_untracked(root, edit)
+
+
+# -- history: each version against the one before ------------------------------------
+#
+# Version 1 (an Overwrite) assigns ids 0..99 (next_row_id 100), version 2 (an
+# Append) 100..129 to fragment 3 (next_row_id 130), version 3 (a Delete)
+# none. These mutations edit the versions in place and keep their
+# transactions, which record no row ids.
+
+
+def _set_next_row_id(root, value: int, *versions: int) -> None:
+    def edit(manifest_file):
+        manifest_file.manifest.next_row_id = value
+
+    for version in versions:
+        edit_manifest(root, edit, version=version)
+
+
+@mutation("row-id/never-reused", base="stable_row_ids")
+def hand_out_ids_version_1_retired(root):
+    # Version 1 says ids up to 129 were handed out already; version 2 gives
+    # its rows 100..129 again.
+    _set_next_row_id(root, 130, 1)
+
+
+@mutation("row-id/sequential-assignment", base="stable_row_ids")
+def skip_an_id_in_the_append(root):
+    # next_row_id moves by 31 over an Append of 30 rows: id 130 goes to no row.
+    _set_next_row_id(root, 131, 2, 3)
+
+
+@mutation("row-id/new-row-versions", base="stable_row_ids")
+def date_appended_rows_to_the_version_before(root):
+    def edit(manifest_file):
+        _fragment(manifest_file, 3).created_at_version_sequence = encode_version_sequence([1] * 30)
+
+    edit_manifest(root, edit, version=2)
+
+
+@mutation("row-id/stable-across-moves", base="stable_row_ids")
+def renumber_a_row_in_the_compaction(root):
+    # pylance compacts the four fragments into one (a ReserveFragments, then
+    # a Rewrite); the moved row with id 1 then comes out with id 0, the id of
+    # a row the Delete removed (so no id is duplicated or out of range).
+    import lance
+
+    from reference_impl.row_ids import decode_row_id_sequence
+
+    lance.dataset(root).optimize.compact_files(target_rows_per_fragment=1000)
+
+    def edit(manifest_file):
+        (fragment,) = manifest_file.manifest.fragments
+        ids = decode_row_id_sequence(fragment.row_id_sequence, "test", max_rows=fragment.physical_rows)
+        assert 0 not in ids and 1 in ids
+        fragment.row_id_sequence = encode_row_id_sequence([0 if i == 1 else i for i in ids])
+
+    edit_manifest(root, edit)

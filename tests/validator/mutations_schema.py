@@ -241,3 +241,45 @@ def move_the_primary_key_in_the_rename(root):
         _set("tenant", unenforced_primary_key=True, unenforced_primary_key_position=1)(schema)
 
     edit_schema_from(root, 3, edit)
+
+
+# -- fields that are not nullable ---------------------------------------------
+
+
+@mutation("schema/non-nullable-stored", base=BASE)
+def add_a_required_field_no_fragment_stores(root):
+    add_fields(root, Field(id=7, name="required_extra", logical_type="int32", nullable=False))
+
+
+@mutation("schema/non-nullable-values", base="v2_0")
+def write_nulls_into_a_required_column(root):
+    """Rewrite fragment 0's data file (2.0) with the reference writer, nulls
+    in the non-nullable ``score``; the manifests get the file's new size."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    from reference_impl.file_format import LanceFileReader, write_v2_0
+
+    storage = Storage(root)
+    versions = sorted(list_versions(storage).manifests())
+    latest = read_manifest_file(storage, list_versions(storage).manifests()[versions[-1]]).manifest
+    (fragment,) = [f for f in latest.fragments if f.id == 0]
+    relpath = f"data/{fragment.files[0].path}"
+    reader = LanceFileReader(storage, relpath)
+    table = reader.read()
+    score = table.column("score").to_pylist()
+    score[::7] = [None] * len(score[::7])
+    table = table.set_column(table.schema.get_field_index("score"), "score", pa.array(score, pa.float64()))
+    fields = [dataclasses.replace(f, nullable=True) for f in reader.file_fields]
+    data = write_v2_0(table, fields).data
+    (root / relpath).write_bytes(data)
+
+    def resize(manifest_file):
+        for f in manifest_file.manifest.fragments:
+            for data_file in f.files:
+                if f"data/{data_file.path}" == relpath and data_file.file_size_bytes:
+                    data_file.file_size_bytes = len(data)
+
+    for version in versions:
+        edit_manifest(root, resize, version=version)

@@ -19,6 +19,7 @@ from reference_impl.naming import list_versions
 from reference_impl.storage import Storage
 from reference_impl.transactions import (
     Append,
+    Clone,
     CreateIndex,
     DataReplacement,
     DataReplacementGroup,
@@ -236,3 +237,13 @@ def pretend_the_last_update_raced_the_compaction(root):
         transaction.read_version = rewritten - 1
 
     edit_transaction(root, later_update, edit)
+
+
+@mutation("transaction/clone", base="shallow_clone")
+def call_the_shallow_clone_deep(root):
+    (version,) = _versions_of(root, Clone)
+
+    def edit(transaction):
+        transaction.operation.is_shallow = False
+
+    edit_transaction(root, version, edit)

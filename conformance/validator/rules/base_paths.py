@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from reference_impl.storage import local_path
+from reference_impl.transactions import Clone, Restore
 
-from ..context import VersionView
+from ..context import DatasetView, VersionView
 from ..registry import Finding, Severity, rule
 from .data_files import (
     BASE_INVALID,
@@ -21,6 +22,7 @@ from .data_files import (
     shown,
     uses,
 )
+from .transactions import _few, _recorded, _state, clone_source_bases
 
 EXISTS_REQUIREMENTS = ("base-path.resolution", "data-file.exists")
 
@@ -174,3 +176,66 @@ def dataset_root_flag(view: VersionView):
                 f"{shown(files, 3)} as if it were {'not ' if base.is_dataset_root else ''}a dataset root",
                 view.at(f"base_paths[{index}]"),
             )
+
+
+def _shallow_clone_source(dataset: DatasetView) -> tuple[int, frozenset[int]] | None:
+    """(version, ids of the source's base paths) when the oldest retained
+    version is a shallow Clone, as the first version of a clone is; None
+    otherwise (not a clone, or the Clone was cleaned up)."""
+
+    def compute():
+        versions = sorted(dataset.manifest_paths())
+        view = dataset.version_view(versions[0]) if versions else None
+        found = _recorded(view) if view is not None else None
+        if found is None or not isinstance(found[0].operation, Clone) or not found[0].operation.is_shallow:
+            return None
+        source = clone_source_bases(view.manifest, found[0].operation)
+        return (view.version, frozenset(source)) if source else None
+
+    return dataset.cached(("base-paths:shallow-clone-source",), compute).value
+
+
+@rule(
+    "base-path/clone-writes-local",
+    severity=Severity.ERROR,
+    requirements=("base-path.clone-writes-local",),
+    summary="After a shallow Clone, new data files, deletion files and indices go under the clone's own "
+    "location, never under the source's base path",
+)
+def clone_writes_local(view: VersionView):
+    clone = _shallow_clone_source(view.dataset)
+    if clone is None or view.version <= clone[0]:
+        return
+    found = _recorded(view)
+    if found is not None and isinstance(found[0].operation, (Clone, Restore)):
+        return  # the files of a restored version were written before
+    source = clone[1]
+    current, previous = _state(view.dataset, view.version), _state(view.dataset, view.version - 1)
+    if current is None or previous is None:
+        return
+    old_files = {(d.base_id, d.path) for f in previous.fragments.values() for d in f.files}
+    data, deletions = [], []
+    for fragment_id, fragment in sorted(current.fragments.items()):
+        if any(d.base_id in source and (d.base_id, d.path) not in old_files for d in fragment.files):
+            data.append(fragment_id)
+        deletion = fragment.deletion_file
+        before = previous.fragments.get(fragment_id)
+        if (
+            deletion is not None
+            and deletion.base_id in source
+            and (before is None or before.deletion_file != deletion)
+        ):
+            deletions.append(fragment_id)
+    old_indices = {i.uuid for i in previous.indices}
+    indices = sorted({i.name for i in current.indices if i.base_id in source and i.uuid not in old_indices})
+    where = f"the shallow clone's source (base path {_few(source)})"
+    if data:
+        yield f"fragment(s) {_few(data)} have data files new in this version under {where}", view.at("fragments")
+    if deletions:
+        yield f"fragment(s) {_few(deletions)} have deletion files new in this version under {where}", view.at(
+            "fragments"
+        )
+    if indices:
+        yield f"index(es) {_few(repr(n) for n in indices)} new in this version are under {where}", view.at(
+            "index_section"
+        )

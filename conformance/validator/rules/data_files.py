@@ -36,7 +36,7 @@ from reference_impl.file_format import FileInfo, inspect_file
 from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2, LEGACY_FOOTER_SIZE
 from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile, Fragment
 from reference_impl.storage import Storage, local_path
-from reference_impl.wire import file_pb2
+from reference_impl.wire import file_pb2, table_pb2
 
 from ..context import Loaded, VersionView
 from ..registry import Severity, rule
@@ -224,13 +224,16 @@ class FileFacts:
     #: Rows the file holds: from the footer for v2.x files, from the legacy
     #: metadata's batch offsets for legacy ones; None when unknown.
     num_rows: int | None
+    #: For legacy files, the ids of the fields of the file's own schema, in
+    #: its (depth-first, column) order; None when unknown or not legacy.
+    legacy_field_ids: tuple[int, ...] | None = None
 
 
-def _legacy_rows(storage: Storage, relpath: str, size: int) -> int | None:
-    """The row count of a legacy file: the last of the ``batch_offsets`` in its
-    metadata (a u32 length and a ``Metadata`` message at the position the
-    footer names). None when the block does not have that shape: legacy
-    layouts are not specified closely enough to call a file corrupt for it."""
+def _legacy_metadata(storage: Storage, relpath: str, size: int) -> tuple[file_pb2.Metadata, int] | None:
+    """A legacy file's ``Metadata`` message (a u32 length and the message at
+    the position the footer names) and that position. None when the block
+    does not have that shape: legacy layouts are not specified closely enough
+    to call a file corrupt for it."""
     (position,) = struct.unpack("<q", storage.read(relpath, size - LEGACY_FOOTER_SIZE, 8))
     length = size - LEGACY_FOOTER_SIZE - position
     if not 4 <= length <= MAX_LEGACY_METADATA:
@@ -240,13 +243,34 @@ def _legacy_rows(storage: Storage, relpath: str, size: int) -> int | None:
     if message_length > len(block) - 4:
         return None
     try:
-        metadata = file_pb2.Metadata.FromString(block[4 : 4 + message_length])
+        return file_pb2.Metadata.FromString(block[4 : 4 + message_length]), position
     except (DecodeError, RecursionError, ValueError):
         return None
+
+
+def _legacy_rows(metadata: file_pb2.Metadata) -> int | None:
+    """The row count of a legacy file: the last of its ``batch_offsets``."""
     offsets = list(metadata.batch_offsets)
     if not offsets or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
         return None
     return offsets[-1]
+
+
+def _legacy_field_ids(storage: Storage, relpath: str, metadata: file_pb2.Metadata, end: int) -> tuple[int, ...] | None:
+    """The field ids of a legacy file's own schema: the fields of the
+    ``Manifest`` message (a u32 length and the message) at the metadata's
+    ``manifest_position``, which lies before the metadata block at ``end``."""
+    position = metadata.manifest_position
+    if not 0 <= position <= end - 4:
+        return None
+    (length,) = struct.unpack("<I", storage.read(relpath, position, 4))
+    if length > min(MAX_LEGACY_METADATA, end - position - 4):
+        return None
+    try:
+        schema = table_pb2.Manifest.FromString(storage.read(relpath, position + 4, length))
+    except (DecodeError, RecursionError, ValueError):
+        return None
+    return tuple(f.id for f in schema.fields)
 
 
 class _CheckedFile(Storage):
@@ -299,14 +323,16 @@ def _read_facts(located: Located) -> FileFacts:
     try:
         storage = _CheckedFile(located.location.storage, relpath, located.full)
         info = inspect_file(storage, relpath)
-        rows = info.num_rows
+        rows, legacy_ids = info.num_rows, None
         if info.layout == LAYOUT_LEGACY:
-            rows = _legacy_rows(storage, relpath, info.size)
+            found = _legacy_metadata(storage, relpath, info.size)
+            rows = None if found is None else _legacy_rows(found[0])
+            legacy_ids = None if found is None else _legacy_field_ids(storage, relpath, *found)
     except LanceFormatError:
         raise
     except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
         raise CorruptFileError(str(located.location), f"cannot be read as a Lance file: {exc}") from None
-    return FileFacts(info, rows)
+    return FileFacts(info, rows, legacy_ids)
 
 
 def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
@@ -633,6 +659,60 @@ def legacy_field_ids_sorted(view: VersionView):
             yield (
                 f"fragment {fragment.id}: legacy data file '{_name(data_file)}' lists field ids out of order: "
                 f"{shown(data_file.fields, 12)}",
+                at(view, ref),
+            )
+
+
+def _legacy_listing(view: VersionView):
+    """(ref, fragment, data file, listed ids, ids of the file's own schema) for
+    every readable legacy data file whose schema block reads."""
+    for ref, fragment, data_file, facts in each_readable(view):
+        if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None:
+            yield ref, fragment, data_file, list(data_file.fields), list(facts.legacy_field_ids)
+
+
+@rule(
+    "data-file/legacy-every-field",
+    severity=Severity.ERROR,
+    requirements=("data-file.v1-every-nested-field",),
+    summary="A legacy data file lists one field id per field it stores, nested fields included",
+)
+def legacy_every_field(view: VersionView):
+    for ref, fragment, data_file, listed, stored in _legacy_listing(view):
+        if len(listed) != len(stored):
+            unlisted = [i for i in stored if i not in set(listed)]
+            yield (
+                f"fragment {fragment.id}: legacy data file '{_name(data_file)}' lists {len(listed)} field ids but "
+                f"stores {len(stored)} fields (its own schema: {shown(stored, 12)})"
+                + (f"; not listed: {shown(unlisted)}" if unlisted else ""),
+                at(view, ref),
+            )
+
+
+@rule(
+    "data-file/legacy-ids-follow-columns",
+    severity=Severity.ERROR,
+    requirements=("data-file.v1-ids-follow-columns",),
+    summary="A legacy data file lists its field ids in the order of its columns (the -2 tombstone aside)",
+)
+def legacy_ids_follow_columns(view: VersionView):
+    for ref, fragment, data_file, listed, stored in _legacy_listing(view):
+        if len(listed) != len(stored):
+            continue  # data-file/legacy-every-field reports it
+        ordered = [i for i in listed if i != TOMBSTONE_FIELD_ID]
+        if any(b < a for a, b in zip(ordered, ordered[1:])):
+            continue  # data-file/legacy-field-ids-sorted reports it
+        wrong = [
+            (position, have, want)
+            for position, (have, want) in enumerate(zip(listed, stored))
+            if have != want and have != TOMBSTONE_FIELD_ID
+        ]
+        if wrong:
+            yield (
+                f"fragment {fragment.id}: legacy data file '{_name(data_file)}' lists field ids that do not follow "
+                "its columns: "
+                + ", ".join(f"column {p} holds field {w} but {h} is listed" for p, h, w in wrong[:SHOWN])
+                + (" ..." if len(wrong) > SHOWN else ""),
                 at(view, ref),
             )
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 
-from reference_impl.transactions import Restore, read_transaction_file
+from reference_impl.transactions import Append, Merge, Overwrite, Restore, Update, read_transaction_file
 
 from ..context import DatasetView, VersionView
 from ..registry import Finding, Severity, rule
 from .data_files import base_storages, fragment_file_rows, printable, shown
+from .transactions import _few, _operation_of
 
 U32_MAX = (1 << 32) - 1
 #: Fragments named one by one before a rule sums up the rest.
@@ -212,3 +213,54 @@ def physical_rows(view: VersionView):
                     f"'{printable(data_file.path)}' holds {rows} rows",
                     view.at(f"fragments[{f_index}].files[{d_index}]"),
                 )
+
+
+NEW_IDS_REQUIREMENTS = ("fragment.new-ids-above-max",)
+#: Operations that add fragments with ids assigned at commit (a Rewrite uses
+#: ids reserved beforehand: transaction/rewrite-ids-reserved).
+_ADDING = (Append, Overwrite, Update, Merge)
+
+
+@rule(
+    "fragment/new-ids-above-max",
+    severity=Severity.ERROR,
+    requirements=NEW_IDS_REQUIREMENTS,
+    summary="Fragments an Append, Overwrite, Update or Merge adds get ids above the previous version's "
+    "max_fragment_id (pylance 0.20 restarts at 0 on Overwrite: info)",
+)
+def new_ids_above_max(view: VersionView):
+    found = None
+    for kind in _ADDING:
+        found = _operation_of(view, kind)
+        if found is not None:
+            break
+    if found is None or found[3] is None:
+        return
+    transaction, _, current, previous = found
+    operation = transaction.operation
+    # Everything an Overwrite leaves is new, even under an id the previous
+    # version also used; otherwise the new fragments are the ids v-1 lacks.
+    if isinstance(operation, Overwrite):
+        added = set(current.fragments)
+    else:
+        added = set(current.fragments) - set(previous.fragments)
+    limit = previous.effective_max_fragment_id
+    low = sorted(i for i in added if limit is not None and i <= limit)
+    if not low:
+        return
+    message = (
+        f"fragment(s) {_few(low)} added by the {operation.NAME} are not above max_fragment_id {limit} of version "
+        f"{previous.version}"
+    )
+    if isinstance(operation, Overwrite):
+        yield Finding(
+            "fragment/new-ids-above-max",
+            Severity.INFO,
+            NEW_IDS_REQUIREMENTS,
+            message + ": the Overwrite numbered its fragments afresh, as pylance 0.20 does, so ids of earlier "
+            "versions' fragments are handed out again (see docs/spec-discrepancies.md)",
+            view.version,
+            view.at("fragments"),
+        )
+    else:
+        yield message + "; new fragments get ids counting up from it, never ids used before", view.at("fragments")

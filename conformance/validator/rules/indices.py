@@ -9,16 +9,23 @@ largest id), never expanded into lists.
 
 from __future__ import annotations
 
+from google.protobuf.message import DecodeError
 from pyroaring import BitMap
 
 from reference_impl.errors import LanceFormatError
 from reference_impl.indices import IndexMetadata
 from reference_impl.storage import Storage, local_path
+from reference_impl.wire import table_pb2
 
 from ..context import VersionView
 from ..registry import Severity, rule
 
 INDICES_DIR = "_indices"
+#: What counts as small enough to keep in the manifest: seed 000 keeps
+#: fragment-reuse content inline "under 200 KB" (and row id sequences under
+#: about 200 KB); index details are held to the same size.
+INLINE_LIMIT = 200 * 1024
+FRAGMENT_REUSE_TYPE_NAME = "lance.table.fragmentreuseindexdetails"
 
 
 def _indices(view: VersionView) -> list[IndexMetadata]:
@@ -323,3 +330,57 @@ def directory_present(view: VersionView):
                 "cannot use the index",
                 _file_location(view, storage, directory),
             )
+
+
+@rule(
+    "index/details-compact",
+    severity=Severity.WARNING,
+    requirements=("index.details-compact",),
+    summary=f"Index details stay small: under {INLINE_LIMIT // 1024} KB, the size the seeds keep inline",
+)
+def details_compact(view: VersionView):
+    for position, index in enumerate(_indices(view)):
+        size = len(index.details or b"")
+        if size >= INLINE_LIMIT:
+            yield (
+                f"index '{index.name}' ({index.uuid}) has {size} bytes of details, which every reader of the "
+                f"manifest loads; details of {INLINE_LIMIT // 1024} KB and more belong in the index's own files",
+                _at(view, position, "index_details"),
+            )
+
+
+def _fragment_reuse(index: IndexMetadata) -> table_pb2.FragmentReuseIndexDetails | None:
+    if (index.type_url or "").rsplit("/", 1)[-1].lower() != FRAGMENT_REUSE_TYPE_NAME:
+        return None
+    try:
+        return table_pb2.FragmentReuseIndexDetails.FromString(bytes(index.details or b""))
+    except (DecodeError, RecursionError, ValueError):
+        return None  # payloads are opaque to the table format; nothing to judge
+
+
+@rule(
+    "index/fragment-reuse-inline-when-small",
+    severity=Severity.WARNING,
+    requirements=("index.fragment-reuse-inline-when-small",),
+    summary=f"Fragment-reuse index content under {INLINE_LIMIT // 1024} KB is inline, larger content external",
+)
+def fragment_reuse_inline_when_small(view: VersionView):
+    for position, index in enumerate(_indices(view)):
+        details = _fragment_reuse(index)
+        if details is None:
+            continue
+        kind = details.WhichOneof("content")
+        if kind == "external" and details.external.size < INLINE_LIMIT:
+            yield (
+                f"fragment-reuse index '{index.name}' keeps its content in '{details.external.path}' though it is "
+                f"only {details.external.size} bytes; content under {INLINE_LIMIT // 1024} KB belongs inline",
+                _at(view, position, "index_details"),
+            )
+        elif kind == "inline":
+            size = details.inline.ByteSize()
+            if size >= INLINE_LIMIT:
+                yield (
+                    f"fragment-reuse index '{index.name}' keeps {size} bytes of content inline; content of "
+                    f"{INLINE_LIMIT // 1024} KB and more belongs in an external file",
+                    _at(view, position, "index_details"),
+                )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reference_impl.manifest import PYLANCE_TRANSACTION_SECTION_FIELD
+from reference_impl.transactions import UnknownOperation
 
 from ..context import DatasetView, VersionView
 from ..registry import Scope, Severity, rule
@@ -69,5 +70,26 @@ def transaction_section_field(view: VersionView):
         yield (
             f"the transaction section position is recorded in field {PYLANCE_TRANSACTION_SECTION_FIELD}, "
             "not in transaction_section (21); see docs/spec-discrepancies.md",
+            view.at("transaction_section"),
+        )
+
+
+@rule(
+    "manifest/transaction-section-not-empty",
+    severity=Severity.ERROR,
+    requirements=("manifest.transaction-section-absent-when-empty",),
+    summary="A transaction section, when the manifest points at one, holds a transaction with an operation",
+)
+def transaction_section_not_empty(view: VersionView):
+    embedded = view.manifest_file.transaction
+    if view.manifest.transaction_section is None or embedded is None:
+        return
+    operation = embedded.operation
+    # An operation this proto does not know still is an operation (its field
+    # numbers are kept): only a transaction without any is empty.
+    if operation is None or (isinstance(operation, UnknownOperation) and not operation.field_numbers):
+        yield (
+            f"the manifest points at a transaction section (position {view.manifest.transaction_section}) whose "
+            "transaction has no operation; a version without an inline transaction leaves the position unset",
             view.at("transaction_section"),
         )

@@ -10,24 +10,38 @@ pylance 14 adds two fields the seed does not define: 11, a string map of
 writer defaults, and 12, a flag meaning "maintain every index of the table"
 (in which case ``maintained_indexes`` is left empty). Both are kept as
 unknown fields; the flag is honoured when checking catch-up entries.
+
+Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
+row per region and one column per ``RegionManifest`` field (seed 000). They
+are read from memory with the reference reader
+(:class:`reference_impl.file_format.LanceFileReader`, through
+:class:`_InlineFile`), which decodes 2.0 files; a snapshot in another file
+version is reported as not checked. pylance 14 keeps its region manifests
+under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
+snapshots other writers made.
 """
 
 from __future__ import annotations
 
 import uuid as uuid_module
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
+from pathlib import Path
 
+import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from reference_impl.errors import CorruptFileError
+from reference_impl.errors import CorruptFileError, LanceFormatError, PathEscapeError, UnsupportedFeatureError
+from reference_impl.file_format import LanceFileReader
 from reference_impl.indices import IndexMetadata
 from reference_impl.logical_types import primary_key_fields
+from reference_impl.storage import Storage
 from reference_impl.transactions import Update, UpdateMemWalState, read_transaction_file
 from reference_impl.wire import table_pb2
 
 from ..context import VersionView
-from ..registry import Severity, rule
+from ..registry import Finding, Severity, rule
+from .data_files import is_absolute, printable
 
 MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
@@ -35,6 +49,9 @@ BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
 PYLANCE_MAINTAIN_ALL_FIELD = 12
 LANCE_MAGIC = b"LANC"
 _SHOWN = 5
+#: Snapshots larger than this, or with more regions, are not decoded.
+MAX_SNAPSHOT_BYTES = 64 << 20
+MAX_SNAPSHOT_REGIONS = 1 << 20
 
 
 def _type_name(type_url: str | None) -> str:
@@ -100,11 +117,146 @@ def details_decode(view: VersionView):
             yield f"MemWAL index {index.name!r}: {loaded.error.problem}", view.at(f"indices[{i}].index_details")
 
 
+class _InlineFile(Storage):
+    """One Lance file held in memory, readable through the Storage interface
+    (under the single name :data:`NAME`; anything else is refused)."""
+
+    NAME = "inline_snapshots.lance"
+
+    def __init__(self, data: bytes, label: str):
+        # Not Storage.__init__: there is no directory behind this storage.
+        self.root, self.writable, self._real_root = Path(label), False, label
+        self._data, self._label = data, label
+
+    def path(self, relpath: str) -> Path:
+        if relpath != self.NAME:
+            raise PathEscapeError(self._label, f"an inline file has no other file {relpath!r}")
+        return Path(self._label)
+
+    def exists(self, relpath: str) -> bool:
+        return relpath == self.NAME
+
+    def size(self, relpath: str) -> int:
+        self.path(relpath)
+        return len(self._data)
+
+    def read(self, relpath: str, offset: int = 0, length: int | None = None) -> bytes:
+        self.path(relpath)
+        if length is None:
+            length = len(self._data) - offset
+        if offset < 0 or length < 0 or offset + length > len(self._data):
+            raise CorruptFileError(
+                self._label, f"byte range [{offset}, {offset + length}) is outside the {len(self._data)} bytes"
+            )
+        return self._data[offset : offset + length]
+
+    def list_dir(self, relpath: str) -> list[str]:
+        return []
+
+
+@dataclass
+class _Region:
+    """One row of a region snapshot; None where the column is absent or the
+    value has the wrong type."""
+
+    region_id: bytes | None
+    spec_id: int | None
+    current_generation: int | None
+    #: (generation, path) of each flushed generation.
+    flushed: list = dc_field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.region_id is not None and len(self.region_id) == 16:
+            return str(uuid_module.UUID(bytes=self.region_id))
+        return self.region_id.hex() if self.region_id is not None else "(no region_id)"
+
+
+@dataclass
+class _Snapshots:
+    """The decoded ``inline_snapshots`` of one MemWAL index: ``status`` is
+    ``ok``, ``corrupt`` (the reference reader refuses the bytes) or
+    ``unchecked`` (too large, or a file or type this validator does not read)."""
+
+    status: str
+    message: str = ""
+    regions: list[_Region] = dc_field(default_factory=list)
+
+
+def _integer(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read_snapshots(data: bytes, label: str) -> _Snapshots:
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        return _Snapshots("unchecked", f"{len(data)} bytes is more than this validator decodes")
+    try:
+        reader = LanceFileReader(_InlineFile(data, label), _InlineFile.NAME)
+        if reader.num_rows > MAX_SNAPSHOT_REGIONS:
+            return _Snapshots("unchecked", f"{reader.num_rows} regions is more than this validator decodes")
+        table = reader.read()
+        columns = {name: table.column(name).to_pylist() for name in set(table.column_names)}
+    except UnsupportedFeatureError as exc:
+        return _Snapshots("unchecked", exc.problem)
+    except CorruptFileError as exc:
+        return _Snapshots("corrupt", exc.problem)
+    except (LanceFormatError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError,
+            pa.ArrowException) as exc:
+        return _Snapshots("unchecked", f"cannot be read by this validator: {exc}")
+    rows = table.num_rows
+    blank = [None] * rows
+    regions = []
+    for region_id, spec_id, current, flushed in zip(
+        columns.get("region_id", blank),
+        columns.get("region_spec_id", blank),
+        columns.get("current_generation", blank),
+        columns.get("flushed_generations", blank),
+    ):
+        entries = []
+        for entry in flushed if isinstance(flushed, list) else []:
+            if isinstance(entry, dict):
+                path = entry.get("path")
+                entries.append((_integer(entry.get("generation")), path if isinstance(path, str) else None))
+        regions.append(
+            _Region(
+                region_id if isinstance(region_id, bytes) else None,
+                _integer(spec_id),
+                _integer(current),
+                entries,
+            )
+        )
+    return _Snapshots("ok", regions=regions)
+
+
+def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
+    """The index's region snapshots, decoded once per run; None without any."""
+    if not mem_wal.details.HasField("inline_snapshots"):
+        return None
+    data = bytes(mem_wal.details.inline_snapshots)
+    if len(data) < 8 or not data.endswith(LANCE_MAGIC):
+        return None  # mem-wal/inline-snapshot reports it
+    label = f"{view.manifest_path}#MemWAL index {mem_wal.index.name!r} inline_snapshots"
+    key = ("mem-wal:snapshots", view.version, view.manifest_path, mem_wal.position)
+    return view.dataset.cached(key, lambda: _read_snapshots(data, label)).value
+
+
+def _regions(view: VersionView):
+    """(MemWAL index, its decoded regions) for every readable snapshot."""
+    for mem_wal in _mem_wals(view):
+        snapshots = _snapshots(view, mem_wal)
+        if snapshots is not None and snapshots.status == "ok":
+            yield mem_wal, snapshots.regions
+
+
+INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout", "mem-wal.inline-snapshots-when-few")
+
+
 @rule(
     "mem-wal/inline-snapshot",
     severity=Severity.ERROR,
-    requirements=("mem-wal.snapshot-layout", "mem-wal.inline-snapshots-when-few"),
-    summary="Inline region snapshots are Lance file bytes (they end with the LANC magic)",
+    requirements=INLINE_REQUIREMENTS,
+    summary="Inline region snapshots are Lance file bytes: they end with the LANC magic and the file decodes "
+    "(snapshots this validator cannot read: info)",
 )
 def inline_snapshot(view: VersionView):
     for mem_wal in _mem_wals(view):
@@ -115,6 +267,110 @@ def inline_snapshot(view: VersionView):
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: the {len(data)} bytes of inline_snapshots do not end "
                 f"with {LANCE_MAGIC!r}, so they are no Lance file",
+                _where(view, mem_wal, "inline_snapshots"),
+            )
+            continue
+        snapshots = _snapshots(view, mem_wal)
+        if snapshots.status == "corrupt":
+            yield (
+                f"MemWAL index {mem_wal.index.name!r}: inline_snapshots is no valid Lance file: {snapshots.message}",
+                _where(view, mem_wal, "inline_snapshots"),
+            )
+        elif snapshots.status == "unchecked":
+            yield Finding(
+                "mem-wal/inline-snapshot",
+                Severity.INFO,
+                INLINE_REQUIREMENTS,
+                f"MemWAL index {mem_wal.index.name!r}: the region snapshots were not checked: {snapshots.message}",
+                view.version,
+                _where(view, mem_wal, "inline_snapshots"),
+            )
+
+
+@rule(
+    "mem-wal/flushed-below-current-generation",
+    severity=Severity.ERROR,
+    requirements=("mem-wal.flushed-below-current-generation",),
+    summary="In a region snapshot every flushed generation is below the region's current_generation",
+)
+def flushed_below_current_generation(view: VersionView):
+    for mem_wal, regions in _regions(view):
+        for region in regions:
+            if region.current_generation is None:
+                continue
+            late = sorted({g for g, _ in region.flushed if g is not None and g >= region.current_generation})
+            if late:
+                yield (
+                    f"MemWAL index {mem_wal.index.name!r}: region {region.label} has current_generation "
+                    f"{region.current_generation} (the next to create) but lists flushed generation(s) "
+                    f"{_short(late)}",
+                    _where(view, mem_wal, "inline_snapshots"),
+                )
+
+
+def _path_problem(path: str | None) -> str | None:
+    if path is None:
+        return None  # no path column, or not a string: nothing to judge
+    if not path:
+        return "is empty"
+    if "\x00" in path:
+        return "contains a NUL byte"
+    if is_absolute(path):
+        return "is absolute"
+    if ".." in path.replace("\\", "/").split("/"):
+        return "leaves the region directory through '..'"
+    return None
+
+
+@rule(
+    "mem-wal/flushed-generation-path-relative",
+    severity=Severity.ERROR,
+    requirements=("mem-wal.flushed-generation-path-relative",),
+    summary="A flushed generation's path is a directory name relative to its region's directory",
+)
+def flushed_generation_path_relative(view: VersionView):
+    for mem_wal, regions in _regions(view):
+        for region in regions:
+            for generation, path in region.flushed:
+                problem = _path_problem(path)
+                if problem:
+                    yield (
+                        f"MemWAL index {mem_wal.index.name!r}: region {region.label}: the path "
+                        f"'{printable(path)}' of flushed generation {generation} {problem}; it must name a directory "
+                        "relative to the region's directory",
+                        _where(view, mem_wal, "inline_snapshots"),
+                    )
+
+
+@rule(
+    "mem-wal/region-spec-id-immutable",
+    severity=Severity.ERROR,
+    requirements=("mem-wal.region-spec-id-immutable",),
+    summary="A region keeps the region_spec_id it was created with from one version's snapshot to the next",
+)
+def region_spec_id_immutable(view: VersionView):
+    current = list(_regions(view))
+    previous_view = view.dataset.version_view(view.version - 1) if current and view.version > 0 else None
+    if previous_view is None:
+        return
+    before: dict[tuple[str, bytes], int] = {}
+    for mem_wal, regions in _regions(previous_view):
+        for region in regions:
+            if region.region_id is not None and region.spec_id is not None:
+                before.setdefault((mem_wal.index.name, region.region_id), region.spec_id)
+    for mem_wal, regions in current:
+        changed = [
+            f"{region.label}: {before[(mem_wal.index.name, region.region_id)]} -> {region.spec_id}"
+            for region in regions
+            if region.region_id is not None
+            and region.spec_id is not None
+            and before.get((mem_wal.index.name, region.region_id), region.spec_id) != region.spec_id
+        ]
+        if changed:
+            yield (
+                f"MemWAL index {mem_wal.index.name!r}: region spec ids changed since version {previous_view.version} "
+                f"({'; '.join(changed[:_SHOWN])}{' ...' if len(changed) > _SHOWN else ''}); a region keeps the "
+                "spec it was created with",
                 _where(view, mem_wal, "inline_snapshots"),
             )
 

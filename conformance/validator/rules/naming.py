@@ -1,6 +1,17 @@
-"""Rules on manifest names (table format: manifest naming schemes)."""
+"""Rules on the names under ``_versions/`` (table format: manifest naming
+schemes; external manifest store).
+
+``reference_impl.naming.list_versions`` sorts every entry into committed
+manifests (V1 or V2), staged manifests (``{version}.manifest-{id}`` with an id
+of 32 to 36 hex digits and dashes), the latest-version hint, and the rest.
+Staged names are checked by ``external-store/staged-name``; whatever the
+listing does not recognise is left to ``naming/unrecognized-entries``, so an
+entry is judged by one rule only.
+"""
 
 from __future__ import annotations
+
+import re
 
 from reference_impl.naming import parse_manifest_name
 
@@ -11,7 +22,9 @@ from ..registry import Scope, Severity, rule
 @rule(
     "naming/no-mixture",
     severity=Severity.ERROR,
-    requirements=("naming.no-mixture", "naming.consistent-scheme"),
+    # Within one scheme a version has exactly one name, so two manifests of
+    # one version can only come from a mixture (a migration left half done).
+    requirements=("naming.no-mixture", "naming.consistent-scheme", "history.one-manifest-per-version"),
     summary="Manifest names use one naming scheme, V1 or V2, never both",
     scope=Scope.DATASET,
 )
@@ -52,3 +65,28 @@ def name_matches_version(view: VersionView):
 def unrecognized_entries(dataset: DatasetView):
     for name in dataset.listing.unrecognized:
         yield f"'{name}' fits neither manifest naming scheme", f"_versions/{name}"
+
+
+#: The staging id: a UUID, hyphenated (8-4-4-4-12) or as 32 bare hex digits.
+STAGED_UUID = re.compile(
+    r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})$"
+)
+
+
+@rule(
+    "external-store/staged-name",
+    severity=Severity.ERROR,
+    requirements=("external-store.stage-unique-name",),
+    summary="A staged manifest is named {version}.manifest-{uuid}, its unique part a UUID",
+    scope=Scope.DATASET,
+)
+def staged_name(dataset: DatasetView):
+    for _, paths in sorted(dataset.listing.staged.items()):
+        for relpath in paths:
+            suffix = relpath.rsplit(".manifest-", 1)[-1]
+            if not STAGED_UUID.match(suffix):
+                yield (
+                    f"the staged manifest '{relpath.rsplit('/', 1)[-1]}' has the suffix '{suffix}', which is not a "
+                    "UUID: staging names must be unique, {version}.manifest-{uuid}",
+                    relpath,
+                )

@@ -11,6 +11,13 @@ pylance keeps a row's id when it updates the row: the deleted original and the
 rewritten copy share the id (docs/spec-discrepancies.md). Uniqueness is
 therefore required among *visible* rows; an id shared with a deleted row is
 reported as an info.
+
+The history rules (``never-reused``, ``sequential-assignment``,
+``stable-across-moves``, ``new-row-versions``) compare version ``v`` with
+``v - 1`` through the operation recorded for ``v``, like the transaction
+rules. Only fragments that are new or changed in ``v`` can hold ids ``v``
+assigned, so those are the ones expanded; ``v - 1`` contributes one bitmap of
+all its ids, built once per run.
 """
 
 from __future__ import annotations
@@ -29,15 +36,20 @@ from reference_impl.row_ids import (
     decode_version_sequence,
     row_id_segment_kinds,
 )
+from reference_impl.transactions import Append, Clone, Overwrite, Restore, Rewrite, Update
 
 from ..context import VersionView
-from ..registry import Severity, rule
+from ..registry import Finding, Severity, rule
 from .deletions import deletion_content
+from .transactions import _groups, _recorded
 
 #: Fragments with more physical rows than this are not expanded.
 MAX_ROWS = DEFAULT_MAX_ROWS
 #: External sequences larger than this are not read.
 MAX_SEQUENCE_BYTES = 1 << 28
+#: Sequences below this many bytes belong inline in the fragment, larger ones
+#: in an external file (seed 000 ``DataFragment.row_id_sequence``: "about 200 KB").
+INLINE_LIMIT = 200 * 1024
 
 SEQUENCES = {
     "row_id_sequence": "row id sequence",
@@ -370,5 +382,292 @@ def unchecked(view: VersionView):
             if decoded is not None and decoded.status == "too-large":
                 yield (
                     f"fragment {fragment.id}: {what} not checked: {decoded.message}",
+                    _where(view, index, fragment, attr),
+                )
+
+
+# -- history: version v against v - 1 ---------------------------------------------------
+
+
+@dataclass
+class _AllIds:
+    """Every row id of one version's fragments (deleted rows included)."""
+
+    ids: BitMap64
+    #: False when some fragment's sequence is absent or does not decode.
+    complete: bool
+
+
+def _all_ids(view: VersionView) -> _AllIds:
+    def compute() -> _AllIds:
+        found, decoded_fragments = BitMap64(), 0
+        for _, _, decoded in _row_ids(view):
+            if decoded.ok:
+                found.update(decoded.values)
+                decoded_fragments += 1
+        return _AllIds(found, decoded_fragments == len(view.manifest.fragments))
+
+    return view.dataset.cached(("rules.row_ids:all", view.version, view.manifest_path), compute).value
+
+
+@dataclass
+class _Step:
+    """Version ``v`` (stable row ids on) and what it is compared with."""
+
+    view: VersionView
+    previous: VersionView
+    #: The recorded operation, None when the version records none.
+    operation: object
+    #: (position, fragment, decoded ids) of the fragments that are new in v or
+    #: differ from v - 1's fragment of the same id.
+    changed: list
+
+
+def _step(view: VersionView) -> _Step | None:
+    if not _enabled(view) or view.version <= 0:
+        return None
+    previous = view.dataset.version_view(view.version - 1)
+    if previous is None or not _enabled(previous):
+        return None
+    found = _recorded(view)
+    before = {f.id: f for f in previous.manifest.fragments}
+    changed = [
+        (index, fragment, decoded)
+        for index, fragment, decoded in _row_ids(view)
+        if before.get(fragment.id) != fragment
+    ]
+    return _Step(view, previous, found[0].operation if found else None, changed)
+
+
+@rule(
+    "row-id/never-reused",
+    severity=Severity.ERROR,
+    requirements=("row-id.never-reused",),
+    summary="next_row_id never goes down; rows an Append or Overwrite writes get fresh ids, and no version gives "
+    "a row an id below next_row_id that the version before did not hold",
+)
+def never_reused(view: VersionView):
+    step = _step(view)
+    if step is None:
+        return
+    before, now = step.previous.manifest.next_row_id, view.manifest.next_row_id
+    if now < before:
+        yield (
+            f"next_row_id went down from {before} (version {step.previous.version}) to {now}: ids from {now} on "
+            "would be handed out again",
+            view.at("next_row_id"),
+        )
+    # A Restore brings back rows of an earlier version with their ids; a
+    # version that records no operation might be one.
+    if step.operation is None or isinstance(step.operation, (Restore, Clone)):
+        return
+    writes_new_rows = isinstance(step.operation, (Append, Overwrite))
+    earlier = {f.id for f in step.previous.manifest.fragments}
+    held = _all_ids(step.previous)
+    for index, fragment, decoded in step.changed:
+        if not decoded.ok:
+            continue
+        old = BitMap64(value for value in decoded.values if value < before)
+        if writes_new_rows and (fragment.id not in earlier or isinstance(step.operation, Overwrite)):
+            # Every row of an Append or Overwrite is new: none may carry an
+            # id handed out before.
+            if old:
+                yield (
+                    f"fragment {fragment.id}: {len(old)} of the rows the {step.operation.NAME} wrote carry ids below "
+                    f"next_row_id {before} of version {step.previous.version} ({_shown(old)}): ids handed out "
+                    "before were given to new rows",
+                    _where(view, index, fragment, "row_id_sequence"),
+                )
+            continue
+        revived = old - held.ids if held.complete else BitMap64()
+        if revived:
+            yield (
+                f"fragment {fragment.id}: {len(revived)} rows carry ids below next_row_id {before} of version "
+                f"{step.previous.version} that no row of that version had ({_shown(revived)}): retired ids were "
+                "given to other rows",
+                _where(view, index, fragment, "row_id_sequence"),
+            )
+
+
+@rule(
+    "row-id/sequential-assignment",
+    severity=Severity.ERROR,
+    requirements=("row-id.sequential-assignment",),
+    summary="The ids a version assigns are exactly the previous next_row_id up to its own next_row_id, each once",
+)
+def sequential_assignment(view: VersionView):
+    step = _step(view)
+    if step is None or any(not decoded.ok for _, _, decoded in step.changed):
+        return
+    start, end = step.previous.manifest.next_row_id, view.manifest.next_row_id
+    if end < start:
+        return  # row-id/never-reused reports it
+    assigned, count = BitMap64(), 0
+    for _, _, decoded in step.changed:
+        fresh = [value for value in decoded.values if value >= start]
+        count += len(fresh)
+        assigned.update(fresh)
+    expected = BitMap64()
+    expected.add_range(start, end)
+    if assigned == expected and count == len(expected):
+        return
+    problems = []
+    if count != len(assigned):
+        problems.append(f"{count - len(assigned)} of them repeat an id")
+    missing, beyond = expected - assigned, assigned - expected
+    if missing:
+        problems.append(f"ids {_shown(missing)} between them are given to no row")
+    if beyond:
+        problems.append(f"ids {_shown(beyond)} lie at or above next_row_id")
+    yield (
+        f"next_row_id went from {start} (version {step.previous.version}) to {end}, so the new rows should carry "
+        f"ids {start} to {end - 1} in turn; {count} rows carry ids from {start} on, and " + "; ".join(problems),
+        view.at("fragments"),
+    )
+
+
+def _visible_ids(view: VersionView, fragments) -> BitMap64 | None:
+    """Row ids of the visible rows of ``fragments``; None when one cannot be read."""
+    found = BitMap64()
+    for fragment in fragments:
+        decoded = sequence(view, fragment, "row_id_sequence")
+        if decoded is None or not decoded.ok:
+            return None
+        split = _visible(view, fragment, decoded.values)
+        if split is None:
+            return None
+        found.update(split[0])
+    return found
+
+
+@rule(
+    "row-id/stable-across-moves",
+    severity=Severity.ERROR,
+    requirements=("row-id.stable-across-moves",),
+    summary="A Rewrite's new fragments carry exactly the ids of the visible rows it moved",
+)
+def stable_across_moves(view: VersionView):
+    step = _step(view)
+    if step is None or not isinstance(step.operation, Rewrite):
+        return
+    before = {f.id: f for f in step.previous.manifest.fragments}
+    now = {f.id: f for f in view.manifest.fragments}
+    for position, (old, new) in enumerate(_groups(step.operation)):
+        old_ids = {f.id for f in old}
+        new_ids = {f.id for f in new}
+        if not old_ids <= set(before) or not new_ids <= set(now):
+            continue  # transaction/rewrite and its siblings report missing fragments
+        moved = _visible_ids(step.previous, [before[i] for i in sorted(old_ids)])
+        kept = _visible_ids(view, [now[i] for i in sorted(new_ids)])
+        if moved is None or kept is None or moved == kept:
+            continue
+        lost, gained = moved - kept, kept - moved
+        details = []
+        if lost:
+            details.append(f"{len(lost)} moved rows lost their ids ({_shown(lost)})")
+        if gained:
+            details.append(f"{len(gained)} ids appear that no moved row had ({_shown(gained)})")
+        yield (
+            f"rewrite group {position} (fragments {sorted(old_ids)} of version {step.previous.version} into "
+            f"{sorted(new_ids)}): " + "; ".join(details),
+            view.at("fragments"),
+        )
+
+
+NEW_ROW_VERSIONS = ("row-id.new-row-versions",)
+
+
+@rule(
+    "row-id/new-row-versions",
+    severity=Severity.ERROR,
+    requirements=NEW_ROW_VERSIONS,
+    summary="Rows an Append, Overwrite or Update writes have created-at and last-updated-at equal to the version "
+    "(pylance keeps an updated row's created-at: info)",
+)
+def new_row_versions(view: VersionView):
+    found = _recorded(view)
+    operation = found[0].operation if found else None
+    if not isinstance(operation, (Append, Overwrite, Update)):
+        return
+    previous = view.dataset.version_view(view.version - 1) if view.version > 0 else None
+    if previous is None and not isinstance(operation, Overwrite):
+        return
+    before = {} if previous is None or isinstance(operation, Overwrite) else {
+        f.id: f for f in previous.manifest.fragments
+    }
+    start = previous.manifest.next_row_id if previous is not None and _enabled(previous) else 0
+    version = view.version
+    for index, fragment in enumerate(view.manifest.fragments):
+        if fragment.id in before:
+            continue  # not written by this version (an updated fragment keeps its rows)
+        created = sequence(view, fragment, "created_at_version_sequence")
+        updated = sequence(view, fragment, "last_updated_at_version_sequence")
+        if created is None or updated is None or not created.ok or not updated.ok:
+            continue
+        ids = sequence(view, fragment, "row_id_sequence")
+        ids = ids.values if ids is not None and ids.ok else None
+        wrong_new, stale_update, kept_creation = [], [], []
+        for offset, (c, u) in enumerate(zip(created.values, updated.values)):
+            # Every row of an Append or Overwrite is new; in an Update, a row
+            # under an id the previous version assigned is an updated copy.
+            copy = isinstance(operation, Update) and (ids is None or ids[offset] < start)
+            if not copy and (c != version or u != version):
+                wrong_new.append(offset)
+            elif copy and u != version:
+                stale_update.append(offset)
+            elif copy and c != version and ids is not None:
+                kept_creation.append(offset)
+        where = _where(view, index, fragment, "created_at_version_sequence")
+        if wrong_new:
+            yield (
+                f"fragment {fragment.id}: {len(wrong_new)} rows the {operation.NAME} created (offsets "
+                f"{wrong_new[:5]}) do not have created-at and last-updated-at version {version}",
+                where,
+            )
+        if stale_update:
+            yield (
+                f"fragment {fragment.id}: {len(stale_update)} rows the Update rewrote (offsets {stale_update[:5]}) "
+                f"do not have last-updated-at version {version}",
+                _where(view, index, fragment, "last_updated_at_version_sequence"),
+            )
+        if kept_creation:
+            yield Finding(
+                "row-id/new-row-versions",
+                Severity.INFO,
+                NEW_ROW_VERSIONS,
+                f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets {kept_creation[:5]}) "
+                f"keep their created-at version instead of taking {version}, as pylance does (see "
+                "docs/spec-discrepancies.md)",
+                version,
+                where,
+            )
+
+
+# -- inline or external -------------------------------------------------------------------
+
+
+@rule(
+    "row-id/inline-when-small",
+    severity=Severity.WARNING,
+    requirements=("row-id.inline-when-small",),
+    summary=f"Row id and version sequences under {INLINE_LIMIT // 1024} KB are inline, larger ones external",
+)
+def inline_when_small(view: VersionView):
+    for index, fragment in enumerate(view.manifest.fragments):
+        for attr, what in SEQUENCES.items():
+            stored = getattr(fragment, attr)
+            if stored is None:
+                continue
+            if isinstance(stored, ExternalFile):
+                if stored.size < INLINE_LIMIT:
+                    yield (
+                        f"fragment {fragment.id}: the {what} is kept in an external file though it is only "
+                        f"{stored.size} bytes; sequences under {INLINE_LIMIT // 1024} KB belong inline",
+                        _where(view, index, fragment, attr),
+                    )
+            elif len(stored) >= INLINE_LIMIT:
+                yield (
+                    f"fragment {fragment.id}: the {what} is {len(stored)} bytes inline; sequences of "
+                    f"{INLINE_LIMIT // 1024} KB and more belong in an external file",
                     _where(view, index, fragment, attr),
                 )

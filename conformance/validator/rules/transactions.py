@@ -30,6 +30,7 @@ from reference_impl.manifest_file import ManifestFile
 from reference_impl.schema import Schema
 from reference_impl.transactions import (
     Append,
+    Clone,
     CreateIndex,
     DataReplacement,
     Delete,
@@ -928,6 +929,59 @@ def update_bases(view: VersionView):
         )
     for message in _same_fragments(previous, current):
         yield message, view.at("fragments")
+
+
+# -- Clone -----------------------------------------------------------------------------
+
+
+def same_location(a: str, b: str) -> bool:
+    """Two spellings of one base location (a trailing separator aside)."""
+    return bool(a) and bool(b) and a.rstrip("/\\") == b.rstrip("/\\")
+
+
+def clone_source_bases(manifest: Manifest, operation: Clone) -> set[int]:
+    """Ids of the base paths of ``manifest`` that name the Clone's source."""
+    return {b.id for b in manifest.base_paths if same_location(b.path, operation.ref_path)}
+
+
+@rule(
+    "transaction/clone",
+    severity=Severity.ERROR,
+    requirements=("transaction.clone-shallow-or-deep",),
+    summary="A shallow Clone declares a base path for its source and stores no data file of its own; "
+    "a deep Clone copied the files and uses no base path of the source",
+)
+def clone(view: VersionView):
+    found = _recorded(view)
+    if found is None or not isinstance(found[0].operation, Clone):
+        return
+    operation: Clone = found[0].operation
+    manifest = view.manifest
+    source = clone_source_bases(manifest, operation)
+    files = [(f.id, d) for f in manifest.fragments for d in f.files]
+    if operation.is_shallow:
+        if operation.ref_path and not source:
+            declared = _few(repr(b.path) for b in manifest.base_paths) or "none"
+            yield (
+                f"the shallow Clone of '{operation.ref_path}' declares no base path for it (base paths: {declared}); "
+                "a shallow clone reaches the source's files through base_paths",
+                view.at("base_paths"),
+            )
+        local = sorted({fragment_id for fragment_id, d in files if d.base_id is None})
+        if local:
+            yield (
+                f"fragment(s) {_few(local)} of the shallow Clone have data files in the clone's own directory; a "
+                "shallow clone copies metadata only and reaches every data file through a base path",
+                view.at("fragments"),
+            )
+    elif source:
+        using = sorted({fragment_id for fragment_id, d in files if d.base_id in source})
+        yield (
+            f"the deep Clone declares base path(s) {_few(source)} for its source '{operation.ref_path}'"
+            + (f", and fragment(s) {_few(using)} read their data files from it" if using else "")
+            + "; a deep clone copies the files themselves",
+            view.at("base_paths"),
+        )
 
 
 # -- rebased transactions ---------------------------------------------------------------

@@ -1,0 +1,210 @@
+"""Rules on fields marked not nullable (schema format: Field message; table
+format: data evolution).
+
+A field that is not nullable holds no nulls. Two things can break that:
+
+* a fragment that stores no column for the field, which readers fill with
+  nulls (``schema/non-nullable-stored``, from the manifest alone);
+* nulls in the column itself (``schema/non-nullable-values``), which takes
+  reading the data.
+
+A field only has to be stored where its parent has values: a nullable struct
+missing from a fragment reads as null as a whole, so its non-nullable
+children are not missing there. 2.1 and later files do not list struct and
+list parents (docs/spec-discrepancies.md), so a parent counts as stored when
+any field under it is.
+
+Values are read with the reference reader, which decodes version 2.0 data
+files only. Files of other versions, files larger than
+:data:`MAX_CHECKED_BYTES` and files the reader cannot decode are counted and
+reported once per version as an info; every file is read at most once per run
+for a given set of fields.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+
+from reference_impl.errors import LanceFormatError
+from reference_impl.file_format import LanceFileReader
+from reference_impl.file_format.footer import LAYOUT_V2
+from reference_impl.scan import field_with_descendants
+from reference_impl.schema import TOP_LEVEL_PARENT, Field
+
+from ..context import VersionView
+from ..registry import Finding, Severity, rule
+from .data_files import _CheckedFile, _name, at, base_storages, file_facts, locate, shown
+from .schema import _label, _tree
+
+#: Data files larger than this are not read for nulls.
+MAX_CHECKED_BYTES = 64 << 20
+#: Fragments named one by one before a message sums up the rest.
+_SHOWN = 5
+
+
+def _non_nullable(view: VersionView) -> dict[int, Field]:
+    """Rooted fields that are not nullable, by id."""
+    tree = _tree(view)
+    return {i: f for i, f in tree.by_id.items() if not f.nullable and i in tree.rooted}
+
+
+@rule(
+    "schema/non-nullable-stored",
+    severity=Severity.ERROR,
+    requirements=("schema.non-nullable-has-no-nulls",),
+    summary="Every fragment stores each non-nullable field wherever its parent has values "
+    "(a missing column reads as nulls)",
+)
+def non_nullable_stored(view: VersionView):
+    required = _non_nullable(view)
+    if not required:
+        return
+    tree = _tree(view)
+    present_by_layout: dict[frozenset, set[int]] = {}
+    missing: dict[int, list[int]] = {}
+    for fragment in view.manifest.fragments:
+        listed = frozenset(i for d in fragment.files for i in d.fields if i >= 0)
+        present = present_by_layout.get(listed)
+        if present is None:
+            present = set()
+            for field_id in listed:
+                f = tree.by_id.get(field_id)
+                if f is not None and field_id in tree.rooted:
+                    present.add(field_id)
+                    present.update(a.id for a in tree.ancestors(f))
+            present_by_layout[listed] = present
+        for field_id, f in required.items():
+            if field_id not in present and (f.parent_id == TOP_LEVEL_PARENT or f.parent_id in present):
+                missing.setdefault(field_id, []).append(fragment.id)
+    for field_id, fragments in sorted(missing.items()):
+        yield (
+            f"{_label(required[field_id])} is not nullable, but fragment(s) {shown(fragments, _SHOWN)} store no "
+            "column for it, so it reads as nulls there",
+            view.at("fragments"),
+        )
+
+
+def _count_nulls(array: pa.Array, node: Field, children: dict[int, list[Field]], watched: set[int],
+                 counts: Counter) -> None:
+    """Add to ``counts`` the nulls of each watched field of ``node``'s subtree,
+    counting only rows where every ancestor has a value."""
+    if isinstance(array, pa.ExtensionArray):
+        array = array.storage
+    if node.id in watched and array.null_count:
+        counts[node.id] += array.null_count
+    kids = children.get(node.id, [])
+    if not kids:
+        return
+    data_type = array.type
+    if pa.types.is_struct(data_type):
+        valid = array.is_valid() if array.null_count else None
+        for kid in kids:
+            index = data_type.get_field_index(kid.name)
+            if index < 0:
+                continue
+            child = array.field(index)
+            _count_nulls(child.filter(valid) if valid is not None else child, kid, children, watched, counts)
+    elif (pa.types.is_list(data_type) or pa.types.is_large_list(data_type)) and len(kids) == 1:
+        # flatten() keeps only the items of lists that have a value.
+        _count_nulls(array.flatten(), kids[0], children, watched, counts)
+
+
+def _read_nulls(located, data_file, requested: list[Field], watched: set[int]) -> dict[int, int]:
+    """Nulls per watched field id in one data file (read through the reference
+    reader); :class:`LanceFormatError` when the file cannot be read."""
+    relpath = located.location.relpath
+    children: dict[int, list[Field]] = {}
+    for f in requested:
+        children.setdefault(f.parent_id, []).append(f)
+    counts: Counter = Counter()
+    try:
+        storage = _CheckedFile(located.location.storage, relpath, located.full)
+        table = LanceFileReader(storage, relpath).read(
+            requested, file_field_ids=list(data_file.fields), column_indices=list(data_file.column_indices)
+        )
+        for node, column in zip(children.get(TOP_LEVEL_PARENT, []), table.columns):
+            for chunk in column.chunks:
+                _count_nulls(chunk, node, children, watched, counts)
+    except LanceFormatError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError, OSError,
+            pa.ArrowException) as exc:
+        raise LanceFormatError(str(located.location), f"cannot be read by this validator: {exc}") from None
+    return dict(counts)
+
+
+NULL_REQUIREMENTS = ("schema.non-nullable-has-no-nulls",)
+
+
+@rule(
+    "schema/non-nullable-values",
+    severity=Severity.ERROR,
+    requirements=NULL_REQUIREMENTS,
+    summary=f"Columns of non-nullable fields hold no nulls (2.0 data files up to {MAX_CHECKED_BYTES >> 20} MiB are "
+    "read; others are reported unchecked, as an info)",
+)
+def non_nullable_values(view: VersionView):
+    required = _non_nullable(view)
+    if not required:
+        return
+    tree = _tree(view)
+    schema = view.manifest.schema
+    bases = base_storages(view)
+    unchecked: Counter = Counter()
+    for f_index, fragment in enumerate(view.manifest.fragments):
+        for d_index, data_file in enumerate(fragment.files):
+            watched = {i for i in data_file.fields if i in required}
+            if not watched:
+                continue
+            located = locate(view, data_file, bases)
+            if not located.ok:
+                continue  # the data file rules report why
+            facts = file_facts(view, located)
+            if not facts.ok:
+                continue
+            info = facts.value.info
+            if info.layout != LAYOUT_V2 or (info.major, info.minor) != (2, 0):
+                unchecked[f"version {info.version} files" if info.layout == LAYOUT_V2 else "legacy files"] += 1
+                continue
+            if info.size > MAX_CHECKED_BYTES:
+                unchecked[f"files over {MAX_CHECKED_BYTES >> 20} MiB"] += 1
+                continue
+            tops = []
+            for field_id in sorted(watched):
+                chain = tree.ancestors(required[field_id])
+                top = chain[-1] if chain else required[field_id]
+                if top not in tops:
+                    tops.append(top)
+            requested = [f for top in sorted(tops, key=lambda t: tree.position[t.id])
+                         for f in field_with_descendants(schema, top)]
+            key = (
+                "non-nullable-values",
+                located.key,
+                tuple(data_file.fields),
+                tuple(data_file.column_indices),
+                tuple((f.id, f.parent_id, f.name, f.logical_type) for f in requested),
+                tuple(sorted(watched)),
+            )
+            loaded = view.dataset.cached(key, lambda: _read_nulls(located, data_file, requested, watched))
+            if not loaded.ok:
+                unchecked["files the reference reader cannot decode"] += 1
+                continue
+            for field_id, nulls in sorted(loaded.value.items()):
+                yield (
+                    f"fragment {fragment.id}: data file '{_name(data_file)}' holds {nulls} null(s) in "
+                    f"{_label(required[field_id])}, which is not nullable",
+                    at(view, (f_index, d_index)),
+                )
+    if unchecked:
+        what = ", ".join(f"{n} {reason}" for reason, n in sorted(unchecked.items()))
+        yield Finding(
+            "schema/non-nullable-values",
+            Severity.INFO,
+            NULL_REQUIREMENTS,
+            f"values of non-nullable fields were not read in {sum(unchecked.values())} data file(s) ({what}); this "
+            "validator reads 2.0 data files only",
+            view.version,
+            view.at("fragments"),
+        )

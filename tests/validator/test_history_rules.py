@@ -1,0 +1,316 @@
+"""The rules added to close the catalog's "no rule yet" gaps, beyond their
+error mutations: staged manifest names, fragment and row id assignment across
+versions, clones, non-nullable fields, MemWAL region snapshots and the
+size-based warnings. Real pylance datasets show what must stay clean; edited
+ones show the warnings and infos, and that garbage never crashes a rule."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pyarrow as pa
+import pytest
+
+from conformance.validator import Severity, validate
+from conformance.validator.engine import INTERNAL_ERROR_RULE
+from reference_impl.fragments import ExternalFile
+from reference_impl.schema import Field
+from reference_impl.wire import table_pb2
+
+from .mutate import copy_dataset, edit_manifest, manifest_relpath
+from .mutations_mem_wal import SNAPSHOT_SCHEMA, edit_mem_wal_details, region_row, snapshot_bytes, store_snapshots
+from .mutations_schema import add_fields
+
+lance = pytest.importorskip("lance")
+
+
+def _findings(root, prefix: str | None = None):
+    report = validate(root, all_versions=True)
+    return [f for f in report.findings if prefix is None or f.rule.startswith(prefix)]
+
+
+def _problems(root) -> list[str]:
+    return [
+        f"v{f.version} {f.rule}: {f.message}"
+        for f in _findings(root)
+        if f.severity in (Severity.ERROR, Severity.WARNING)
+    ]
+
+
+def _problems_of(root, prefix: str):
+    return [f for f in _findings(root, prefix) if f.severity is not Severity.INFO]
+
+
+def _by_rule(findings) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for f in findings:
+        found.setdefault(f.rule, set()).add(f.severity.value)
+    return found
+
+
+@pytest.fixture
+def plain(base_datasets, tmp_path):
+    return copy_dataset(base_datasets["plain"], tmp_path / "plain")
+
+
+@pytest.fixture
+def nested(base_datasets, tmp_path):
+    return copy_dataset(base_datasets["nested_pk"], tmp_path / "nested")
+
+
+def _table(start: int, count: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + count), pa.int64()), "v": [i / 2 for i in range(count)]})
+
+
+# -- staged manifests -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "suffix, rule",
+    [
+        ("3f0e8a52-94c1-4d7b-a1e6-0c2b9d5f7e18", None),
+        ("3f0e8a5294c14d7ba1e60c2b9d5f7e18", None),
+        ("3F0E8A52-94C1-4D7B-A1E6-0C2B9D5F7E18", None),
+        ("0123456789abcdef-0123456789abcdef", "external-store/staged-name"),
+        ("-" * 36, "external-store/staged-name"),
+        ("12345678-1234-1234-1234-1234567890a", "external-store/staged-name"),
+        ("backup", "naming/unrecognized-entries"),
+        ("3f0e8a52-94c1-4d7b-a1e6-0c2b9d5f7e18x", "naming/unrecognized-entries"),
+    ],
+)
+def test_staged_names_are_judged_by_one_rule(plain, suffix, rule):
+    os.link(plain / manifest_relpath(plain), plain / "_versions" / f"8.manifest-{suffix}")
+    fired = {f.rule for f in _findings(plain) if f.severity is not Severity.INFO}
+    assert fired == ({rule} if rule else set()), fired
+
+
+# -- fragment ids and row ids across versions --------------------------------------------
+
+
+@pytest.mark.old_pylance
+def test_an_overwrite_that_restarts_fragment_ids_is_an_info(old_pylance_datasets):
+    findings = _findings(old_pylance_datasets["overwrite"], "fragment/new-ids-above-max")
+    assert [(f.version, f.severity) for f in findings] == [(2, Severity.INFO)]
+    assert "pylance 0.20" in findings[0].message
+
+
+def test_merge_insert_assigns_new_ids_in_turn(tmp_path):
+    """pylance's upsert keeps the ids of updated rows and numbers inserted ones
+    from next_row_id: clean, with the kept creation versions as infos."""
+    path = tmp_path / "upsert"
+    lance.write_dataset(_table(0, 10), path, enable_stable_row_ids=True, max_rows_per_file=4)
+    lance.write_dataset(_table(10, 5), path, mode="append")
+    lance.dataset(path).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
+        _table(12, 6)
+    )
+    assert not _problems(path)
+    infos = _by_rule(_findings(path, "row-id/"))
+    assert infos.get("row-id/new-row-versions") == {"info"}
+
+
+def test_a_restore_may_bring_back_ids_compaction_dropped(tmp_path):
+    """Version 3's compaction drops the deleted rows; restoring version 1 brings
+    them back under their old ids, which is no reuse."""
+    path = tmp_path / "restored"
+    lance.write_dataset(_table(0, 20), path, enable_stable_row_ids=True, max_rows_per_file=5)
+    lance.dataset(path).delete("id < 7")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=100)
+    lance.dataset(path, version=1).restore()
+    lance.write_dataset(_table(20, 3), path, mode="append")
+    assert not _problems(path)
+
+
+def test_an_append_reusing_the_id_of_a_deleted_row_is_caught(tmp_path):
+    """The id of a deleted row is retired: an Append that hands it out again
+    breaks row-id/never-reused."""
+    path = tmp_path / "retired"
+    lance.write_dataset(_table(0, 10), path, enable_stable_row_ids=True)
+    lance.dataset(path).delete("id = 3")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=100)
+    lance.write_dataset(_table(10, 2), path, mode="append")
+    assert not _problems(path)
+    from reference_impl.row_ids import encode_row_id_sequence
+
+    def edit(manifest_file):
+        fragment = manifest_file.manifest.fragments[-1]
+        fragment.row_id_sequence = encode_row_id_sequence([3, 11])
+
+    edit_manifest(path, edit)
+    errors = {f.rule for f in _findings(path) if f.severity is Severity.ERROR}
+    # The id 10 is assigned to no row either.
+    assert errors == {"row-id/never-reused", "row-id/sequential-assignment"}, errors
+
+
+# -- clones ---------------------------------------------------------------------------
+
+
+def test_pylance_deep_clones_pass(tmp_path):
+    source = lance.write_dataset(_table(0, 30), (tmp_path / "source").absolute(), max_rows_per_file=10)
+    source.tags.create("t", 1)
+    source.deep_clone(str((tmp_path / "deep").absolute()), "t")
+    lance.write_dataset(_table(30, 5), tmp_path / "deep", mode="append")
+    assert not _problems(tmp_path / "deep")
+    assert not _findings(tmp_path / "deep", "transaction/clone")
+
+
+def test_a_shallow_clone_that_copied_files_is_caught(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["shallow_clone"], tmp_path / "clone")
+
+    def edit(manifest_file):
+        for fragment in manifest_file.manifest.fragments:
+            fragment.files[0].base_id = None
+
+    edit_manifest(root, edit, version=1)
+    messages = [f.message for f in _findings(root, "transaction/clone")]
+    assert len(messages) == 1 and "own directory" in messages[0], messages
+
+
+# -- fields that are not nullable ---------------------------------------------------------
+
+
+def test_2_0_files_are_read_and_others_reported_unchecked(base_datasets):
+    assert not _findings(base_datasets["v2_0"], "schema/non-nullable")
+    unchecked = _findings(base_datasets["nested_pk"], "schema/non-nullable")
+    assert unchecked and {f.severity for f in unchecked} == {Severity.INFO}
+    assert all("version 2.2 files" in f.message for f in unchecked)
+
+
+def test_a_missing_child_of_a_missing_nullable_parent_is_fine(nested):
+    add_fields(
+        nested,
+        Field(id=7, name="optional", logical_type="struct"),
+        Field(id=8, name="required_inside", logical_type="int32", parent_id=7, nullable=False),
+    )
+    assert not _findings(nested, "schema/non-nullable-stored")
+
+
+def test_a_missing_child_of_a_stored_parent_is_caught(nested):
+    # "meta" (id 1) is stored in every fragment; a new non-nullable member is not.
+    add_fields(nested, Field(id=7, name="late", logical_type="int32", parent_id=1, nullable=False), after="note")
+    messages = [f.message for f in _findings(nested, "schema/non-nullable-stored")]
+    assert messages and all("'late'" in m for m in messages), messages
+
+
+# -- MemWAL region snapshots ----------------------------------------------------------------
+
+
+def test_a_well_formed_snapshot_passes(nested):
+    store_snapshots(nested, region_row(), region_row(region=uuid.uuid4(), spec_id=0, current=1, flushed=()))
+    assert not [p for p in _problems(nested)], _problems(nested)
+
+
+def test_a_snapshot_pylance_writes_as_a_2_0_file_is_read(nested, tmp_path):
+    from lance.file import LanceFileWriter
+
+    path = str(tmp_path / "snapshot.lance")
+    with LanceFileWriter(path, SNAPSHOT_SCHEMA, version="2.0") as writer:
+        writer.write_batch(pa.Table.from_pylist([region_row(current=1)], schema=SNAPSHOT_SCHEMA))
+    data = open(path, "rb").read()
+    edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))
+    found = _by_rule(_findings(nested, "mem-wal/"))
+    # current_generation 1 with flushed generations 1 and 2: read, and caught.
+    assert found == {"mem-wal/flushed-below-current-generation": {"error"}}, found
+
+
+def test_a_snapshot_in_a_newer_file_version_is_an_info(nested, tmp_path):
+    from lance.file import LanceFileWriter
+
+    path = str(tmp_path / "snapshot.lance")
+    with LanceFileWriter(path, SNAPSHOT_SCHEMA, version="2.1") as writer:
+        writer.write_batch(pa.Table.from_pylist([region_row()], schema=SNAPSHOT_SCHEMA))
+    data = open(path, "rb").read()
+    edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))
+    found = _findings(nested, "mem-wal/inline-snapshot")
+    assert [f.severity for f in found] == [Severity.INFO] and "not checked" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"LANC",
+        b"\x00" * 40 + b"\x00\x00\x03\x00LANC",
+        bytes(range(256)) * 2 + b"\x00\x00\x03\x00LANC",
+        bytes(range(255, -1, -1)) * 2 + b"\x02\x00\x01\x00LANC",
+        snapshot_bytes(region_row())[:-200] + snapshot_bytes(region_row())[-40:],
+        snapshot_bytes(region_row())[:60] + snapshot_bytes(region_row())[-60:],
+    ],
+)
+def test_hostile_snapshots_never_crash(nested, data):
+    edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))
+    rules = {f.rule for f in _findings(nested)}
+    assert INTERNAL_ERROR_RULE not in rules
+
+
+def test_a_snapshot_with_odd_columns_is_read_for_what_it_has(nested):
+    from reference_impl.file_format import write_v2_0
+    from reference_impl.logical_types import schema_from_arrow
+
+    schema = pa.schema([pa.field("region_id", pa.string()), pa.field("current_generation", pa.int8())])
+    table = pa.Table.from_pylist([{"region_id": "not bytes", "current_generation": -1}], schema=schema)
+    data = write_v2_0(table, schema_from_arrow(schema).fields).data
+    edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))
+    assert not _problems(nested)
+
+
+# -- inline or external: the 200 KB threshold ----------------------------------------------
+
+
+def test_row_id_sequences_kept_in_the_wrong_place_are_warnings(base_datasets, tmp_path):
+    root = copy_dataset(base_datasets["stable_row_ids"], tmp_path / "ds")
+    (root / "_row_ids").mkdir()
+    (root / "_row_ids" / "big.bin").write_bytes(b"\x00" * (300 << 10))
+
+    def edit(manifest_file):
+        fragments = manifest_file.manifest.fragments
+        fragments[0].created_at_version_sequence = b"\x0a" * (210 << 10)
+        fragments[1].last_updated_at_version_sequence = ExternalFile("_row_ids/big.bin", 0, 300 << 10)
+
+    edit_manifest(root, edit)
+    warned = [f.message for f in _findings(root, "row-id/inline-when-small")]
+    assert len(warned) == 1 and "inline" in warned[0] and "fragment 0" in warned[0], warned
+
+
+def _fragment_reuse_dataset(path):
+    lance.write_dataset(_table(0, 100), path, max_rows_per_file=20)
+    lance.dataset(path).create_scalar_index("id", "BTREE")
+    lance.dataset(path).delete("id < 5")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=1000, defer_index_remap=True)
+
+
+def _edit_reuse_details(path, edit):
+    def apply(manifest_file):
+        index = next(i for i in manifest_file.indices if i.name == "__lance_frag_reuse")
+        details = table_pb2.FragmentReuseIndexDetails.FromString(index.details)
+        edit(details)
+        index.details = details.SerializeToString()
+
+    edit_manifest(path, apply)
+
+
+def test_fragment_reuse_content_size_decides_where_it_belongs(tmp_path):
+    path = tmp_path / "reuse"
+    _fragment_reuse_dataset(path)
+    assert not _problems(path)
+
+    def grow(details):
+        version = details.inline.versions.add(dataset_version=1)
+        version.groups.add(changed_row_addrs=b"\x01" * (250 << 10))
+
+    _edit_reuse_details(path, grow)
+    assert _by_rule(_problems_of(path, "index/")) == {
+        "index/fragment-reuse-inline-when-small": {"warning"},
+        "index/details-compact": {"warning"},
+    }
+
+
+def test_small_fragment_reuse_content_belongs_inline(tmp_path):
+    path = tmp_path / "reuse"
+    _fragment_reuse_dataset(path)
+
+    def externalise(details):
+        details.external.path = "_indices/reuse.bin"
+        details.external.size = 1000
+
+    _edit_reuse_details(path, externalise)
+    assert _by_rule(_problems_of(path, "index/")) == {"index/fragment-reuse-inline-when-small": {"warning"}}
