@@ -90,3 +90,34 @@ def test_a_writer_refuses_an_unknown_writer_flag(tmp_path):
     with pytest.raises(UnsupportedFeatureError, match="writer feature flags"):
         dataset.append(_rows(1))
     assert Dataset.open(path).version == 1
+
+
+def _read_2_0_versions_row_for_row(datasets) -> list[tuple[str, int]]:
+    """Compare, for every version whose data files are all Lance 2.0, the
+    rows, row ids and Arrow schema of the reference reader with pylance's."""
+    checked = []
+    for name, path in sorted(datasets.items()):
+        for version in Dataset.open(path).versions():
+            dataset = Dataset.open(path, version)
+            files = [f for fragment in dataset.fragments for f in fragment.files]
+            if not files or any((f.file_major_version, f.file_minor_version) != (2, 0) for f in files):
+                continue
+            ours = dataset.to_table(with_row_id=True)
+            theirs = lance.dataset(str(path), version=version).to_table(with_row_id=True)
+            assert ours.schema.remove_metadata() == theirs.schema.remove_metadata(), f"{name} v{version}"
+            assert ours.to_pylist() == theirs.to_pylist(), f"{name} v{version}"
+            checked.append((name, version))
+    return checked
+
+
+def test_pylance_2_0_datasets_read_row_for_row(pylance_datasets):
+    """pylance 14's 2.0 scenario (nested types, nulls, appends, deletes and
+    an added column) reads row for row at every version."""
+    checked = _read_2_0_versions_row_for_row(pylance_datasets)
+    assert [version for name, version in checked if name == "storage_2_0"] == [1, 2, 3, 4]
+
+
+@pytest.mark.old_pylance
+def test_pylance_0_20_datasets_in_format_2_0_read_row_for_row(old_pylance_datasets):
+    checked = _read_2_0_versions_row_for_row(old_pylance_datasets)
+    assert any(name == "default_format_nested" for name, _ in checked), checked

@@ -21,12 +21,11 @@ import pyarrow.compute as pc
 import pytest
 
 from reference_impl.dataset import Dataset
-from reference_impl.deletions import write_deletion_file
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.fragments import TOMBSTONE_FIELD_ID
 from reference_impl.row_ids import fragment_last_updated_at_versions
-from reference_impl.transactions import Delete, Merge, Project, UpdateConfig, read_transaction_file
+from reference_impl.transactions import Merge, Project, UpdateConfig, read_transaction_file
 from tests.writer_checks import assert_pylance_agrees
 
 lance = pytest.importorskip("lance")
@@ -64,11 +63,8 @@ def base_table() -> pa.Table:
 
 
 def delete_offsets(ds: Dataset, fragment_index: int, offsets: list[int]) -> Dataset:
-    """Delete physical rows of one fragment without going through the
-    delete operation module: a deletion file plus a Delete commit."""
-    fragment = ds.fragments[fragment_index]
-    deletion = write_deletion_file(ds.storage, fragment.id, ds.version, offsets)
-    return ds.commit(Delete(updated_fragments=[dataclasses.replace(fragment, deletion_file=deletion)]))
+    """Delete physical rows of one fragment, by offset."""
+    return ds.delete({ds.fragments[fragment_index].id: offsets})
 
 
 @pytest.fixture(params=VARIANTS)

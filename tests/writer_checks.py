@@ -1,8 +1,10 @@
 """The acceptance check shared by every writer test: a dataset written by the
-reference implementation reads the same in pylance, at every version.
+reference implementation reads the same in pylance, at every version, and
+conforms to the specification.
 
 For each version: pylance opens it and scans it, both drivers give the same
-canonical description, and the rows (with their row ids) are equal.
+canonical description, and the rows (with their row ids) are equal. The
+validator reports no error and no warning on any version.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import pyarrow as pa
 
 from conformance.describe import differences, validate_description
 from conformance.drivers import pylance_driver, reference
+from conformance.validator import Severity, validate
 from reference_impl.dataset import Dataset
 
 
@@ -37,4 +40,10 @@ def assert_pylance_agrees(path, *, versions=None) -> int:
         assert actual.schema.remove_metadata() == expected.schema.remove_metadata(), f"v{version} schemas differ"
         assert actual.to_pylist() == expected.to_pylist(), f"v{version} rows differ"
         checked += 1
+    problems = [
+        f"v{f.version} {f.rule}: {f.message}"
+        for f in validate(path, all_versions=True).findings
+        if f.severity is not Severity.INFO
+    ]
+    assert not problems, "the validator objects:\n" + "\n".join(problems)
     return checked

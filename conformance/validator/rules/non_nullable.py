@@ -111,9 +111,12 @@ def _count_nulls(array: pa.Array, node: Field, children: dict[int, list[Field]],
         _count_nulls(array.flatten(), kids[0], children, watched, counts)
 
 
-def _read_nulls(located, data_file, requested: list[Field], watched: set[int]) -> dict[int, int]:
-    """Nulls per watched field id in one data file (read through the reference
-    reader); :class:`LanceFormatError` when the file cannot be read."""
+def _read_nulls(located, data_file, requested: list[Field], watched: set[int],
+                deleted: list[int]) -> dict[int, int]:
+    """Nulls per watched field id in the visible rows of one data file (read
+    through the reference reader; rows at ``deleted`` offsets are left out,
+    as readers leave them out); :class:`LanceFormatError` when the file
+    cannot be read."""
     relpath = located.location.relpath
     children: dict[int, list[Field]] = {}
     for f in requested:
@@ -124,6 +127,12 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int]) -
         table = LanceFileReader(storage, relpath).read(
             requested, file_field_ids=list(data_file.fields), column_indices=list(data_file.column_indices)
         )
+        if deleted:
+            visible = [True] * table.num_rows
+            for offset in deleted:
+                if offset < table.num_rows:
+                    visible[offset] = False
+            table = table.filter(pa.array(visible))
         for node, column in zip(children.get(TOP_LEVEL_PARENT, []), table.columns):
             for chunk in column.chunks:
                 _count_nulls(chunk, node, children, watched, counts)
@@ -171,6 +180,11 @@ def non_nullable_values(view: VersionView):
             if info.size > MAX_CHECKED_BYTES:
                 unchecked[f"files over {MAX_CHECKED_BYTES >> 20} MiB"] += 1
                 continue
+            deletions = view.deleted_offsets(fragment)
+            if not deletions.ok:
+                unchecked["fragments whose deletion file cannot be read"] += 1
+                continue
+            deleted = deletions.value
             tops = []
             for field_id in sorted(watched):
                 chain = tree.ancestors(required[field_id])
@@ -186,8 +200,9 @@ def non_nullable_values(view: VersionView):
                 tuple(data_file.column_indices),
                 tuple((f.id, f.parent_id, f.name, f.logical_type) for f in requested),
                 tuple(sorted(watched)),
+                tuple(deleted),
             )
-            loaded = view.dataset.cached(key, lambda: _read_nulls(located, data_file, requested, watched))
+            loaded = view.dataset.cached(key, lambda: _read_nulls(located, data_file, requested, watched, deleted))
             if not loaded.ok:
                 unchecked["files the reference reader cannot decode"] += 1
                 continue
