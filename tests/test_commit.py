@@ -38,6 +38,7 @@ from reference_impl.commit import (
     build_manifest,
 )
 from reference_impl.dataset import Dataset
+from reference_impl.operations.delete import OFFSETS_PREDICATE
 from reference_impl.deletions import write_deletion_file
 from reference_impl.errors import CommitConflictError
 from reference_impl.fragment_writer import write_fragments
@@ -129,7 +130,11 @@ def three_versions(path: Path, naming: str) -> Dataset:
     fragment = ds.fragments[1]
     deletion = write_deletion_file(ds.storage, fragment.id, ds.version, [0, 3])
     ds = ds.commit(
-        Delete(updated_fragments=[replace(fragment, deletion_file=deletion)], deleted_fragment_ids=[ds.fragments[0].id])
+        Delete(
+            updated_fragments=[replace(fragment, deletion_file=deletion)],
+            deleted_fragment_ids=[ds.fragments[0].id],
+            predicate=OFFSETS_PREDICATE,
+        )
     )
     assert ds.version == 3
     return ds
@@ -145,7 +150,7 @@ def prepare(ds: Dataset, op: str):
     if op == "delete":
         fragment = ds.fragments[-1]
         deletion = write_deletion_file(ds.storage, fragment.id, ds.version, [1])
-        return Delete(updated_fragments=[replace(fragment, deletion_file=deletion)])
+        return Delete(updated_fragments=[replace(fragment, deletion_file=deletion)], predicate=OFFSETS_PREDICATE)
     raise AssertionError(op)
 
 
