@@ -85,6 +85,17 @@ class _State:
         return max(self.fragments) if self.fragments else None
 
 
+
+def _same_fields(a, b) -> bool:
+    """Field lists equal in everything but ``type``: the role is implied by the
+    logical type, and pylance rewrites every role as PARENT when it commits on
+    top of a dataset that records the seed's roles (docs/spec-discrepancies.md)."""
+    return len(a) == len(b) and all(replace(x, type=y.type) == y for x, y in zip(a, b))
+
+
+def _same_schema(a, b) -> bool:
+    return a.metadata == b.metadata and _same_fields(a.fields, b.fields)
+
 def _summarise(version: int, manifest_file: ManifestFile) -> _State:
     manifest = manifest_file.manifest
     return _State(version, manifest, {f.id: f for f in manifest.fragments}, list(manifest_file.indices or []))
@@ -258,7 +269,7 @@ def append(view: VersionView):
     problem = _compare_new_fragments(transaction.operation.fragments, added, "appends")
     if problem:
         yield problem, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; an Append does not change it", view.at("schema")
 
 
@@ -321,7 +332,7 @@ def delete(view: VersionView):
         yield f"the Delete added fragment(s) {_few(added)}", view.at("fragments")
     for message in _untouched(previous, current, removed | set(updated)):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; a Delete does not change it", view.at("schema")
 
 
@@ -355,7 +366,7 @@ def overwrite(view: VersionView):
     problem = _compare_new_fragments(operation.fragments, list(current.fragments.values()), "writes")
     if problem:
         yield problem, view.at("fragments")
-    if current.schema.fields != operation.schema.fields:
+    if not _same_fields(current.schema.fields, operation.schema.fields):
         yield "the schema's fields are not the ones the Overwrite records", view.at("schema")
     # pylance never fills Overwrite.schema_metadata (docs/spec-discrepancies.md):
     # empty recorded metadata says nothing.
@@ -396,7 +407,7 @@ def create_index(view: VersionView):
     operation: CreateIndex = transaction.operation
     for message in _same_fragments(previous, current):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s", view.at("schema")
     listed = {i.uuid for i in current.indices}
     created = {i.uuid for i in operation.new_indices}
@@ -470,7 +481,7 @@ def rewrite(view: VersionView):
         )
     for message in _untouched(previous, current, old_ids | set(new_fragments)):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; a Rewrite keeps it", view.at("schema")
     rows_before, rows_after = _live_rows(view.dataset, previous), _live_rows(view.dataset, current)
     if rows_before is not None and rows_after is not None and rows_before != rows_after:
@@ -554,7 +565,7 @@ def merge(view: VersionView):
     ]
     if differing:
         yield f"fragment(s) {_few(differing)} do not have the data files the Merge records", view.at("fragments")
-    if current.schema.fields != operation.schema.fields:
+    if not _same_fields(current.schema.fields, operation.schema.fields):
         yield "the schema's fields are not the ones the Merge records", view.at("schema")
     # pylance never fills Merge.schema_metadata and keeps the previous
     # metadata (docs/spec-discrepancies.md); the reference writer applies the
@@ -602,7 +613,7 @@ def project(view: VersionView):
         )
     if deletions:
         yield f"fragment(s) {_few(deletions)} have other deletion files after a Project", view.at("fragments")
-    if current.schema.fields != transaction.operation.schema.fields:
+    if not _same_fields(current.schema.fields, transaction.operation.schema.fields):
         yield "the schema's fields are not the ones the Project records", view.at("schema")
     if current.schema.metadata != previous.schema.metadata:
         yield f"the schema metadata differs from version {previous.version}'s; a Project carries none", view.at(
@@ -632,7 +643,7 @@ def restore(view: VersionView):
     if source is None:
         return  # cleaned up, or unreadable: nothing to compare with
     differences = []
-    if current.schema != source.schema:
+    if not _same_schema(current.schema, source.schema):
         differences.append("schema")
     if current.fragments != source.fragments:
         differences.append(f"fragments (ids {_few(_differing_keys(source.fragments, current.fragments))})")
@@ -672,7 +683,7 @@ def reserve_fragments(view: VersionView):
         )
     for message in _same_fragments(previous, current):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s", view.at("schema")
 
 
@@ -743,7 +754,7 @@ def update(view: VersionView):
         yield problem, view.at("fragments")
     for message in _untouched(previous, current, removed | set(updated)):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; an Update does not change it", view.at("schema")
 
 
@@ -892,7 +903,7 @@ def data_replacement(view: VersionView):
         yield f"fragment(s) {_few(absent)} do not hold the data files the DataReplacement records", view.at("fragments")
     for message in _untouched(previous, current, set(replacements)):
         yield message, view.at("fragments")
-    if current.schema != previous.schema:
+    if not _same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; a DataReplacement keeps it", view.at("schema")
 
 
