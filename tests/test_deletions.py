@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from pyroaring import BitMap
 
+from conformance import strategies
 from reference_impl.deletions import (
     ARROW_DELETION_SCHEMA,
     BITMAP_COUNT_THRESHOLD,
@@ -206,7 +207,7 @@ def test_base_paths_are_honoured(tmp_path):
 
 # -- round trips ----------------------------------------------------------------------
 
-offset_sets = st.sets(st.one_of(st.integers(0, 200), st.integers(0, 2**32 - 1)), max_size=300)
+offset_sets = strategies.deletion_vectors()
 
 
 @settings(max_examples=_examples(2))
@@ -218,7 +219,7 @@ def test_encodings_round_trip(offsets):
 
 
 @settings(max_examples=_examples(1))
-@given(offset_sets.filter(bool), st.sampled_from([None, DeletionFileType.ARROW_ARRAY, DeletionFileType.BITMAP]))
+@given(strategies.deletion_vectors(min_size=1), st.sampled_from([None, DeletionFileType.ARROW_ARRAY, DeletionFileType.BITMAP]))
 def test_written_files_read_back(tmp_path_factory, offsets, file_type):
     """write_deletion_file then read_deletion_file gives the sorted offsets,
     whichever kind is written, and the metadata counts them."""

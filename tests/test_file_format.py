@@ -16,7 +16,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
 
 import lance
 from lance.file import LanceFileReader as PylanceReader
@@ -24,6 +24,7 @@ from lance.file import LanceFileWriter as PylanceWriter
 from lance.fragment import DataFile as PylanceDataFile
 from lance.fragment import FragmentMetadata
 
+from conformance import strategies
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader, inspect_file, read_v2_0, write_file, write_v2_0
@@ -658,91 +659,8 @@ def test_pylance_2_1_files_are_unsupported_but_inspectable(tmp_path):
 
 # -- (e) property: round trip and agreement with pylance -----------------------
 
-_LEAF_TYPES = [
-    pa.bool_(),
-    pa.int8(),
-    pa.uint16(),
-    pa.int32(),
-    pa.int64(),
-    pa.uint64(),
-    pa.float32(),
-    pa.float64(),
-    pa.string(),
-    pa.large_string(),
-    pa.binary(),
-    pa.binary(3),
-    pa.decimal128(9, 2),
-    pa.date32(),
-    pa.timestamp("us", tz="UTC"),
-    pa.time64("us"),
-    pa.duration("s"),
-]
-_FIXED_WIDTH = [t for t in _LEAF_TYPES if t not in (pa.string(), pa.large_string(), pa.binary())]
-
-
-def _data_types():
-    leaves = st.sampled_from(_LEAF_TYPES)
-    vectors = st.builds(lambda t, n: pa.list_(t, n), st.sampled_from(_FIXED_WIDTH), st.integers(1, 3))
-
-    def extend(children):
-        return st.one_of(
-            st.builds(pa.list_, children),
-            st.builds(pa.large_list, children),
-            st.lists(children, min_size=1, max_size=3).map(lambda ts: pa.struct([(f"f{i}", t) for i, t in enumerate(ts)])),
-        )
-
-    return st.recursive(st.one_of(leaves, vectors), extend, max_leaves=4)
-
-
-def _values(data_type: pa.DataType, nullable: bool = True):
-    """A strategy of Python values of ``data_type`` (structs are never null:
-    version 2.0 cannot store struct validity)."""
-    if pa.types.is_struct(data_type):
-        fields = [data_type.field(i) for i in range(data_type.num_fields)]
-        return st.fixed_dictionaries({f.name: _values(f.type) for f in fields})
-    if pa.types.is_fixed_size_list(data_type):
-        inner = st.lists(_values(data_type.value_type), min_size=data_type.list_size, max_size=data_type.list_size)
-    elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
-        inner = st.lists(_values(data_type.value_type), max_size=3)
-    elif pa.types.is_boolean(data_type):
-        inner = st.booleans()
-    elif pa.types.is_integer(data_type):
-        bits = data_type.bit_width
-        signed = pa.types.is_signed_integer(data_type)
-        inner = st.integers(-(2 ** (bits - 1)) if signed else 0, 2 ** (bits - 1) - 1 if signed else 2**bits - 1)
-    elif pa.types.is_floating(data_type):
-        inner = st.floats(allow_nan=False, width=data_type.bit_width)
-    elif pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
-        inner = st.text(max_size=4)
-    elif pa.types.is_fixed_size_binary(data_type):
-        inner = st.binary(min_size=data_type.byte_width, max_size=data_type.byte_width)
-    elif pa.types.is_binary(data_type):
-        inner = st.binary(max_size=4)
-    elif pa.types.is_decimal(data_type):
-        inner = st.decimals(min_value=-9999999, max_value=9999999, places=2, allow_nan=False, allow_infinity=False)
-    elif pa.types.is_date(data_type):
-        inner = st.dates()
-    else:  # timestamps, times, durations: their integer storage
-        inner = st.integers(0, 86_399_999_999)
-    return st.one_of(st.none(), inner) if nullable else inner
-
-
-@st.composite
-def _tables(draw):
-    types = draw(st.lists(_data_types(), min_size=1, max_size=3))
-    num_rows = draw(st.integers(0, 12))
-    columns = {}
-    for index, data_type in enumerate(types):
-        values = draw(st.lists(_values(data_type, nullable=not pa.types.is_struct(data_type)), min_size=num_rows, max_size=num_rows))
-        columns[f"c{index}"] = pa.array(values, type=data_type)
-    table = pa.table(columns)
-    if num_rows > 2 and draw(st.booleans()):
-        table = table.slice(1)  # arrays that start at an offset
-    return table
-
-
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(table=_tables())
+@given(table=strategies.arrow_tables())
 def test_write_then_read_is_the_identity_and_pylance_agrees(tmp_path_factory, table):
     """Property: for any table of the supported types (nulls, nesting,
     vectors, sliced arrays included), writing it with the reference writer and

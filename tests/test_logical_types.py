@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from lance.blob import blob_field
 
+from conformance import strategies
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from reference_impl.logical_types import (
     BLOB_METADATA_KEY,
@@ -601,82 +602,8 @@ def test_arrow_type_of_examples():
 # (3) Property: nested Arrow schemas round-trip, ids are depth-first
 # --------------------------------------------------------------------------
 
-NAMES = st.text(alphabet="abcxyz_", min_size=1, max_size=5)
-METADATA = st.none() | st.dictionaries(
-    st.text(alphabet="klmn", min_size=1, max_size=3), st.text(alphabet="uvé ", max_size=3), max_size=2
-)
-UNITS = ["s", "ms", "us", "ns"]
-PRIMITIVES = [
-    pa.bool_(), pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(),
-    pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.string(), pa.binary(), pa.large_string(),
-    pa.large_binary(), pa.date32(), pa.date64(), pa.time32("s"), pa.time32("ms"), pa.time64("us"),
-    pa.time64("ns"), *[pa.duration(u) for u in UNITS],
-]
-INDEX_TYPES = [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(), pa.uint64()]
-
-decimals = st.one_of(
-    st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: pa.decimal128(p, s))),
-    st.integers(1, 76).flatmap(lambda p: st.integers(0, p).map(lambda s: pa.decimal256(p, s))),
-)
-timestamps = st.builds(pa.timestamp, st.sampled_from(UNITS), st.sampled_from([None, "UTC", "America/New_York", "+01:00"]))
-element_types = st.one_of(st.sampled_from(PRIMITIVES + [pa.null()]), decimals, timestamps, st.integers(1, 32).map(pa.binary))
-dictionaries = st.builds(
-    pa.dictionary,
-    st.sampled_from(INDEX_TYPES),
-    st.sampled_from([pa.string(), pa.large_string(), pa.binary(), pa.int32(), pa.float64(), pa.bool_()]),
-)
-fixed_size_lists = st.one_of(
-    st.builds(pa.list_, st.one_of(element_types, dictionaries), st.integers(1, 8)),
-    st.integers(1, 8).map(lambda n: pa.list_(BF16_ITEM, n)),
-    st.builds(pa.list_, st.builds(pa.list_, element_types, st.integers(1, 4)), st.integers(1, 4)),
-)
-leaf_types = st.one_of(
-    st.sampled_from(PRIMITIVES), decimals, timestamps, st.integers(0, 32).map(pa.binary), dictionaries,
-    fixed_size_lists, st.just(pa.json_()), st.just(pa.uuid()),
-)
-
-
-def _field(name, type_, nullable, metadata):
-    return pa.field(name, type_, nullable=nullable, metadata=metadata)
-
-
-leaf_fields = st.one_of(
-    st.builds(_field, NAMES, leaf_types, st.booleans(), METADATA),
-    st.builds(_field, NAMES, st.just(pa.null()), st.just(True), METADATA),
-)
-
-
-@st.composite
-def _nested(draw, children):
-    """A struct, list, large list, map or fixed-size list of structs field
-    whose children are drawn from ``children``."""
-
-    def struct_type():
-        return pa.struct(draw(st.lists(children, max_size=3, unique_by=lambda f: f.name)))
-
-    kind = draw(st.sampled_from(["struct", "list", "large_list", "map", "fixed_size_list"]))
-    if kind == "struct":
-        nested_type = struct_type()
-    elif kind == "list":
-        nested_type = pa.list_(draw(children))
-    elif kind == "large_list":
-        nested_type = pa.large_list(draw(children))
-    elif kind == "map":
-        key_type = draw(st.sampled_from([pa.int32(), pa.string(), pa.int64()]))
-        key = pa.field("key", key_type, nullable=False, metadata=draw(METADATA))
-        nested_type = pa.map_(key, draw(children).with_name("value"))
-    else:
-        element = _field(draw(NAMES), struct_type(), draw(st.booleans()), draw(METADATA))
-        nested_type = pa.list_(element, draw(st.integers(1, 4)))
-    return _field(draw(NAMES), nested_type, draw(st.booleans()), draw(METADATA))
-
-
-arrow_fields = st.recursive(leaf_fields, _nested, max_leaves=10)
-arrow_schemas = st.builds(
-    lambda fields, metadata: canonical(pa.schema(fields, metadata=metadata)),
-    st.lists(arrow_fields, min_size=1, max_size=4, unique_by=lambda f: f.name),
-    METADATA,
-)
+# The generators live in the public conformance.strategies module.
+arrow_schemas = strategies.arrow_schemas()
 
 
 def _preorder(schema: Schema) -> list[int]:

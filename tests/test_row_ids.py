@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conformance import strategies
 from reference_impl.errors import CorruptFileError
 from reference_impl.fragments import ExternalFile, Fragment
 from reference_impl.manifest_file import read_manifest_file
@@ -259,26 +260,8 @@ def test_row_address_helpers():
 
 # -- round trips ----------------------------------------------------------------------
 
-distinct_u64s = st.lists(
-    st.one_of(st.integers(0, 300), st.integers(0, 2**20), st.integers(0, U64_MAX)), unique=True, max_size=60
-)
-
-
-@st.composite
-def sorted_runs(draw):
-    """Ascending distinct values built from runs and jumps, often contiguous."""
-    value = draw(st.integers(0, 2**40))
-    out = []
-    for _ in range(draw(st.integers(0, 6))):
-        value += draw(st.sampled_from([1, 1, 2, 3, 70_000, 2**33]))
-        count = draw(st.integers(1, 30))
-        out.extend(range(value, value + count))
-        value += count
-    return out
-
-
 @settings(max_examples=_examples(4))
-@given(st.one_of(distinct_u64s, sorted_runs()))
+@given(strategies.row_id_sequences())
 def test_encode_then_decode_is_identity(values):
     """For any list of distinct u64s, decode(encode(v)) == v, and every
     contiguous run of at least MIN_RANGE_RUN values is stored as a range."""
@@ -461,7 +444,7 @@ def test_version_run_without_span_is_corrupt():
 
 
 @settings(max_examples=_examples(5), suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.binary(max_size=64), st.builds(lambda v, i, b: (v, i, b), sorted_runs(), st.integers(0, 400), st.integers(0, 255))))
+@given(st.one_of(st.binary(max_size=64), st.builds(lambda v, i, b: (v, i, b), strategies.sorted_row_ids(), st.integers(0, 400), st.integers(0, 255))))
 def test_garbage_is_corrupt_or_decodes(sample):
     """Random bytes, and valid encodings with one byte changed, either decode
     or raise CorruptFileError: never another exception."""

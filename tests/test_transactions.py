@@ -11,44 +11,22 @@ import uuid as uuid_module
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
-from pyroaring import BitMap
 
+from conformance import strategies
 from reference_impl.errors import CommitConflictError, CorruptFileError, PathEscapeError
-from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
-from reference_impl.indices import IndexFile, IndexMetadata
-from reference_impl.manifest import BasePath
 from reference_impl.manifest_file import decode_manifest_file, encode_manifest_file, read_manifest_file
 from reference_impl.naming import committed_manifests
-from reference_impl.schema import Field, FieldType, Schema
 from reference_impl.storage import Storage
 from reference_impl.transactions import (
     OPERATIONS,
     Append,
-    BloomFilter,
-    Clone,
     CreateIndex,
-    DataReplacement,
-    DataReplacementGroup,
-    Delete,
-    ExactKeySetFilter,
-    KeyExistenceFilter,
-    Merge,
-    MergedGeneration,
-    Overwrite,
-    Project,
-    ReserveFragments,
     Restore,
-    Rewrite,
-    RewriteGroup,
-    RewrittenIndex,
     Transaction,
     UnknownOperation,
-    Update,
-    UpdateBases,
     UpdateConfig,
     UpdateMap,
     UpdateMapEntry,
-    UpdateMemWalState,
     UpdateMode,
     decode_transaction,
     read_transaction_file,
@@ -327,159 +305,7 @@ def test_unknown_top_level_field_next_to_a_known_operation_is_kept():
 
 # -- round trips -------------------------------------------------------------------------
 
-u32 = st.integers(0, 2**32 - 1)
-u64 = st.integers(0, 2**64 - 1)
-i32 = st.integers(-(2**31), 2**31 - 1)
-text = st.text(max_size=8)
-uuids = st.uuids().map(str)
-maybe = lambda s: st.none() | s  # noqa: E731
-
-data_files = st.builds(
-    DataFile,
-    path=text,
-    fields=st.lists(i32, max_size=3),
-    column_indices=st.lists(i32, max_size=3),
-    file_major_version=u32,
-    file_minor_version=u32,
-    file_size_bytes=u64,
-    base_id=maybe(u32),
-)
-deletion_files = st.builds(
-    DeletionFile,
-    file_type=st.sampled_from(list(DeletionFileType)),
-    read_version=u64,
-    id=u64,
-    num_deleted_rows=u64,
-    base_id=maybe(u32),
-)
-stored = maybe(st.binary(max_size=8) | st.builds(ExternalFile, text, u64, u64))
-fragments = st.builds(
-    Fragment,
-    id=u64,
-    files=st.lists(data_files, max_size=2),
-    physical_rows=u64,
-    deletion_file=maybe(deletion_files),
-    row_id_sequence=stored,
-    last_updated_at_version_sequence=stored,
-    created_at_version_sequence=stored,
-)
-fields = st.builds(
-    Field,
-    id=i32,
-    name=text,
-    logical_type=st.sampled_from(["int64", "string", "struct", "list"]),
-    parent_id=i32,
-    nullable=st.booleans(),
-    type=st.sampled_from(list(FieldType)),
-    metadata=st.dictionaries(text, st.binary(max_size=4), max_size=2),
-    unenforced_primary_key=st.booleans(),
-    unenforced_primary_key_position=u32,
-    encoding=st.integers(0, 4),
-    dictionary=maybe(st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))),
-    extension_name=text,
-)
-schemas = st.builds(Schema, st.lists(fields, max_size=3), st.dictionaries(text, st.binary(max_size=4), max_size=2))
-bare_schemas = st.builds(Schema, st.lists(fields, max_size=3))
-
-
-@st.composite
-def indices(draw):
-    type_url = draw(maybe(text))
-    return IndexMetadata(
-        uuid=draw(uuids),
-        name=draw(text),
-        fields=draw(st.lists(i32, max_size=3)),
-        dataset_version=draw(u64),
-        fragment_bitmap=draw(maybe(st.sets(u32, min_size=1, max_size=5).map(lambda s: BitMap(s).serialize()))),
-        type_url=type_url,
-        details=draw(st.binary(max_size=6)) if type_url is not None else b"",
-        index_version=draw(maybe(i32)),
-        created_at=draw(maybe(u64)),
-        base_id=draw(maybe(u32)),
-        files=draw(st.lists(st.builds(IndexFile, text, u64), max_size=2)),
-    )
-
-
-@st.composite
-def rewritten_indices(draw):
-    type_url = draw(maybe(text))
-    return RewrittenIndex(
-        old_id=draw(maybe(uuids)),
-        new_id=draw(maybe(uuids)),
-        new_index_details_type_url=type_url,
-        new_index_details=draw(st.binary(max_size=6)) if type_url is not None else b"",
-        new_index_version=draw(u32),
-        new_index_files=draw(st.lists(st.builds(IndexFile, text, u64), max_size=2)),
-    )
-
-
-base_paths = st.builds(BasePath, id=u32, path=text, is_dataset_root=st.booleans(), name=maybe(text))
-update_maps = st.builds(
-    UpdateMap, st.lists(st.builds(UpdateMapEntry, text, maybe(text)), max_size=3), st.booleans()
-)
-merged = st.builds(MergedGeneration, maybe(uuids), u64)
-frag_list = st.lists(fragments, max_size=2)
-filters = st.builds(
-    KeyExistenceFilter,
-    st.lists(i32, max_size=3),
-    st.none()
-    | st.builds(ExactKeySetFilter, st.lists(u64, max_size=3))
-    | st.builds(BloomFilter, st.binary(max_size=6), u32, u64, st.floats(allow_nan=False)),
-)
-
-operations = st.one_of(
-    st.builds(Append, frag_list),
-    st.builds(Delete, frag_list, st.lists(u64, max_size=3), text),
-    st.builds(Overwrite, frag_list, schemas, st.dictionaries(text, text, max_size=2), st.lists(base_paths, max_size=2)),
-    st.builds(CreateIndex, st.lists(indices(), max_size=2), st.lists(indices(), max_size=2)),
-    st.builds(
-        Rewrite,
-        frag_list,
-        frag_list,
-        st.lists(st.builds(RewriteGroup, frag_list, frag_list), max_size=2),
-        st.lists(rewritten_indices(), max_size=2),
-    ),
-    st.builds(Merge, frag_list, schemas, st.booleans()),
-    st.builds(Project, bare_schemas, st.booleans()),
-    st.builds(Restore, u64),
-    st.builds(ReserveFragments, u32),
-    st.builds(
-        Update,
-        st.lists(u64, max_size=3),
-        frag_list,
-        frag_list,
-        st.lists(u32, max_size=3),
-        st.lists(merged, max_size=2),
-        st.lists(u32, max_size=3),
-        st.sampled_from(list(UpdateMode)) | st.integers(2, 9),
-        maybe(filters),
-        st.dictionaries(u64, st.lists(u32, max_size=3), max_size=2),
-        st.dictionaries(u64, st.binary(max_size=4), max_size=2),
-    ),
-    st.builds(
-        UpdateConfig,
-        maybe(update_maps),
-        maybe(update_maps),
-        maybe(update_maps),
-        st.dictionaries(i32, update_maps, max_size=2),
-        st.dictionaries(text, text, max_size=2),
-        st.lists(text, max_size=2),
-        st.dictionaries(text, text, max_size=2),
-        st.dictionaries(u32, st.dictionaries(text, text, max_size=2), max_size=2),
-    ),
-    st.builds(DataReplacement, st.lists(st.builds(DataReplacementGroup, u64, maybe(data_files)), max_size=2)),
-    st.builds(UpdateMemWalState, st.lists(merged, max_size=2)),
-    st.builds(Clone, st.booleans(), maybe(text), u64, text, maybe(text)),
-    st.builds(UpdateBases, st.lists(base_paths, max_size=2)),
-)
-transactions = st.builds(
-    Transaction,
-    read_version=u64,
-    uuid=uuids,
-    operation=operations,
-    tag=text,
-    properties=st.dictionaries(text, text, max_size=2),
-)
+transactions = strategies.wire_transactions()
 
 
 def test_every_operation_has_a_strategy_and_a_class():
