@@ -17,7 +17,7 @@ out of bounds or allocate more than the file holds.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
 
 from google.protobuf.message import DecodeError
 
@@ -55,6 +55,10 @@ class ManifestFile:
     indices: list[IndexMetadata] | None
     #: The embedded transaction; None when the manifest has no transaction section.
     transaction: Transaction | None
+    #: The message bytes ``transaction`` was decoded from: a reader of the
+    #: transaction file, which usually holds the same bytes, can compare them
+    #: and reuse ``transaction`` (see ``read_transaction_file``).
+    transaction_bytes: bytes | None = dc_field(default=None, repr=False, compare=False)
 
 
 def parse_footer(data: bytes, path: str) -> ManifestFooter:
@@ -116,14 +120,14 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
         except ValueError as exc:
             raise CorruptFileError(path, f"index section is invalid: {exc}") from None
 
-    transaction = None
+    transaction = transaction_bytes = None
     if manifest.transaction_section is not None:
-        message = _decode_section(
-            data, manifest.transaction_section, transaction_pb2.Transaction(), path, "transaction section"
-        )
+        what = "transaction section"
+        transaction_bytes = read_section(data, manifest.transaction_section, path, what)
+        message = _parse(transaction_pb2.Transaction(), transaction_bytes, path, what)
         transaction = Transaction.from_proto(message, path)
 
-    return ManifestFile(path, len(data), footer, manifest, indices, transaction)
+    return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes)
 
 
 #: No real manifest comes near this; a larger file is refused before reading.

@@ -62,6 +62,13 @@ class Storage:
             raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")
         return full
 
+    def path_text(self, relpath: str) -> str:
+        """``str(self.path(relpath))``, checked the same way. A storage that
+        already holds the checked text (the validator's view of one data
+        file) returns it without building a ``Path``, which costs more than
+        reading a small file's footer."""
+        return str(self.path(relpath))
+
     def for_base(self, base_path: str) -> "Storage":
         """Read-only storage rooted at a declared base path.
 

@@ -827,40 +827,58 @@ def _check_name(name: str) -> None:
         raise ValueError(f"{name!r} is not a transaction file name")
 
 
-def decode_transaction(data: bytes, path: str, name: str | None = None) -> Transaction:
+def decode_transaction(
+    data: bytes, path: str, name: str | None = None, *, embedded: tuple[bytes, Transaction] | None = None
+) -> Transaction:
     """Decode a transaction file's bytes.
 
     Besides bytes that do not parse, refuses a transaction without a uuid and,
     when ``name`` has the ``{read_version}-{uuid}.txn`` form, one whose
     content does not match its name.
+
+    ``embedded`` is a copy the manifest embeds, as (message bytes, decoded
+    transaction). When ``data`` are the same bytes, that transaction is
+    returned after the same checks instead of decoding them a second time:
+    identical bytes decode to an equal transaction, and a writer's Overwrite
+    of a large table lists every fragment in both copies.
     """
-    msg = transaction_pb2.Transaction()
-    try:
-        msg.ParseFromString(bytes(data))
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise CorruptFileError(path, f"not a Transaction message: {exc}") from None
-    if not msg.uuid:
+    data = bytes(data)
+    if embedded is not None and data == embedded[0]:
+        transaction = embedded[1]
+        read_version, uuid = transaction.read_version, transaction.uuid
+    else:
+        transaction = None
+        msg = transaction_pb2.Transaction()
+        try:
+            msg.ParseFromString(data)
+        except (DecodeError, RuntimeError, ValueError) as exc:
+            raise CorruptFileError(path, f"not a Transaction message: {exc}") from None
+        read_version, uuid = msg.read_version, msg.uuid
+    if not uuid:
         raise CorruptFileError(path, "transaction has no uuid")
     match = _FILE_NAME.match(name or "")
-    if match and (int(match.group(1)) != msg.read_version or match.group(2) != msg.uuid):
+    if match and (int(match.group(1)) != read_version or match.group(2) != uuid):
         raise CorruptFileError(
             path,
             f"file name says read version {match.group(1)} and uuid {match.group(2)}, "
-            f"content says {msg.read_version} and {msg.uuid}",
+            f"content says {read_version} and {uuid}",
         )
-    return Transaction.from_proto(msg, path)
+    return transaction if transaction is not None else Transaction.from_proto(msg, path)
 
 
-def read_transaction_file(storage: Storage, name: str) -> Transaction:
+def read_transaction_file(
+    storage: Storage, name: str, *, embedded: tuple[bytes, Transaction] | None = None
+) -> Transaction:
     """Read ``_transactions/{name}`` (``name`` as a manifest's
     ``transaction_file`` gives it). A name that is not a plain file name is a
-    :class:`PathEscapeError`: it comes from the dataset, not from the caller."""
+    :class:`PathEscapeError`: it comes from the dataset, not from the caller.
+    ``embedded``: see :func:`decode_transaction`."""
     try:
         _check_name(name)
     except ValueError as exc:
         raise PathEscapeError(f"{TRANSACTIONS_DIR}/{name}", str(exc)) from None
     relpath = f"{TRANSACTIONS_DIR}/{name}"
-    return decode_transaction(storage.read(relpath), str(storage.path(relpath)), name)
+    return decode_transaction(storage.read(relpath), str(storage.path(relpath)), name, embedded=embedded)
 
 
 def write_transaction_file(storage: Storage, txn: Transaction) -> str:

@@ -50,6 +50,10 @@ class DatasetView:
     #: The versions this run validates (dataset-scoped rules look at these).
     selected_versions: list[int] = dc_field(default_factory=list)
     _manifests: dict[int, Loaded[ManifestFile]] = dc_field(default_factory=dict)
+    #: VersionView.memo's values, by version: shared by every view of a
+    #: version. (Kept here rather than the views themselves, so that the
+    #: run's objects form no reference cycle and are freed as it ends.)
+    _version_memos: dict[int, dict] = dc_field(default_factory=dict)
     _cache: dict = dc_field(default_factory=dict)
 
     @cached_property
@@ -83,6 +87,15 @@ class DatasetView:
             self._cache[key] = load(action)
         return self._cache[key]
 
+    def memo(self, key, compute: Callable[[], T]) -> T:
+        """``compute()`` once per validation run, for a computation that
+        reports problems in its result instead of raising (where each data
+        file is): no Loaded wrapper around each of thousands of values. An
+        exception is not kept. Keys share one space with :meth:`cached`."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
 
 @dataclass
 class VersionView:
@@ -92,6 +105,16 @@ class VersionView:
     version: int
     manifest_path: str
     manifest_file: ManifestFile
+
+    def memo(self, key, compute: Callable[[], T]) -> T:
+        """``compute()``, once per version and run: per-version facts that
+        many rules iterate (each data file with its location and footer...),
+        shared with the views other rules open on this version. An exception
+        is not kept, so every rule that asks sees it."""
+        memos = self.dataset._version_memos.setdefault(self.version, {})
+        if key not in memos:
+            memos[key] = compute()
+        return memos[key]
 
     @property
     def manifest(self) -> Manifest:

@@ -10,8 +10,10 @@ never hides the findings of the others.
 
 from __future__ import annotations
 
+import gc
 import os
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field as dc_field
 
 from reference_impl.errors import NotADatasetError
@@ -93,6 +95,26 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
     return findings
 
 
+@contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector for one validation run.
+
+    A run builds hundreds of thousands of small objects that form no cycles
+    (fragments, data files, per-file facts) and keeps them to the end, so
+    each pass of the collector walks them all again for nothing: on a
+    10,000-fragment dataset its passes took a quarter of the run. Reference
+    counting still frees what the run drops; the collector resumes (when it
+    was enabled) as the run ends, and collects any cycle then.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def validate(
     path: str | os.PathLike,
     *,
@@ -102,6 +124,11 @@ def validate(
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix."""
+    with _collector_paused():
+        return _validate(path, version, all_versions, rules)
+
+
+def _validate(path, version: int | None, all_versions: bool, rules: list[str] | None) -> Report:
     view = open_dataset_view(path)
     selected = list(iter_rules(rules))
     available = sorted(view.manifest_paths())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
@@ -33,6 +34,14 @@ VERSION_AND_MAGIC_SIZE = 8
 LEGACY_FOOTER_SIZE = 16
 V2_FOOTER_SIZE = 40
 OFFSETS_TABLE_ENTRY_SIZE = 16  # u64 position + u64 size
+#: Bytes :func:`inspect_file` reads at once from the end of a file: the
+#: footer, both offsets tables and, for all but very wide files, the first
+#: column's metadata lie in them.
+INSPECT_TAIL_BYTES = 64 << 10
+
+_U16_PAIR = struct.Struct("<HH")
+_OFFSETS_ENTRY = struct.Struct("<QQ")
+_V2_FOOTER = struct.Struct("<QQQIIHH")
 
 # What the footer of a file written as "2.0" says, and what manifests say.
 V2_0_FOOTER_VERSION = (0, 3)
@@ -49,8 +58,7 @@ LAYOUT_V2 = "v2"
 LAYOUT_UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
-class FileInfo:
+class FileInfo(NamedTuple):
     """What the footer (and, for v2.x, the first column) says about a file.
 
     ``major``/``minor`` is the version as a manifest records it
@@ -59,6 +67,8 @@ class FileInfo:
     ``footer_minor`` are the raw footer numbers. The counts are ``None``
     where the layout has no such notion (legacy files) or is unknown (a
     future major version).
+
+    Immutable like :class:`V2Footer`, and for the same reason a NamedTuple.
     """
 
     major: int
@@ -76,9 +86,13 @@ class FileInfo:
         return f"{self.major}.{self.minor}"
 
 
-@dataclass(frozen=True)
-class V2Footer:
-    """The 40-byte footer of a v2.x file, its fields already range-checked."""
+class V2Footer(NamedTuple):
+    """The 40-byte footer of a v2.x file, its fields already range-checked.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every data
+    file a validation reads, and a frozen dataclass costs twice as much to
+    build.
+    """
 
     column_metadata_start: int
     column_metadata_offsets_start: int
@@ -135,7 +149,7 @@ def layout_of(footer_major: int, footer_minor: int) -> str:
 
 
 def _full_path(storage: Storage, relpath: str) -> str:
-    return str(storage.path(relpath))
+    return storage.path_text(relpath)
 
 
 def _check_range(path: str, what: str, position: int, size: int, start: int, end: int) -> None:
@@ -165,82 +179,135 @@ def pack_any(message) -> bytes:
     return wrapper.SerializeToString()
 
 
-def read_footer_version(storage: Storage, relpath: str) -> tuple[int, int, int]:
-    """(size, footer major, footer minor) after checking the magic."""
+class FileTail(NamedTuple):
+    """A file's size and its last ``min(size, INSPECT_TAIL_BYTES)`` bytes,
+    read with one call: the footer, both offsets tables and, for all but very
+    wide files, the column metadata lie in them, so one read serves what
+    :func:`inspect_file` (run for every data file a validation reads) and
+    :func:`read_v2_metadata` need. See :func:`read_tail`."""
+
+    #: The file's path as text, for messages.
+    path: str
+    size: int
+    #: Where ``data`` starts in the file.
+    start: int
+    data: bytes
+    #: Where ranges before ``start`` are read from.
+    storage: Storage
+    relpath: str
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Bytes ``[offset, offset + length)``, from memory when they lie in
+        the tail; a range outside the file is refused as Storage.read does."""
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise CorruptFileError(
+                self.path, f"byte range [{offset}, {offset + length}) is outside the file ({self.size} bytes)"
+            )
+        if offset >= self.start:
+            offset -= self.start
+            return self.data[offset : offset + length]
+        return self.storage.read(self.relpath, offset, length)
+
+
+def read_tail(storage: Storage, relpath: str) -> FileTail:
+    """Resolve the path once, take the size and read the file's tail."""
     path = _full_path(storage, relpath)
     size = storage.size(relpath)
-    if size < VERSION_AND_MAGIC_SIZE:
-        raise CorruptFileError(path, f"file is {size} bytes, too small to hold a Lance footer")
-    tail = storage.read(relpath, size - VERSION_AND_MAGIC_SIZE, VERSION_AND_MAGIC_SIZE)
-    if tail[4:] != MAGIC:
-        raise CorruptFileError(path, f"file does not end with the Lance magic {MAGIC!r} (found {tail[4:]!r})")
-    major, minor = struct.unpack("<HH", tail[:4])
-    return size, major, minor
+    start = max(0, size - INSPECT_TAIL_BYTES)
+    return FileTail(path, size, start, storage.read(relpath, start, size - start), storage, relpath)
 
 
-def read_v2_footer(storage: Storage, relpath: str, size: int) -> V2Footer:
-    """Parse and range-check the 40-byte footer of a v2.x file."""
-    path = _full_path(storage, relpath)
+def _version_and_magic(tail: FileTail) -> tuple[int, int]:
+    """The footer version in the last 8 bytes, after checking that the file
+    can hold them and ends with the magic."""
+    if tail.size < VERSION_AND_MAGIC_SIZE:
+        raise CorruptFileError(tail.path, f"file is {tail.size} bytes, too small to hold a Lance footer")
+    magic = tail.data[-len(MAGIC) :]
+    if magic != MAGIC:
+        raise CorruptFileError(tail.path, f"file does not end with the Lance magic {MAGIC!r} (found {magic!r})")
+    major, minor = _U16_PAIR.unpack_from(tail.data, len(tail.data) - VERSION_AND_MAGIC_SIZE)
+    return major, minor
+
+
+def read_footer_version(storage: Storage, relpath: str) -> tuple[int, int, int]:
+    """(size, footer major, footer minor) after checking the magic."""
+    tail = read_tail(storage, relpath)
+    return (tail.size, *_version_and_magic(tail))
+
+
+def _v2_layout(tail: FileTail) -> tuple[V2Footer, list[tuple[int, int]], list[tuple[int, int]]]:
+    """The range-checked 40-byte footer of a v2.x file and its two offsets
+    tables: the (position, size) entries of the column metadata and of the
+    global buffers.
+
+    The entries are u64 (never negative): :func:`_check_range`'s test is
+    written inline, so that its message is formatted only for an entry that
+    fails; it is then called to raise.
+    """
+    path, size, data = tail.path, tail.size, tail.data
     if size < V2_FOOTER_SIZE:
         raise CorruptFileError(path, f"file is {size} bytes, too small for a {V2_FOOTER_SIZE}-byte v2 footer")
-    raw = storage.read(relpath, size - V2_FOOTER_SIZE, V2_FOOTER_SIZE)
-    (cm_start, cmo_start, gbo_start, num_buffers, num_columns, major, minor) = struct.unpack("<QQQIIHH", raw[:36])
+    footer = V2Footer(*_V2_FOOTER.unpack_from(data, len(data) - V2_FOOTER_SIZE))
+    cm_start, cmo_start, gbo_start, num_buffers, num_columns = footer[:5]
     footer_start = size - V2_FOOTER_SIZE
     # Both offsets tables must fit between their start and the footer; their
     # sizes follow from the counts, which bounds the counts by the file size.
-    _check_range(path, "column metadata offsets table", cmo_start, OFFSETS_TABLE_ENTRY_SIZE * num_columns, 0, footer_start)
-    _check_range(path, "global buffer offsets table", gbo_start, OFFSETS_TABLE_ENTRY_SIZE * num_buffers, 0, footer_start)
+    columns_size, buffers_size = OFFSETS_TABLE_ENTRY_SIZE * num_columns, OFFSETS_TABLE_ENTRY_SIZE * num_buffers
+    if cmo_start + columns_size > footer_start:
+        _check_range(path, "column metadata offsets table", cmo_start, columns_size, 0, footer_start)
+    if gbo_start + buffers_size > footer_start:
+        _check_range(path, "global buffer offsets table", gbo_start, buffers_size, 0, footer_start)
     if cm_start > cmo_start:
         raise CorruptFileError(
             path, f"column metadata start {cm_start} lies after the column metadata offsets table ({cmo_start})"
         )
-    return V2Footer(cm_start, cmo_start, gbo_start, num_buffers, num_columns, major, minor)
-
-
-def _offsets_table(raw: bytes, count: int) -> list[tuple[int, int]]:
-    return [struct.unpack_from("<QQ", raw, OFFSETS_TABLE_ENTRY_SIZE * i) for i in range(count)]
-
-
-def read_offsets_tables(storage: Storage, relpath: str, size: int, footer: V2Footer):
-    """The (position, size) entries of the column metadata and global buffers."""
-    path = _full_path(storage, relpath)
-    column_table = _offsets_table(
-        storage.read(relpath, footer.column_metadata_offsets_start, OFFSETS_TABLE_ENTRY_SIZE * footer.num_columns),
-        footer.num_columns,
-    )
-    buffer_table = _offsets_table(
-        storage.read(relpath, footer.global_buffer_offsets_start, OFFSETS_TABLE_ENTRY_SIZE * footer.num_global_buffers),
-        footer.num_global_buffers,
-    )
+    column_table = list(_OFFSETS_ENTRY.iter_unpack(tail.read(cmo_start, columns_size)))
+    buffer_table = list(_OFFSETS_ENTRY.iter_unpack(tail.read(gbo_start, buffers_size)))
     for index, (position, length) in enumerate(column_table):
-        _check_range(
-            path,
-            f"metadata of column {index}",
-            position,
-            length,
-            footer.column_metadata_start,
-            footer.column_metadata_offsets_start,
-        )
+        if position < cm_start or position + length > cmo_start:
+            _check_range(path, f"metadata of column {index}", position, length, cm_start, cmo_start)
     for index, (position, length) in enumerate(buffer_table):
-        _check_range(path, f"global buffer {index}", position, length, 0, size - V2_FOOTER_SIZE)
-    return column_table, buffer_table
+        if position + length > footer_start:
+            _check_range(path, f"global buffer {index}", position, length, 0, footer_start)
+    return footer, column_table, buffer_table
 
 
 def check_column_metadata(path: str, index: int, column: file2_pb2.ColumnMetadata, size: int) -> None:
     """Range-check the buffers a column's metadata points at."""
+    _checked_rows(path, index, column, size)
+
+
+def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size: int) -> int:
+    """:func:`check_column_metadata`, and the column's rows (the sum of its
+    page lengths) counted in the same pass: every data file a validation
+    reads comes through here, and protobuf field access is slow.
+
+    Positions and sizes are u64, never negative, so only the end can fall
+    outside ``[0, size)``: that is tested inline, and :func:`_check_range`
+    (which raises) is called only for a buffer that fails it.
+    """
+    rows = 0
     for page_number, page in enumerate(column.pages):
-        if len(page.buffer_offsets) != len(page.buffer_sizes):
+        offsets, sizes = page.buffer_offsets, page.buffer_sizes
+        if len(offsets) != len(sizes):
             raise CorruptFileError(
                 path,
-                f"column {index} page {page_number} lists {len(page.buffer_offsets)} buffer offsets "
-                f"but {len(page.buffer_sizes)} buffer sizes",
+                f"column {index} page {page_number} lists {len(offsets)} buffer offsets "
+                f"but {len(sizes)} buffer sizes",
             )
-        for position, length in zip(page.buffer_offsets, page.buffer_sizes):
-            _check_range(path, f"column {index} page {page_number} buffer", position, length, 0, size)
-    if len(column.buffer_offsets) != len(column.buffer_sizes):
+        if offsets:  # often none: a zip over empty fields still costs
+            for position, length in zip(offsets, sizes):
+                if position + length > size:
+                    _check_range(path, f"column {index} page {page_number} buffer", position, length, 0, size)
+        rows += page.length
+    offsets, sizes = column.buffer_offsets, column.buffer_sizes
+    if len(offsets) != len(sizes):
         raise CorruptFileError(path, f"column {index} lists unequal numbers of buffer offsets and sizes")
-    for position, length in zip(column.buffer_offsets, column.buffer_sizes):
-        _check_range(path, f"column {index} buffer", position, length, 0, size)
+    if offsets:
+        for position, length in zip(offsets, sizes):
+            if position + length > size:
+                _check_range(path, f"column {index} buffer", position, length, 0, size)
+    return rows
 
 
 def _parse_column(path: str, index: int, data: bytes, size: int) -> file2_pb2.ColumnMetadata:
@@ -252,37 +319,41 @@ def _parse_column(path: str, index: int, data: bytes, size: int) -> file2_pb2.Co
 # -- public entry points ------------------------------------------------------
 
 
-def inspect_file(storage: Storage, relpath: str) -> FileInfo:
+def inspect_file(storage: Storage | FileTail, relpath: str) -> FileInfo:
     """Version and shape of any Lance data file, from its footer.
 
     For v2.x files the row count is the sum of the page lengths of column 0
     (every column of a file holds the same top-level rows; 0 when column 0
     has no pages); a file without columns takes it from the file descriptor
     in global buffer 0, or 0 when there is none.
+
+    ``storage`` may also be the :class:`FileTail` of ``relpath``, already
+    read: the validator reads each data file's tail itself, its path checked
+    once for every version that lists it. Otherwise the path is resolved once
+    and the tail read with one call (:func:`read_tail`).
     """
-    size, footer_major, footer_minor = read_footer_version(storage, relpath)
-    path = _full_path(storage, relpath)
+    tail = storage if isinstance(storage, FileTail) else read_tail(storage, relpath)
+    path, size = tail.path, tail.size
+    footer_major, footer_minor = _version_and_magic(tail)
     major, minor = manifest_version(footer_major, footer_minor)
     layout = layout_of(footer_major, footer_minor)
     if layout == LAYOUT_LEGACY:
         if size < LEGACY_FOOTER_SIZE:
             raise CorruptFileError(path, f"file is {size} bytes, too small for a {LEGACY_FOOTER_SIZE}-byte footer")
-        (metadata_position,) = struct.unpack("<q", storage.read(relpath, size - LEGACY_FOOTER_SIZE, 8))
+        (metadata_position,) = struct.unpack("<q", tail.read(size - LEGACY_FOOTER_SIZE, 8))
         if not 0 <= metadata_position < size - LEGACY_FOOTER_SIZE:
             raise CorruptFileError(path, f"metadata position {metadata_position} lies outside the file ({size} bytes)")
         return FileInfo(major, minor, footer_major, footer_minor, size, layout)
     if layout == LAYOUT_UNKNOWN:
         return FileInfo(major, minor, footer_major, footer_minor, size, layout)
 
-    footer = read_v2_footer(storage, relpath, size)
-    column_table, buffer_table = read_offsets_tables(storage, relpath, size, footer)
+    footer, column_table, buffer_table = _v2_layout(tail)
     if column_table:
         position, length = column_table[0]
-        first = _parse_column(path, 0, storage.read(relpath, position, length), size)
-        num_rows = sum(page.length for page in first.pages)
+        first = parse_message(path, file2_pb2.ColumnMetadata, tail.read(position, length), "metadata of column 0")
+        num_rows = _checked_rows(path, 0, first, size)
     elif buffer_table:
-        descriptor = _read_descriptor(storage, relpath, buffer_table[0])
-        num_rows = descriptor.length
+        num_rows = _read_descriptor(tail, buffer_table[0]).length
     else:
         num_rows = 0
     return FileInfo(
@@ -298,10 +369,9 @@ def inspect_file(storage: Storage, relpath: str) -> FileInfo:
     )
 
 
-def _read_descriptor(storage: Storage, relpath: str, location: tuple[int, int]) -> file_pb2.FileDescriptor:
-    path = _full_path(storage, relpath)
+def _read_descriptor(tail: FileTail, location: tuple[int, int]) -> file_pb2.FileDescriptor:
     position, length = location
-    return parse_message(path, file_pb2.FileDescriptor, storage.read(relpath, position, length), "global buffer 0")
+    return parse_message(tail.path, file_pb2.FileDescriptor, tail.read(position, length), "global buffer 0")
 
 
 def read_v2_metadata(storage: Storage, relpath: str) -> V2Metadata:
@@ -310,22 +380,22 @@ def read_v2_metadata(storage: Storage, relpath: str) -> V2Metadata:
     Raises UnsupportedFeatureError for files that are not v2.x (legacy v1
     files, or an unknown future major version).
     """
-    size, footer_major, footer_minor = read_footer_version(storage, relpath)
-    path = _full_path(storage, relpath)
+    tail = read_tail(storage, relpath)
+    path, size = tail.path, tail.size
+    footer_major, footer_minor = _version_and_magic(tail)
     if layout_of(footer_major, footer_minor) != LAYOUT_V2:
         raise UnsupportedFeatureError(
             path, f"file format version {footer_major}.{footer_minor} is not a v2.x file and is not supported here"
         )
-    footer = read_v2_footer(storage, relpath, size)
-    column_table, buffer_table = read_offsets_tables(storage, relpath, size, footer)
+    footer, column_table, buffer_table = _v2_layout(tail)
     # The column metadata sits back to back before the offsets table: one read.
     block_start = footer.column_metadata_start
-    block = storage.read(relpath, block_start, footer.column_metadata_offsets_start - block_start)
+    block = tail.read(block_start, footer.column_metadata_offsets_start - block_start)
     columns = [
         _parse_column(path, index, block[position - block_start : position - block_start + length], size)
         for index, (position, length) in enumerate(column_table)
     ]
-    descriptor = _read_descriptor(storage, relpath, buffer_table[0]) if buffer_table else None
+    descriptor = _read_descriptor(tail, buffer_table[0]) if buffer_table else None
     return V2Metadata(path, size, footer, columns, buffer_table, descriptor)
 
 

@@ -28,7 +28,12 @@ EXISTS_REQUIREMENTS = ("base-path.resolution", "data-file.exists")
 
 
 def _base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
-    """``{base_id: [what uses it, ...]}`` over data files, deletion files and indices."""
+    """``{base_id: [what uses it, ...]}`` over data files, deletion files and
+    indices; computed once per version (two rules ask), not to be modified."""
+    return view.memo("base_paths.ids-in-use", lambda: _find_base_ids_in_use(view))
+
+
+def _find_base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
     users: dict[int, list[str]] = {}
     for f_index, fragment in enumerate(view.manifest.fragments):
         for d_index, data_file in enumerate(fragment.files):

@@ -6,8 +6,8 @@ the file itself share two cached loads, so that a data file listed by many
 versions is resolved and read once per validation run:
 
 * :func:`locate` resolves a data file against the dataset root or its declared
-  base path and says whether it is there (cache key ``("data-file", root,
-  relpath)``);
+  base path and says whether it is there (memo key ``("data-file", root,
+  relpath)``; it reports problems in its result, it never raises);
 * :func:`file_facts` reads its footer with
   :func:`reference_impl.file_format.inspect_file`, plus, for legacy files, the
   row count kept in the legacy metadata (cache key ``("footer", location)``).
@@ -25,15 +25,15 @@ import re
 import struct
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
-from typing import Iterator
 
 from google.protobuf.message import DecodeError
 
 from reference_impl.dataset import FileLocation
 from reference_impl.errors import CorruptFileError, LanceFormatError, PathEscapeError
 from reference_impl.file_format import FileInfo, inspect_file
-from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2, LEGACY_FOOTER_SIZE
+from reference_impl.file_format.footer import INSPECT_TAIL_BYTES, LAYOUT_LEGACY, LAYOUT_V2, LEGACY_FOOTER_SIZE, FileTail
 from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile, Fragment
 from reference_impl.storage import Storage, local_path
 from reference_impl.wire import file_pb2, table_pb2
@@ -44,8 +44,8 @@ from ..registry import Severity, rule
 #: How many examples a message lists before it says "...".
 SHOWN = 5
 #: Bytes read at once from the end of a data file; footer reads inside them
-#: are served from memory.
-TAIL_BYTES = 64 << 10
+#: are served from memory. The same as inspect_file's own tail read.
+TAIL_BYTES = INSPECT_TAIL_BYTES
 #: Directory entries kept from one listing; a larger directory is checked file by file.
 MAX_LISTED = 1 << 20
 #: The largest legacy metadata block read to learn a legacy file's row count.
@@ -77,16 +77,17 @@ class BaseStorage:
     problem: str = ""
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):
     """Where a data file resolved: ``status`` is OK or says why it is not
-    usable (``problem`` tells more)."""
+    usable (``problem`` tells more). A NamedTuple (immutable, and cheaper to
+    build than a frozen dataclass): one is built for every data file."""
 
     status: str
     location: FileLocation | None = None
     problem: str = ""
-    #: The checked local path of the file (when it exists).
-    full: Path | None = None
+    #: The checked local path of the file (when it exists), as text: building
+    #: a Path for each of thousands of files costs more than reading them.
+    full: str | None = None
     #: ``str(location)``, computed once (the footer cache key).
     key: str = ""
 
@@ -142,7 +143,7 @@ def check_file(storage: Storage, relpath: str) -> Located:
     location = FileLocation(storage, relpath)
     try:
         if full.is_file():
-            return Located(OK, location, full=full, key=str(location))
+            return Located(OK, location, full=str(full), key=str(location))
         if full.exists():
             return Located(NOT_A_FILE, location, f"{full} is not a regular file")
     except (OSError, ValueError) as exc:
@@ -152,7 +153,9 @@ def check_file(storage: Storage, relpath: str) -> Located:
 
 def is_absolute(path: str) -> bool:
     """An absolute path or URI in any of the forms a writer might store."""
-    return path.startswith(("/", "\\")) or "://" in path or bool(WINDOWS_DRIVE.match(path))
+    # The drive pattern needs a ':' second; testing that first spares a
+    # regular expression match per data file.
+    return path.startswith(("/", "\\")) or "://" in path or (path[1:2] == ":" and bool(WINDOWS_DRIVE.match(path)))
 
 
 def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage] | None = None) -> Located:
@@ -174,16 +177,17 @@ def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage]
     if is_absolute(path):
         return Located(ESCAPES, problem="the path is absolute; data file paths are relative to the data directory")
     relpath = f"data/{path}" if is_root else path
-    loaded = view.dataset.cached(
-        ("data-file", str(storage.root), relpath), lambda: _find(view, storage, "data" if is_root else "", path)
+    root = str(storage.root)
+    return view.dataset.memo(
+        ("data-file", root, relpath), lambda: _find(view, storage, root, "data" if is_root else "", path, relpath)
     )
-    return loaded.value
 
 
 def _listing(storage: Storage, directory: str) -> dict[str, bool] | None:
     """``{name: is a regular file}`` for the entries of ``directory`` (relative
-    to the storage root, "" for the root) that are not symlinks; None when it
-    cannot be listed or lies outside the root."""
+    to the storage root, "" for the root); a symlink is not followed, so it is
+    never a regular file here. None when the directory cannot be listed or
+    lies outside the root."""
     found: dict[str, bool] = {}
     try:
         full = storage.path(directory) if directory else storage.root
@@ -191,35 +195,35 @@ def _listing(storage: Storage, directory: str) -> dict[str, bool] | None:
             for entry in entries:
                 if len(found) >= MAX_LISTED:
                     return None
-                if not entry.is_symlink():
-                    found[entry.name] = entry.is_file(follow_symlinks=False)
+                found[entry.name] = entry.is_file(follow_symlinks=False)
     except (LanceFormatError, OSError, ValueError):
         return None
     return found
 
 
-def _find(view: VersionView, storage: Storage, directory: str, path: str) -> Located:
-    """:func:`check_file` for ``directory/path``, with a fast path: a plain file
-    name that one listing of its directory shows as a regular file (not a
-    symlink) in a directory inside the root is there and inside the root, so
-    the per-file ``realpath`` checks are skipped. Anything else takes the
-    checked route."""
-    relpath = f"{directory}/{path}" if directory else path
+def _find(view: VersionView, storage: Storage, root: str, directory: str, path: str, relpath: str) -> Located:
+    """:func:`check_file` for ``relpath``, ``directory/path`` (``root`` is
+    ``str(storage.root)``), with a fast path: a plain file name that one
+    listing of its directory shows as a regular file (not a symlink) in a
+    directory inside the root is there and inside the root, so the per-file
+    ``realpath`` checks are skipped. Anything else takes the checked route."""
     if "/" not in path and path not in (".", "..") and "\x00" not in path:
-        listing = view.dataset.cached(
-            ("data-dir", str(storage.root), directory), lambda: _listing(storage, directory)
-        ).value
+        listing = view.dataset.memo(("data-dir", root, directory), lambda: _listing(storage, directory))
         if listing is not None and listing.get(path) is True:
-            full = storage.root / relpath
-            return Located(OK, FileLocation(storage, relpath), full=full, key=str(full))
+            # The text of str(storage.root / relpath) for a plain name
+            # (FileLocation.__str__, the key check_file gives), as
+            # os.path.join builds it, without building a Path.
+            full = root + relpath if root.endswith("/") else f"{root}/{relpath}"
+            return Located(OK, FileLocation(storage, relpath), "", full, full)
     return check_file(storage, relpath)
 
 
 # -- what the file says ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FileFacts:
+class FileFacts(NamedTuple):
+    """What a data file says (one per file read; a NamedTuple like Located)."""
+
     info: FileInfo
     #: Rows the file holds: from the footer for v2.x files, from the legacy
     #: metadata's batch offsets for legacy ones; None when unknown.
@@ -229,16 +233,17 @@ class FileFacts:
     legacy_field_ids: tuple[int, ...] | None = None
 
 
-def _legacy_metadata(storage: Storage, relpath: str, size: int) -> tuple[file_pb2.Metadata, int] | None:
+def _legacy_metadata(tail: FileTail) -> tuple[file_pb2.Metadata, int] | None:
     """A legacy file's ``Metadata`` message (a u32 length and the message at
     the position the footer names) and that position. None when the block
     does not have that shape: legacy layouts are not specified closely enough
     to call a file corrupt for it."""
-    (position,) = struct.unpack("<q", storage.read(relpath, size - LEGACY_FOOTER_SIZE, 8))
+    size = tail.size
+    (position,) = struct.unpack("<q", tail.read(size - LEGACY_FOOTER_SIZE, 8))
     length = size - LEGACY_FOOTER_SIZE - position
     if not 4 <= length <= MAX_LEGACY_METADATA:
         return None
-    block = storage.read(relpath, position, length)
+    block = tail.read(position, length)
     (message_length,) = struct.unpack_from("<I", block)
     if message_length > len(block) - 4:
         return None
@@ -256,49 +261,56 @@ def _legacy_rows(metadata: file_pb2.Metadata) -> int | None:
     return offsets[-1]
 
 
-def _legacy_field_ids(storage: Storage, relpath: str, metadata: file_pb2.Metadata, end: int) -> tuple[int, ...] | None:
+def _legacy_field_ids(tail: FileTail, metadata: file_pb2.Metadata, end: int) -> tuple[int, ...] | None:
     """The field ids of a legacy file's own schema: the fields of the
     ``Manifest`` message (a u32 length and the message) at the metadata's
     ``manifest_position``, which lies before the metadata block at ``end``."""
     position = metadata.manifest_position
     if not 0 <= position <= end - 4:
         return None
-    (length,) = struct.unpack("<I", storage.read(relpath, position, 4))
+    (length,) = struct.unpack("<I", tail.read(position, 4))
     if length > min(MAX_LEGACY_METADATA, end - position - 4):
         return None
     try:
-        schema = table_pb2.Manifest.FromString(storage.read(relpath, position + 4, length))
+        schema = table_pb2.Manifest.FromString(tail.read(position + 4, length))
     except (DecodeError, RecursionError, ValueError):
         return None
     return tuple(f.id for f in schema.fields)
 
 
 class _CheckedFile(Storage):
-    """A read-only view of one data file whose path was already checked.
+    """A read-only view of one data file whose path was already checked, for
+    the reference reader (which reads through a Storage).
 
-    :func:`inspect_file` reads a file through several small ranged reads, each
-    re-checking the path against the root (two ``realpath`` walks) and
-    re-opening the file. Here the check is done once by :func:`locate`, the
-    size is taken once, and ranges inside the file's last
-    :data:`TAIL_BYTES` (footer, offsets tables and, for most files, the column
-    metadata) are served from a single read. Any other path goes through the
-    ordinary checks.
+    Reading through the dataset's storage re-checks the path against the
+    root (``realpath`` walks) and re-opens the file on every ranged read.
+    Here the check is done once by :func:`locate`, the size is taken once,
+    and ranges inside the file's last :data:`TAIL_BYTES` (footer, offsets
+    tables and, for most files, the column metadata) are served from a
+    single read. Any other path goes through the ordinary checks.
     """
 
-    def __init__(self, storage: Storage, relpath: str, full: Path):
+    def __init__(self, storage: Storage, relpath: str, full: str):
         # Not Storage.__init__: the root is already absolute.
         self.root, self.writable = storage.root, False
         self._relpath, self._full = relpath, full
-        with open(full, "rb") as handle:
-            self._size = os.fstat(handle.fileno()).st_size
+        # os-level calls: a buffered file object costs more than the read
+        # itself for the small files a validation opens by the thousand.
+        fd = os.open(full, os.O_RDONLY)
+        try:
+            self._size = os.fstat(fd).st_size
             self._tail_start = max(0, self._size - TAIL_BYTES)
-            handle.seek(self._tail_start)
-            self._tail = handle.read(self._size - self._tail_start)
+            self._tail = os.pread(fd, self._size - self._tail_start, self._tail_start)
+        finally:
+            os.close(fd)
         if len(self._tail) != self._size - self._tail_start:
             raise CorruptFileError(str(full), "the file changed while it was read")
 
     def path(self, relpath: str) -> Path:
-        return self._full if relpath == self._relpath else super().path(relpath)
+        return Path(self._full) if relpath == self._relpath else super().path(relpath)
+
+    def path_text(self, relpath: str) -> str:
+        return self._full if relpath == self._relpath else super().path_text(relpath)
 
     def size(self, relpath: str) -> int:
         return self._size if relpath == self._relpath else super().size(relpath)
@@ -318,16 +330,33 @@ class _CheckedFile(Storage):
         return super().read(relpath, offset, length)
 
 
-def _read_facts(located: Located) -> FileFacts:
-    relpath = located.location.relpath
+def _read_tail(located: Located) -> FileTail:
+    """The tail of a data file :func:`locate` found: its path is checked
+    already, so one open serves it (os-level calls: a buffered file object
+    costs more than the read itself for the small files a validation opens
+    by the thousand). Reads before the tail go to the file's storage."""
+    full = located.full
+    fd = os.open(full, os.O_RDONLY)
     try:
-        storage = _CheckedFile(located.location.storage, relpath, located.full)
-        info = inspect_file(storage, relpath)
+        size = os.fstat(fd).st_size
+        start = max(0, size - TAIL_BYTES)
+        data = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    if len(data) != size - start:
+        raise CorruptFileError(full, "the file changed while it was read")
+    return FileTail(full, size, start, data, located.location.storage, located.location.relpath)
+
+
+def _read_facts(located: Located) -> FileFacts:
+    try:
+        tail = _read_tail(located)
+        info = inspect_file(tail, tail.relpath)
         rows, legacy_ids = info.num_rows, None
         if info.layout == LAYOUT_LEGACY:
-            found = _legacy_metadata(storage, relpath, info.size)
+            found = _legacy_metadata(tail)
             rows = None if found is None else _legacy_rows(found[0])
-            legacy_ids = None if found is None else _legacy_field_ids(storage, relpath, *found)
+            legacy_ids = None if found is None else _legacy_field_ids(tail, *found)
     except LanceFormatError:
         raise
     except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
@@ -343,28 +372,73 @@ def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
 # -- iteration helpers -------------------------------------------------------------
 
 
-def each_data_file(view: VersionView) -> Iterator[tuple[tuple[int, int], Fragment, DataFile]]:
+# Each version's data files are walked once: the lists below are computed on
+# first use and kept on the version view (VersionView.memo), and every rule
+# iterates them. The loads behind them (locate, file_facts) are cached for the
+# whole run, so a data file that many versions list is resolved and read once.
+
+
+def each_data_file(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile]]:
     """``(ref, fragment, data file)`` for every data file of the version; ``ref``
     becomes a finding location through :func:`at` (only when one is reported)."""
-    for f_index, fragment in enumerate(view.manifest.fragments):
-        for d_index, data_file in enumerate(fragment.files):
-            yield (f_index, d_index), fragment, data_file
+    return view.memo("data_files.each", lambda: _each_data_file(view))
+
+
+def _each_data_file(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile]]:
+    return [
+        ((f_index, d_index), fragment, data_file)
+        for f_index, fragment in enumerate(view.manifest.fragments)
+        for d_index, data_file in enumerate(fragment.files)
+    ]
+
+
+def each_located(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, Located]]:
+    """:func:`each_data_file` with where each file resolved (:func:`locate`)."""
+
+    def compute():
+        bases = base_storages(view)
+        return [(ref, fragment, data_file, locate(view, data_file, bases)) for ref, fragment, data_file in each_data_file(view)]
+
+    return view.memo("data_files.located", compute)
+
+
+def each_inspected(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, Loaded[FileFacts]]]:
+    """``(ref, fragment, data file, loaded facts)`` for the files that exist."""
+
+    def compute():
+        return [
+            (ref, fragment, data_file, file_facts(view, located))
+            for ref, fragment, data_file, located in each_located(view)
+            if located.ok
+        ]
+
+    return view.memo("data_files.inspected", compute)
+
+
+def each_legacy(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile]]:
+    """:func:`each_data_file` for the legacy (``is_legacy``) data files only,
+    listed once per version for the rules on legacy files: most versions
+    have none, and those rules then skip the walk."""
+    return view.memo(
+        "data_files.legacy", lambda: [entry for entry in each_data_file(view) if entry[2].is_legacy]
+    )
 
 
 def at(view: VersionView, ref: tuple[int, int]) -> str:
     return view.at(f"fragments[{ref[0]}].files[{ref[1]}]")
 
 
-def each_readable(view: VersionView) -> Iterator[tuple[tuple[int, int], Fragment, DataFile, FileFacts]]:
+def each_readable(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, FileFacts]]:
     """Like :func:`each_data_file`, for the files that exist and whose footer reads."""
-    bases = base_storages(view)
-    for ref, fragment, data_file in each_data_file(view):
-        located = locate(view, data_file, bases)
-        if not located.ok:
-            continue
-        facts = file_facts(view, located)
-        if facts.ok:
-            yield ref, fragment, data_file, facts.value
+
+    def compute():
+        return [
+            (ref, fragment, data_file, facts.value)
+            for ref, fragment, data_file, facts in each_inspected(view)
+            if facts.ok
+        ]
+
+    return view.memo("data_files.readable", compute)
 
 
 def printable(text: str, limit: int = 120) -> str:
@@ -399,9 +473,7 @@ def _name(data_file: DataFile) -> str:
     summary="A data file's path is relative and stays inside the data directory of its root or base",
 )
 def path(view: VersionView):
-    bases = base_storages(view)
-    for ref, fragment, data_file in each_data_file(view):
-        located = locate(view, data_file, bases)
+    for ref, fragment, data_file, located in each_located(view):
         if located.status == ESCAPES:
             yield f"fragment {fragment.id}: data file '{_name(data_file)}': {located.problem}", at(view, ref)
 
@@ -413,9 +485,7 @@ def path(view: VersionView):
     summary="Every data file the manifest lists exists where its path resolves",
 )
 def exists(view: VersionView):
-    bases = base_storages(view)
-    for ref, fragment, data_file in each_data_file(view):
-        located = locate(view, data_file, bases)
+    for ref, fragment, data_file, located in each_located(view):
         if located.status in (MISSING, NOT_A_FILE):
             yield f"fragment {fragment.id}: data file '{_name(data_file)}': {located.problem}", at(view, ref)
 
@@ -465,13 +535,9 @@ def uuid_based_name(view: VersionView):
     summary="Every data file is a Lance file: its trailer and footer read",
 )
 def readable(view: VersionView):
-    bases = base_storages(view)
-    for ref, fragment, data_file in each_data_file(view):
-        located = locate(view, data_file, bases)
-        if located.ok:
-            facts = file_facts(view, located)
-            if not facts.ok:
-                yield f"fragment {fragment.id}: data file '{_name(data_file)}': {facts.error.problem}", at(view, ref)
+    for ref, fragment, data_file, facts in each_inspected(view):
+        if not facts.ok:
+            yield f"fragment {fragment.id}: data file '{_name(data_file)}': {facts.error.problem}", at(view, ref)
 
 
 @rule(
@@ -534,10 +600,11 @@ def _format_key(version: str) -> str:
     summary="All data files of a version share one file version, the one data_format names",
 )
 def same_format_version(view: VersionView):
-    counts = Counter(
-        _version_key(data_file.file_major_version, data_file.file_minor_version)
-        for _, _, data_file in each_data_file(view)
-    )
+    # Count (major, minor) pairs first: one key per pair, not per file.
+    pairs = Counter((d.file_major_version, d.file_minor_version) for _, _, d in each_data_file(view))
+    counts: Counter = Counter()
+    for (major, minor), n in pairs.items():
+        counts[_version_key(major, minor)] += n
     if len(counts) > 1:
         listed = ", ".join(f"{key}: {plural(n, 'file')}" for key, n in sorted(counts.items()))
         yield f"data files of several file versions in one version ({listed})", view.at("fragments")
@@ -560,9 +627,7 @@ def same_format_version(view: VersionView):
 )
 def legacy_version_recorded(view: VersionView):
     recorded = Counter(
-        f"{d.file_major_version}.{d.file_minor_version}"
-        for _, _, d in each_data_file(view)
-        if d.file_major_version == 0 and d.file_minor_version != 0
+        f"{d.file_major_version}.{d.file_minor_version}" for _, _, d in each_legacy(view) if d.file_minor_version != 0
     )
     if recorded:
         data_format = view.manifest.data_format
@@ -586,6 +651,8 @@ def legacy_version_recorded(view: VersionView):
 )
 def field_id_values(view: VersionView):
     for ref, fragment, data_file in each_data_file(view):
+        if not data_file.fields or min(data_file.fields) >= 0:
+            continue  # no negative id, nothing to report: the common case, tested cheaply
         unassigned = sum(1 for i in data_file.fields if i == UNASSIGNED_FIELD_ID)
         negative = sorted({i for i in data_file.fields if i < 0 and i not in (UNASSIGNED_FIELD_ID, TOMBSTONE_FIELD_ID)})
         if unassigned:
@@ -610,7 +677,13 @@ def field_id_values(view: VersionView):
 )
 def distinct_field_ids(view: VersionView):
     for f_index, fragment in enumerate(view.manifest.fragments):
-        counts = Counter(i for data_file in fragment.files for i in data_file.fields if i >= 0)
+        files = fragment.files
+        if len(files) == 1 and len(set(files[0].fields)) == len(files[0].fields):
+            continue  # one data file whose ids are all distinct: the common case, tested cheaply
+        ids = [i for data_file in files for i in data_file.fields if i >= 0]
+        if len(set(ids)) == len(ids):
+            continue  # nothing repeated, without a Counter per fragment
+        counts = Counter(ids)
         repeated = sorted(i for i, n in counts.items() if n > 1)
         if repeated:
             yield (
@@ -631,6 +704,8 @@ def unknown_field_ids(view: VersionView):
     stale: set[int] = set()
     files = 0
     for _, _, data_file in each_data_file(view):
+        if schema_ids.issuperset(data_file.fields):
+            continue  # every id is a schema field's: the common case, tested in one call
         unknown = {i for i in data_file.fields if i >= 0 and i not in schema_ids}
         if unknown:
             stale |= unknown
@@ -651,9 +726,7 @@ def unknown_field_ids(view: VersionView):
     summary="A legacy data file lists its field ids in ascending order",
 )
 def legacy_field_ids_sorted(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
-        if not data_file.is_legacy:
-            continue
+    for ref, fragment, data_file in each_legacy(view):
         ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
         if any(b < a for a, b in zip(ids, ids[1:])):
             yield (
@@ -663,12 +736,18 @@ def legacy_field_ids_sorted(view: VersionView):
             )
 
 
-def _legacy_listing(view: VersionView):
+def _legacy_listing(view: VersionView) -> list:
     """(ref, fragment, data file, listed ids, ids of the file's own schema) for
-    every readable legacy data file whose schema block reads."""
-    for ref, fragment, data_file, facts in each_readable(view):
-        if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None:
-            yield ref, fragment, data_file, list(data_file.fields), list(facts.legacy_field_ids)
+    every readable legacy data file whose schema block reads (listed once per
+    version for the two rules that compare them)."""
+    return view.memo(
+        "data_files.legacy-listing",
+        lambda: [
+            (ref, fragment, data_file, list(data_file.fields), list(facts.legacy_field_ids))
+            for ref, fragment, data_file, facts in each_readable(view)
+            if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None
+        ],
+    )
 
 
 @rule(
@@ -727,8 +806,8 @@ def legacy_ids_follow_columns(view: VersionView):
     summary="A legacy data file has no column_indices",
 )
 def legacy_column_indices(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
-        if data_file.is_legacy and data_file.column_indices:
+    for ref, fragment, data_file in each_legacy(view):
+        if data_file.column_indices:
             yield (
                 f"fragment {fragment.id}: legacy data file '{_name(data_file)}' has "
                 f"{len(data_file.column_indices)} column_indices entries; legacy files have none",
@@ -760,7 +839,12 @@ def column_indices_per_field(view: VersionView):
 )
 def column_indices_distinct(view: VersionView):
     for ref, fragment, data_file in each_data_file(view):
-        counts = Counter(c for c in data_file.column_indices if c != NO_COLUMN)
+        if len(set(data_file.column_indices)) == len(data_file.column_indices):
+            continue  # all distinct, -1 included: the common case, tested cheaply
+        indices = [c for c in data_file.column_indices if c != NO_COLUMN]
+        if len(set(indices)) == len(indices):
+            continue  # only -1 repeats
+        counts = Counter(indices)
         repeated = sorted(c for c, n in counts.items() if n > 1)
         if repeated:
             yield (
@@ -778,7 +862,8 @@ def column_indices_distinct(view: VersionView):
 def column_indices_in_file(view: VersionView):
     flagged = set()
     for ref, fragment, data_file in each_data_file(view):
-        if data_file.is_legacy:
+        # Only a value below -1 is reported; min() tells cheaply when there is none.
+        if data_file.is_legacy or not data_file.column_indices or min(data_file.column_indices) >= NO_COLUMN:
             continue
         negative = sorted({c for c in data_file.column_indices if c < 0 and c != NO_COLUMN})
         if negative:
@@ -792,6 +877,8 @@ def column_indices_in_file(view: VersionView):
         info = facts.info
         if data_file.is_legacy or ref in flagged or info.layout != LAYOUT_V2 or info.num_columns is None:
             continue
+        if not data_file.column_indices or max(data_file.column_indices) < info.num_columns:
+            continue  # nothing beyond the file's columns (the common case)
         beyond = sorted({c for c in data_file.column_indices if c >= info.num_columns})
         if beyond:
             yield (
@@ -799,17 +886,3 @@ def column_indices_in_file(view: VersionView):
                 f"column_indices name columns {shown(beyond)}",
                 at(view, ref),
             )
-
-
-def fragment_file_rows(
-    view: VersionView, fragment: Fragment, bases: dict[int, BaseStorage]
-) -> Iterator[tuple[int, DataFile, int]]:
-    """``(index, data file, rows its footer reports)`` for the readable data
-    files of ``fragment`` whose row count is known (used by the fragment rules)."""
-    for index, data_file in enumerate(fragment.files):
-        located = locate(view, data_file, bases)
-        if not located.ok:
-            continue
-        facts = file_facts(view, located)
-        if facts.ok and facts.value.num_rows is not None:
-            yield index, data_file, facts.value.num_rows

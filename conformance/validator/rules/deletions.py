@@ -106,6 +106,20 @@ def _location(storage: Storage, relpath: str, root: Storage) -> str:
     return f"{storage.root}/{relpath}"
 
 
+def _positions(view: VersionView) -> dict[int, int]:
+    """The index of each fragment object in the manifest, by ``id()`` (the
+    first, should one object be listed twice); built once per version rather
+    than scanning the fragments for each deletion file."""
+
+    def compute():
+        found: dict[int, int] = {}
+        for index, fragment in enumerate(view.manifest.fragments):
+            found.setdefault(id(fragment), index)
+        return found
+
+    return view.memo("deletions.positions", compute)
+
+
 def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent | None:
     """The content of ``fragment``'s deletion file (None when it has none),
     read at most once per validation run."""
@@ -113,7 +127,7 @@ def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent |
     if deletion_file is None:
         return None
     manifest = view.manifest
-    position = next((i for i, f in enumerate(manifest.fragments) if f is fragment), None)
+    position = _positions(view).get(id(fragment))
     in_manifest = view.at(f"fragments[{position}].deletion_file")
     if not isinstance(deletion_file.file_type, DeletionFileType):
         return DeletionContent(
@@ -151,12 +165,17 @@ def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent |
 # -- rules ---------------------------------------------------------------------------
 
 
-def _with_deletions(view: VersionView):
-    """(fragment, content) for each fragment with a deletion file."""
-    for fragment in view.manifest.fragments:
-        content = deletion_content(view, fragment)
-        if content is not None:
-            yield fragment, content
+def _with_deletions(view: VersionView) -> list[tuple[Fragment, DeletionContent]]:
+    """(fragment, content) for each fragment with a deletion file, listed
+    once per version for the dozen rules that iterate them."""
+    return view.memo(
+        "deletions.with-deletions",
+        lambda: [
+            (fragment, deletion_content(view, fragment))
+            for fragment in view.manifest.fragments
+            if fragment.deletion_file is not None
+        ],
+    )
 
 
 def _describe(fragment: Fragment) -> str:

@@ -9,7 +9,7 @@ from reference_impl.transactions import Append, Merge, Overwrite, Restore, Updat
 
 from ..context import DatasetView, VersionView
 from ..registry import Finding, Severity, rule
-from .data_files import base_storages, fragment_file_rows, printable, shown
+from .data_files import each_readable, printable, shown
 from .transactions import _few, _operation_of
 
 U32_MAX = (1 << 32) - 1
@@ -204,15 +204,14 @@ def has_data_file(view: VersionView):
     summary="Every data file of a fragment holds physical_rows rows, as its footer reports",
 )
 def physical_rows(view: VersionView):
-    bases = base_storages(view)
-    for f_index, fragment in enumerate(view.manifest.fragments):
-        for d_index, data_file, rows in fragment_file_rows(view, fragment, bases):
-            if rows != fragment.physical_rows:
-                yield (
-                    f"fragment {fragment.id}: physical_rows is {fragment.physical_rows}, but data file "
-                    f"'{printable(data_file.path)}' holds {rows} rows",
-                    view.at(f"fragments[{f_index}].files[{d_index}]"),
-                )
+    for (f_index, d_index), fragment, data_file, facts in each_readable(view):
+        rows = facts.num_rows
+        if rows is not None and rows != fragment.physical_rows:
+            yield (
+                f"fragment {fragment.id}: physical_rows is {fragment.physical_rows}, but data file "
+                f"'{printable(data_file.path)}' holds {rows} rows",
+                view.at(f"fragments[{f_index}].files[{d_index}]"),
+            )
 
 
 NEW_IDS_REQUIREMENTS = ("fragment.new-ids-above-max",)

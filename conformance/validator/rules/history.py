@@ -36,7 +36,15 @@ def gapless(dataset: DatasetView):
 
 def _transaction(view: VersionView):
     name = view.manifest.transaction_file
-    return view.dataset.cached(("txn", name), lambda: read_transaction_file(view.dataset.storage, name))
+    manifest_file = view.manifest_file
+    # The embedded copy, when there is one, spares decoding the file again
+    # when both hold the same bytes (checks unchanged, see decode_transaction).
+    embedded = None
+    if manifest_file.transaction is not None and manifest_file.transaction_bytes is not None:
+        embedded = (manifest_file.transaction_bytes, manifest_file.transaction)
+    return view.dataset.cached(
+        ("txn", name), lambda: read_transaction_file(view.dataset.storage, name, embedded=embedded)
+    )
 
 
 @rule(

@@ -146,12 +146,32 @@ def _enabled(view: VersionView) -> bool:
     return bool(view.manifest.reader_feature_flags & flags.STABLE_ROW_IDS)
 
 
-def _row_ids(view: VersionView):
-    """(index, fragment, Decoded) for every fragment storing row ids."""
-    for index, fragment in enumerate(view.manifest.fragments):
-        decoded = sequence(view, fragment, "row_id_sequence")
-        if decoded is not None:
-            yield index, fragment, decoded
+def _storing(view: VersionView) -> list[tuple[int, Fragment]]:
+    """(index, fragment) for the fragments that store any sequence, listed
+    once per version: the rules here look at no other fragment (sequence()
+    is None for them), and most tables store none."""
+    return view.memo(
+        "row_ids.storing",
+        lambda: [
+            (index, fragment)
+            for index, fragment in enumerate(view.manifest.fragments)
+            if fragment.row_id_sequence is not None
+            or fragment.last_updated_at_version_sequence is not None
+            or fragment.created_at_version_sequence is not None
+        ],
+    )
+
+
+def _row_ids(view: VersionView) -> list[tuple[int, Fragment, Decoded]]:
+    """(index, fragment, Decoded) for every fragment storing row ids (once per version)."""
+    return view.memo(
+        "row_ids.row_ids",
+        lambda: [
+            (index, fragment, sequence(view, fragment, "row_id_sequence"))
+            for index, fragment in _storing(view)
+            if fragment.row_id_sequence is not None
+        ],
+    )
 
 
 @rule(
@@ -161,7 +181,7 @@ def _row_ids(view: VersionView):
     summary="An external row id or version sequence names a file under the root and a byte range inside it",
 )
 def external_range_in_file(view: VersionView):
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         for attr, what in SEQUENCES.items():
             decoded = sequence(view, fragment, attr)
             if decoded is not None and decoded.status == "external":
@@ -333,7 +353,7 @@ def next_row_id_without_flag(view: VersionView):
     summary="Created-at and last-updated-at sequences decode and give one version per physical row",
 )
 def version_sequences_cover_rows(view: VersionView):
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         for attr in ("created_at_version_sequence", "last_updated_at_version_sequence"):
             decoded = sequence(view, fragment, attr)
             if decoded is not None and decoded.status in ("decode", "count"):
@@ -347,7 +367,7 @@ def version_sequences_cover_rows(view: VersionView):
     summary="Per row, created-at <= last-updated-at <= the manifest's version",
 )
 def versions_ordered(view: VersionView):
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         created = sequence(view, fragment, "created_at_version_sequence")
         updated = sequence(view, fragment, "last_updated_at_version_sequence")
         for attr, decoded in (("created_at_version_sequence", created), ("last_updated_at_version_sequence", updated)):
@@ -376,7 +396,7 @@ def versions_ordered(view: VersionView):
     summary="Sequences of fragments too large for this validator to expand are reported, not expanded",
 )
 def unchecked(view: VersionView):
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         for attr, what in SEQUENCES.items():
             decoded = sequence(view, fragment, attr)
             if decoded is not None and decoded.status == "too-large":
@@ -597,7 +617,7 @@ def new_row_versions(view: VersionView):
     }
     start = previous.manifest.next_row_id if previous is not None and _enabled(previous) else 0
     version = view.version
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         if fragment.id in before:
             continue  # not written by this version (an updated fragment keeps its rows)
         created = sequence(view, fragment, "created_at_version_sequence")
@@ -653,7 +673,7 @@ def new_row_versions(view: VersionView):
     summary=f"Row id and version sequences under {INLINE_LIMIT // 1024} KB are inline, larger ones external",
 )
 def inline_when_small(view: VersionView):
-    for index, fragment in enumerate(view.manifest.fragments):
+    for index, fragment in _storing(view):
         for attr, what in SEQUENCES.items():
             stored = getattr(fragment, attr)
             if stored is None:
