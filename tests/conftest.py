@@ -33,6 +33,17 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_sessionstart(session):
+    """In CI, the peer and the proto compiler must be there: tests that would
+    skip without them are coverage, so their absence fails the run."""
+    import importlib.util
+
+    if os.environ.get("CI"):
+        missing = [name for name in ("lance", "grpc_tools") if importlib.util.find_spec(name) is None]
+        if missing:
+            pytest.exit(f"CI run without the test extra ({', '.join(missing)} missing): pip install -e '.[test]'", 3)
+
+
 @pytest.fixture(scope="session")
 def pylance_datasets(tmp_path_factory) -> dict[str, Path]:
     """Every scenario of ``tests/pylance_scenarios.py``, built once per session."""
