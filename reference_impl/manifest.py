@@ -119,7 +119,8 @@ class Manifest:
         return cls(
             version=msg.version,
             schema=Schema.from_protos(msg.fields, msg.schema_metadata),
-            fragments=[Fragment.from_proto(f) for f in msg.fragments],
+            # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
+            fragments=list(map(Fragment.from_proto, msg.fragments[:])),
             writer_version=(
                 WriterVersion(
                     library=msg.writer_version.library,

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field as dc_field
 from typing import Optional, Union
 
 from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from .errors import CorruptFileError, PathEscapeError
 from .fragments import DataFile, Fragment
@@ -72,7 +73,8 @@ def _set_message(parent, field_name: str, value) -> None:
 
 
 def _fragments(msgs) -> list[Fragment]:
-    return [Fragment.from_proto(m) for m in msgs]
+    # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
+    return list(map(Fragment.from_proto, msgs[:]))
 
 
 def _fragment_protos(fragments: list[Fragment]) -> list:
@@ -779,13 +781,19 @@ class Transaction:
         """Decode; :class:`CorruptFileError` (naming ``context``) when a
         nested value is invalid, such as a UUID that is not 16 bytes."""
         which = msg.WhichOneof("operation")
-        leftover = transaction_pb2.Transaction()
-        leftover.CopyFrom(msg)
-        for name in ("read_version", "uuid", "tag", "transaction_properties"):
-            leftover.ClearField(name)
-        if which is not None:
-            leftover.ClearField(which)
-        unknown = leftover.SerializeToString()
+        unknown = b""
+        # Every top-level field this proto knows is one of those cleared
+        # below, so without unknown fields nothing is left: the copy (of
+        # every fragment an Overwrite lists, say) is made only when there is
+        # something to keep.
+        if len(UnknownFieldSet(msg)):
+            leftover = transaction_pb2.Transaction()
+            leftover.CopyFrom(msg)
+            for name in ("read_version", "uuid", "tag", "transaction_properties"):
+                leftover.ClearField(name)
+            if which is not None:
+                leftover.ClearField(which)
+            unknown = leftover.SerializeToString()
         try:
             if which is None:
                 operation: Operation = UnknownOperation(_field_numbers(unknown))

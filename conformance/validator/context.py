@@ -35,11 +35,14 @@ class Loaded(Generic[T]):
         return self.error is None
 
 
-def load(action: Callable[[], T]) -> Loaded[T]:
+def load(action: Callable[..., T], *args) -> Loaded[T]:
     try:
-        return Loaded(value=action())
+        return Loaded(value=action(*args))
     except LanceFormatError as exc:
         return Loaded(error=exc)
+
+
+_MISSING = object()
 
 
 @dataclass
@@ -81,20 +84,25 @@ class DatasetView:
             return None
         return VersionView(self, version, self.manifest_paths()[version], loaded.value)
 
-    def cached(self, key, action: Callable[[], T]) -> Loaded[T]:
-        """Load once per validation run (data file footers, deletion files...)."""
-        if key not in self._cache:
-            self._cache[key] = load(action)
-        return self._cache[key]
+    def cached(self, key, action: Callable[..., T], *args) -> Loaded[T]:
+        """Load ``action(*args)`` once per validation run (data file footers,
+        deletion files...)."""
+        loaded = self._cache.get(key, _MISSING)
+        if loaded is _MISSING:
+            loaded = self._cache[key] = load(action, *args)
+        return loaded
 
-    def memo(self, key, compute: Callable[[], T]) -> T:
-        """``compute()`` once per validation run, for a computation that
+    def memo(self, key, compute: Callable[..., T], *args) -> T:
+        """``compute(*args)`` once per validation run, for a computation that
         reports problems in its result instead of raising (where each data
         file is): no Loaded wrapper around each of thousands of values. An
-        exception is not kept. Keys share one space with :meth:`cached`."""
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        exception is not kept. Keys share one space with :meth:`cached`.
+        (``args`` rather than a closure: a closure per call costs more than
+        the lookup, for thousands of files that are mostly found.)"""
+        value = self._cache.get(key, _MISSING)
+        if value is _MISSING:
+            value = self._cache[key] = compute(*args)
+        return value
 
 
 @dataclass

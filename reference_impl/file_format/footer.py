@@ -287,7 +287,9 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
     (which raises) is called only for a buffer that fails it.
     """
     rows = 0
-    for page_number, page in enumerate(column.pages):
+    # [:]: iterate a list, not the repeated field, which has no iterator of
+    # its own (a for loop over it ends in a raised and caught IndexError).
+    for page_number, page in enumerate(column.pages[:]):
         offsets, sizes = page.buffer_offsets, page.buffer_sizes
         if len(offsets) != len(sizes):
             raise CorruptFileError(
@@ -296,7 +298,7 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
                 f"but {len(sizes)} buffer sizes",
             )
         if offsets:  # often none: a zip over empty fields still costs
-            for position, length in zip(offsets, sizes):
+            for position, length in zip(offsets[:], sizes[:]):
                 if position + length > size:
                     _check_range(path, f"column {index} page {page_number} buffer", position, length, 0, size)
         rows += page.length
@@ -304,7 +306,7 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
     if len(offsets) != len(sizes):
         raise CorruptFileError(path, f"column {index} lists unequal numbers of buffer offsets and sizes")
     if offsets:
-        for position, length in zip(offsets, sizes):
+        for position, length in zip(offsets[:], sizes[:]):
             if position + length > size:
                 _check_range(path, f"column {index} buffer", position, length, 0, size)
     return rows

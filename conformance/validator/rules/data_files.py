@@ -179,7 +179,7 @@ def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage]
     relpath = f"data/{path}" if is_root else path
     root = str(storage.root)
     return view.dataset.memo(
-        ("data-file", root, relpath), lambda: _find(view, storage, root, "data" if is_root else "", path, relpath)
+        ("data-file", root, relpath), _find, view, storage, root, "data" if is_root else "", path, relpath
     )
 
 
@@ -208,7 +208,7 @@ def _find(view: VersionView, storage: Storage, root: str, directory: str, path: 
     directory inside the root is there and inside the root, so the per-file
     ``realpath`` checks are skipped. Anything else takes the checked route."""
     if "/" not in path and path not in (".", "..") and "\x00" not in path:
-        listing = view.dataset.memo(("data-dir", root, directory), lambda: _listing(storage, directory))
+        listing = view.dataset.memo(("data-dir", root, directory), _listing, storage, directory)
         if listing is not None and listing.get(path) is True:
             # The text of str(storage.root / relpath) for a plain name
             # (FileLocation.__str__, the key check_file gives), as
@@ -338,7 +338,10 @@ def _read_tail(located: Located) -> FileTail:
     full = located.full
     fd = os.open(full, os.O_RDONLY)
     try:
-        size = os.fstat(fd).st_size
+        # The size of a regular file is where its end is; seeking there is
+        # cheaper than os.fstat, whose stat_result costs more to build than
+        # the rest of the call.
+        size = os.lseek(fd, 0, os.SEEK_END)
         start = max(0, size - TAIL_BYTES)
         data = os.pread(fd, size - start, start)
     finally:
@@ -366,7 +369,7 @@ def _read_facts(located: Located) -> FileFacts:
 
 def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
     """The footer facts of a file :func:`locate` found (``located.ok``)."""
-    return view.dataset.cached(("footer", located.key), lambda: _read_facts(located))
+    return view.dataset.cached(("footer", located.key), _read_facts, located)
 
 
 # -- iteration helpers -------------------------------------------------------------
@@ -397,7 +400,10 @@ def each_located(view: VersionView) -> list[tuple[tuple[int, int], Fragment, Dat
 
     def compute():
         bases = base_storages(view)
-        return [(ref, fragment, data_file, locate(view, data_file, bases)) for ref, fragment, data_file in each_data_file(view)]
+        return [
+            (ref, fragment, data_file, locate(view, data_file, bases))
+            for ref, fragment, data_file in each_data_file(view)
+        ]
 
     return view.memo("data_files.located", compute)
 
@@ -823,7 +829,7 @@ def legacy_column_indices(view: VersionView):
 )
 def column_indices_per_field(view: VersionView):
     for ref, fragment, data_file in each_data_file(view):
-        if not data_file.is_legacy and len(data_file.column_indices) != len(data_file.fields):
+        if len(data_file.column_indices) != len(data_file.fields) and not data_file.is_legacy:
             yield (
                 f"fragment {fragment.id}: data file '{_name(data_file)}' lists {len(data_file.fields)} field ids "
                 f"but {len(data_file.column_indices)} column_indices",
@@ -863,7 +869,7 @@ def column_indices_in_file(view: VersionView):
     flagged = set()
     for ref, fragment, data_file in each_data_file(view):
         # Only a value below -1 is reported; min() tells cheaply when there is none.
-        if data_file.is_legacy or not data_file.column_indices or min(data_file.column_indices) >= NO_COLUMN:
+        if not data_file.column_indices or min(data_file.column_indices) >= NO_COLUMN or data_file.is_legacy:
             continue
         negative = sorted({c for c in data_file.column_indices if c < 0 and c != NO_COLUMN})
         if negative:
@@ -874,11 +880,11 @@ def column_indices_in_file(view: VersionView):
                 at(view, ref),
             )
     for ref, fragment, data_file, facts in each_readable(view):
-        info = facts.info
-        if data_file.is_legacy or ref in flagged or info.layout != LAYOUT_V2 or info.num_columns is None:
+        info, indices = facts.info, data_file.column_indices
+        if not indices or info.num_columns is None or max(indices) < info.num_columns:
+            continue  # nothing beyond the file's columns (the common case, tested first)
+        if data_file.is_legacy or ref in flagged or info.layout != LAYOUT_V2:
             continue
-        if not data_file.column_indices or max(data_file.column_indices) < info.num_columns:
-            continue  # nothing beyond the file's columns (the common case)
         beyond = sorted({c for c in data_file.column_indices if c >= info.num_columns})
         if beyond:
             yield (
