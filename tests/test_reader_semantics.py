@@ -9,7 +9,7 @@ import pytest
 from reference_impl.dataset import Dataset
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.fragments import TOMBSTONE_FIELD_ID
-from tests.validator.mutate import edit_manifest
+from conformance.mutations.edit import edit_manifest
 
 lance = pytest.importorskip("lance")
 

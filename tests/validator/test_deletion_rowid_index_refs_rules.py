@@ -18,8 +18,8 @@ from conformance.describe import load_schema
 from conformance.validator import Severity, validate
 from conformance.validator.rules import deletions as deletion_rules, row_ids as row_id_rules
 
-from .mutate import copy_dataset, edit_manifest
-from .mutations_row_ids import _externalise
+from conformance.mutations.edit import copy_dataset, edit_manifest
+from conformance.mutations.topics.row_ids import _externalise
 
 lance = pytest.importorskip("lance")
 

@@ -18,9 +18,9 @@ from reference_impl.fragments import ExternalFile
 from reference_impl.schema import Field
 from reference_impl.wire import table_pb2
 
-from .mutate import copy_dataset, edit_manifest, manifest_relpath
-from .mutations_mem_wal import SNAPSHOT_SCHEMA, edit_mem_wal_details, region_row, snapshot_bytes, store_snapshots
-from .mutations_schema import add_fields
+from conformance.mutations.edit import copy_dataset, edit_manifest, manifest_relpath
+from conformance.mutations.topics.mem_wal import SNAPSHOT_SCHEMA, edit_mem_wal_details, region_row, snapshot_bytes, store_snapshots
+from conformance.mutations.topics.schema import add_fields
 
 lance = pytest.importorskip("lance")
 

@@ -11,7 +11,7 @@ from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.errors import NotADatasetError
 
-from .mutate import copy_dataset, manifest_relpath
+from conformance.mutations.edit import copy_dataset, manifest_relpath
 
 
 def _victims(root):

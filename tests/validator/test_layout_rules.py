@@ -13,8 +13,8 @@ from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.manifest import BasePath
 from reference_impl.transactions import Restore
 
-from .mutate import copy_dataset, edit_manifest
-from .mutations_fragments import edit_untracked
+from conformance.mutations.edit import copy_dataset, edit_manifest
+from conformance.mutations.edit import edit_untracked
 
 LAYOUT_RULES = ["fragment", "data-file", "base-path"]
 

@@ -1,54 +1,67 @@
-"""Every error rule fires on a dataset mutated to break it, and only then.
+"""Every rule reports a dataset mutated to break it, and only then; and every
+requirement a rule checks is broken by some mutation.
 
-Each registered mutation (tests/validator/mutations_*.py) runs on a fresh copy
-of a valid base dataset: before it, the rule is silent; after it, the rule
-reports an error, and no other error rule fires except those the mutation
-declares it cannot help tripping.
+Each registered mutation (:mod:`conformance.mutations.topics`) runs on a fresh
+copy of its valid base dataset: before it, the base draws no error or
+warning; after it, the mutation's rule reports a finding at its severity, and
+no other rule reports an error or warning except those the mutation declares
+it cannot help tripping.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from pathlib import Path
-
 import pytest
 
+from conformance.mutations import all_mutations, broken_requirements, copy_dataset
+from conformance.mutations.bases import BASES
 from conformance.validator import Severity, all_rules, validate
 
-from . import mutate
-
-for module in pkgutil.iter_modules([str(Path(mutate.__file__).parent)]):
-    if module.name.startswith("mutations_"):
-        importlib.import_module(f"tests.validator.{module.name}")
-
-MUTATIONS = mutate.MUTATIONS
+MUTATIONS = all_mutations()
+SERIOUS = (Severity.ERROR, Severity.WARNING)
 
 
-def _errors(root) -> dict[str, list[str]]:
-    report = validate(root, all_versions=True)
-    found: dict[str, list[str]] = {}
-    for finding in report.findings:
-        if finding.severity is Severity.ERROR:
-            found.setdefault(finding.rule, []).append(finding.message)
+def _findings(root) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for finding in validate(root, all_versions=True).findings:
+        found.setdefault(finding.rule, []).append(finding)
     return found
 
 
-@pytest.mark.parametrize("case", MUTATIONS, ids=[f"{m.rule}:{m.name}" for m in MUTATIONS])
+def _serious(found: dict[str, list]) -> dict[str, list[str]]:
+    return {rule: [f.message for f in fs if f.severity in SERIOUS] for rule, fs in found.items()
+            if any(f.severity in SERIOUS for f in fs)}
+
+
+@pytest.mark.parametrize("case", MUTATIONS, ids=[m.id for m in MUTATIONS])
 def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
-    root = mutate.copy_dataset(base_datasets[case.base], tmp_path / "ds")
-    before = _errors(root)
-    assert case.rule not in before, f"{case.rule} fires before the mutation: {before[case.rule]}"
-    assert not before, f"the base dataset {case.base} is not clean: {before}"
+    root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
+    before = _findings(root)
+    assert not _serious(before), f"the base dataset {case.base} is not clean: {_serious(before)}"
+    assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
 
     case.apply(root)
-    after = _errors(root)
-    assert case.rule in after, f"{case.rule} did not fire; errors were {after}"
-    unexpected = set(after) - {case.rule} - case.also
+    after = _findings(root)
+    assert case.rule in after, f"{case.rule} did not report; findings were {after}"
+    reported = after[case.rule]
+    assert any(f.severity is case.severity for f in reported), reported
+    assert all(set(case.breaks) <= set(f.requirements) for f in reported), reported
+    unexpected = set(_serious(after)) - {case.rule} - case.also
     assert not unexpected, f"the mutation also tripped {sorted(unexpected)}: {[after[r] for r in unexpected]}"
 
 
-def test_every_error_rule_has_a_mutation():
+def test_every_requirement_a_rule_checks_has_a_mutation():
+    """From the catalog side: a new rule, or a new requirement cited by an old
+    one, fails here until a mutation breaks it."""
+    cited = {requirement for r in all_rules() for requirement in r.requirements}
+    missing = sorted(cited - set(broken_requirements()))
+    assert not missing, f"requirements checked by a rule but broken by no mutation: {missing}"
+
+
+def test_every_rule_has_a_mutation():
     mutated = {m.rule for m in MUTATIONS}
-    missing = [r.id for r in all_rules() if r.severity is Severity.ERROR and r.id not in mutated]
-    assert not missing, f"error rules without a mutation test: {missing}"
+    missing = [r.id for r in all_rules() if r.id not in mutated]
+    assert not missing, f"rules without a mutation: {missing}"
+
+
+def test_every_mutation_starts_from_a_known_base():
+    assert {m.base for m in MUTATIONS} <= set(BASES)

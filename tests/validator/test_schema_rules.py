@@ -15,8 +15,8 @@ from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.dataset import Dataset
 from reference_impl.schema import Field
 
-from .mutate import copy_dataset, edit_manifest
-from .mutations_mem_wal import edit_mem_wal_details
+from conformance.mutations.edit import copy_dataset, edit_manifest
+from conformance.mutations.topics.mem_wal import edit_mem_wal_details
 
 lance = pytest.importorskip("lance")
 

@@ -1,6 +1,6 @@
 """The transaction rules' warnings and infos, and their robustness.
 
-Error rules are covered by tests/validator/mutations_transactions.py; these
+Error rules are covered by conformance/mutations/topics/transactions.py; these
 tests cover what the mutation test cannot (findings that are not errors) and
 check that no operation, however empty, makes a rule fail.
 """
@@ -15,8 +15,8 @@ from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.fragments import DataFile, Fragment
 from reference_impl.transactions import OPERATION_CLASSES, Delete, Rewrite, UnknownOperation, UpdateConfig
 
-from .mutate import copy_dataset
-from .mutations_transactions import _versions_of, edit_operation, edit_transaction
+from conformance.mutations.edit import copy_dataset
+from conformance.mutations.edit import edit_operation, edit_transaction, versions_of as _versions_of
 
 lance = pytest.importorskip("lance")
 

@@ -15,7 +15,8 @@ from reference_impl.manifest_file import encode_manifest_file, read_manifest_fil
 from reference_impl.naming import list_versions
 from reference_impl.storage import Storage
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 
 def _rewrite_json(path, edit) -> None:
@@ -63,22 +64,22 @@ def make_the_creation_time_a_string(root):
     _rewrite_json(_branch(root, "empty.json"), edit)
 
 
-@mutation("refs/tag-name")
+@mutation("refs/tag-name", breaks="refs.tag-name-shape")
 def name_a_tag_with_two_dots(root):
     shutil.copy(_tag(root, "stable"), _tag(root, "release..1"))
 
 
-@mutation("refs/tag-name")
+@mutation("refs/tag-name", breaks="refs.tag-name-shape")
 def name_a_tag_ending_in_lock(root):
     shutil.copy(_tag(root, "stable"), _tag(root, "stable.lock"))
 
 
-@mutation("refs/branch-name", base="branched")
+@mutation("refs/branch-name", base="branched", breaks="refs.branch-name-not-main")
 def name_a_branch_main(root):
     shutil.copy(_branch(root, "empty.json"), _branch(root, "main.json"))
 
 
-@mutation("refs/branch-name", base="branched")
+@mutation("refs/branch-name", base="branched", breaks="refs.branch-name-charset")
 def name_a_branch_with_a_space(root):
     shutil.copy(_branch(root, "empty.json"), _branch(root, "two%20words.json"))
 
@@ -99,12 +100,12 @@ def tag_a_branch_that_does_not_exist(root):
     _rewrite_json(_tag(root, "on-branch"), edit)
 
 
-@mutation("refs/branch-tree-layout", base="branched")
+@mutation("refs/branch-tree-layout", base="branched", breaks="refs.branch-tree-layout")
 def remove_a_branchs_versions(root):
     shutil.rmtree(root / "tree" / "empty" / "_versions")
 
 
-@mutation("refs/manifest-branch-field", base="branched")
+@mutation("refs/manifest-branch-field", base="branched", also=("refs/tag-manifest-size",))
 def claim_a_main_version_for_a_branch(root):
     def edit(manifest_file):
         manifest_file.manifest.branch = "feature/x"
@@ -112,7 +113,7 @@ def claim_a_main_version_for_a_branch(root):
     edit_manifest(root, edit, version=1)
 
 
-@mutation("refs/manifest-branch-field", base="branched")
+@mutation("refs/manifest-branch-field", base="branched", also=("refs/tag-manifest-size",))
 def drop_the_branch_name_from_a_branch_manifest(root):
     storage = Storage(root / "tree" / "feature" / "x")
     manifests = list_versions(storage).manifests()

@@ -24,7 +24,8 @@ from reference_impl.schema import Field, Schema
 from reference_impl.storage import Storage
 from reference_impl.transactions import TRANSACTIONS_DIR, Merge, Overwrite, Project, read_transaction_file
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 BASE = "nested_pk"
 _RECORDS_SCHEMA = (Overwrite, Merge, Project)
@@ -88,12 +89,12 @@ def add_a_field_with_a_negative_id(root):
     add_fields(root, Field(id=-5, name="negative", logical_type="int32"))
 
 
-@mutation("schema/parent-exists", base=BASE)
+@mutation("schema/parent-exists", base=BASE, breaks="schema.parent-id-exists")
 def add_a_field_under_a_missing_parent(root):
     add_fields(root, Field(id=7, name="orphan", logical_type="int32", parent_id=99))
 
 
-@mutation("schema/parent-exists", base=BASE)
+@mutation("schema/parent-exists", base=BASE, breaks="schema.top-level-parent-minus-one")
 def give_a_field_parent_minus_two(root):
     add_fields(root, Field(id=7, name="below_top", logical_type="int32", parent_id=-2))
 
@@ -132,7 +133,7 @@ def create_the_table_with_ids_out_of_order(root):
     edit_schema_from(root, 1, edit)
 
 
-@mutation("schema/ids-stable", base=BASE)
+@mutation("schema/ids-stable", base=BASE, breaks="schema.ids-stable")
 def renumber_a_struct_in_the_rename(root):
     def edit(schema: Schema):
         for f in schema.fields:
@@ -147,32 +148,32 @@ def renumber_a_struct_in_the_rename(root):
 # -- logical types ------------------------------------------------------------
 
 
-@mutation("schema/logical-type-known", base=BASE)
+@mutation("schema/logical-type-known", base=BASE, breaks="schema.logical-type-known")
 def add_a_field_of_an_unknown_type(root):
     add_fields(root, Field(id=7, name="odd", logical_type="complex128"))
 
 
-@mutation("schema/logical-type-known", base=BASE)
+@mutation("schema/logical-type-known", base=BASE, breaks="schema.bfloat16-in-fixed-size-list")
 def use_bfloat16_outside_a_fixed_size_list(root):
     add_fields(root, Field(id=7, name="half", logical_type="lance.bfloat16"))
 
 
-@mutation("schema/logical-type-format", base=BASE)
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.decimal-format")
 def add_a_decimal_of_precision_zero(root):
     add_fields(root, Field(id=7, name="amount", logical_type="decimal:128:0:2"))
 
 
-@mutation("schema/logical-type-format", base=BASE)
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.timestamp-format")
 def add_a_timestamp_in_fortnights(root):
     add_fields(root, Field(id=7, name="when", logical_type="timestamp:fortnight:UTC"))
 
 
-@mutation("schema/logical-type-format", base=BASE)
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.fixed-size-list-format")
 def add_a_fixed_size_list_of_size_zero(root):
     add_fields(root, Field(id=7, name="empty_vector", logical_type="fixed_size_list:float:0"))
 
 
-@mutation("schema/children-fit-type", base=BASE)
+@mutation("schema/children-fit-type", base=BASE, breaks="schema.list-element-child")
 def give_a_list_two_element_fields(root):
     add_fields(
         root,
@@ -182,7 +183,7 @@ def give_a_list_two_element_fields(root):
     )
 
 
-@mutation("schema/children-fit-type", base=BASE)
+@mutation("schema/children-fit-type", base=BASE, breaks="schema.list-struct-suffix")
 def call_a_list_of_structs_a_plain_list(root):
     add_fields(
         root,
@@ -192,7 +193,7 @@ def call_a_list_of_structs_a_plain_list(root):
     )
 
 
-@mutation("schema/children-fit-type", base=BASE)
+@mutation("schema/children-fit-type", base=BASE, breaks="schema.map-children")
 def give_a_map_key_and_value_without_entries(root):
     add_fields(
         root,
@@ -229,12 +230,12 @@ def make_a_list_element_a_key(root):
     edit_schema_from(root, 1, _set("item", unenforced_primary_key=True))
 
 
-@mutation("primary-key/fixed", base=BASE)
+@mutation("primary-key/fixed", base=BASE, also=("primary-key/metadata-agrees",))
 def drop_the_primary_key_in_the_rename(root):
     edit_schema_from(root, 3, _set("id", unenforced_primary_key=False, unenforced_primary_key_position=0))
 
 
-@mutation("primary-key/fixed", base=BASE)
+@mutation("primary-key/fixed", base=BASE, also=("primary-key/metadata-agrees",))
 def move_the_primary_key_in_the_rename(root):
     def edit(schema: Schema):
         _set("id", unenforced_primary_key=False, unenforced_primary_key_position=0)(schema)

@@ -1,26 +1,14 @@
 """Mutations for the fragment rules (conformance/validator/rules/fragments.py).
 
 A defect planted in a version's fragments also contradicts the transaction
-that version records (the transaction rules compare each version with the one
-before it). :func:`edit_untracked` therefore also drops the version's record of
-its transaction, which a version may lack (transaction.file-may-be-absent,
-an info), so that only the planted defect remains.
+that version records, so these mutations use
+:func:`~conformance.mutations.edit.edit_untracked`.
 """
 
 from __future__ import annotations
 
-from .mutate import edit_manifest, mutation
-
-
-def edit_untracked(root, edit, version=None) -> None:
-    """:func:`edit_manifest`, also forgetting the version's transaction."""
-
-    def apply(manifest_file):
-        edit(manifest_file)
-        manifest_file.manifest.transaction_file = ""
-        manifest_file.transaction = None
-
-    edit_manifest(root, apply, version)
+from ..edit import edit_manifest, edit_untracked
+from ..registry import mutation
 
 
 def _latest_fragment(manifest_file, fragment_id: int):
@@ -91,7 +79,7 @@ def remove_every_data_file_of_a_fragment(root):
     edit_untracked(root, edit)
 
 
-@mutation("fragment/physical-rows")
+@mutation("fragment/physical-rows", breaks="fragment.files-share-rows")
 def understate_physical_rows(root):
     def edit(manifest_file):
         _latest_fragment(manifest_file, 3).physical_rows = 400
@@ -99,7 +87,7 @@ def understate_physical_rows(root):
     edit_untracked(root, edit)
 
 
-@mutation("fragment/physical-rows", base="legacy")
+@mutation("fragment/physical-rows", base="legacy", breaks="fragment.files-share-rows")
 def overstate_physical_rows_of_a_legacy_fragment(root):
     # Fragment 1 (20 rows, no deletion file) has two legacy data files.
     def edit(manifest_file):

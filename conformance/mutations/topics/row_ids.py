@@ -14,7 +14,8 @@ from reference_impl.fragments import ExternalFile
 from reference_impl.row_ids import encode_row_id_sequence, encode_version_sequence
 from reference_impl.wire import rowids_pb2
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 
 def _edit_latest_untracked(root, edit) -> None:
@@ -37,12 +38,12 @@ def _set(root, fragment_id: int, attr: str, value) -> None:
     _edit_latest_untracked(root, edit)
 
 
-@mutation("row-id/sequence-decodes", base="stable_row_ids")
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.sequence-decodes")
 def garble_a_row_id_sequence(root):
     _set(root, 0, "row_id_sequence", b"\x0a\xff\xff\xff")
 
 
-@mutation("row-id/sequence-decodes", base="stable_row_ids")
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.sorted-array-sorted")
 def unsort_a_sorted_array_segment(root):
     message = rowids_pb2.RowIdSequence()
     segment = message.segments.add()
@@ -51,7 +52,7 @@ def unsort_a_sorted_array_segment(root):
     _set(root, 0, "row_id_sequence", message.SerializeToString())
 
 
-@mutation("row-id/sequence-decodes", base="stable_row_ids")
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.holes-segment")
 def put_a_hole_outside_its_range(root):
     message = rowids_pb2.RowIdSequence()
     segment = message.segments.add()
@@ -116,12 +117,12 @@ def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
     _set(root, 0, "row_id_sequence", ExternalFile("_row_ids/fragment-0.bin", 6, len(data) + size_delta))
 
 
-@mutation("row-id/external-range-in-file", base="stable_row_ids")
+@mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def run_an_external_range_past_its_file(root):
     _externalise(root, size_delta=10)
 
 
-@mutation("row-id/external-range-in-file", base="stable_row_ids")
+@mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def name_a_missing_external_file(root):
     _externalise(root, write=False)
 

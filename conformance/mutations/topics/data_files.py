@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from .mutate import mutation
-from .mutations_fragments import edit_untracked
+from ..edit import edit_untracked
+from ..registry import mutation
 
 
 def _file_of(manifest_file, fragment_id: int, index: int = 0):
@@ -31,7 +31,7 @@ def _edit_file(root, change, fragment_id: int = 3, index: int = 0):
 # -- where the file is ---------------------------------------------------------------
 
 
-@mutation("data-file/path")
+@mutation("data-file/path", breaks="data-file.path-relative")
 def make_a_data_file_path_absolute(root):
     target = _latest_path(root)
 
@@ -41,7 +41,7 @@ def make_a_data_file_path_absolute(root):
     _edit_file(root, change)
 
 
-@mutation("data-file/path")
+@mutation("data-file/path", breaks="data-file.path-stays-inside")
 def climb_out_of_the_data_directory(root):
     def change(data_file):
         data_file.path = f"../../{root.name}/data/{data_file.path}"
@@ -49,7 +49,7 @@ def climb_out_of_the_data_directory(root):
     _edit_file(root, change)
 
 
-@mutation("data-file/path")
+@mutation("data-file/path", breaks="data-file.path-stays-inside")
 def replace_a_data_file_by_a_symlink_out_of_the_root(root):
     target = _latest_path(root)
     outside = root.parent / "outside.lance"
@@ -109,7 +109,7 @@ def misstate_the_file_size(root):
     _edit_file(root, change)
 
 
-@mutation("data-file/version-matches-file")
+@mutation("data-file/version-matches-file", breaks="data-file.version-matches-file")
 def record_every_file_as_2_1(root):
     def edit(manifest_file):
         manifest_file.manifest.data_format.version = "2.1"
@@ -120,7 +120,7 @@ def record_every_file_as_2_1(root):
     edit_untracked(root, edit)
 
 
-@mutation("data-file/version-matches-file", base="legacy")
+@mutation("data-file/version-matches-file", base="legacy", breaks=("data-file.version-matches-file", "data-file.zero-version-is-legacy"))
 def record_a_legacy_file_as_2_0(root):
     def edit(manifest_file):
         manifest_file.manifest.data_format.version = "2.0"
@@ -151,7 +151,7 @@ def name_a_v2_format_over_legacy_files(root):
 # -- field ids and column indices ----------------------------------------------------------
 
 
-@mutation("data-file/field-id-values")
+@mutation("data-file/field-id-values", breaks="data-file.no-unassigned-field-id")
 def store_the_unassigned_field_id(root):
     def change(data_file):
         data_file.fields[-1] = -1
@@ -159,7 +159,7 @@ def store_the_unassigned_field_id(root):
     _edit_file(root, change)
 
 
-@mutation("data-file/field-id-values")
+@mutation("data-file/field-id-values", breaks="data-file.no-other-negative-ids")
 def store_a_negative_field_id(root):
     def change(data_file):
         data_file.fields[-1] = -7
@@ -224,7 +224,7 @@ def _edit_legacy_ids(root, change) -> None:
     from reference_impl.naming import list_versions
     from reference_impl.storage import Storage
 
-    from .mutate import edit_manifest
+    from ..edit import edit_manifest
 
     def edit(manifest_file):
         for fragment in manifest_file.manifest.fragments:

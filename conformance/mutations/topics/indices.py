@@ -14,7 +14,8 @@ import uuid as uuid_module
 
 from reference_impl.indices import encode_fragment_bitmap
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 INDEXED_VERSIONS = (5, 6)
 
@@ -51,7 +52,7 @@ def _index_directory(root):
     return directory
 
 
-@mutation("index/name-unique")
+@mutation("index/name-unique", also=("index/directory-present",))
 def reuse_an_index_name_for_another_column(root):
     _add_entry(root, uuid=str(uuid_module.uuid4()), fields=[1])
 
@@ -84,12 +85,12 @@ def cover_a_fragment_never_assigned(root):
     _change(root, fragment_bitmap=encode_fragment_bitmap([0, 77]))
 
 
-@mutation("index/type-url-unique-ignoring-case")
+@mutation("index/type-url-unique-ignoring-case", also=("index/directory-present",))
 def spell_a_type_url_in_another_case(root):
     _add_entry(root, uuid=str(uuid_module.uuid4()), name="id_idx_lower", type_url="/lance.table.btreeindexdetails")
 
 
-@mutation("index/file-sizes-match")
+@mutation("index/file-sizes-match", breaks="index.file-sizes-match")
 def misrecord_an_index_file_size(root):
     def edit(indices):
         indices[0].files[0].size_bytes += 1
@@ -97,7 +98,7 @@ def misrecord_an_index_file_size(root):
     _edit_indexed_versions(root, edit)
 
 
-@mutation("index/file-sizes-match")
+@mutation("index/file-sizes-match", breaks="index.file-sizes-match")
 def remove_a_listed_index_file(root):
     directory = _index_directory(root)
     sorted(directory.iterdir())[0].unlink()

@@ -6,16 +6,17 @@ import os
 
 from reference_impl.naming import NamingScheme, manifest_name
 
-from .mutate import edit_manifest, edit_manifest_message, manifest_relpath, mutation
+from ..edit import edit_manifest, edit_manifest_message, manifest_relpath
+from ..registry import mutation
 
 
-@mutation("manifest/decodes")
+@mutation("manifest/decodes", breaks="manifest.footer-magic")
 def truncate_the_latest_manifest(root):
     path = root / manifest_relpath(root)
     path.write_bytes(path.read_bytes()[:-5])
 
 
-@mutation("manifest/decodes")
+@mutation("manifest/decodes", breaks="manifest.metadata-position-in-file")
 def point_the_footer_past_the_end(root):
     path = root / manifest_relpath(root)
     data = bytearray(path.read_bytes())
@@ -23,7 +24,7 @@ def point_the_footer_past_the_end(root):
     path.write_bytes(bytes(data))
 
 
-@mutation("naming/no-mixture")
+@mutation("naming/no-mixture", breaks=("naming.no-mixture", "naming.consistent-scheme", "history.one-manifest-per-version"))
 def add_a_v1_name_beside_v2_names(root):
     relpath = manifest_relpath(root, 1)
     os.link(root / relpath, root / "_versions" / manifest_name(1, NamingScheme.V1))
@@ -45,7 +46,7 @@ def misname_the_transaction_file(root):
     edit_manifest(root, edit)
 
 
-@mutation("transaction/file-decodes")
+@mutation("transaction/file-decodes", breaks="transaction.file-path-resolves")
 def remove_the_transaction_file(root):
     from reference_impl.dataset import Dataset
 
@@ -53,7 +54,7 @@ def remove_the_transaction_file(root):
     (root / "_transactions" / name).unlink()
 
 
-@mutation("transaction/file-decodes")
+@mutation("transaction/file-decodes", breaks="transaction.file-decodes")
 def garble_the_transaction_file(root):
     from reference_impl.dataset import Dataset
 
@@ -61,7 +62,7 @@ def garble_the_transaction_file(root):
     (root / "_transactions" / name).write_bytes(b"\xff" * 40)
 
 
-@mutation("transaction/read-version", also=("transaction/embedded-matches-file",))
+@mutation("transaction/read-version", also=("transaction/embedded-matches-file",), breaks="transaction.read-version-earlier")
 def make_the_transaction_read_the_future(root):
     def edit(manifest_file):
         manifest_file.transaction.read_version = manifest_file.manifest.version + 5
@@ -69,7 +70,7 @@ def make_the_transaction_read_the_future(root):
     edit_manifest(root, edit)
 
 
-@mutation("transaction/embedded-matches-file")
+@mutation("transaction/embedded-matches-file", breaks="manifest.transaction-section-length-prefixed")
 def change_the_embedded_transaction(root):
     def edit(manifest_file):
         manifest_file.transaction.properties = {"changed": "yes"}
@@ -93,7 +94,7 @@ def clear_the_deletion_flag(root):
     edit_manifest(root, edit)
 
 
-@mutation("feature-flags/stable-row-ids", base="stable_row_ids")
+@mutation("feature-flags/stable-row-ids", base="stable_row_ids", breaks="feature-flags.stable-row-ids", also=("row-id/next-row-id-without-flag",))
 def clear_the_row_id_flag(root):
     def edit(manifest_file):
         manifest_file.manifest.reader_feature_flags &= ~2
@@ -102,7 +103,7 @@ def clear_the_row_id_flag(root):
     edit_manifest(root, edit)
 
 
-@mutation("feature-flags/stable-row-ids", base="stable_row_ids")
+@mutation("feature-flags/stable-row-ids", base="stable_row_ids", breaks="row-id.sequence-when-enabled")
 def drop_one_row_id_sequence(root):
     def edit(message):
         message.fragments[0].ClearField("inline_row_ids")
@@ -135,7 +136,7 @@ def stage_a_manifest_under_a_name_that_is_no_uuid(root):
     os.link(root / relpath, root / "_versions" / "99.manifest-0123456789abcdef-0123456789abcdef")
 
 
-@mutation("manifest/transaction-section-not-empty")
+@mutation("manifest/transaction-section-not-empty", also=("transaction/unknown-operation",))
 def embed_an_empty_transaction(root):
     from reference_impl.transactions import Transaction, UnknownOperation
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from reference_impl.manifest import BasePath
 
-from .mutate import edit_manifest, manifest_relpath, mutation
-from .mutations_fragments import edit_untracked
+from ..edit import edit_manifest, edit_untracked, manifest_relpath
+from ..registry import mutation
 
 
 @mutation("base-path/ids-unique", base="shallow_clone")
@@ -21,7 +21,7 @@ def declare_a_base_id_twice(root):
     edit_manifest(root, edit)
 
 
-@mutation("base-path/base-id-declared")
+@mutation("base-path/base-id-declared", breaks="base-path.base-id-declared")
 def refer_to_an_undeclared_base(root):
     def edit(manifest_file):
         (fragment,) = [f for f in manifest_file.manifest.fragments if f.id == 3]
@@ -30,7 +30,7 @@ def refer_to_an_undeclared_base(root):
     edit_untracked(root, edit)
 
 
-@mutation("base-path/base-id-declared", base="shallow_clone")
+@mutation("base-path/base-id-declared", base="shallow_clone", breaks="base-path.base-id-declared")
 def refer_to_a_base_the_clone_does_not_declare(root):
     def edit(manifest_file):
         manifest_file.manifest.fragments[0].files[0].base_id = 9
@@ -38,7 +38,7 @@ def refer_to_a_base_the_clone_does_not_declare(root):
     edit_untracked(root, edit)
 
 
-@mutation("base-path/exists", base="shallow_clone")
+@mutation("base-path/exists", base="shallow_clone", breaks="data-file.exists")
 def move_the_base_somewhere_empty(root):
     def edit(manifest_file):
         manifest_file.manifest.base_paths[0].path = str(root.parent / "nowhere")
@@ -58,11 +58,11 @@ def write_an_appended_file_into_the_source(root):
     from reference_impl.storage import Storage
     from reference_impl.transactions import Clone
 
-    from .mutations_transactions import _versions_of, edit_transaction
+    from ..edit import edit_transaction, versions_of
 
     storage = Storage(root)
     versions = sorted(list_versions(storage).manifests())
-    (clone_version,) = _versions_of(root, Clone)
+    (clone_version,) = versions_of(root, Clone)
     (base,) = read_manifest_file(storage, manifest_relpath(root, clone_version)).manifest.base_paths
     source = base.path
     private = root.parent / f"{root.name}-own-source"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 
 @mutation("writer-version/full-version")

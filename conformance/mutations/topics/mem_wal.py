@@ -14,7 +14,8 @@ from reference_impl.naming import list_versions
 from reference_impl.storage import Storage
 from reference_impl.wire import table_pb2
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 MEM_WAL_INDEX = "__lance_mem_wal"
 
@@ -48,7 +49,7 @@ def garble_the_mem_wal_details(root):
     edit_manifest(root, apply)
 
 
-@mutation("mem-wal/inline-snapshot", base="nested_pk")
+@mutation("mem-wal/inline-snapshot", base="nested_pk", breaks="mem-wal.snapshot-layout")
 def inline_a_snapshot_that_is_no_lance_file(root):
     edit_mem_wal_details(root, lambda d: setattr(d, "inline_snapshots", b"region snapshots, honest"))
 
@@ -100,12 +101,12 @@ def track_catch_up_for_an_unknown_index(root):
     edit_mem_wal_details(root, edit)
 
 
-@mutation("mem-wal/region-ids", base="nested_pk")
+@mutation("mem-wal/region-ids", base="nested_pk", breaks="mem-wal.region-id-uuid-v4")
 def merge_a_region_named_by_a_version_1_uuid(root):
     edit_mem_wal_details(root, lambda d: d.merged_generations.append(_region(3, uuid.uuid1())))
 
 
-@mutation("mem-wal/region-ids", base="nested_pk")
+@mutation("mem-wal/region-ids", base="nested_pk", breaks="manifest.uuid-sixteen-bytes")
 def merge_a_region_with_a_short_id(root):
     def edit(details):
         entry = details.merged_generations.add(generation=2)
@@ -168,7 +169,7 @@ def store_snapshots(root, *rows: dict, version: int | None = None) -> None:
     edit_mem_wal_details(root, edit, version)
 
 
-@mutation("mem-wal/inline-snapshot", base="nested_pk")
+@mutation("mem-wal/inline-snapshot", base="nested_pk", breaks="mem-wal.snapshot-layout")
 def inline_a_snapshot_with_a_broken_footer(root):
     # Ends like a 2.0 file (footer version 0.3 and the magic), but the 40-byte
     # footer points outside the bytes.

@@ -21,7 +21,8 @@ from pyroaring import BitMap
 from reference_impl.deletions import decode_arrow_deletions, encode_arrow_deletions
 from reference_impl.fragments import DeletionFile, DeletionFileType
 
-from .mutate import edit_manifest, mutation
+from ..edit import edit_manifest
+from ..registry import mutation
 
 
 def _latest_fragment(root, fragment_id: int):
@@ -80,24 +81,24 @@ def _point_latest_at(root, fragment_id: int, *, file_type=None, deletion_id=None
     _edit_latest_untracked(root, edit)
 
 
-@mutation("deletion/file-exists")
+@mutation("deletion/file-exists", breaks="deletion.file-exists")
 def remove_a_deletion_file(root):
     _deletion_path(root, 0).unlink()
 
 
-@mutation("deletion/extension-matches-kind")
+@mutation("deletion/extension-matches-kind", breaks="deletion.extension-matches-kind")
 def give_the_arrow_file_a_bin_extension(root):
     path = _deletion_path(root, 0)
     path.rename(path.with_suffix(".bin"))
 
 
-@mutation("deletion/extension-matches-kind")
+@mutation("deletion/extension-matches-kind", breaks="deletion.extension-matches-kind")
 def store_a_bitmap_in_the_arrow_file(root):
     path = _deletion_path(root, 0)
     path.write_bytes(BitMap(_offsets(root, 0)).serialize())
 
 
-@mutation("deletion/extension-matches-kind")
+@mutation("deletion/extension-matches-kind", breaks="deletion.either-kind")
 def record_an_unknown_deletion_kind(root):
     _point_latest_at(root, 0, file_type=7)
 
@@ -143,7 +144,7 @@ def miscount_the_deleted_rows(root):
     _point_latest_at(root, 1, count=801)
 
 
-@mutation("deletion/offsets-distinct")
+@mutation("deletion/offsets-distinct", breaks="deletion.count-matches-metadata")
 def repeat_an_offset(root):
     path = _deletion_path(root, 0)
     offsets = _offsets(root, 0)

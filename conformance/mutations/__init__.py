@@ -1,0 +1,34 @@
+"""Deliberate, named breakages of the specification, for testing validators.
+
+Each :class:`Mutation` turns a copy of a valid dataset into one that breaks
+the requirements it names (catalog ids, ``conformance/data/requirements.json``)
+and that a validator rule must report. They are how this project proves its
+own validator complete (every requirement a rule checks has a mutation, and
+every mutation trips the rule), and they are public so that another validator
+or reader can be held to the same cases::
+
+    from conformance.mutations import all_mutations, build_bases, copy_dataset
+
+    bases = build_bases(workdir / "bases")             # valid datasets
+    for m in all_mutations():
+        root = copy_dataset(bases[m.base], workdir / m.name)
+        m.apply(root)
+        assert my_validator_rejects(root, m.breaks)     # yours
+
+:func:`conformance.strategies.mutations` draws them in Hypothesis tests.
+"""
+
+from .bases import BASES, build_bases
+from .edit import copy_dataset
+from .registry import Mutation, MutationDeclarationError, all_mutations, broken_requirements, mutation
+
+__all__ = [
+    "BASES",
+    "Mutation",
+    "MutationDeclarationError",
+    "all_mutations",
+    "broken_requirements",
+    "build_bases",
+    "copy_dataset",
+    "mutation",
+]

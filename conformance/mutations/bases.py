@@ -1,0 +1,204 @@
+"""The valid base datasets the mutations start from.
+
+They are written by pylance 14, the production implementation (imported only
+when a base is built), because several shapes the rules must see only it
+writes: legacy (v0.x) data files, a MemWAL index, pylance's own index files.
+Each builder says what its dataset holds; the mutations in
+:mod:`conformance.mutations.topics` rely on those facts, and the validator
+tests check that every base is clean before a mutation is applied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+
+def _lance():
+    import lance
+
+    return lance
+
+
+def _rows(start: int, count: int) -> pa.Table:
+    ids = list(range(start, start + count))
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": [f"row {i}" if i % 4 else None for i in ids],
+            "point": [{"x": float(i), "y": -float(i)} for i in ids],
+        }
+    )
+
+
+def build_plain(path: Path) -> None:
+    """pylance 14, V2 names, several versions: appends, a sparse and a dense
+    delete, a scalar index, a tag and table config."""
+    _lance().write_dataset(_rows(0, 3000), path, max_rows_per_file=1000)
+    _lance().write_dataset(_rows(3000, 500), path, mode="append")
+    dataset = _lance().dataset(path)
+    dataset.delete("id < 3")
+    dataset.delete("id >= 1000 AND id < 1800")
+    dataset.create_scalar_index("id", "BTREE")
+    dataset.tags.create("stable", 2)
+    dataset.update_config({"owner.team": "conformance"})
+
+
+def build_stable_row_ids(path: Path) -> None:
+    """pylance 14 with stable row ids and V1 names."""
+    _lance().write_dataset(_rows(0, 100), path, enable_stable_row_ids=True, max_rows_per_file=40,
+                        enable_v2_manifest_paths=False)
+    _lance().write_dataset(_rows(100, 30), path, mode="append")
+    _lance().dataset(path).delete("id % 10 = 0")
+
+
+def build_legacy(path: Path) -> None:
+    """pylance 14 with legacy (v0.x) data files: created empty (version 1 has
+    no fragment), then two fragments, a second data file per fragment and a
+    delete."""
+    _lance().write_dataset(_rows(0, 60).slice(0, 0), path, data_storage_version="legacy")
+    _lance().write_dataset(_rows(0, 60), path, mode="append", max_rows_per_file=40)
+    _lance().dataset(path).add_columns({"double_id": "id * 2"})
+    _lance().dataset(path).delete("id = 7")
+
+
+def build_shallow_clone(path: Path) -> None:
+    """A shallow clone (base path 0 is the source, a sibling directory named
+    ``<name>-source`` opened by absolute path), then an append and a delete in
+    the clone."""
+    source = path.parent / f"{path.name}-source"
+    dataset = _lance().write_dataset(_rows(0, 50), source.absolute(), max_rows_per_file=30)
+    dataset.tags.create("published", 1)
+    dataset.shallow_clone(str(path.absolute()), "published")
+    _lance().write_dataset(_rows(50, 20), path, mode="append")
+    _lance().dataset(path).delete("id = 3 OR id = 55")
+
+
+def build_evolution(path: Path) -> None:
+    """pylance 14, one version per kind of operation the transaction rules
+    compare: 1 create (Overwrite), 2 Append, 3 Delete, 4 Update, 5 add_columns
+    (Merge), 6 drop_columns (Project), 7 and 8 compaction (ReserveFragments,
+    then a Rewrite built on version 6), 9 Restore of version 3, 10 Delete,
+    11 Update."""
+    _lance().write_dataset(_rows(0, 30), path, max_rows_per_file=10)
+    _lance().write_dataset(_rows(30, 10), path, mode="append")
+    dataset = _lance().dataset(path)
+    dataset.delete("id < 3")
+    dataset.update({"name": "'changed'"}, where="id = 12")
+    dataset.add_columns({"double_id": "id * 2"})
+    dataset.drop_columns(["point"])
+    dataset.optimize.compact_files(target_rows_per_fragment=1000)
+    _lance().dataset(path, version=3).restore()
+    dataset = _lance().dataset(path)
+    dataset.delete("id = 20")
+    dataset.update({"name": "'again'"}, where="id = 15")
+    from reference_impl.manifest_file import read_manifest_file
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+    from reference_impl.transactions import read_transaction_file
+
+    storage = Storage(path)
+    kinds = [
+        read_transaction_file(storage, read_manifest_file(storage, relpath).manifest.transaction_file).operation_name
+        for _, relpath in sorted(list_versions(storage).manifests().items())
+    ]
+    expected = ["overwrite", "append", "delete", "update", "merge", "project", "reserve_fragments", "rewrite",
+                "restore", "delete", "update"]
+    if kinds != expected:
+        raise AssertionError(f"the evolution base has operations {kinds}, expected {expected}")
+
+
+_PRIMARY_KEY = "lance-schema:unenforced-primary-key"
+_NESTED_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False, metadata={_PRIMARY_KEY: "true", _PRIMARY_KEY + ":position": "1"}),
+        pa.field("meta", pa.struct([pa.field("tenant", pa.int32(), nullable=False), pa.field("note", pa.string())]),
+                 nullable=False),
+        pa.field("tags", pa.list_(pa.field("item", pa.int32(), nullable=False)), nullable=False),
+        pa.field("vec", pa.list_(pa.float32(), 2)),
+    ]
+)
+
+
+def _nested_rows(start: int, count: int) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {"id": i, "meta": {"tenant": i % 3, "note": None if i % 5 == 0 else f"n{i}"}, "tags": [i, i + 1][: i % 3],
+             "vec": [float(i), 0.5]}
+            for i in range(start, start + count)
+        ],
+        schema=_NESTED_SCHEMA,
+    )
+
+
+def build_nested_pk(path: Path) -> None:
+    """pylance 14: a nested schema (non-nullable struct and list, a fixed-size
+    list) with a primary key on ``id``; 1 create, 2 append, 3 rename ``vec``
+    to ``embedding`` (Project), 4 btree index on ``id``, 5 MemWAL index
+    (bucket sharding on ``id``, every index maintained)."""
+    _lance().write_dataset(_nested_rows(0, 60), path, max_rows_per_file=30)
+    _lance().write_dataset(_nested_rows(60, 20), path, mode="append")
+    _lance().dataset(path).alter_columns({"path": "vec", "name": "embedding"})
+    _lance().dataset(path).create_scalar_index("id", "BTREE", name="id_idx")
+    _lance().dataset(path).initialize_mem_wal(bucket_column="id", num_buckets=2)
+
+
+def build_branched(path: Path) -> None:
+    """pylance 14 with branches: main has versions 1 and 2 (an append) and
+    tag ``v1``; branch ``feature/x`` starts from version 1 and appends (its
+    versions 1 and 2, version 2 tagged ``on-branch``); branch ``empty``
+    starts from version 1 and has no commit of its own."""
+    dataset = _lance().write_dataset(_rows(0, 200), path.absolute(), max_rows_per_file=100)
+    dataset.tags.create("v1", 1)
+    branch = dataset.create_branch("feature/x", 1)
+    _lance().write_dataset(_rows(200, 50), branch, mode="append")
+    _lance().dataset(path.absolute()).create_branch("empty", 1)
+    _lance().dataset(path.absolute()).tags.create("on-branch", ("feature/x", 2))
+    _lance().write_dataset(_rows(250, 10), path.absolute(), mode="append")
+
+
+_V2_0_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("score", pa.float64(), nullable=False),
+    ]
+)
+
+
+def _v2_0_rows(start: int, count: int) -> pa.Table:
+    return pa.Table.from_pylist(
+        [{"id": i, "name": None if i % 3 == 0 else f"n{i}", "score": i / 4} for i in range(start, start + count)],
+        schema=_V2_0_SCHEMA,
+    )
+
+
+def build_v2_0(path: Path) -> None:
+    """pylance 14 writing version 2.0 data files (the ones the reference
+    reader decodes): non-nullable ``id`` and ``score`` beside a nullable
+    ``name`` with nulls; 1 create (two fragments of 50 rows), 2 append."""
+    _lance().write_dataset(_v2_0_rows(0, 100), path, data_storage_version="2.0", max_rows_per_file=50)
+    _lance().write_dataset(_v2_0_rows(100, 20), path, mode="append")
+
+
+BASES = {
+    "branched": build_branched,
+    "nested_pk": build_nested_pk,
+    "plain": build_plain,
+    "stable_row_ids": build_stable_row_ids,
+    "legacy": build_legacy,
+    "shallow_clone": build_shallow_clone,
+    "evolution": build_evolution,
+    "v2_0": build_v2_0,
+}
+
+
+def build_bases(directory: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Build the named bases (default: all) under ``directory``; name -> root."""
+    directory = Path(directory)
+    built = {}
+    for name in names or sorted(BASES):
+        BASES[name](directory / name)
+        built[name] = directory / name
+    return built

@@ -1,0 +1,110 @@
+"""The registry of mutations: named, deliberate breakages of the specification.
+
+A mutation is a function registered with :func:`mutation`. It receives the
+root of a fresh copy of a valid base dataset (:mod:`conformance.mutations.bases`)
+and changes it on disk so that it now breaks the requirements it names in
+``breaks``, and so that the validator rule ``rule`` reports it, at the rule's
+severity. Where a defect cannot help tripping a related rule too, the
+mutation declares that rule in ``also``; any other error or warning is a
+finding the mutation did not expect.
+
+For a requirement that permits something (a MAY, such as a field id reused
+after a drop), "breaking" it means using the permission: the rule citing it
+then reports an info that says so, and nothing worse.
+
+The registry is filled by importing the topic modules in
+:mod:`conformance.mutations.topics`; :func:`all_mutations` does that.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from conformance.validator.registry import Severity, rules_by_id
+
+#: The base every mutation starts from unless it names another.
+DEFAULT_BASE = "plain"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """``apply(root)`` edits a copy of base dataset ``base`` so that it
+    breaks the requirements ``breaks`` and rule ``rule`` reports it."""
+
+    rule: str
+    severity: Severity
+    breaks: tuple[str, ...]
+    base: str
+    apply: Callable[[Path], None]
+    also: frozenset[str]
+    name: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}:{self.name}"
+
+
+_MUTATIONS: dict[str, Mutation] = {}
+
+
+class MutationDeclarationError(ValueError):
+    """A mutation names an unknown rule, or requirements its rule does not cite."""
+
+
+def mutation(rule: str, *, breaks: tuple[str, ...] | str | None = None, base: str = DEFAULT_BASE,
+             also: tuple[str, ...] = ()):
+    """Register a mutation that ``rule`` must report on a copy of base ``base``.
+
+    ``breaks`` names the requirements the change violates, among those the
+    rule cites; it may be left out when the rule cites exactly one."""
+
+    def register(apply: Callable[[Path], None]):
+        known = rules_by_id()
+        if rule not in known:
+            raise MutationDeclarationError(f"mutation {apply.__name__}: no rule {rule!r}")
+        cited = known[rule].requirements
+        if breaks is None:
+            if len(cited) != 1:
+                raise MutationDeclarationError(
+                    f"mutation {apply.__name__}: rule {rule} cites {list(cited)}; say which one it breaks"
+                )
+            broken = cited
+        else:
+            broken = (breaks,) if isinstance(breaks, str) else tuple(breaks)
+        stray = [r for r in broken if r not in cited]
+        if stray or not broken:
+            raise MutationDeclarationError(
+                f"mutation {apply.__name__}: rule {rule} does not cite {stray or 'an empty list'}"
+            )
+        unknown_also = [r for r in also if r not in known]
+        if unknown_also:
+            raise MutationDeclarationError(f"mutation {apply.__name__}: no rules {unknown_also}")
+        entry = Mutation(rule, known[rule].severity, broken, base, apply, frozenset(also), apply.__name__)
+        if entry.id in _MUTATIONS:
+            raise MutationDeclarationError(f"mutation {entry.id} is registered twice")
+        _MUTATIONS[entry.id] = entry
+        return apply
+
+    return register
+
+
+def all_mutations() -> list[Mutation]:
+    """Every registered mutation, by id."""
+    from . import topics
+
+    for module in pkgutil.iter_modules(topics.__path__):
+        importlib.import_module(f"{topics.__name__}.{module.name}")
+    return [_MUTATIONS[key] for key in sorted(_MUTATIONS)]
+
+
+def broken_requirements() -> dict[str, list[Mutation]]:
+    """Requirement id -> the mutations that break it."""
+    found: dict[str, list[Mutation]] = {}
+    for entry in all_mutations():
+        for requirement in entry.breaks:
+            found.setdefault(requirement, []).append(entry)
+    return found
