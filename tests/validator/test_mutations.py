@@ -3,9 +3,11 @@ requirement a rule checks is broken by some mutation.
 
 Each registered mutation (:mod:`conformance.mutations.topics`) runs on a fresh
 copy of its valid base dataset: before it, the base draws no error or
-warning; after it, the mutation's rule reports a finding at its severity, and
-no other rule reports an error or warning except those the mutation declares
-it cannot help tripping.
+warning; after it, the mutation's rule reports a new finding at its severity
+citing the requirements the mutation breaks, and no other rule reports an
+error or warning except those the mutation declares it cannot help tripping.
+(An info rule may already report on a base, for what pylance does its own
+way; the mutation must add a finding of its own.)
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
     root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
     before = _findings(root)
     assert not _serious(before), f"the base dataset {case.base} is not clean: {_serious(before)}"
-    assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
+    if case.severity in SERIOUS:
+        assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
 
     case.apply(root)
     after = _findings(root)
-    assert case.rule in after, f"{case.rule} did not report; findings were {after}"
-    reported = after[case.rule]
+    reported = [f for f in after.get(case.rule, []) if f not in before.get(case.rule, [])]
+    assert reported, f"{case.rule} reported nothing new; findings were {after}"
     assert any(f.severity is case.severity for f in reported), reported
     assert all(set(case.breaks) <= set(f.requirements) for f in reported), reported
     unexpected = set(_serious(after)) - {case.rule} - case.also
