@@ -21,24 +21,27 @@ Examples::
         assert my_decode_manifest(data).version == manifest.version
 
     @given(lst.mutations())
-    def test_my_validator(m):                  # valid object + one broken requirement
-        assert not my_validate(m.valid)
-        assert m.requirement_id in my_validate(m.mutated)
+    def test_my_validator(bases, tmp_path_factory, m):   # one broken requirement
+        root = m.apply_to_copy(bases, tmp_path_factory.mktemp("m"))
+        assert m.requirement_id in my_validate(root)
 
 Strategies: :func:`logical_types`, :func:`arrow_schemas`, :func:`schemas`,
 :func:`arrow_tables`, :func:`fragments`, :func:`deletion_vectors`,
 :func:`row_id_sequences`, :func:`indices`, :func:`manifests`,
 :func:`indexed_manifests`, :func:`transactions`, :func:`commit_schedules`,
-:func:`mutations` (with the :data:`MUTATORS` table, requirement id ->
-mutator), plus :func:`wire_transactions` (anything the transaction proto can
-carry, for codec round trips).
+:func:`mutations` (a requirement and a registered dataset mutation that
+breaks it, :mod:`conformance.mutations`), :func:`manifest_mutations` (the same
+idea on generated manifests, for the requirements a manifest alone can break;
+:data:`MANIFEST_MUTATORS`), plus :func:`wire_transactions` (anything the
+transaction proto can carry, for codec round trips).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, NamedTuple
 
 import pyarrow as pa
 from hypothesis import strategies as st
@@ -80,10 +83,14 @@ from reference_impl.transactions import (
     UpdateMode,
 )
 
+if TYPE_CHECKING:
+    from .mutations import Mutation
+
 __all__ = [
-    "MUTATORS",
+    "MANIFEST_MUTATORS",
     "CommitSchedule",
-    "Mutation",
+    "DatasetMutation",
+    "ManifestMutation",
     "arrow_data_types",
     "arrow_fields",
     "arrow_schemas",
@@ -95,6 +102,8 @@ __all__ = [
     "indices",
     "logical_types",
     "manifests",
+    "manifest_mutations",
+    "mutated_requirements",
     "mutations",
     "row_id_sequences",
     "schemas",
@@ -791,7 +800,56 @@ def commit_schedules(draw, min_writers: int = 2, max_writers: int = 4):
 # ---------------------------------------------------------------------------
 
 
-class Mutation(NamedTuple):
+class DatasetMutation(NamedTuple):
+    """A requirement of the catalog and a registered mutation
+    (:class:`conformance.mutations.Mutation`) that breaks it. The valid
+    object is the mutation's base dataset, ``mutation.base``, one of
+    :data:`conformance.mutations.BASES`."""
+
+    requirement_id: str
+    mutation: "Mutation"
+
+    def apply_to_copy(self, bases: Mapping[str, Path], directory: Path) -> Path:
+        """Copy the base (``bases`` maps base names to valid datasets, as
+        :func:`conformance.mutations.build_bases` returns) into
+        ``directory`` and break it; the broken dataset's root."""
+        from .mutations import copy_dataset
+
+        root = copy_dataset(Path(bases[self.mutation.base]), Path(directory) / self.mutation.name)
+        self.mutation.apply(root)
+        return root
+
+
+def mutated_requirements() -> set[str]:
+    """The requirement ids :func:`mutations` can draw."""
+    from .mutations import broken_requirements
+
+    return set(broken_requirements())
+
+
+def mutations(requirement_ids: Iterable[str] | None = None) -> st.SearchStrategy[DatasetMutation]:
+    """:class:`DatasetMutation`: a requirement (one of ``requirement_ids``,
+    default every one :func:`mutated_requirements` holds), then one of the
+    registered mutations that break it. Guarantee: applied to a copy of its
+    base, the mutation makes the validator rule it names report a finding
+    citing ``requirement_id`` (tests/validator/test_mutations.py holds every
+    registered mutation to that). Shrinks towards the first requirement id in
+    sorted order."""
+    from .mutations import broken_requirements
+
+    by_requirement = broken_requirements()
+    chosen = sorted(set(requirement_ids) if requirement_ids is not None else by_requirement)
+    unknown = [r for r in chosen if r not in by_requirement]
+    if unknown or not chosen:
+        raise ValueError(f"no registered mutation breaks {unknown or 'an empty selection'}")
+    return st.sampled_from(chosen).flatmap(
+        lambda requirement: st.sampled_from(by_requirement[requirement]).map(
+            lambda mutation: DatasetMutation(requirement, mutation)
+        )
+    )
+
+
+class ManifestMutation(NamedTuple):
     """``valid`` and ``mutated`` are manifests (with their index sections,
     ``valid_indices`` / ``mutated_indices``); ``mutated`` breaks exactly the
     requirement ``requirement_id`` of the catalog (conformance/requirements)."""
@@ -804,7 +862,7 @@ class Mutation(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Mutator:
+class ManifestMutator:
     """How to break one requirement: ``needs`` are the
     :func:`indexed_manifests` arguments that make the breakage possible;
     ``apply(manifest, indices)`` edits copies in place."""
@@ -896,43 +954,43 @@ def _absolute_path(m: Manifest, idx: list) -> None:
     m.fragments[0].files[0].path = "/tmp/elsewhere.lance"
 
 
-#: requirement id -> :class:`Mutator`; the manifest-level breakages
-#: :func:`mutations` draws from. Coverage against the catalog can be checked
-#: with ``set(MUTATORS) <= {r.id for r in conformance.requirements...}``.
-MUTATORS: dict[str, Mutator] = {
-    "fragment.id-unique": Mutator({"min_fragments": 2}, _dup_fragment_id),
-    "fragment.max-id-covers-fragments": Mutator({"min_fragments": 1}, _fragment_above_max),
-    "fragment.has-data-file": Mutator({"min_fragments": 1}, _no_data_file),
-    "fragment.id-fits-u32": Mutator({"min_fragments": 1}, _fragment_id_over_u32),
-    "schema.field-ids-unique": Mutator({"min_fields": 2}, _dup_field_id),
-    "schema.parent-id-exists": Mutator({}, _dangling_parent),
-    "schema.logical-type-known": Mutator({}, _unknown_type),
-    "data-file.no-unassigned-field-id": Mutator({"min_fragments": 1}, _negative_field_id),
-    "data-file.path-relative": Mutator({"min_fragments": 1}, _absolute_path),
-    "feature-flags.deletion-files": Mutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _drop_deletion_flag),
-    "feature-flags.stable-row-ids": Mutator({"min_fragments": 1, "stable_row_ids": True}, _drop_row_ids),
-    "feature-flags.known-bits": Mutator({}, _unknown_flag),
-    "row-id.next-row-id-above-all": Mutator({"min_fragments": 1, "stable_row_ids": True}, _next_row_id_too_low),
-    "deletion.absent-when-nothing-deleted": Mutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _empty_deletion),
-    "deletion.count-within-physical-rows": Mutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _too_many_deleted),
-    "deletion.read-version-earlier": Mutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _deletion_read_later),
-    "index.name-unique": Mutator({"min_indices": 2}, _dup_index_name),
-    "index.uuid-unique": Mutator({"min_indices": 2}, _dup_index_uuid),
-    "index.fields-exist": Mutator({"min_indices": 1}, _index_missing_field),
-    "index.dataset-version-not-later": Mutator({"min_indices": 1}, _index_from_future),
+#: requirement id -> :class:`ManifestMutator`; the manifest-level breakages
+#: :func:`manifest_mutations` draws from (each also has a dataset mutation in
+#: :mod:`conformance.mutations`).
+MANIFEST_MUTATORS: dict[str, ManifestMutator] = {
+    "fragment.id-unique": ManifestMutator({"min_fragments": 2}, _dup_fragment_id),
+    "fragment.max-id-covers-fragments": ManifestMutator({"min_fragments": 1}, _fragment_above_max),
+    "fragment.has-data-file": ManifestMutator({"min_fragments": 1}, _no_data_file),
+    "fragment.id-fits-u32": ManifestMutator({"min_fragments": 1}, _fragment_id_over_u32),
+    "schema.field-ids-unique": ManifestMutator({"min_fields": 2}, _dup_field_id),
+    "schema.parent-id-exists": ManifestMutator({}, _dangling_parent),
+    "schema.logical-type-known": ManifestMutator({}, _unknown_type),
+    "data-file.no-unassigned-field-id": ManifestMutator({"min_fragments": 1}, _negative_field_id),
+    "data-file.path-relative": ManifestMutator({"min_fragments": 1}, _absolute_path),
+    "feature-flags.deletion-files": ManifestMutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _drop_deletion_flag),
+    "feature-flags.stable-row-ids": ManifestMutator({"min_fragments": 1, "stable_row_ids": True}, _drop_row_ids),
+    "feature-flags.known-bits": ManifestMutator({}, _unknown_flag),
+    "row-id.next-row-id-above-all": ManifestMutator({"min_fragments": 1, "stable_row_ids": True}, _next_row_id_too_low),
+    "deletion.absent-when-nothing-deleted": ManifestMutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _empty_deletion),
+    "deletion.count-within-physical-rows": ManifestMutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _too_many_deleted),
+    "deletion.read-version-earlier": ManifestMutator({"min_fragments": 1, "deletions": True, "stable_row_ids": False}, _deletion_read_later),
+    "index.name-unique": ManifestMutator({"min_indices": 2}, _dup_index_name),
+    "index.uuid-unique": ManifestMutator({"min_indices": 2}, _dup_index_uuid),
+    "index.fields-exist": ManifestMutator({"min_indices": 1}, _index_missing_field),
+    "index.dataset-version-not-later": ManifestMutator({"min_indices": 1}, _index_from_future),
 }
 
 
 @st.composite
-def mutations(draw, requirement_ids: list[str] | None = None):
-    """:class:`Mutation`: a valid manifest (from :func:`indexed_manifests`,
+def manifest_mutations(draw, requirement_ids: list[str] | None = None):
+    """:class:`ManifestMutation`: a valid manifest (from :func:`indexed_manifests`,
     drawn with what the mutator needs, so nothing is filtered) and a copy
-    edited to break one requirement of :data:`MUTATORS` (restricted to
+    edited to break one requirement of :data:`MANIFEST_MUTATORS` (restricted to
     ``requirement_ids`` when given). Guarantee: ``valid`` satisfies every
     manifest-level requirement :func:`manifests` promises, and ``mutated``
     differs from it only by the one edit."""
-    requirement = draw(st.sampled_from(sorted(requirement_ids or MUTATORS)))
-    mutator = MUTATORS[requirement]
+    requirement = draw(st.sampled_from(sorted(requirement_ids or MANIFEST_MUTATORS)))
+    mutator = MANIFEST_MUTATORS[requirement]
     needs = dict(mutator.needs)
     if needs.get("deletions"):
         needs.setdefault("min_fragments", 1)
@@ -948,4 +1006,4 @@ def mutations(draw, requirement_ids: list[str] | None = None):
         manifest.writer_feature_flags |= ff.DELETION_FILES
     mutated, mutated_indices = copy.deepcopy(manifest), copy.deepcopy(found)
     mutator.apply(mutated, mutated_indices)
-    return Mutation(manifest, requirement, mutated, found, mutated_indices)
+    return ManifestMutation(manifest, requirement, mutated, found, mutated_indices)

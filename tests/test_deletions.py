@@ -36,14 +36,11 @@ from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import resolve_version
 from reference_impl.storage import Storage
 
+from tests.hypothesis_budget import examples
+
 lance = pytest.importorskip("lance")
 from lance.fragment import FragmentMetadata  # noqa: E402
 
-
-def _examples(factor: int) -> int:
-    """``factor`` times the example count of the active Hypothesis profile
-    (tests/conftest.py), so dev/ci/nightly all scale this file."""
-    return max(1, factor * settings.default.max_examples)
 
 
 def _table(start: int, count: int) -> pa.Table:
@@ -210,7 +207,7 @@ def test_base_paths_are_honoured(tmp_path):
 offset_sets = strategies.deletion_vectors()
 
 
-@settings(max_examples=_examples(2))
+@settings(max_examples=examples(2))
 @given(offset_sets)
 def test_encodings_round_trip(offsets):
     """For any set of u32 offsets, both encodings decode to the sorted set."""
@@ -218,7 +215,7 @@ def test_encodings_round_trip(offsets):
     assert decode_bitmap_deletions(encode_bitmap_deletions(offsets), "b") == sorted(offsets)
 
 
-@settings(max_examples=_examples(1))
+@settings(max_examples=examples(1))
 @given(strategies.deletion_vectors(min_size=1), st.sampled_from([None, DeletionFileType.ARROW_ARRAY, DeletionFileType.BITMAP]))
 def test_written_files_read_back(tmp_path_factory, offsets, file_type):
     """write_deletion_file then read_deletion_file gives the sorted offsets,
@@ -307,7 +304,7 @@ def test_missing_and_unknown_files(tmp_path):
         read_deletion_file(storage, 0, DeletionFile(5, 1, 2, 0))
 
 
-@settings(max_examples=_examples(4))
+@settings(max_examples=examples(4))
 @given(st.binary(max_size=300), st.integers(0, 2000), st.integers(0, 255))
 def test_garbage_never_escapes_as_another_error(noise, index, byte):
     """Random bytes, and real files with one byte changed, either decode to

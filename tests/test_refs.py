@@ -29,14 +29,10 @@ from reference_impl.refs import (
     write_tag,
 )
 from reference_impl.storage import Storage
+from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
 
-
-def _examples(factor: int) -> int:
-    """``factor`` times the example count of the active Hypothesis profile
-    (tests/conftest.py), so dev/ci/nightly all scale this file."""
-    return max(1, factor * settings.default.max_examples)
 
 
 def _rows(count: int) -> pa.Table:
@@ -228,7 +224,7 @@ def scratch_dataset(tmp_path_factory):
 ref_names = st.text(alphabet="ab.-_/\\@ é", min_size=0, max_size=8)
 
 
-@settings(max_examples=min(200, _examples(1)))
+@settings(max_examples=min(200, examples(1)))
 @given(ref_names)
 def test_tag_rules_agree_with_pylance(scratch_dataset, name):
     """A tag name is accepted here exactly when pylance accepts it."""
@@ -243,7 +239,7 @@ def test_tag_rules_agree_with_pylance(scratch_dataset, name):
     assert is_valid_tag_name(name) == accepted
 
 
-@settings(max_examples=min(200, _examples(1)))
+@settings(max_examples=min(200, examples(1)))
 @given(ref_names)
 def test_branch_rules_agree_with_pylance(scratch_dataset, name):
     """A branch name is accepted here exactly when pylance accepts it."""

@@ -33,14 +33,10 @@ from reference_impl.row_ids import (
 from reference_impl.deletions import read_deletion_file
 from reference_impl.storage import Storage
 from reference_impl.wire import rowids_pb2
+from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
 
-
-def _examples(factor: int) -> int:
-    """``factor`` times the example count of the active Hypothesis profile
-    (tests/conftest.py), so dev/ci/nightly all scale this file."""
-    return max(1, factor * settings.default.max_examples)
 
 U64_MAX = 2**64 - 1
 
@@ -260,7 +256,7 @@ def test_row_address_helpers():
 
 # -- round trips ----------------------------------------------------------------------
 
-@settings(max_examples=_examples(4))
+@settings(max_examples=examples(4))
 @given(strategies.row_id_sequences())
 def test_encode_then_decode_is_identity(values):
     """For any list of distinct u64s, decode(encode(v)) == v, and every
@@ -298,7 +294,7 @@ def explicit_segments(draw):
     return segments
 
 
-@settings(max_examples=_examples(4))
+@settings(max_examples=examples(4))
 @given(explicit_segments(), st.sampled_from([None, "u32", "u64"]))
 def test_every_segment_kind_round_trips(segments, width):
     """Whatever segment kinds and array widths a writer picks, decoding gives
@@ -308,7 +304,7 @@ def test_every_segment_kind_round_trips(segments, width):
     assert row_id_segment_kinds(data) == [kind for kind, _ in segments]
 
 
-@settings(max_examples=_examples(3))
+@settings(max_examples=examples(3))
 @given(st.lists(st.sampled_from([1, 2, 5, 2**40, U64_MAX]), max_size=200))
 def test_version_sequence_round_trips(versions):
     """decode(encode(v)) == v, with one run per maximal block of equal versions."""
@@ -443,7 +439,7 @@ def test_version_run_without_span_is_corrupt():
         decode_version_sequence(msg.SerializeToString())
 
 
-@settings(max_examples=_examples(5), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.binary(max_size=64), st.builds(lambda v, i, b: (v, i, b), strategies.sorted_row_ids(), st.integers(0, 400), st.integers(0, 255))))
 def test_garbage_is_corrupt_or_decodes(sample):
     """Random bytes, and valid encodings with one byte changed, either decode

@@ -30,13 +30,17 @@ from reference_impl.row_ids import decode_row_id_sequence, encode_row_id_sequenc
 from reference_impl.storage import Storage
 from reference_impl.transactions import OPERATIONS, read_transaction_file, write_transaction_file
 from reference_impl.wire import transaction_pb2
+from tests.hypothesis_budget import examples
 
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_TOLERANT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+#: Half the profile's examples for properties that stay in memory, a sixth
+#: for those that write files or validate (ci: 25 and 8).
+FAST = settings(max_examples=examples(1 / 2), **_TOLERANT)
+SLOW = settings(max_examples=examples(1 / 6), **_TOLERANT)
 
-#: Every rule citing a requirement some mutator breaks: the manifest-level
-#: rules a valid generated manifest must pass.
-MUTATED_REQUIREMENTS = set(strategies.MUTATORS)
+#: Every rule citing a requirement some manifest mutator breaks: the
+#: manifest-level rules a valid generated manifest must pass.
+MUTATED_REQUIREMENTS = set(strategies.MANIFEST_MUTATORS)
 MANIFEST_RULES = sorted({r.id for r in all_rules() if MUTATED_REQUIREMENTS & set(r.requirements)})
 
 
@@ -214,23 +218,23 @@ def test_arrow_tables_follow_a_given_schema(data):
 # -- mutations ------------------------------------------------------------------------
 
 
-def test_mutators_name_catalog_requirements_with_rules():
-    """Every MUTATORS key is a catalog requirement that some rule cites."""
+def test_manifest_mutators_name_catalog_requirements_with_rules():
+    """Every MANIFEST_MUTATORS key is a catalog requirement that some rule cites."""
     catalog = load_requirements()
     cited = {req for r in all_rules() for req in r.requirements}
-    assert set(strategies.MUTATORS) <= set(catalog)
-    assert set(strategies.MUTATORS) <= cited
+    assert set(strategies.MANIFEST_MUTATORS) <= set(catalog)
+    assert set(strategies.MANIFEST_MUTATORS) <= cited
 
 
-@pytest.mark.parametrize("requirement_id", sorted(strategies.MUTATORS))
-def test_mutation_breaks_its_requirement(requirement_id):
+@pytest.mark.parametrize("requirement_id", sorted(strategies.MANIFEST_MUTATORS))
+def test_manifest_mutation_breaks_its_requirement(requirement_id):
     """For each mutator: the valid manifest draws no error or warning from
     the rules citing the requirement; the mutated one draws at least one that
     cites it."""
     rules = [r.id for r in all_rules() if requirement_id in r.requirements]
 
     @settings(max_examples=4, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(strategies.mutations([requirement_id]))
+    @given(strategies.manifest_mutations([requirement_id]))
     def check(mutation):
         assert mutation.requirement_id == requirement_id
         valid = validate(_write_version(mutation.valid, mutation.valid_indices), rules=rules)

@@ -12,11 +12,18 @@ way; the mutation must add a finding of its own.)
 
 from __future__ import annotations
 
-import pytest
+import tempfile
+from pathlib import Path
 
-from conformance.mutations import all_mutations, broken_requirements, copy_dataset
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conformance import strategies
+from conformance.mutations import all_mutations, copy_dataset
 from conformance.mutations.bases import BASES
+from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
+from tests.hypothesis_budget import examples
 
 MUTATIONS = all_mutations()
 SERIOUS = (Severity.ERROR, Severity.WARNING)
@@ -53,11 +60,49 @@ def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
 
 
 def test_every_requirement_a_rule_checks_has_a_mutation():
-    """From the catalog side: a new rule, or a new requirement cited by an old
-    one, fails here until a mutation breaks it."""
-    cited = {requirement for r in all_rules() for requirement in r.requirements}
-    missing = sorted(cited - set(broken_requirements()))
-    assert not missing, f"requirements checked by a rule but broken by no mutation: {missing}"
+    """From the catalog side: every catalog requirement that some rule cites
+    can be drawn from ``strategies.mutations()``. A new rule, or a new
+    requirement cited by an old one, fails here until a mutation breaks it."""
+    cited_by = {}
+    for r in all_rules():
+        for requirement in r.requirements:
+            cited_by.setdefault(requirement, []).append(r.id)
+    checked = [requirement for requirement in load_requirements() if requirement in cited_by]
+    assert set(cited_by) <= set(checked), "rules cite requirements missing from the catalog"
+    missing = {r: cited_by[r] for r in checked if r not in strategies.mutated_requirements()}
+    assert not missing, f"requirements checked by a rule (listed) but broken by no mutation: {missing}"
+
+
+@settings(max_examples=examples(1 / 5), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(drawn=strategies.mutations())
+def test_a_drawn_mutation_breaks_the_requirement_it_names(base_datasets, drawn):
+    """Property of the public strategy: whatever ``mutations()`` draws,
+    applying it to a copy of its base makes the validator report a finding
+    that cites the drawn requirement, at the severity of the rule the
+    mutation names."""
+    assert drawn.requirement_id in drawn.mutation.breaks
+    with tempfile.TemporaryDirectory(prefix="drawn-mutation-") as directory:
+        root = drawn.apply_to_copy(base_datasets, Path(directory))
+        findings = validate(root, all_versions=True).findings
+    citing = [f for f in findings if f.rule == drawn.mutation.rule and drawn.requirement_id in f.requirements]
+    assert any(f.severity is drawn.mutation.severity for f in citing), findings
+
+
+def test_mutations_can_be_restricted_to_requirements():
+    """``mutations(ids)`` draws only mutations breaking one of ``ids``, and
+    refuses a requirement nothing breaks."""
+    wanted = ["fragment.id-unique", "deletion.file-exists"]
+
+    @settings(max_examples=20, database=None)
+    @given(drawn=strategies.mutations(wanted))
+    def check(drawn):
+        assert drawn.requirement_id in wanted
+        assert drawn.requirement_id in drawn.mutation.breaks
+
+    check()
+    with pytest.raises(ValueError, match="no-such.requirement"):
+        strategies.mutations(["no-such.requirement"])
 
 
 def test_every_rule_has_a_mutation():
