@@ -19,7 +19,6 @@ from conformance.validator import Severity, validate
 from conformance.validator.rules import deletions as deletion_rules, row_ids as row_id_rules
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
-from conformance.mutations.topics.row_ids import _externalise
 
 lance = pytest.importorskip("lance")
 
@@ -186,26 +185,6 @@ def test_files_beyond_the_size_limit_are_reported_not_read(base_datasets, tmp_pa
 
 
 # -- row id warnings and infos ---------------------------------------------------------------
-
-
-def test_next_row_id_without_the_flag_is_a_warning(base_datasets, tmp_path):
-    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-
-    def edit(manifest_file):
-        manifest_file.manifest.next_row_id = 5
-
-    edit_manifest(root, edit, version=1)
-    findings = _findings(root)
-    assert _by_severity(findings, Severity.WARNING) == ["row-id/next-row-id-without-flag"]
-    assert not _by_severity(findings, Severity.ERROR)
-
-
-def test_an_external_sequence_inside_its_file_is_accepted(base_datasets, tmp_path):
-    root = copy_dataset(base_datasets["stable_row_ids"], tmp_path / "ds")
-    _externalise(root)
-    problems = {(f.rule, f.severity) for f in _findings(root, "row-id/") if f.severity is not Severity.INFO}
-    # Readable and in range; only the advice to keep so small a sequence inline remains.
-    assert problems == {("row-id/inline-when-small", Severity.WARNING)}
 
 
 def test_ids_kept_through_an_update_are_an_info(pylance_datasets):

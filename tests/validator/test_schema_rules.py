@@ -58,34 +58,6 @@ def _edit_latest(root, edit):
 # -- writer version -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "change, rule_id",
-    [
-        (dict(remove=True), "writer-version/present"),
-        (dict(library=""), "writer-version/present"),
-        (dict(version="v14.0.2"), "writer-version/semver"),
-        (dict(version="14.0"), "writer-version/semver"),
-        (dict(version="14.0.2-rc.1"), "writer-version/core-only"),
-        (dict(version="14.0.2+build.5"), "writer-version/core-only"),
-        (dict(prerelease="-rc.1"), "writer-version/suffix-fields"),
-        (dict(prerelease="rc.1+b"), "writer-version/suffix-fields"),
-        (dict(build_metadata="+b.1"), "writer-version/suffix-fields"),
-    ],
-)
-def test_writer_version_warnings(plain, change, rule_id):
-    def edit(manifest_file):
-        if change.get("remove"):
-            manifest_file.manifest.writer_version = None
-            return
-        for key, value in change.items():
-            setattr(manifest_file.manifest.writer_version, key, value)
-
-    _edit_latest(plain, edit)
-    found = _findings(plain, rules=["writer-version"])
-    assert found.get(rule_id) == {"warning"}, found
-    assert "writer-version/full-version" not in found or rule_id == "writer-version/suffix-fields"
-
-
 def test_a_clean_prerelease_in_its_own_field_passes(plain):
     def edit(manifest_file):
         manifest_file.manifest.writer_version.prerelease = "rc.1"

@@ -1,8 +1,9 @@
 """The transaction rules' warnings and infos, and their robustness.
 
-Error rules are covered by conformance/mutations/topics/transactions.py; these
-tests cover what the mutation test cannot (findings that are not errors) and
-check that no operation, however empty, makes a rule fail.
+Every rule is covered by conformance/mutations/topics/transactions.py; these
+tests check what the mutation test cannot (what the messages name, the
+latest version alone) and that no operation, however empty, makes a rule
+fail.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ import pytest
 
 from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
-from reference_impl.fragments import DataFile, Fragment
-from reference_impl.transactions import OPERATION_CLASSES, Delete, Rewrite, UnknownOperation, UpdateConfig
+from reference_impl.transactions import OPERATION_CLASSES
 
 from conformance.mutations.edit import copy_dataset
-from conformance.mutations.edit import edit_operation, edit_transaction, versions_of as _versions_of
+from conformance.mutations.edit import edit_transaction, versions_of as _versions_of
+from conformance.mutations.topics.transactions import (
+    record_no_operation_for_the_config_update,
+    rewrite_a_fragment_that_never_existed,
+)
 
 lance = pytest.importorskip("lance")
 
@@ -29,37 +33,18 @@ def _transaction_findings(root, **options) -> dict[str, list]:
     return found
 
 
-def test_an_unknown_operation_is_a_warning(base_datasets, tmp_path):
+def test_an_unknown_operation_says_there_is_none(base_datasets, tmp_path):
     root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-
-    def edit(transaction):
-        transaction.operation = UnknownOperation()
-
-    edit_transaction(root, _versions_of(root, UpdateConfig)[0], edit)
+    record_no_operation_for_the_config_update(root)
     found = _transaction_findings(root, all_versions=True)
     assert set(found) == {"transaction/unknown-operation"}, found
     (finding,) = found["transaction/unknown-operation"]
     assert finding.severity is Severity.WARNING and "no operation" in finding.message
 
 
-def test_a_delete_without_predicate_is_a_warning(base_datasets, tmp_path):
-    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-
-    def edit(operation: Delete):
-        operation.predicate = ""
-
-    edit_operation(root, Delete, edit)
-    found = _transaction_findings(root, all_versions=True)
-    assert set(found) == {"transaction/delete-predicate"}, found
-
-
-def test_a_rewrite_of_a_fragment_that_never_existed_is_a_warning(base_datasets, tmp_path):
+def test_a_rewrite_of_a_fragment_that_never_existed_names_it(base_datasets, tmp_path):
     root = copy_dataset(base_datasets["evolution"], tmp_path / "ds")
-
-    def edit(operation: Rewrite):
-        operation.groups[0].old_fragments.append(Fragment(99, [DataFile("gone.lance", [0])], 5))
-
-    edit_operation(root, Rewrite, edit)
+    rewrite_a_fragment_that_never_existed(root)
     found = _transaction_findings(root, all_versions=True)
     assert set(found) == {"transaction/rewrite-old-fragments-exist"}, found
     assert "99" in found["transaction/rewrite-old-fragments-exist"][0].message

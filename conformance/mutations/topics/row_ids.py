@@ -207,3 +207,82 @@ def renumber_a_row_in_the_compaction(root):
         fragment.row_id_sequence = encode_row_id_sequence([0 if i == 1 else i for i in ids])
 
     edit_manifest(root, edit)
+
+
+# -- malformed segments ---------------------------------------------------------------
+
+
+def _one_segment(root, fill) -> None:
+    """Fragment 0's row id sequence becomes one segment that ``fill`` sets."""
+    message = rowids_pb2.RowIdSequence()
+    fill(message.segments.add())
+    _set(root, 0, "row_id_sequence", message.SerializeToString())
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.range-segment")
+def run_a_range_backwards(root):
+    def fill(segment):
+        segment.range.start = 40
+        segment.range.end = 0
+
+    _one_segment(root, fill)
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.bitmap-segment")
+def cut_a_range_bitmap_short(root):
+    # 40 values need 5 bitmap bytes; 4 hold only 32 bits.
+    def fill(segment):
+        segment.range_with_bitmap.start = 0
+        segment.range_with_bitmap.end = 40
+        segment.range_with_bitmap.bitmap = b"\xff" * 4
+
+    _one_segment(root, fill)
+
+
+@mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.encoded-array-widths")
+def give_a_16_bit_array_an_odd_byte_count(root):
+    def fill(segment):
+        segment.array.u16_array.base = 0
+        segment.array.u16_array.offsets = b"".join(v.to_bytes(2, "little") for v in range(40))[:-1]
+
+    _one_segment(root, fill)
+
+
+# -- warnings and infos -----------------------------------------------------------------
+
+
+@mutation("row-id/inline-when-small", base="stable_row_ids")
+def move_a_small_sequence_to_an_external_file(root):
+    # Readable and within its file: only its size is at fault.
+    _externalise(root)
+
+
+@mutation("row-id/next-row-id-without-flag")
+def set_next_row_id_without_stable_row_ids(root):
+    # The "plain" base has stable row ids off.
+    _set_next_row_id(root, 5, 1)
+
+
+@mutation("row-id/kept-on-update", base="stable_row_ids", breaks="row-id.new-id-on-update")
+def update_a_row_with_pylance(root):
+    """pylance 14 moves an updated row to a new fragment under its old id,
+    deleting the old copy: a visible and a deleted row share the id."""
+    import lance
+
+    lance.dataset(root).update({"name": "'changed'"}, where="id = 5")
+
+
+@mutation("row-id/unchecked", base="stable_row_ids", breaks="row-id.one-per-row")
+def keep_fragment_0s_row_ids_in_a_huge_file(root):
+    """An external row id sequence larger than the validator reads
+    (MAX_SEQUENCE_BYTES), in a sparse file that really is that large: the
+    sequence is reported as unchecked, not read."""
+    from conformance.validator.rules.row_ids import MAX_SEQUENCE_BYTES
+
+    data = encode_row_id_sequence(range(0, 40))
+    size = MAX_SEQUENCE_BYTES + 1
+    (root / "_row_ids").mkdir(exist_ok=True)
+    with open(root / "_row_ids" / "fragment-0.bin", "wb") as file:
+        file.write(data)
+        file.truncate(size)
+    _set(root, 0, "row_id_sequence", ExternalFile("_row_ids/fragment-0.bin", 0, size))
