@@ -123,17 +123,6 @@ def test_the_branch_schema_refuses_malformed_branches(document):
 # -- refs warnings -----------------------------------------------------------------------
 
 
-def test_a_wrong_manifest_size_is_a_warning(base_datasets, tmp_path):
-    root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
-    path = root / "_refs" / "tags" / "on-branch.json"
-    document = json.loads(path.read_text())
-    document["manifestSize"] += 10
-    path.write_text(json.dumps(document))
-    findings = _findings(root)
-    assert _by_severity(findings, Severity.WARNING) == ["refs/tag-manifest-size"]
-    assert not _by_severity(findings, Severity.ERROR)
-
-
 def test_stray_and_misnamed_ref_files_are_warnings(base_datasets, tmp_path):
     root = copy_dataset(base_datasets["branched"], tmp_path / "ds")
     (root / "_refs" / "tags" / "README").write_text("notes")

@@ -12,11 +12,11 @@ import pytest
 
 from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
-from reference_impl.dataset import Dataset
 from reference_impl.schema import Field
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
 from conformance.mutations.topics.mem_wal import edit_mem_wal_details
+from conformance.mutations.topics.schema import _set, edit_schema_from
 
 lance = pytest.importorskip("lance")
 
@@ -152,14 +152,6 @@ def test_a_position_without_the_flag_is_a_warning(nested):
     assert "primary-key/fixed" not in found  # pylance counts it as a key column still
 
 
-def test_key_metadata_disagreeing_with_the_stored_flag_is_a_warning(nested):
-    def edit(manifest_file):
-        manifest_file.manifest.schema.fields[2].metadata[PK] = b"TRUE"  # tenant, not stored as a key
-
-    _edit_latest(nested, edit)
-    assert _findings(nested).get("primary-key/metadata-agrees") == {"warning"}
-
-
 def test_repeated_or_gapped_positions_are_infos(nested):
     def edit(manifest_file):
         tenant = manifest_file.manifest.schema.fields[2]
@@ -224,18 +216,14 @@ def test_pylance_schemas_with_departures_give_infos_only(tmp_path):
     assert len(zones) == 1 and "+01:00" in zones[0]
 
 
-def test_a_reused_field_id_is_an_info(tmp_path):
-    """pylance hands out again the id of a column that was added without data
-    and dropped (docs/spec-discrepancies.md); seed 002 allows it."""
-    path = tmp_path / "reuse"
-    dataset = lance.write_dataset(pa.table({"a": [1, 2]}), path)
-    dataset.add_columns(pa.schema([pa.field("b", pa.int32())]))
-    lance.dataset(path).drop_columns(["b"])
-    lance.dataset(path).add_columns(pa.schema([pa.field("c", pa.int32())]))
-    assert [f.id for f in Dataset.open(path).manifest.schema.fields] == [0, 1]
-    found = _findings(path)
+@pytest.mark.requirements("schema.type-may-change")
+def test_a_field_may_change_type_keeping_its_id(nested):
+    """From the rename (version 3) on, ``note`` (id 3) is a large_string: a
+    type change that keeps the id is allowed, and nothing reports it."""
+    edit_schema_from(nested, 3, _set("note", logical_type="large_string"))
+    found = _findings(nested, rules=None)
     assert not _problems(found), found
-    assert found.get("schema/new-field-ids") == {"info"}
+    assert "schema/ids-stable" not in found
 
 
 # -- MemWAL ---------------------------------------------------------------------------

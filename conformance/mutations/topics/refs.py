@@ -122,3 +122,52 @@ def drop_the_branch_name_from_a_branch_manifest(root):
     manifest_file.manifest.branch = None
     data = encode_manifest_file(manifest_file.manifest, manifest_file.indices, manifest_file.transaction)
     (storage.root / relpath).write_bytes(data)
+
+
+@mutation("refs/tag-name", breaks="refs.tag-name-charset")
+def name_a_tag_with_a_space(root):
+    shutil.copy(_tag(root, "stable"), _tag(root, "two%20words"))
+
+
+@mutation("refs/branch-name", base="branched", breaks="refs.branch-name-shape")
+def name_a_branch_with_an_empty_segment(root):
+    shutil.copy(_branch(root, "empty.json"), _branch(root, "feature%2F%2Fx.json"))
+
+
+@mutation("refs/file-location", base="branched", breaks="refs.tag-file-location")
+def leave_notes_among_the_tags(root):
+    (root / "_refs" / "tags" / "README").write_text("notes")
+
+
+@mutation("refs/file-location", base="branched", breaks="refs.branch-file-location")
+def make_a_directory_among_the_branches(root):
+    (root / "_refs" / "branches" / "nested").mkdir()
+
+
+@mutation("refs/orphan-branch-directory", base="branched", breaks="refs.branch-file-location")
+def leave_a_branch_directory_without_its_branch_file(root):
+    shutil.copytree(root / "tree" / "empty", root / "tree" / "gone" / "deep")
+
+
+@mutation("refs/tag-manifest-size", base="branched")
+def record_a_wrong_manifest_size_for_a_tag(root):
+    def edit(document):
+        document["manifestSize"] += 10
+
+    _rewrite_json(_tag(root, "on-branch"), edit)
+
+
+@mutation("refs/branch-tree-layout", base="branched", breaks="refs.branch-is-shallow-clone")
+def make_a_branch_name_its_sources_files_as_its_own(root):
+    """Branch ``empty`` has no commit of its own: its one manifest reaches
+    main's data files through base path 0 (main's root). Without the base
+    path ids the files would have to lie in the branch's own directory."""
+    storage = Storage(root / "tree" / "empty")
+    manifests = list_versions(storage).manifests()
+    relpath = manifests[max(manifests)]
+    manifest_file = read_manifest_file(storage, relpath)
+    for fragment in manifest_file.manifest.fragments:
+        for data_file in fragment.files:
+            data_file.base_id = None
+    data = encode_manifest_file(manifest_file.manifest, manifest_file.indices, manifest_file.transaction)
+    (storage.root / relpath).write_bytes(data)

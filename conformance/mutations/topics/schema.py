@@ -28,6 +28,7 @@ from ..edit import edit_manifest
 from ..registry import mutation
 
 BASE = "nested_pk"
+_PK = "lance-schema:unenforced-primary-key"
 _RECORDS_SCHEMA = (Overwrite, Merge, Project)
 
 
@@ -284,3 +285,117 @@ def write_nulls_into_a_required_column(root):
 
     for version in versions:
         edit_manifest(root, resize, version=version)
+
+
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.date-time-units")
+def add_a_time32_in_microseconds(root):
+    add_fields(root, Field(id=7, name="clock", logical_type="time32:us"))
+
+
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.fixed-size-binary-format")
+def add_a_fixed_size_binary_without_a_width(root):
+    add_fields(root, Field(id=7, name="digest", logical_type="fixed_size_binary:x"))
+
+
+@mutation("schema/logical-type-format", base=BASE, breaks="schema.dictionary-format")
+def add_a_dictionary_keyed_by_floats(root):
+    add_fields(root, Field(id=7, name="label", logical_type="dict:string:float:false"))
+
+
+# -- warnings and infos on types and metadata -----------------------------------
+
+
+@mutation("schema/decimal-scale", base=BASE)
+def add_a_decimal_scaled_beyond_its_precision(root):
+    add_fields(root, Field(id=7, name="ratio", logical_type="decimal:128:5:7"))
+
+
+@mutation("schema/timestamp-zone", base=BASE)
+def add_a_timestamp_at_a_fixed_offset(root):
+    add_fields(root, Field(id=7, name="local_time", logical_type="timestamp:us:+01:00"))
+
+
+@mutation("schema/field-kind", base=BASE)
+def call_a_struct_repeated(root):
+    # pylance writes PARENT for every field, which the rule already reports
+    # as one finding per version; a struct marked REPEATED changes it.
+    from reference_impl.schema import FieldType
+
+    edit_schema_from(root, 1, _set("meta", type=FieldType.REPEATED))
+
+
+@mutation("schema/encoding-metadata", base=BASE)
+def ask_for_an_undocumented_compression(root):
+    def edit(schema: Schema):
+        _named(schema, "note").metadata["lance-encoding:compression"] = b"brotli"
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("schema/extension-metadata", base=BASE)
+def give_a_field_an_empty_extension_name(root):
+    def edit(schema: Schema):
+        _named(schema, "note").metadata["ARROW:extension:name"] = b""
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("schema/new-field-ids", base="plain",
+          breaks=("schema.new-ids-incremental", "schema.dropped-id-may-be-reused"))
+def reuse_the_id_of_a_dropped_column(root):
+    """pylance hands out again the id of a column added without data and
+    dropped (docs/spec-discrepancies.md); the "plain" base uses ids 0..4."""
+    import lance
+    import pyarrow as pa
+
+    lance.dataset(root).add_columns(pa.schema([pa.field("b", pa.int32())]))
+    lance.dataset(root).drop_columns(["b"])
+    lance.dataset(root).add_columns(pa.schema([pa.field("c", pa.int32())]))
+    from reference_impl.dataset import Dataset
+
+    assert [f.id for f in Dataset.open(root).manifest.schema.fields][-1] == 5
+
+
+# -- primary key warnings and infos ----------------------------------------------
+
+
+@mutation("primary-key/position-without-flag", base=BASE)
+def keep_the_key_position_without_the_flag(root):
+    # pylance counts ``id`` as a key column through its position alone.
+    edit_schema_from(root, 1, _set("id", unenforced_primary_key=False))
+
+
+@mutation("primary-key/metadata-agrees", base=BASE, breaks="primary-key.arrow-metadata-flag")
+def mark_a_plain_column_a_key_in_its_metadata(root):
+    def edit(schema: Schema):
+        _named(schema, "tenant").metadata[_PK] = b"TRUE"
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("primary-key/metadata-agrees", base=BASE, breaks="primary-key.arrow-metadata-position")
+def give_the_key_another_position_in_its_metadata(root):
+    def edit(schema: Schema):
+        _named(schema, "id").metadata[_PK + ":position"] = b"2"
+
+    edit_schema_from(root, 1, edit)
+
+
+@mutation("primary-key/positions", base=BASE)
+def add_a_second_key_column_at_position_3(root):
+    edit_schema_from(root, 1, _set("tenant", unenforced_primary_key=True, unenforced_primary_key_position=3))
+
+
+@mutation("primary-key/under-fixed-size-list", base="plain")
+def overwrite_with_a_key_inside_a_fixed_size_list(root):
+    """pylance accepts a key inside a fixed-size list of structs; the
+    "plain" base has no key, so the Overwrite sets the first one. The
+    table is empty: on a data file of fixed-size lists of structs the
+    validator's fragment/physical-rows counts list items, not rows (a false
+    error, reported to that rule's owners)."""
+    import lance
+    import pyarrow as pa
+
+    struct = pa.struct([pa.field("k", pa.int32(), False, {_PK: "true"})])
+    schema = pa.schema([pa.field("l", pa.list_(pa.field("item", struct, False), 2), False)])
+    lance.write_dataset(pa.Table.from_pylist([], schema=schema), root, mode="overwrite")

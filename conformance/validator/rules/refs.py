@@ -310,7 +310,8 @@ def _tree_branches(dataset: DatasetView) -> list[str]:
     "refs/branch-tree-layout",
     severity=Severity.ERROR,
     requirements=("refs.branch-tree-layout", "refs.branch-is-shallow-clone"),
-    summary="Each branch keeps its versions under tree/{name}/_versions/",
+    summary="Each branch keeps its versions under tree/{name}/_versions/ and reaches its source's data files "
+    "through base paths",
     scope=Scope.DATASET,
 )
 def branch_tree_layout(dataset: DatasetView):
@@ -320,6 +321,29 @@ def branch_tree_layout(dataset: DatasetView):
         manifests = _branch_manifests(dataset, ref.name)
         if not manifests:
             yield f"branch '{ref.name}' has no manifests under {TREE_DIR}/{ref.name}/_versions/", ref.relpath
+            continue
+        latest = max(manifests)
+        storage = _branch_storage(dataset, ref.name)
+        try:
+            manifest = read_manifest_file(storage, manifests[latest]).manifest
+        except LanceFormatError:
+            continue  # the branch's own validation reports it
+        # A data file without a base path is the branch's own: it lies in the
+        # branch's data/ directory. The source's files are reached through a
+        # base path (a branch is a shallow clone of its source).
+        missing = [
+            data_file.path
+            for fragment in manifest.fragments[:MAX_REFS]
+            for data_file in fragment.files
+            if data_file.base_id is None and not storage.exists(f"data/{data_file.path}")
+        ]
+        if missing:
+            yield (
+                f"the newest version ({latest}) of branch '{ref.name}' names {len(missing)} data files that are "
+                f"neither in {TREE_DIR}/{ref.name}/data/ nor reached through a base path (first: {missing[0]}); a "
+                "branch reaches its source's files through base paths",
+                f"{TREE_DIR}/{ref.name}/{manifests[latest]}",
+            )
 
 
 @rule(

@@ -372,7 +372,7 @@ def _subtree_types(paths: list[str], by_path: dict[str, Field], root: str) -> li
 @rule(
     "schema/ids-stable",
     severity=Severity.ERROR,
-    requirements=("schema.ids-stable", "schema.type-may-change"),
+    requirements=("schema.ids-stable",),
     summary="A field keeps its id from one version to the next (matched by name path where its id vanished)",
 )
 def ids_stable(view: VersionView):
