@@ -634,7 +634,9 @@ def _valid_parts():
     return data_files, frags, full, full.map(lambda s: Schema(s.fields)), idx, small, small, st.integers(0, 100), names
 
 
-def _operations(parts):
+def _operations(parts, names: Iterable[str] | None = None):
+    """One of the operation strategies, by operation name (``names``: only
+    those)."""
     data_files, frags, full_schemas, bare_schemas, idx, big, u32, i32, text = parts
     base_paths = st.builds(BasePath, id=u32, path=text, is_dataset_root=st.booleans(), name=_maybe(text))
     update_maps = st.builds(UpdateMap, st.lists(st.builds(UpdateMapEntry, text, _maybe(text)), max_size=3), st.booleans())
@@ -647,23 +649,23 @@ def _operations(parts):
         | st.builds(ExactKeySetFilter, st.lists(big, max_size=3))
         | st.builds(BloomFilter, st.binary(max_size=6), u32, big, st.floats(allow_nan=False)),
     )
-    return st.one_of(
-        st.builds(Append, frag_list),
-        st.builds(Delete, frag_list, st.lists(big, max_size=3), text),
-        st.builds(Overwrite, frag_list, full_schemas, st.dictionaries(text, text, max_size=2), st.lists(base_paths, max_size=2)),
-        st.builds(CreateIndex, st.lists(idx, max_size=2), st.lists(idx, max_size=2)),
-        st.builds(
+    by_name = {
+        Append.NAME: st.builds(Append, frag_list),
+        Delete.NAME: st.builds(Delete, frag_list, st.lists(big, max_size=3), text),
+        Overwrite.NAME: st.builds(Overwrite, frag_list, full_schemas, st.dictionaries(text, text, max_size=2), st.lists(base_paths, max_size=2)),
+        CreateIndex.NAME: st.builds(CreateIndex, st.lists(idx, max_size=2), st.lists(idx, max_size=2)),
+        Rewrite.NAME: st.builds(
             Rewrite,
             frag_list,
             frag_list,
             st.lists(st.builds(RewriteGroup, frag_list, frag_list), max_size=2),
             st.lists(_rewritten_indices(), max_size=2),
         ),
-        st.builds(Merge, frag_list, full_schemas, st.booleans()),
-        st.builds(Project, bare_schemas, st.booleans()),
-        st.builds(Restore, big),
-        st.builds(ReserveFragments, u32),
-        st.builds(
+        Merge.NAME: st.builds(Merge, frag_list, full_schemas, st.booleans()),
+        Project.NAME: st.builds(Project, bare_schemas, st.booleans()),
+        Restore.NAME: st.builds(Restore, big),
+        ReserveFragments.NAME: st.builds(ReserveFragments, u32),
+        Update.NAME: st.builds(
             Update,
             st.lists(big, max_size=3),
             frag_list,
@@ -676,7 +678,7 @@ def _operations(parts):
             st.dictionaries(big, st.lists(u32, max_size=3), max_size=2),
             st.dictionaries(big, st.binary(max_size=4), max_size=2),
         ),
-        st.builds(
+        UpdateConfig.NAME: st.builds(
             UpdateConfig,
             _maybe(update_maps),
             _maybe(update_maps),
@@ -687,11 +689,16 @@ def _operations(parts):
             st.dictionaries(text, text, max_size=2),
             st.dictionaries(u32, st.dictionaries(text, text, max_size=2), max_size=2),
         ),
-        st.builds(DataReplacement, st.lists(st.builds(DataReplacementGroup, big, _maybe(data_files)), max_size=2)),
-        st.builds(UpdateMemWalState, st.lists(merged, max_size=2)),
-        st.builds(Clone, st.booleans(), _maybe(text), big, text, _maybe(text)),
-        st.builds(UpdateBases, st.lists(base_paths, max_size=2)),
-    )
+        DataReplacement.NAME: st.builds(DataReplacement, st.lists(st.builds(DataReplacementGroup, big, _maybe(data_files)), max_size=2)),
+        UpdateMemWalState.NAME: st.builds(UpdateMemWalState, st.lists(merged, max_size=2)),
+        Clone.NAME: st.builds(Clone, st.booleans(), _maybe(text), big, text, _maybe(text)),
+        UpdateBases.NAME: st.builds(UpdateBases, st.lists(base_paths, max_size=2)),
+    }
+    selected = sorted(by_name) if names is None else sorted(set(names))
+    unknown = [n for n in selected if n not in by_name]
+    if unknown or not selected:
+        raise ValueError(f"no operations named {unknown or 'in an empty selection'}")
+    return st.one_of([by_name[n] for n in selected])
 
 
 def wire_transactions() -> st.SearchStrategy[Transaction]:
@@ -710,11 +717,11 @@ def wire_transactions() -> st.SearchStrategy[Transaction]:
     )
 
 
-def transactions() -> st.SearchStrategy[Transaction]:
+def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[Transaction]:
     """Transactions of every operation type (append, delete, overwrite,
     create_index, rewrite, merge, project, restore, reserve_fragments,
     update, update_config, data_replacement, update_mem_wal_state, clone,
-    update_bases) built from valid parts: fragments from :func:`fragments`,
+    update_bases), or only of the ``operations`` named, built from valid parts: fragments from :func:`fragments`,
     schemas from :func:`schemas`, small ids and versions, real UUIDs.
     Guarantee: the transaction round-trips through its file and its fields
     are in range; an operation is not checked against a particular table
@@ -723,7 +730,7 @@ def transactions() -> st.SearchStrategy[Transaction]:
         Transaction,
         read_version=st.integers(1, 20),
         uuid=_uuids,
-        operation=_operations(_valid_parts()),
+        operation=_operations(_valid_parts(), operations),
         tag=st.text(alphabet="abc", max_size=4),
         properties=st.dictionaries(st.text(alphabet="kv", min_size=1, max_size=3), st.text(max_size=3), max_size=2),
     )
