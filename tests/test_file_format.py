@@ -386,6 +386,20 @@ def test_inspect_file_reports_versions_and_rows(tmp_path, storage_version, foote
         assert info.num_global_buffers == 1
 
 
+@pytest.mark.parametrize("storage_version", ["2.0", "2.2"])
+def test_inspect_file_counts_rows_not_items_under_a_fixed_size_list_of_structs(tmp_path, storage_version):
+    """From 2.1 on, the only column of a fixed-size list of structs is its
+    leaf, whose pages count list items; the row count comes from the file
+    descriptor instead (a 2-item list per row, 3 rows: 3, not 6)."""
+    struct = pa.struct([pa.field("k", pa.int32(), False)])
+    schema = pa.schema([pa.field("l", pa.list_(pa.field("item", struct, False), 2), False)])
+    table = pa.Table.from_pylist([{"l": [{"k": i}, {"k": -i}]} for i in range(3)], schema=schema)
+    dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=storage_version)
+    (data_file,) = dataset.get_fragments()[0].metadata.files
+    info = inspect_file(Storage(tmp_path / "ds"), f"data/{data_file.path}")
+    assert info.num_rows == 3 == PylanceReader(str(tmp_path / "ds" / "data" / data_file.path)).metadata().num_rows
+
+
 def test_inspect_file_of_a_file_without_columns(tmp_path):
     written = write_v2_0(pa.table({}), [])
     (tmp_path / "f.lance").write_bytes(written.data)

@@ -324,10 +324,13 @@ def _parse_column(path: str, index: int, data: bytes, size: int) -> file2_pb2.Co
 def inspect_file(storage: Storage | FileTail, relpath: str) -> FileInfo:
     """Version and shape of any Lance data file, from its footer.
 
-    For v2.x files the row count is the sum of the page lengths of column 0
-    (every column of a file holds the same top-level rows; 0 when column 0
-    has no pages); a file without columns takes it from the file descriptor
-    in global buffer 0, or 0 when there is none.
+    For v2.x files the row count is the ``length`` of the file descriptor in
+    global buffer 0. Page lengths are no substitute: from 2.1 on, a page of a
+    leaf column under a fixed-size list of structs counts the list's items,
+    not the rows. A file without global buffers falls back on the sum of the
+    page lengths of column 0 (in 2.0, every column holds the same top-level
+    rows), or 0 when it has no columns either. Column 0's metadata is
+    checked in every case.
 
     ``storage`` may also be the :class:`FileTail` of ``relpath``, already
     read: the validator reads each data file's tail itself, its path checked
@@ -350,14 +353,13 @@ def inspect_file(storage: Storage | FileTail, relpath: str) -> FileInfo:
         return FileInfo(major, minor, footer_major, footer_minor, size, layout)
 
     footer, column_table, buffer_table = _v2_layout(tail)
+    num_rows = 0
     if column_table:
         position, length = column_table[0]
         first = parse_message(path, file2_pb2.ColumnMetadata, tail.read(position, length), "metadata of column 0")
         num_rows = _checked_rows(path, 0, first, size)
-    elif buffer_table:
+    if buffer_table:
         num_rows = _read_descriptor(tail, buffer_table[0]).length
-    else:
-        num_rows = 0
     return FileInfo(
         major,
         minor,

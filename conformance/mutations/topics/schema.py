@@ -389,13 +389,11 @@ def add_a_second_key_column_at_position_3(root):
 @mutation("primary-key/under-fixed-size-list", base="plain")
 def overwrite_with_a_key_inside_a_fixed_size_list(root):
     """pylance accepts a key inside a fixed-size list of structs; the
-    "plain" base has no key, so the Overwrite sets the first one. The
-    table is empty: on a data file of fixed-size lists of structs the
-    validator's fragment/physical-rows counts list items, not rows (a false
-    error, reported to that rule's owners)."""
+    "plain" base has no key, so the Overwrite sets the first one."""
     import lance
     import pyarrow as pa
 
     struct = pa.struct([pa.field("k", pa.int32(), False, {_PK: "true"})])
     schema = pa.schema([pa.field("l", pa.list_(pa.field("item", struct, False), 2), False)])
-    lance.write_dataset(pa.Table.from_pylist([], schema=schema), root, mode="overwrite")
+    rows = [{"l": [{"k": 1}, {"k": 2}]}]
+    lance.write_dataset(pa.Table.from_pylist(rows, schema=schema), root, mode="overwrite")
