@@ -15,6 +15,12 @@ from reference_impl.transactions import Restore
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
 from conformance.mutations.edit import edit_untracked
+from conformance.mutations.topics.data_files import (
+    PLAIN_NAME,
+    UNKNOWN_FIELD_ID,
+    give_a_data_file_a_plain_name,
+    store_a_field_id_the_schema_lacks,
+)
 
 LAYOUT_RULES = ["fragment", "data-file", "base-path"]
 
@@ -81,35 +87,30 @@ def test_a_retained_max_fragment_id_after_deleting_everything_is_fine(base_datas
 # -- data files --------------------------------------------------------------------------
 
 
-def test_a_field_id_stored_twice_in_a_fragment_is_a_warning(plain):
-    def duplicate(manifest_file):
-        data_file = manifest_file.manifest.fragments[-1].files[0]
-        data_file.fields[1] = data_file.fields[0]
-
-    edit_untracked(plain, duplicate)
-    found = _findings(plain, "data-file/distinct-field-ids")
-    assert [f.severity for f in found] == [Severity.WARNING]
-
-
-def test_field_ids_outside_the_schema_are_an_info(plain):
-    def stale(manifest_file):
-        manifest_file.manifest.fragments[-1].files[0].fields[-1] = 99
-
-    edit_untracked(plain, stale)
+def test_field_ids_outside_the_schema_are_an_info_that_names_them(plain):
+    store_a_field_id_the_schema_lacks(plain)
     found = _findings(plain, "data-file/unknown-field-ids")
-    assert [f.severity for f in found] == [Severity.INFO] and "99" in found[0].message
+    assert [f.severity for f in found] == [Severity.INFO] and str(UNKNOWN_FIELD_ID) in found[0].message
     assert not _errors(plain)
 
 
-def test_names_that_are_not_uuid_based_are_an_info(plain):
-    def rename(manifest_file):
-        data_file = manifest_file.manifest.fragments[-1].files[0]
-        os.link(plain / "data" / data_file.path, plain / "data" / "plain-name.lance")
-        data_file.path = "plain-name.lance"
+@pytest.mark.requirements("data-file.tombstone-allowed")
+def test_a_tombstoned_field_id_is_accepted(plain):
+    """Replacing a field id by the -2 tombstone is allowed: no rule reports it."""
 
-    edit_untracked(plain, rename)
+    def tombstone(manifest_file):
+        manifest_file.manifest.fragments[-1].files[0].fields[-1] = -2
+
+    edit_untracked(plain, tombstone)
+    report = validate(plain, all_versions=True)
+    assert not [f for f in report.findings if f.severity is not Severity.INFO]
+    assert not _findings(plain, "data-file/unknown-field-ids")
+
+
+def test_names_that_are_not_uuid_based_are_an_info_that_names_them(plain):
+    give_a_data_file_a_plain_name(plain)
     found = _findings(plain, "data-file/uuid-based-name")
-    assert [f.severity for f in found] == [Severity.INFO] and "plain-name.lance" in found[0].message
+    assert [f.severity for f in found] == [Severity.INFO] and PLAIN_NAME in found[0].message
     assert not _errors(plain)
 
 
@@ -129,42 +130,6 @@ def test_a_data_file_read_by_every_version_is_read_once(plain, monkeypatch):
 
 
 # -- base paths --------------------------------------------------------------------------
-
-
-def test_a_relative_base_path_is_an_info_and_resolves_against_the_root(clone, base_datasets):
-    source = base_datasets["shallow_clone"].parent / "shallow_clone-source"
-
-    def relative(manifest_file):
-        manifest_file.manifest.base_paths[0].path = os.path.relpath(source, clone)
-
-    edit_manifest(clone, relative)
-    found = _findings(clone, "base-path/absolute")
-    assert [f.severity for f in found] == [Severity.INFO]
-    assert not _errors(clone)
-
-
-def test_base_ids_that_do_not_start_at_zero_are_an_info(clone):
-    def renumber(manifest_file):
-        manifest_file.manifest.base_paths[0].id = 2
-        for fragment in manifest_file.manifest.fragments:
-            for data_file in fragment.files:
-                if data_file.base_id is not None:
-                    data_file.base_id = 2
-
-    edit_untracked(clone, renumber)
-    found = _findings(clone, "base-path/ids-sequential")
-    assert [f.severity for f in found] == [Severity.INFO]
-    assert not _errors(clone)
-
-
-def test_a_wrong_dataset_root_flag_is_a_warning(clone):
-    def flip(manifest_file):
-        manifest_file.manifest.base_paths[0].is_dataset_root = False
-
-    edit_manifest(clone, flip)
-    found = _findings(clone, "base-path/dataset-root-flag")
-    assert [f.severity for f in found] == [Severity.WARNING]
-    assert _errors(clone) == {"data-file/exists"}
 
 
 def test_a_missing_base_no_file_uses_is_an_info(clone, tmp_path):

@@ -95,3 +95,55 @@ def write_an_appended_file_into_the_source(root):
             edit_manifest(root, move, version=version)
     for name in set(appended):
         shutil.move(str(root / "data" / name), str(private / "data" / name))
+
+
+@mutation("base-path/base-id-declared", breaks=("base-path.base-id-declared", "base-path.absent-means-root"))
+def mark_root_files_as_base_0(root):
+    """A writer that names the dataset root "base 0" instead of leaving
+    base_id unset: the "plain" base declares no base path, so the files of
+    the latest version now name a base that does not exist."""
+
+    def edit(manifest_file):
+        for fragment in manifest_file.manifest.fragments:
+            for data_file in fragment.files:
+                data_file.base_id = 0
+
+    edit_untracked(root, edit)
+
+
+@mutation("base-path/absolute", base="shallow_clone")
+def make_the_source_base_path_relative(root):
+    """The source stays where it is; only its path is given relative to the
+    clone's root, which still resolves to it."""
+    import os
+
+    def edit(manifest_file):
+        (base,) = manifest_file.manifest.base_paths
+        base.path = os.path.relpath(base.path, root)
+
+    edit_manifest(root, edit)
+
+
+@mutation("base-path/ids-sequential", base="shallow_clone")
+def number_the_only_base_2(root):
+    def edit(manifest_file):
+        (base,) = manifest_file.manifest.base_paths
+        base.id = 2
+        for fragment in manifest_file.manifest.fragments:
+            for data_file in fragment.files:
+                if data_file.base_id is not None:
+                    data_file.base_id = 2
+
+    edit_untracked(root, edit)
+
+
+@mutation("base-path/dataset-root-flag", base="shallow_clone", also=("data-file/exists",))
+def say_the_source_is_no_dataset_root(root):
+    """The source is a dataset, its files under data/; read as a plain
+    directory, the files cannot be found where the flag says they are."""
+
+    def edit(manifest_file):
+        (base,) = manifest_file.manifest.base_paths
+        base.is_dataset_root = False
+
+    edit_manifest(root, edit)

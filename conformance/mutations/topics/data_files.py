@@ -245,3 +245,53 @@ def leave_a_nested_field_unlisted(root):
 def list_a_field_the_file_does_not_hold(root):
     # Still ascending, still one id per column, but column 4 holds point.y (4).
     _edit_legacy_ids(root, lambda ids: ids[:-1] + [6])
+
+
+# -- what a fragment's files say about each other and the schema -----------------------
+
+
+@mutation("data-file/distinct-field-ids")
+def store_one_field_id_for_two_columns(root):
+    # Fragment 3's file holds fields [0, 1, 3, 4]; its second column now
+    # claims to be field 0 as well.
+    def change(data_file):
+        data_file.fields[1] = data_file.fields[0]
+
+    _edit_file(root, change)
+
+
+#: A field id no version of the "plain" base has given out (its ids are 0 to 4).
+UNKNOWN_FIELD_ID = 99
+
+
+@mutation("data-file/unknown-field-ids", breaks="data-file.no-other-negative-ids")
+def store_a_field_id_the_schema_lacks(root):
+    def change(data_file):
+        data_file.fields[-1] = UNKNOWN_FIELD_ID
+
+    _edit_file(root, change)
+
+
+#: A data file name of the kind older writers chose, not UUID-based.
+PLAIN_NAME = "plain-name.lance"
+
+
+@mutation("data-file/uuid-based-name")
+def give_a_data_file_a_plain_name(root):
+    target = _latest_path(root)
+    os.link(target, target.parent / PLAIN_NAME)
+
+    def change(data_file):
+        data_file.path = PLAIN_NAME
+
+    _edit_file(root, change)
+
+
+@mutation("data-file/legacy-version-recorded", base="legacy", breaks="data-file.zero-version-is-legacy")
+def commit_a_delete_over_legacy_files_with_pylance(root):
+    """pylance records legacy files as 0.2, the trailer's version, where the
+    seed marks them 0.0: the version its delete commits is one more that
+    lists them so."""
+    import lance
+
+    lance.dataset(root).delete("id = 8")
