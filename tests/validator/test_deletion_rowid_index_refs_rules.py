@@ -19,6 +19,11 @@ from conformance.validator import Severity, validate
 from conformance.validator.rules import deletions as deletion_rules, row_ids as row_id_rules
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
+from conformance.mutations.topics.deletions import (
+    UNREFERENCED_NAME,
+    leave_a_deletion_file_no_version_refers_to,
+    put_a_file_that_is_no_deletion_file_in_deletions,
+)
 
 lance = pytest.importorskip("lance")
 
@@ -158,11 +163,11 @@ def test_pylance_uint32_columns_are_an_info(base_datasets):
 
 def test_unreferenced_deletion_files_are_an_info(base_datasets, tmp_path):
     root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-    (root / "_deletions" / "9-1-1.arrow").write_bytes(b"left by a failed commit")
-    (root / "_deletions" / "notes.txt").write_text("?")
+    leave_a_deletion_file_no_version_refers_to(root)
+    put_a_file_that_is_no_deletion_file_in_deletions(root)
     findings = [f for f in _findings(root) if f.rule == "deletion/unreferenced-files"]
     assert len(findings) == 2 and all(f.severity is Severity.INFO for f in findings)
-    assert "9-1-1.arrow" in " ".join(f.message for f in findings)
+    assert UNREFERENCED_NAME in " ".join(f.message for f in findings)
     assert not _errors(root)
 
 

@@ -210,3 +210,48 @@ def name_a_deletion_file_that_deletes_nothing(root):
 @mutation("deletion/absent-when-nothing-deleted", also=("deletion/count-matches-metadata",))
 def empty_a_deletion_file(root):
     _deletion_path(root, 0).write_bytes(encode_arrow_deletions([]))
+
+
+@mutation("deletion/file-exists", breaks="deletion.path-derived")
+def store_a_deletion_file_under_another_id(root):
+    # The file is intact, but not where fragment 0's metadata derives it.
+    path = _deletion_path(root, 0)
+    fragment_id, read_version, _ = path.stem.split("-")
+    path.rename(path.with_name(f"{fragment_id}-{read_version}-4242.arrow"))
+
+
+@mutation("deletion/arrow-uint32", base="plain")
+def delete_a_row_with_pylance(root):
+    """pylance writes its .arrow deletion files with a uint32 column; the
+    version this delete commits holds a new one, for fragment 2."""
+    import lance
+
+    lance.dataset(root).delete("id = 2500")
+
+
+@mutation("deletion/unchecked", breaks="deletion.count-matches-metadata")
+def grow_a_deletion_file_past_the_readable_size(root):
+    """Fragment 0's deletion file gets half a gigabyte of zeros after its
+    three offsets (a sparse file: nothing is written): no longer the file of
+    three offsets num_deleted_rows counts, and too large for the validator
+    to read and count."""
+    from conformance.validator.rules.deletions import MAX_FILE_BYTES
+
+    path = _deletion_path(root, 0)
+    with open(path, "r+b") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+
+
+#: A name a deletion file of fragment 9 could have, which no version refers to.
+UNREFERENCED_NAME = "9-1-1.arrow"
+
+
+@mutation("deletion/unreferenced-files")
+def leave_a_deletion_file_no_version_refers_to(root):
+    # What a commit that failed after writing its deletion file leaves.
+    (root / "_deletions" / UNREFERENCED_NAME).write_bytes(b"left by a failed commit")
+
+
+@mutation("deletion/unreferenced-files")
+def put_a_file_that_is_no_deletion_file_in_deletions(root):
+    (root / "_deletions" / "notes.txt").write_text("?")
