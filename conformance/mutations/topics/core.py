@@ -145,3 +145,155 @@ def embed_an_empty_transaction(root):
         manifest_file.transaction = Transaction(read_version=0, uuid="", operation=UnknownOperation())
 
     edit_manifest(root, edit)
+
+
+# -- the manifest container ---------------------------------------------------------------
+
+
+def _rewrite_manifest_message(root, edit, version: int | None = None) -> None:
+    """Change the Manifest message of a manifest file and nothing else: the
+    sections before it keep their bytes and positions, which the reference
+    encoder (:func:`~conformance.mutations.edit.edit_manifest`) would lay out
+    anew. ``edit`` gets the message and the file's length."""
+    import struct
+
+    from reference_impl.wire import table_pb2
+
+    path = root / manifest_relpath(root, version)
+    data = path.read_bytes()
+    footer = data[-16:]
+    (position,) = struct.unpack_from("<q", footer)
+    (length,) = struct.unpack_from("<I", data, position)
+    message = table_pb2.Manifest.FromString(data[position + 4 : position + 4 + length])
+    edit(message, len(data))
+    payload = message.SerializeToString()
+    path.write_bytes(data[:position] + struct.pack("<I", len(payload)) + payload + footer)
+
+
+@mutation("manifest/decodes", breaks="manifest.index-section-in-file")
+def point_the_index_section_past_the_end(root):
+    def edit(message, size):
+        message.index_section = size * 3
+
+    _rewrite_manifest_message(root, edit)
+
+
+@mutation("manifest/decodes", breaks="index.fragment-bitmap-roaring")
+def garble_an_index_fragment_bitmap(root):
+    # The "plain" base's latest version lists one index, built over fragments 0 to 3.
+    def edit(manifest_file):
+        manifest_file.indices[0].fragment_bitmap = b"fragments 0 to 3"
+
+    edit_manifest(root, edit)
+
+
+@mutation("manifest/footer-version")
+def give_the_manifest_footer_version_0_9(root):
+    # The 16-byte footer: i64 position, u16 major, u16 minor, "LANC".
+    path = root / manifest_relpath(root)
+    data = bytearray(path.read_bytes())
+    data[-6:-4] = (9).to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+
+
+@mutation("manifest/timestamp")
+def leave_out_the_creation_time(root):
+    def edit(manifest_file):
+        manifest_file.manifest.timestamp = None
+
+    edit_manifest(root, edit)
+
+
+@mutation("manifest/timestamp")
+def record_a_creation_time_before_1970(root):
+    def edit(manifest_file):
+        manifest_file.manifest.timestamp = (-86_400, 0)
+
+    edit_manifest(root, edit)
+
+
+@mutation("manifest/transaction-section-field")
+def commit_a_config_change_with_pylance(root):
+    """pylance records the embedded transaction's position in field 23 of
+    every manifest it writes (the reference encoder, used by the other
+    mutations, writes field 21): the version this commit adds is one more."""
+    import lance
+
+    lance.dataset(root).update_config({"owner.reviewer": "conformance"})
+
+
+# -- history and names ----------------------------------------------------------------------
+
+
+@mutation("history/gapless", breaks="history.no-skipped-versions")
+def commit_the_latest_version_two_numbers_ahead(root):
+    """The latest version (6 in the "plain" base) is committed as 8, under
+    the V2 name of 8: nothing is numbered 7."""
+    old = root / manifest_relpath(root)
+    version = {}
+
+    def edit(manifest_file):
+        manifest_file.manifest.version += 2
+        version["new"] = manifest_file.manifest.version
+
+    edit_manifest(root, edit)
+    old.rename(root / "_versions" / manifest_name(version["new"], NamingScheme.V2))
+
+
+@mutation("naming/unrecognized-entries", breaks="history.manifests-in-versions-dir")
+def keep_a_manifest_copy_without_the_manifest_extension(root):
+    relpath = manifest_relpath(root)
+    os.link(root / relpath, root / f"{relpath}.bak")
+
+
+@mutation("naming/unrecognized-entries", base="stable_row_ids", breaks="naming.v1-pattern")
+def name_a_v1_manifest_with_a_sign(root):
+    # "+3.manifest": version 3, but not in plain decimal.
+    relpath = manifest_relpath(root)
+    os.link(root / relpath, root / "_versions" / f"+{relpath.rsplit('/', 1)[-1]}")
+
+
+@mutation("naming/unrecognized-entries", breaks="naming.v2-pattern")
+def name_a_v2_manifest_with_a_hex_number(root):
+    # The number V2 names version 6 by, 2**64 - 1 - 6, in hexadecimal.
+    os.link(root / manifest_relpath(root, 6), root / "_versions" / f"{2**64 - 1 - 6:x}.manifest")
+
+
+# -- feature flags ------------------------------------------------------------------------
+
+
+@mutation("feature-flags/writer-known")
+def set_an_unknown_writer_flag(root):
+    def edit(manifest_file):
+        manifest_file.manifest.writer_feature_flags |= 1 << 10
+
+    edit_manifest(root, edit)
+
+
+@mutation("feature-flags/deprecated-v2-flag")
+def set_the_deprecated_v2_flag(root):
+    def edit(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 4
+        manifest_file.manifest.writer_feature_flags |= 4
+
+    edit_manifest(root, edit)
+
+
+@mutation("feature-flags/without-content", breaks="feature-flags.deletion-files")
+def set_the_deletion_flag_before_any_deletion(root):
+    # Version 1 of the "plain" base has no deletion file yet (version 2 has
+    # none either, but tag "stable" records the size of its manifest).
+    def edit(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 1
+        manifest_file.manifest.writer_feature_flags |= 1
+
+    edit_manifest(root, edit, version=1)
+
+
+@mutation("feature-flags/without-content", breaks="feature-flags.base-paths")
+def set_the_base_path_flag_without_a_base(root):
+    def edit(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 16
+        manifest_file.manifest.writer_feature_flags |= 16
+
+    edit_manifest(root, edit)
