@@ -65,17 +65,6 @@ def test_a_restore_that_lowers_max_fragment_id_is_an_info(plain):
     assert "Restore" in found[0].message
 
 
-def test_an_absent_max_fragment_id_over_fragment_zero_is_an_info(plain):
-    def keep_fragment_zero(manifest_file):
-        manifest_file.manifest.fragments = manifest_file.manifest.fragments[:1]
-        manifest_file.manifest.max_fragment_id = None
-
-    edit_untracked(plain, keep_fragment_zero, version=1)
-    found = _findings(plain, "fragment/max-id-absent")
-    assert [(f.version, f.severity) for f in found] == [(1, Severity.INFO)]
-    assert not _findings(plain, "fragment/max-id-covers")
-
-
 def test_a_retained_max_fragment_id_after_deleting_everything_is_fine(base_datasets, tmp_path):
     import lance
 

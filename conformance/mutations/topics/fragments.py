@@ -111,3 +111,28 @@ def count_ten_more_ids_as_used(root):
 
     for version in sorted(list_versions(Storage(root)).manifests()):
         edit_manifest(root, edit, version=version)
+
+
+@mutation("fragment/physical-rows", breaks="fragment.physical-rows-include-deleted")
+def leave_deleted_rows_out_of_physical_rows(root):
+    # Fragment 0's file holds 1000 rows, 3 of them deleted.
+    def edit(manifest_file):
+        fragment = _latest_fragment(manifest_file, 0)
+        fragment.physical_rows -= fragment.deletion_file.num_deleted_rows
+
+    edit_untracked(root, edit)
+
+
+@mutation("fragment/max-id-absent", base="v2_0", breaks="fragment.max-id-zero-for-first")
+def leave_out_a_zero_max_fragment_id(root):
+    """Version 1 keeps only fragment 0 (of 0 and 1) and, as pylance 0.20
+    did, no max_fragment_id (the value 0 is not stored). Version 2 now adds
+    two fragments where its Append records one, so it forgets its
+    transaction too."""
+
+    def edit(manifest_file):
+        manifest_file.manifest.fragments = manifest_file.manifest.fragments[:1]
+        manifest_file.manifest.max_fragment_id = None
+
+    edit_untracked(root, edit, version=1)
+    edit_untracked(root, lambda manifest_file: None, version=2)
