@@ -5,10 +5,8 @@ are the reference reader's own: tests/test_deletions.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
-import uuid as uuid_module
 
 import jsonschema
 import pyarrow as pa
@@ -24,6 +22,7 @@ from conformance.mutations.topics.deletions import (
     leave_a_deletion_file_no_version_refers_to,
     put_a_file_that_is_no_deletion_file_in_deletions,
 )
+from conformance.mutations.topics.indices import add_a_delta_segment_of_the_index
 
 lance = pytest.importorskip("lance")
 
@@ -201,25 +200,9 @@ def test_fragments_beyond_the_row_limit_are_reported_not_expanded(base_datasets,
 # -- index warnings and infos -------------------------------------------------------------------
 
 
-def test_a_missing_index_directory_is_a_warning(base_datasets, tmp_path):
-    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-    for directory in (root / "_indices").iterdir():
-        shutil.rmtree(directory)
-    findings = _findings(root)
-    assert _by_severity(findings, Severity.WARNING) == ["index/directory-present"]
-    assert not _by_severity(findings, Severity.ERROR)
-
-
 def test_delta_indices_sharing_a_name_are_an_info(base_datasets, tmp_path):
     root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-
-    def edit(manifest_file):
-        delta = dataclasses.replace(manifest_file.indices[0], uuid=str(uuid_module.uuid4()), files=[])
-        manifest_file.indices.append(delta)
-        manifest_file.manifest.transaction_file = ""
-        manifest_file.transaction = None
-
-    edit_manifest(root, edit)
+    add_a_delta_segment_of_the_index(root)
     findings = _findings(root, "index/", all_versions=False)
     assert [(f.rule, f.severity) for f in findings] == [("index/delta-segments", Severity.INFO)]
 

@@ -14,11 +14,12 @@ import pytest
 
 from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
+from reference_impl.dataset import Dataset
 from reference_impl.fragments import ExternalFile
 from reference_impl.schema import Field
-from reference_impl.wire import table_pb2
 
 from conformance.mutations.edit import copy_dataset, edit_manifest, manifest_relpath
+from conformance.mutations.topics.indices import compact_with_deferred_remap
 from conformance.mutations.topics.mem_wal import SNAPSHOT_SCHEMA, edit_mem_wal_details, region_row, snapshot_bytes, store_snapshots
 from conformance.mutations.topics.schema import add_fields
 
@@ -271,46 +272,10 @@ def test_row_id_sequences_kept_in_the_wrong_place_are_warnings(base_datasets, tm
     assert len(warned) == 1 and "inline" in warned[0] and "fragment 0" in warned[0], warned
 
 
-def _fragment_reuse_dataset(path):
-    lance.write_dataset(_table(0, 100), path, max_rows_per_file=20)
-    lance.dataset(path).create_scalar_index("id", "BTREE")
-    lance.dataset(path).delete("id < 5")
-    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=1000, defer_index_remap=True)
-
-
-def _edit_reuse_details(path, edit):
-    def apply(manifest_file):
-        index = next(i for i in manifest_file.indices if i.name == "__lance_frag_reuse")
-        details = table_pb2.FragmentReuseIndexDetails.FromString(index.details)
-        edit(details)
-        index.details = details.SerializeToString()
-
-    edit_manifest(path, apply)
-
-
-def test_fragment_reuse_content_size_decides_where_it_belongs(tmp_path):
-    path = tmp_path / "reuse"
-    _fragment_reuse_dataset(path)
-    assert not _problems(path)
-
-    def grow(details):
-        version = details.inline.versions.add(dataset_version=1)
-        version.groups.add(changed_row_addrs=b"\x01" * (250 << 10))
-
-    _edit_reuse_details(path, grow)
-    assert _by_rule(_problems_of(path, "index/")) == {
-        "index/fragment-reuse-inline-when-small": {"warning"},
-        "index/details-compact": {"warning"},
-    }
-
-
-def test_small_fragment_reuse_content_belongs_inline(tmp_path):
-    path = tmp_path / "reuse"
-    _fragment_reuse_dataset(path)
-
-    def externalise(details):
-        details.external.path = "_indices/reuse.bin"
-        details.external.size = 1000
-
-    _edit_reuse_details(path, externalise)
-    assert _by_rule(_problems_of(path, "index/")) == {"index/fragment-reuse-inline-when-small": {"warning"}}
+def test_a_pylance_fragment_reuse_index_is_clean(plain):
+    """The fragment-reuse index pylance leaves when it defers the index
+    remapping of a compaction: small content, inline (the mutations of
+    conformance.mutations.topics.indices move or grow it)."""
+    compact_with_deferred_remap(plain)
+    assert "__lance_frag_reuse" in {i.name for i in Dataset.open(plain).indices}
+    assert not _problems(plain)

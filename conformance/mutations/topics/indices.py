@@ -102,3 +102,86 @@ def misrecord_an_index_file_size(root):
 def remove_a_listed_index_file(root):
     directory = _index_directory(root)
     sorted(directory.iterdir())[0].unlink()
+
+
+@mutation("index/directory-present")
+def remove_the_index_directory(root):
+    import shutil
+
+    shutil.rmtree(_index_directory(root))
+
+
+@mutation("index/delta-segments")
+def add_a_delta_segment_of_the_index(root):
+    # A second entry named id_idx over the same field and type: a delta index
+    # as upstream's index.md allows (no files of its own, so none to find).
+    _add_entry(root, uuid=str(uuid_module.uuid4()), files=[])
+
+
+#: What a protobuf message ignores: field 15, length-delimited, ``size`` bytes.
+def _unknown_field(size: int) -> bytes:
+    from google.protobuf.internal.encoder import _VarintBytes
+
+    return _VarintBytes(15 << 3 | 2) + _VarintBytes(size) + b"\x00" * size
+
+
+@mutation("index/details-compact")
+def pad_the_index_details_to_250_kb(root):
+    # The BTREE details are an empty message; the padding is a field it does
+    # not know, so they still decode.
+    def edit(indices):
+        indices[0].details = (indices[0].details or b"") + _unknown_field(250 << 10)
+
+    _edit_indexed_versions(root, edit)
+
+
+@mutation("index/fragment-bitmap-from-dataset-version")
+def date_the_index_back_to_version_1(root):
+    """The index covers fragments 0 to 3, built from version 4; version 1
+    had fragments 0 to 2 only (what pylance's remapping after a compaction
+    leaves, without moving dataset_version)."""
+    _change(root, dataset_version=1)
+
+
+def compact_with_deferred_remap(root) -> None:
+    """pylance compacts the "plain" base (fragments 0 and 1 have deletions)
+    and leaves the index remapping to a fragment-reuse index, whose content
+    is small and inline."""
+    import lance
+
+    lance.dataset(root).optimize.compact_files(target_rows_per_fragment=10_000, defer_index_remap=True)
+
+
+def _edit_fragment_reuse_details(root, edit) -> None:
+    from reference_impl.wire import table_pb2
+
+    def apply(manifest_file):
+        (index,) = [i for i in manifest_file.indices if i.name == "__lance_frag_reuse"]
+        details = table_pb2.FragmentReuseIndexDetails.FromString(index.details)
+        edit(details)
+        index.details = details.SerializeToString()
+
+    edit_manifest(root, apply)
+
+
+@mutation("index/fragment-reuse-inline-when-small")
+def move_small_fragment_reuse_content_to_a_file(root):
+    compact_with_deferred_remap(root)
+
+    def externalise(details):
+        details.external.path = "_indices/reuse.bin"
+        details.external.size = 1000
+
+    _edit_fragment_reuse_details(root, externalise)
+
+
+@mutation("index/fragment-reuse-inline-when-small", also=("index/details-compact",))
+def keep_250_kb_of_fragment_reuse_content_inline(root):
+    # Content that large makes the details too large as well.
+    compact_with_deferred_remap(root)
+
+    def grow(details):
+        version = details.inline.versions.add(dataset_version=1)
+        version.groups.add(changed_row_addrs=b"\x01" * (250 << 10))
+
+    _edit_fragment_reuse_details(root, grow)
