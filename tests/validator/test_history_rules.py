@@ -86,6 +86,37 @@ def test_staged_names_are_judged_by_one_rule(plain, suffix, rule):
     assert fired == ({rule} if rule else set()), fired
 
 
+# -- version numbers ---------------------------------------------------------------------
+
+
+@pytest.mark.requirements("history.versions-increase")
+def test_each_commit_is_numbered_above_every_earlier_version(tmp_path):
+    """The reference writer and pylance, taking turns on one dataset: every
+    commit gets a version above all the versions committed before it."""
+    import pyarrow.compute as pc
+
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+
+    path = tmp_path / "turns"
+    commits = [
+        lambda: Dataset.create(path, _table(0, 10)),
+        lambda: lance.write_dataset(_table(10, 5), path, mode="append"),
+        lambda: Dataset.open(path).append(_table(15, 5)),
+        lambda: lance.dataset(path).delete("id < 3"),
+        lambda: Dataset.open(path).delete(pc.field("id") == 12),
+        lambda: lance.dataset(path).update_config({"turns": "done"}),
+    ]
+    earlier: set[int] = set()
+    for commit in commits:
+        commit()
+        versions = set(list_versions(Storage(path)).manifests())
+        (new,) = versions - earlier
+        assert new > max(earlier, default=0), (new, sorted(earlier))
+        earlier = versions
+    assert not _problems(path)
+
+
 # -- fragment ids and row ids across versions --------------------------------------------
 
 
@@ -196,6 +227,7 @@ def test_a_missing_child_of_a_stored_parent_is_caught(nested):
 # -- MemWAL region snapshots ----------------------------------------------------------------
 
 
+@pytest.mark.requirements("mem-wal.inline-snapshots-when-few")
 def test_a_well_formed_snapshot_passes(nested):
     store_snapshots(nested, region_row(), region_row(region=uuid.uuid4(), spec_id=0, current=1, flushed=()))
     assert not [p for p in _problems(nested)], _problems(nested)

@@ -5,7 +5,6 @@ field lists they must survive."""
 from __future__ import annotations
 
 import time
-import uuid
 
 import pyarrow as pa
 import pytest
@@ -15,7 +14,7 @@ from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.schema import Field
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
-from conformance.mutations.topics.mem_wal import edit_mem_wal_details
+from conformance.mutations.topics.mem_wal import edit_mem_wal_details, merge_a_generation_in_an_index_commit
 from conformance.mutations.topics.schema import _set, edit_schema_from
 
 lance = pytest.importorskip("lance")
@@ -250,22 +249,8 @@ def test_pylance_mem_wal_indexes_pass(tmp_path, options):
     assert not _problems(found), found
 
 
-def test_listing_the_primary_key_index_is_a_warning(nested):
-    edit_mem_wal_details(nested, lambda d: d.maintained_indexes.append("id_idx"))
-    found = _findings(nested)
-    assert found.get("mem-wal/primary-key-index-listed") == {"warning"}
-    assert not {r for r, s in found.items() if "error" in s}
-
-
-def test_merged_generations_advancing_outside_a_merge_is_a_warning(nested):
-    lance.dataset(nested).create_scalar_index("id", "BITMAP", name="id_bitmap")
-    region = uuid.uuid4().bytes
-
-    def edit(details):
-        entry = details.merged_generations.add(generation=4)
-        entry.region_id.uuid = region
-
-    edit_mem_wal_details(nested, edit)  # the new version, a CreateIndex
+def test_merged_generations_advancing_outside_a_merge_name_the_operation(nested):
+    merge_a_generation_in_an_index_commit(nested)  # the new version, a CreateIndex
     messages = _messages(nested, "mem-wal/merged-generations-atomic")
     assert messages and "create_index" in messages[0], messages
 

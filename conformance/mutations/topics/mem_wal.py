@@ -201,3 +201,25 @@ def move_a_region_to_another_spec(root):
     versions = sorted(list_versions(Storage(root)).manifests())
     store_snapshots(root, region_row(spec_id=1), version=versions[-2])
     store_snapshots(root, region_row(spec_id=2), version=versions[-1])
+
+
+@mutation("mem-wal/primary-key-index-listed", base="nested_pk")
+def list_the_primary_key_index_as_maintained(root):
+    # id_idx is the btree index on id, the primary key: maintained implicitly.
+    edit_mem_wal_details(root, lambda d: d.maintained_indexes.append("id_idx"))
+
+
+@mutation("mem-wal/merged-generations-atomic", base="nested_pk")
+def merge_a_generation_in_an_index_commit(root):
+    """pylance adds a version (a CreateIndex that keeps the MemWAL index);
+    that version, no merge-insert, records a region's generation 4 as
+    merged."""
+    import lance
+
+    lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
+
+    def edit(details):
+        entry = details.merged_generations.add(generation=4)
+        entry.region_id.uuid = uuid.uuid4().bytes
+
+    edit_mem_wal_details(root, edit)
