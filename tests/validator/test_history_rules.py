@@ -39,10 +39,6 @@ def _problems(root) -> list[str]:
     ]
 
 
-def _problems_of(root, prefix: str):
-    return [f for f in _findings(root, prefix) if f.severity is not Severity.INFO]
-
-
 def _by_rule(findings) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for f in findings:

@@ -4,8 +4,6 @@ the promise that a data file shared by many versions is read once."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from conformance.validator import Severity, validate

@@ -118,11 +118,18 @@ def add_a_delta_segment_of_the_index(root):
     _add_entry(root, uuid=str(uuid_module.uuid4()), files=[])
 
 
-#: What a protobuf message ignores: field 15, length-delimited, ``size`` bytes.
-def _unknown_field(size: int) -> bytes:
-    from google.protobuf.internal.encoder import _VarintBytes
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
-    return _VarintBytes(15 << 3 | 2) + _VarintBytes(size) + b"\x00" * size
+
+def _unknown_field(size: int) -> bytes:
+    """What a protobuf message skips: field 15, length-delimited, ``size`` bytes."""
+    return _varint(15 << 3 | 2) + _varint(size) + b"\x00" * size
 
 
 @mutation("index/details-compact")
@@ -169,8 +176,10 @@ def move_small_fragment_reuse_content_to_a_file(root):
     compact_with_deferred_remap(root)
 
     def externalise(details):
-        details.external.path = "_indices/reuse.bin"
-        details.external.size = 1000
+        content = details.inline.SerializeToString()
+        (root / "_indices" / "reuse.bin").write_bytes(content)
+        details.external.path = "_indices/reuse.bin"  # replaces the inline content (a oneof)
+        details.external.size = len(content)
 
     _edit_fragment_reuse_details(root, externalise)
 
