@@ -150,16 +150,16 @@ def embed_an_empty_transaction(root):
 # -- the manifest container ---------------------------------------------------------------
 
 
-def _rewrite_manifest_message(root, edit, version: int | None = None) -> None:
-    """Change the Manifest message of a manifest file and nothing else: the
-    sections before it keep their bytes and positions, which the reference
-    encoder (:func:`~conformance.mutations.edit.edit_manifest`) would lay out
-    anew. ``edit`` gets the message and the file's length."""
+def _rewrite_manifest_message(root, edit) -> None:
+    """Change the Manifest message of the latest manifest file and nothing
+    else: the sections before it keep their bytes and positions, which the
+    reference encoder (:func:`~conformance.mutations.edit.edit_manifest`)
+    would lay out anew. ``edit`` gets the message and the file's length."""
     import struct
 
     from reference_impl.wire import table_pb2
 
-    path = root / manifest_relpath(root, version)
+    path = root / manifest_relpath(root)
     data = path.read_bytes()
     footer = data[-16:]
     (position,) = struct.unpack_from("<q", footer)
@@ -205,9 +205,11 @@ def leave_out_the_creation_time(root):
 
 
 @mutation("manifest/timestamp")
-def record_a_creation_time_before_1970(root):
+def record_more_nanoseconds_than_a_second_has(root):
+    # A protobuf Timestamp's nanos stay below 10**9.
     def edit(manifest_file):
-        manifest_file.manifest.timestamp = (-86_400, 0)
+        seconds, _ = manifest_file.manifest.timestamp
+        manifest_file.manifest.timestamp = (seconds, 1_500_000_000)
 
     edit_manifest(root, edit)
 
@@ -229,15 +231,16 @@ def commit_a_config_change_with_pylance(root):
 def commit_the_latest_version_two_numbers_ahead(root):
     """The latest version (6 in the "plain" base) is committed as 8, under
     the V2 name of 8: nothing is numbered 7."""
+    from reference_impl.naming import parse_manifest_name
+
     old = root / manifest_relpath(root)
-    version = {}
+    ahead = parse_manifest_name(old.name)[0] + 2
 
     def edit(manifest_file):
-        manifest_file.manifest.version += 2
-        version["new"] = manifest_file.manifest.version
+        manifest_file.manifest.version = ahead
 
     edit_manifest(root, edit)
-    old.rename(root / "_versions" / manifest_name(version["new"], NamingScheme.V2))
+    old.rename(root / "_versions" / manifest_name(ahead, NamingScheme.V2))
 
 
 @mutation("naming/unrecognized-entries", breaks="history.manifests-in-versions-dir")
