@@ -20,11 +20,10 @@ replaced, because step 4 never overwrites an existing manifest.
 from __future__ import annotations
 
 import json
-import uuid as uuid_module
 from dataclasses import dataclass, field as dc_field, replace
 from typing import Callable
 
-from . import feature_flags
+from . import entropy, feature_flags
 from .errors import LanceFormatError, UnsupportedFeatureError
 from .fragments import Fragment
 from .indices import IndexMetadata, encode_fragment_bitmap
@@ -455,7 +454,7 @@ STEP_BEFORE_MANIFEST = "before-manifest"
 def new_transaction(read_version: int, operation, *, tag: str = "", properties=None) -> Transaction:
     return Transaction(
         read_version=read_version,
-        uuid=str(uuid_module.uuid4()),
+        uuid=str(entropy.current().uuid4()),
         operation=operation,
         tag=tag,
         properties=dict(properties or {}),

@@ -9,13 +9,12 @@ data, deletion and row id file lives (layout: base paths).
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from typing import Callable
 
 import pyarrow as pa
 
-from . import feature_flags
+from . import entropy, feature_flags
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import PathEscapeError, UnsupportedFeatureError
 from .fragments import DataFile, Fragment
@@ -279,7 +278,7 @@ class Dataset:
 
         tag = options.pop("tag", "")
         transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag)
-        nanos = time.time_ns()
+        nanos = entropy.current().time_ns()
         committed = commit(
             storage,
             transaction,
@@ -383,17 +382,18 @@ class Dataset:
 
         delete_tag(self, name)
 
-    def create_branch(self, name: str, version: int | None = None) -> "Dataset":
+    def create_branch(self, name: str, version: int | None = None, *, relative_base_path: bool = False) -> "Dataset":
         """Start branch ``name`` from ``version`` (this one by default) and
         open it."""
         from .operations.refs import create_branch
 
-        return create_branch(self, name, version)
+        return create_branch(self, name, version, relative_base_path=relative_base_path)
 
     def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None,
-                      manifest_naming: str = "v2") -> "Dataset":
+                      manifest_naming: str = "v2", relative_base_path: bool = False) -> "Dataset":
         """A new dataset at ``target_uri`` whose files stay here, referenced
         through a base path."""
         from .operations.clone import shallow_clone
 
-        return shallow_clone(self, target_uri, version=version, tag=tag, manifest_naming=manifest_naming)
+        return shallow_clone(self, target_uri, version=version, tag=tag, manifest_naming=manifest_naming,
+                             relative_base_path=relative_base_path)

@@ -65,7 +65,6 @@ Bounds
 from __future__ import annotations
 
 import array
-import secrets
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -76,6 +75,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from pyroaring import BitMap
 
+from . import entropy
 from ._arrow_ipc_bounds import ARROW_MAGIC, arrow_batch_bounds
 from .errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from .fragments import DeletionFile, DeletionFileType
@@ -510,7 +510,7 @@ def write_deletion_file(
     kind = choose_deletion_file_type(values) if file_type is None else DeletionFileType(file_type)
     data = encode_arrow_deletions(values) if kind is DeletionFileType.ARROW_ARRAY else encode_bitmap_deletions(values)
     deletion_file = DeletionFile(
-        file_type=kind, read_version=read_version, id=secrets.randbits(64), num_deleted_rows=len(values)
+        file_type=kind, read_version=read_version, id=entropy.current().randbits(64), num_deleted_rows=len(values)
     )
     storage.put_if_not_exists(deletion_file.path(fragment_id), data)
     return deletion_file

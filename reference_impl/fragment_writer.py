@@ -9,10 +9,9 @@ id 0.
 
 from __future__ import annotations
 
-import uuid
-
 import pyarrow as pa
 
+from . import entropy
 from .errors import UnsupportedFeatureError
 from .file_format import write_file
 from .fragments import DataFile, Fragment
@@ -28,7 +27,7 @@ def data_file_name() -> str:
     data files: its first 3 bytes as 24 binary digits, then its other 13
     bytes as 26 hex digits (the binary prefix spreads files over object-store
     partitions)."""
-    raw = uuid.uuid4().bytes
+    raw = entropy.current().uuid4().bytes
     prefix = "".join(f"{byte:08b}" for byte in raw[:3])
     return f"{prefix}{raw[3:].hex()}.lance"
 

@@ -38,12 +38,12 @@ Names (checked by :func:`validate_tag_name` / :func:`validate_branch_name`)
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field as dc_field
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
+from . import entropy
 from .errors import CorruptFileError, LanceFormatError
 from .storage import Storage
 
@@ -294,7 +294,9 @@ def _manifest_size(storage: Storage, branch: str | None, version: int) -> int:
 
 
 def _now_rfc3339() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, nanos = divmod(entropy.current().time_ns(), 1_000_000_000)
+    moment = datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=nanos // 1000)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def write_tag(
@@ -356,7 +358,7 @@ def write_branch(
     if manifest_size is None:
         manifest_size = _manifest_size(storage, parent_branch, parent_version)
     if create_at is None:
-        create_at = int(time.time())
+        create_at = entropy.current().time_ns() // 1_000_000_000
     obj = {
         "parentBranch": parent_branch,
         "parentVersion": parent_version,

@@ -42,6 +42,7 @@ from typing import Optional, Union
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from . import entropy
 from .errors import CorruptFileError, PathEscapeError
 from .fragments import DataFile, Fragment
 from .indices import IndexFile, IndexMetadata, uuid_from_bytes
@@ -774,7 +775,7 @@ class Transaction:
     @classmethod
     def create(cls, read_version: int, operation: Operation, *, tag: str = "", properties=None) -> "Transaction":
         """A new transaction with a fresh random UUID."""
-        return cls(read_version, str(uuid_module.uuid4()), operation, tag, dict(properties or {}))
+        return cls(read_version, str(entropy.current().uuid4()), operation, tag, dict(properties or {}))
 
     @classmethod
     def from_proto(cls, msg: transaction_pb2.Transaction, context: str = "transaction") -> "Transaction":

@@ -40,12 +40,12 @@ Branches are shallow clones too (upstream ``branch_tag.md``);
 from __future__ import annotations
 
 import json
-import time
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import feature_flags
+from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
 from ..errors import CommitConflictError, UnsupportedFeatureError
 from ..fragments import Fragment
@@ -71,10 +71,16 @@ def shallow_clone(
     version: int | None = None,
     tag: str | None = None,
     manifest_naming: str = "v2",
+    relative_base_path: bool = False,
 ) -> "Dataset":
     """Create a dataset at ``target_uri`` holding ``version`` (default: the
     version ``dataset`` is at) or the version tag ``tag`` points to, with
-    the files left where they are. Returns the clone, opened."""
+    the files left where they are. Returns the clone, opened.
+
+    ``relative_base_path`` records the source root relative to the clone's
+    root instead of as an absolute path: a departure from seed 000 that
+    readers must tolerate (pylance stores what it is given), used where the
+    two datasets must move together, as in the golden fixtures."""
     from ..dataset import Dataset
 
     source, ref_name = _clone_source(dataset, version, tag)
@@ -86,6 +92,7 @@ def shallow_clone(
         ref_name=ref_name,
         branch_name=None,
         naming=NamingScheme(manifest_naming),
+        relative_base_path=relative_base_path,
     )
     return Dataset.open(target.root)
 
@@ -98,6 +105,7 @@ def write_shallow_clone(
     ref_name: str | None,
     branch_name: str | None,
     naming: NamingScheme = NamingScheme.V2,
+    relative_base_path: bool = False,
 ) -> ManifestFile:
     """Write the first manifest (and transaction file) of a shallow clone of
     ``source``, which lives at ``source_root``, into ``target``. Refuses a
@@ -111,11 +119,15 @@ def write_shallow_clone(
         is_shallow=True,
         ref_name=ref_name,
         ref_version=source.manifest.version,
-        ref_path=str(Path(source_root).absolute()),
+        ref_path=(
+            os.path.relpath(Path(source_root).absolute(), target.root.absolute())
+            if relative_base_path
+            else str(Path(source_root).absolute())
+        ),
         branch_name=branch_name,
     )
     transaction = new_transaction(source.manifest.version, operation)
-    nanos = time.time_ns()
+    nanos = entropy.current().time_ns()
     settings = CommitSettings(
         timestamp=(nanos // 1_000_000_000, nanos % 1_000_000_000),
         transaction_file=write_transaction_file(target, transaction),

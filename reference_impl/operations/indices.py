@@ -34,10 +34,9 @@ answers it (docs/spec-discrepancies.md).
 
 from __future__ import annotations
 
-import time
-import uuid as uuid_module
 from typing import TYPE_CHECKING, Iterable
 
+from .. import entropy
 from ..errors import LanceFormatError
 from ..indices import IndexMetadata, encode_fragment_bitmap
 from ..schema import TOP_LEVEL_PARENT, Schema
@@ -92,7 +91,7 @@ def create_index(
     if existing and not replace:
         raise IndexOperationError(dataset.uri, f"an index named {name!r} already exists (pass replace=True)")
     index = IndexMetadata(
-        uuid=str(uuid_module.uuid4()),
+        uuid=str(entropy.current().uuid4()),
         name=name,
         fields=field_ids,
         dataset_version=dataset.version,
@@ -100,7 +99,7 @@ def create_index(
         type_url=type_url_of(index_type),
         details=b"",
         index_version=0,
-        created_at=time.time_ns() // 1_000_000,
+        created_at=entropy.current().time_ns() // 1_000_000,
     )
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 

@@ -49,9 +49,12 @@ def delete_tag(dataset: "Dataset", name: str) -> None:
     delete_tag_file(dataset.root_storage(), name)
 
 
-def create_branch(dataset: "Dataset", name: str, version: int | None = None) -> "Dataset":
+def create_branch(
+    dataset: "Dataset", name: str, version: int | None = None, *, relative_base_path: bool = False
+) -> "Dataset":
     """Start branch ``name`` from ``version`` (default: the version
-    ``dataset`` is at) of the dataset's branch, and open it."""
+    ``dataset`` is at) of the dataset's branch, and open it.
+    ``relative_base_path`` as for :func:`~.clone.shallow_clone`."""
     from ..dataset import Dataset
 
     validate_branch_name(name)
@@ -68,6 +71,7 @@ def create_branch(dataset: "Dataset", name: str, version: int | None = None) -> 
         ref_name=dataset.manifest.branch,
         branch_name=name,
         naming=NamingScheme.V2,
+        relative_base_path=relative_base_path,
     )
     write_branch(root, name, version, parent_branch=dataset.manifest.branch)
     return Dataset.open(branch_root.root)
