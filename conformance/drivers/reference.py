@@ -17,6 +17,11 @@ def versions(uri: str | os.PathLike) -> list[int]:
     return Dataset.open(uri, check_features=False).versions()
 
 
+def read_table(uri: str | os.PathLike, version: int | None = None):
+    """The visible rows of one version as the reference reader scans them."""
+    return Dataset.open(uri, version).to_table()
+
+
 def describe(uri: str | os.PathLike, version: int | None = None) -> dict:
     """The canonical description of ``uri`` at ``version`` (latest by default)."""
     return describe_dataset(Dataset.open(uri, version))

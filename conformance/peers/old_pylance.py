@@ -31,6 +31,7 @@ PINNED_REQUIREMENTS: dict[str, tuple[str, ...]] = {
 }
 
 WRITER_SCRIPT = Path(__file__).with_name("old_pylance_writer.py")
+FIXTURE_WRITER_SCRIPT = Path(__file__).with_name("old_pylance_fixture_writer.py")
 #: Written into a venv once everything is installed and verified.
 COMPLETION_MARKER = "lance-conformance-venv.json"
 INSTALL_TIMEOUT_SECONDS = 1800
@@ -151,8 +152,14 @@ def ensure_venv(version: str) -> Path:
     return _venv_python(final)
 
 
-def write_scenarios(version: str, out_dir: Path) -> dict[str, Path]:
+def write_scenarios(
+    version: str, out_dir: Path, *, script: Path = WRITER_SCRIPT, arguments: tuple[str, ...] = ()
+) -> dict[str, Path]:
     """Write the old-release datasets under ``out_dir``; ``{name: path}``.
+
+    ``script`` is the standalone writer to run in the release's venv (the
+    scenario writer by default; the golden fixtures use
+    ``old_pylance_fixture_writer.py``) and ``arguments`` follow ``out_dir``.
 
     Raises :class:`PeerUnavailableError` when the release cannot be installed
     and :class:`PeerWriterError` when the writer script fails.
@@ -168,7 +175,7 @@ def write_scenarios(version: str, out_dir: Path) -> dict[str, Path]:
     env.pop("PYTHONPATH", None)
     try:
         result = subprocess.run(
-            [str(python), str(WRITER_SCRIPT), str(out_dir)],
+            [str(python), str(script), str(out_dir), *arguments],
             capture_output=True,
             text=True,
             timeout=WRITE_TIMEOUT_SECONDS,
