@@ -7,6 +7,9 @@ import sys
 
 from reference_impl.errors import LanceFormatError, NotADatasetError
 
+from .drivers import DriverError
+from .fixtures.case import CaseError
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_NOT_A_DATASET = 2
@@ -50,6 +53,122 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(args.out)
 
 
+def _corpus(args: argparse.Namespace):
+    from pathlib import Path
+
+    from .fixtures import default_corpus
+
+    return Path(args.corpus) if args.corpus else default_corpus()
+
+
+def _quiet_peers() -> None:
+    """pylance logs a warning per unknown index type and per thread pool;
+    the verdicts say what matters."""
+    import os
+
+    os.environ.setdefault("LANCE_LOG", "error")
+
+
+def _fixtures_generate(args: argparse.Namespace) -> int:
+    from .fixtures.generate import generate
+
+    corpus = _corpus(args)
+    report = generate(corpus, rewrite_peers=args.rewrite_peers, only=set(args.case) if args.case else None,
+                      progress=lambda message: print(message, file=sys.stderr))
+    print(f"{corpus}: {len(report.rebuilt)} cases rebuilt, {len(report.peers_written)} peer cases written, "
+          f"{len(report.peers_kept)} kept, expected files of {len(report.expected_computed)} cases computed")
+    for name in report.unknown_dirs:
+        print(f"warning: {name} has no builder and is not tagged promoted; it was kept", file=sys.stderr)
+    return EXIT_OK
+
+
+def _print_results(results, output_format: str) -> None:
+    import json
+
+    if output_format == "json":
+        print(json.dumps([r.to_json() for r in results], indent=2))
+        return
+    for result in results:
+        extra = f" [{result.deviation}]" if result.deviation else ""
+        print(f"{result.status.upper():16} {result.case}{extra}")
+        for line in result.problems + result.notes:
+            print(f"    {line}")
+    counts = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    print(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no cases")
+
+
+def _fixtures_verify(args: argparse.Namespace) -> int:
+    from .fixtures.verify import ACCEPTED, verify_corpus
+
+    _quiet_peers()
+    results = verify_corpus(_corpus(args), args.driver, only=set(args.case) if args.case else None)
+    _print_results(results, args.format)
+    return EXIT_OK if results and all(r.status in ACCEPTED for r in results) else EXIT_FINDINGS
+
+
+def _fixtures_matrix(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from .fixtures.matrix import render_matrix, run_matrix
+
+    _quiet_peers()
+    corpus = _corpus(args)
+    matrix = run_matrix(corpus, args.drivers)
+    print(render_matrix(matrix))
+    out = Path(args.json) if args.json else corpus / "matrix.json"
+    out.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {out}")
+    return EXIT_OK if all(cell["pass"] for cell in matrix["cells"]) else EXIT_FINDINGS
+
+
+def _fixtures_promote(args: argparse.Namespace) -> int:
+    from .fixtures.promote import promote
+
+    case = promote(args.path, _corpus(args), name=args.name, description=args.description,
+                   requirements=args.requirement or [], features=args.feature or [], tags=args.tag or [])
+    print(f"promoted {args.path} as case {case.name} ({len(case.features)} features: {', '.join(case.features)})")
+    return EXIT_OK
+
+
+def _add_fixtures(commands) -> None:
+    fixtures = commands.add_parser("fixtures", help="golden fixtures: generate, verify, matrix, promote")
+    group = fixtures.add_subparsers(dest="fixtures_command", required=True)
+
+    def with_corpus(parser):
+        parser.add_argument("--corpus", default=None,
+                            help="corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)")
+        return parser
+
+    generate = with_corpus(group.add_parser("generate", help="rebuild the corpus deterministically"))
+    generate.add_argument("--rewrite-peers", action="store_true",
+                          help="also rewrite the pylance-written datasets (their bytes change: new uuids)")
+    generate.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only rebuild these cases")
+    generate.set_defaults(run=_fixtures_generate)
+
+    verify = with_corpus(group.add_parser("verify", help="read every case with a driver and compare"))
+    verify.add_argument("--driver", required=True, help="reference, pylance, or a driver module's dotted path")
+    verify.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only these cases")
+    verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.set_defaults(run=_fixtures_verify)
+
+    matrix = with_corpus(group.add_parser("matrix", help="every writer by every reader, as a table and JSON"))
+    matrix.add_argument("--drivers", nargs="+", default=["reference", "pylance"], metavar="DRIVER")
+    matrix.add_argument("--json", default=None, help="where to save the JSON (default: CORPUS/matrix.json)")
+    matrix.set_defaults(run=_fixtures_matrix)
+
+    promote = with_corpus(group.add_parser("promote", help="turn a dataset into a new case"))
+    promote.add_argument("path", help="dataset root directory")
+    promote.add_argument("--name", default=None, help="case name (default: promoted-<directory name>)")
+    promote.add_argument("--description", default=None)
+    promote.add_argument("--requirement", nargs="+", default=None, metavar="ID", help="requirement ids it concerns")
+    promote.add_argument("--feature", nargs="+", default=None, metavar="FEATURE", help="features beyond those inferred")
+    promote.add_argument("--tag", nargs="+", default=None, metavar="TAG")
+    promote.set_defaults(run=_fixtures_promote)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lance-conformance",
@@ -81,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="write datasets with pylance and check them with the suite")
     demo.add_argument("--out", default=None, help="directory for the demo datasets (default: a temporary one)")
     demo.set_defaults(run=_demo)
+    _add_fixtures(commands)
     return parser
 
 
@@ -91,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK
+    except (CaseError, DriverError) as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
     except NotADatasetError as exc:
         print(f"lance-conformance: not a Lance dataset: {exc}", file=sys.stderr)
         return EXIT_NOT_A_DATASET
