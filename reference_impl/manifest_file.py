@@ -162,12 +162,12 @@ def encode_manifest_file(
     manifest.index_section = None
     if indices is not None:
         section = table_pb2.IndexSection(indices=[i.to_proto() for i in indices])
-        manifest.index_section = append_section(section.SerializeToString())
+        manifest.index_section = append_section(section.SerializeToString(deterministic=True))
     manifest.transaction_section = None
     manifest.transaction_section_field = None
     if transaction is not None:
-        manifest.transaction_section = append_section(transaction.to_proto().SerializeToString())
+        manifest.transaction_section = append_section(transaction.to_proto().SerializeToString(deterministic=True))
         manifest.transaction_section_field = 21
-    position = append_section(manifest.to_proto().SerializeToString())
+    position = append_section(manifest.to_proto().SerializeToString(deterministic=True))
     out.extend(FOOTER.pack(position, *WRITE_FOOTER_VERSION, MAGIC))
     return bytes(out)

@@ -410,7 +410,7 @@ def encode_row_id_segments(segments: Iterable[tuple[str, Sequence[int]]], *, wid
     msg = rowids_pb2.RowIdSequence()
     for kind, values in segments:
         msg.segments.append(segment_to_proto(kind, values, width=width))
-    return msg.SerializeToString()
+    return msg.SerializeToString(deterministic=True)
 
 
 def encode_row_id_sequence(values: Sequence[int]) -> bytes:
@@ -443,7 +443,7 @@ def encode_version_sequence(versions: Sequence[int]) -> bytes:
         run.version = version
         position += stop - index
         index = stop
-    return msg.SerializeToString()
+    return msg.SerializeToString(deterministic=True)
 
 
 # -- sequences stored in fragments -------------------------------------------------

@@ -897,5 +897,5 @@ def write_transaction_file(storage: Storage, txn: Transaction) -> str:
         raise ValueError("a transaction needs a uuid")
     name = txn.file_name()
     _check_name(name)
-    storage.put_if_not_exists(f"{TRANSACTIONS_DIR}/{name}", txn.to_proto().SerializeToString())
+    storage.put_if_not_exists(f"{TRANSACTIONS_DIR}/{name}", txn.to_proto().SerializeToString(deterministic=True))
     return name

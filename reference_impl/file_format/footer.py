@@ -175,8 +175,10 @@ def type_name_of(type_url: str) -> str:
 
 def pack_any(message) -> bytes:
     """Serialize ``message`` inside an Any, with the type URL pylance uses."""
-    wrapper = any_pb2.Any(type_url=TYPE_URL_PREFIX + message.DESCRIPTOR.full_name, value=message.SerializeToString())
-    return wrapper.SerializeToString()
+    # Deterministic: map entries sorted, so the same schema gives the same bytes.
+    value = message.SerializeToString(deterministic=True)
+    wrapper = any_pb2.Any(type_url=TYPE_URL_PREFIX + message.DESCRIPTOR.full_name, value=value)
+    return wrapper.SerializeToString(deterministic=True)
 
 
 class FileTail(NamedTuple):

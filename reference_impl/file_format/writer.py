@@ -501,13 +501,13 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor) -> li
             )
         column_messages.append(message)
 
-    descriptor_bytes = descriptor.SerializeToString()
+    descriptor_bytes = descriptor.SerializeToString(deterministic=True)
     global_buffers = [(append(descriptor_bytes, pad=False), len(descriptor_bytes))]
 
     column_metadata_start = position
     metadata_locations = []
     for message in column_messages:
-        raw = message.SerializeToString()
+        raw = message.SerializeToString(deterministic=True)
         metadata_locations.append((append(raw, pad=False), len(raw)))
 
     column_table_start = position
