@@ -292,3 +292,38 @@ def test_cli_matrix_prints_and_saves(tmp_path, capsys):
     assert "lance 0.20.0" in printed and "PASS 1/1" in printed
     saved = json.loads(out.read_text())
     assert saved["readers"] == ["reference"] and len(saved["cells"]) == 3
+
+
+# -- rewriting the peer cases -----------------------------------------------------------
+
+
+def _rewrite_and_verify(tmp_path, names):
+    corpus = tmp_path / "corpus"
+    report = generate(corpus, rewrite_peers=True, only=set(names))
+    assert sorted(report.peers_written) == sorted(names)
+    for name in names:
+        case = load_case(corpus / CASES_DIR / name)
+        committed = load_case(CORPUS / CASES_DIR / name)
+        assert case.writer == committed.writer and case.features == committed.features
+        for driver in ("reference", "pylance"):
+            result = verify_case(corpus / CASES_DIR / name, driver)
+            assert result.status == PASS, (name, driver, result.problems)
+        # Fresh uuids, same facts: the description differs only where pylance invents values.
+        fresh = [v.describe["num_rows"] for v in load_expected(corpus / CASES_DIR / name)]
+        assert fresh == [v.describe["num_rows"] for v in load_expected(CORPUS / CASES_DIR / name)]
+
+
+def test_pylance_14_still_writes_its_cases(tmp_path):
+    pytest.importorskip("lance")
+    _rewrite_and_verify(tmp_path, ["pylance-naming-v1", "pylance-deletion-bitmap", "pylance-stable-row-ids"])
+
+
+@pytest.mark.old_pylance
+def test_pylance_0_20_still_writes_its_cases(tmp_path):
+    from conformance.peers import old_pylance
+
+    try:
+        old_pylance.ensure_venv("0.20.0")
+    except old_pylance.PeerUnavailableError as exc:
+        pytest.fail(f"cannot install pylance 0.20.0: {exc}", pytrace=False)
+    _rewrite_and_verify(tmp_path, ["old-appends-deletes", "old-legacy-format", "old-update-compaction"])
