@@ -6,7 +6,7 @@ by pylance: fragment 0 (3 of 1000 rows deleted, read version 2) and fragment 1
 
 Most mutations change a file's bytes, which no other rule compares. Those that
 change the latest manifest's deletion metadata also drop that version's record
-of its transaction (:func:`_edit_latest_untracked`): the transaction rules
+of its transaction (:func:`~conformance.mutations.edit.edit_untracked`): the transaction rules
 compare a version's fragments with the previous version's, and would otherwise
 report the edit as a change the operation did not make. A version may lack its
 transaction record (an info).
@@ -21,7 +21,7 @@ from pyroaring import BitMap
 from reference_impl.deletions import decode_arrow_deletions, encode_arrow_deletions
 from reference_impl.fragments import DeletionFile, DeletionFileType
 
-from ..edit import edit_manifest
+from ..edit import edit_untracked
 from ..registry import mutation
 
 
@@ -51,16 +51,6 @@ def _arrow_file(columns: dict[str, pa.Array], batches: int = 1) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _edit_latest_untracked(root, edit) -> None:
-    """Edit the latest manifest and forget the transaction that made it."""
-
-    def apply(manifest_file):
-        edit(manifest_file)
-        manifest_file.manifest.transaction_file = ""
-        manifest_file.transaction = None
-
-    edit_manifest(root, apply)
-
 
 def _point_latest_at(root, fragment_id: int, *, file_type=None, deletion_id=None, read_version=None, count=None):
     """Change the latest manifest's deletion file metadata of a fragment."""
@@ -78,7 +68,7 @@ def _point_latest_at(root, fragment_id: int, *, file_type=None, deletion_id=None
                 if count is not None:
                     deletion.num_deleted_rows = count
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 @mutation("deletion/file-exists", breaks="deletion.file-exists")
@@ -204,7 +194,7 @@ def name_a_deletion_file_that_deletes_nothing(root):
             DeletionFileType.ARROW_ARRAY, read_version=5, id=424242, num_deleted_rows=0
         )
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 @mutation("deletion/absent-when-nothing-deleted", also=("deletion/count-matches-metadata",))

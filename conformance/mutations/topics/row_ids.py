@@ -14,17 +14,9 @@ from reference_impl.fragments import ExternalFile
 from reference_impl.row_ids import encode_row_id_sequence, encode_version_sequence
 from reference_impl.wire import rowids_pb2
 
-from ..edit import edit_manifest
+from ..edit import edit_manifest, edit_untracked
 from ..registry import mutation
 
-
-def _edit_latest_untracked(root, edit) -> None:
-    def apply(manifest_file):
-        edit(manifest_file)
-        manifest_file.manifest.transaction_file = ""
-        manifest_file.transaction = None
-
-    edit_manifest(root, apply)
 
 
 def _fragment(manifest_file, fragment_id: int):
@@ -35,7 +27,7 @@ def _set(root, fragment_id: int, attr: str, value) -> None:
     def edit(manifest_file):
         setattr(_fragment(manifest_file, fragment_id), attr, value)
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 @mutation("row-id/sequence-decodes", base="stable_row_ids", breaks="row-id.sequence-decodes")
@@ -98,7 +90,7 @@ def lower_next_row_id(root):
     def edit(manifest_file):
         manifest_file.manifest.next_row_id = 120
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 @mutation("row-id/next-row-id-zero", base="stable_row_ids", also=("row-id/below-next-row-id", "row-id/never-reused"))
@@ -106,7 +98,7 @@ def zero_next_row_id(root):
     def edit(manifest_file):
         manifest_file.manifest.next_row_id = 0
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
@@ -149,7 +141,7 @@ def date_rows_in_the_future(root):
         fragment.created_at_version_sequence = encode_version_sequence([9] * 30)
         fragment.last_updated_at_version_sequence = encode_version_sequence([9] * 30)
 
-    _edit_latest_untracked(root, edit)
+    edit_untracked(root, edit)
 
 
 # -- history: each version against the one before ------------------------------------

@@ -24,6 +24,7 @@ import jsonschema
 
 from conformance.describe import load_schema
 from reference_impl.errors import LanceFormatError
+from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.refs import (
@@ -306,6 +307,39 @@ def _tree_branches(dataset: DatasetView) -> list[str]:
     return sorted(found)
 
 
+@dataclass(frozen=True)
+class _BranchHead:
+    """A well-named branch's newest manifest, decoded from its tree/ directory."""
+
+    version: int
+    location: str
+    storage: Storage
+    manifest: Manifest
+
+
+def _branch_heads(dataset: DatasetView):
+    """``(ref, head)`` for every well-named branch (badly named ones are
+    refs/branch-file-content's and refs/branch-name's): ``head`` is its newest
+    manifest, or None when the branch has no manifest at all. A branch whose
+    newest manifest does not decode is skipped: the branch's own validation
+    reports it."""
+    for ref in _refs(dataset, "branch"):
+        if ref.parsed is None or not is_valid_branch_name(ref.name):
+            continue
+        manifests = _branch_manifests(dataset, ref.name)
+        if not manifests:
+            yield ref, None
+            continue
+        latest = max(manifests)
+        storage = _branch_storage(dataset, ref.name)
+        try:
+            manifest = read_manifest_file(storage, manifests[latest]).manifest
+        except LanceFormatError:
+            continue
+        yield ref, _BranchHead(latest, f"{TREE_DIR}/{ref.name}/{manifests[latest]}", storage, manifest)
+
+
+
 @rule(
     "refs/branch-tree-layout",
     severity=Severity.ERROR,
@@ -315,34 +349,25 @@ def _tree_branches(dataset: DatasetView) -> list[str]:
     scope=Scope.DATASET,
 )
 def branch_tree_layout(dataset: DatasetView):
-    for ref in _refs(dataset, "branch"):
-        if ref.parsed is None or not is_valid_branch_name(ref.name):
-            continue  # refs/branch-file-content, refs/branch-name
-        manifests = _branch_manifests(dataset, ref.name)
-        if not manifests:
+    for ref, head in _branch_heads(dataset):
+        if head is None:
             yield f"branch '{ref.name}' has no manifests under {TREE_DIR}/{ref.name}/_versions/", ref.relpath
             continue
-        latest = max(manifests)
-        storage = _branch_storage(dataset, ref.name)
-        try:
-            manifest = read_manifest_file(storage, manifests[latest]).manifest
-        except LanceFormatError:
-            continue  # the branch's own validation reports it
         # A data file without a base path is the branch's own: it lies in the
         # branch's data/ directory. The source's files are reached through a
         # base path (a branch is a shallow clone of its source).
         missing = [
             data_file.path
-            for fragment in manifest.fragments[:MAX_REFS]
+            for fragment in head.manifest.fragments[:MAX_REFS]
             for data_file in fragment.files
-            if data_file.base_id is None and not storage.exists(f"data/{data_file.path}")
+            if data_file.base_id is None and not head.storage.exists(f"data/{data_file.path}")
         ]
         if missing:
             yield (
-                f"the newest version ({latest}) of branch '{ref.name}' names {len(missing)} data files that are "
-                f"neither in {TREE_DIR}/{ref.name}/data/ nor reached through a base path (first: {missing[0]}); a "
-                "branch reaches its source's files through base paths",
-                f"{TREE_DIR}/{ref.name}/{manifests[latest]}",
+                f"the newest version ({head.version}) of branch '{ref.name}' names {len(missing)} data files "
+                f"that are neither in {TREE_DIR}/{ref.name}/data/ nor reached through a base path (first: "
+                f"{missing[0]}); a branch reaches its source's files through base paths",
+                head.location,
             )
 
 
@@ -393,21 +418,7 @@ def manifest_branch_field(dataset: DatasetView):
                 f"(a branch's versions live under {TREE_DIR}/{named}/)",
                 paths.get(version),
             )
-    for ref in _refs(dataset, "branch"):
-        if ref.parsed is None or not is_valid_branch_name(ref.name):
-            continue  # refs/branch-file-content, refs/branch-name
-        manifests = _branch_manifests(dataset, ref.name)
-        if not manifests:
-            continue
-        latest = max(manifests)
-        storage = _branch_storage(dataset, ref.name)
-        try:
-            manifest = read_manifest_file(storage, manifests[latest]).manifest
-        except LanceFormatError:
-            continue  # not this rule's business; the branch's own validation reports it
-        if manifest.branch != ref.name:
-            shown = "no branch" if manifest.branch is None else f"branch '{manifest.branch}'"
-            yield (
-                f"the newest version ({latest}) of branch '{ref.name}' names {shown}",
-                f"{TREE_DIR}/{ref.name}/{manifests[latest]}",
-            )
+    for ref, head in _branch_heads(dataset):
+        if head is not None and head.manifest.branch != ref.name:
+            shown = "no branch" if head.manifest.branch is None else f"branch '{head.manifest.branch}'"
+            yield f"the newest version ({head.version}) of branch '{ref.name}' names {shown}", head.location
