@@ -22,6 +22,9 @@ list, large_list          an offsets column ``list{offsets:
                           num_items}`` followed by the item columns
 struct                    a header column with one ``struct{}`` page and no
                           buffers, followed by the child columns
+large_binary marked       column encoding ``blob{inner: values}``; pages
+``lance-encoding:blob``   ``packed_struct`` of (position u64, size u64) per
+                          row, the values written elsewhere in the file
 ========================  ===================================================
 
 Columns are numbered depth first, one per field (fixed-size lists are leaf
@@ -38,6 +41,16 @@ byte the one pylance writes (checked by the tests); only sizes within a few
 bytes of those thresholds may be judged differently, since pylance measures
 Arrow memory rather than data bytes.
 
+Blob columns (:func:`_encode_blob_page`) keep their values out of the pages:
+every non-empty value is a buffer of its own, padded like a page buffer, and
+these buffers open the file, in column order (depth first) and row order,
+ahead of every page, because pylance writes them the moment a batch arrives.
+The page of a blob column describes each row by the absolute position and
+the size of its value: ``(0, 0)`` for an empty value (nothing is written),
+``(1, 0)`` for a null. Whether a blob column is written early or split into
+pages is judged on its descriptions (16 bytes a row), the array pylance
+buffers, not on the values.
+
 Version 2.0 cannot store struct validity: a struct with nulls is refused, as
 pylance refuses it.
 """
@@ -50,6 +63,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..logical_types import BLOB_METADATA_KEY
 from ..schema import TOP_LEVEL_PARENT, Field
 from ..storage import Storage
 from ..wire import encodings_v2_0_pb2 as enc
@@ -71,6 +85,11 @@ DICTIONARY_THRESHOLD = 100
 # Rows looked at before counting the distinct values of a whole page, so that
 # a high-cardinality column is rejected cheaply.
 DICTIONARY_PROBE_ROWS = 4096
+# A blob description: the value's position in the file and its size, u64 each.
+BLOB_DESCRIPTION_BYTES = 16
+# The description of a null blob value (a non-empty value never sits at byte
+# 1, since value buffers are 64-byte aligned, and an empty one is (0, 0)).
+BLOB_NULL_POSITION = 1
 
 
 @dataclass
@@ -128,6 +147,8 @@ class _Page:
 class _Column:
     field_id: int
     pages: list[_Page] = dc_field(default_factory=list)
+    # A blob column: its ColumnEncoding says so (``blob{inner: values}``).
+    blob: bool = False
 
 
 # -- protobuf builders --------------------------------------------------------
@@ -316,13 +337,33 @@ def _encode_leaf_page(array: pa.Array) -> _Page:
     return page
 
 
-def _split_for_pages(array: pa.Array) -> list[pa.Array]:
-    """Equal row slices of at most MAX_PAGE_BYTES each (pylance's split of a batch)."""
-    parts = min(-(-array.nbytes // MAX_PAGE_BYTES), len(array))
+def _split_for_pages(array: pa.Array, nbytes: int | None = None) -> list[pa.Array]:
+    """Equal row slices of at most MAX_PAGE_BYTES each (pylance's split of a
+    batch); ``nbytes`` is the size pylance measures, by default the array's."""
+    nbytes = array.nbytes if nbytes is None else nbytes
+    parts = min(-(-nbytes // MAX_PAGE_BYTES), len(array))
     if parts <= 1:
         return [array]
     rows_per_part = -(-len(array) // parts)
     return [array.slice(start, rows_per_part) for start in range(0, len(array), rows_per_part)]
+
+
+def _encode_blob_page(descriptions: np.ndarray) -> _Page:
+    """A page of blob descriptions: ``packed_struct`` of two 64-bit children.
+
+    The single page buffer holds the rows one after the other, each as its
+    position then its size (little-endian u64), which is how a packed struct
+    lays out fixed-width children: row by row, not child by child. The
+    children's own flat encodings name buffer 0 too, as pylance writes them;
+    only the packed struct's buffer holds data.
+    """
+    page = _Page(length=len(descriptions), encoding=enc.ArrayEncoding())
+    index = page.add_buffer(descriptions.astype("<u8", copy=False).tobytes())
+    child = _no_nulls(_flat(64, index))
+    page.encoding = enc.ArrayEncoding(
+        packed_struct=enc.PackedStruct(inner=[child, child], buffer=enc.Buffer(buffer_index=index))
+    )
+    return page
 
 
 def _encode_list_offsets(array: pa.Array) -> tuple[_Page, pa.Array]:
@@ -375,6 +416,10 @@ class _Encoder:
         # batches); empty lists inside a non-empty table still get an empty
         # items page.
         self.write_empty_pages = num_rows > 0
+        # Values of blob columns, in the order they open the file, and the
+        # position after the last one (padding included).
+        self.blob_values: list = []
+        self.blob_end = 0
 
     def _new_column(self, node: Field) -> _Column:
         column = _Column(node.id)
@@ -393,7 +438,9 @@ class _Encoder:
         children = self.tree.children[node.id]
         if not node.nullable and array.null_count:
             raise ValueError(f"field {node.name!r} is not nullable but holds {array.null_count} null value(s)")
-        if pa.types.is_struct(data_type):
+        if BLOB_METADATA_KEY in node.metadata:
+            self._encode_blob(node, array, children, early)
+        elif pa.types.is_struct(data_type):
             self._encode_struct(node, array, children, early)
         elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
             self._encode_list(node, array, children, early)
@@ -410,6 +457,56 @@ class _Encoder:
                 page.early = early or array.nbytes > COLUMN_CACHE_BYTES
         else:
             raise ValueError(f"field {node.name!r}: Arrow type {data_type} is not supported by the 2.0 writer")
+
+    def _encode_blob(self, node: Field, array: pa.Array, children: list[Field], early: bool) -> None:
+        """A column marked ``lance-encoding:blob``: its values go to the front
+        of the file, its pages describe where they are.
+
+        pylance treats the key's presence as the mark, whatever its value
+        (seed 001 shows "true"/"false"), and reads a marked column only in
+        this encoding, so the writer follows it. pylance accepts only
+        large_binary there.
+        """
+        if not pa.types.is_large_binary(array.type):
+            raise ValueError(
+                f"field {node.name!r} is marked {BLOB_METADATA_KEY} but its Arrow type is {array.type}; "
+                "a blob column must be large_binary"
+            )
+        if children:
+            raise ValueError(f"field {node.name!r} has child fields but a blob column is a leaf")
+        column = self._new_column(node)
+        column.blob = True
+        descriptions_bytes = BLOB_DESCRIPTION_BYTES * len(array)
+        if len(array) == 0:
+            # pylance 14 cannot write an empty blob page (it panics on the
+            # empty items of a list of blobs); leave the column without one.
+            return
+        for part in _split_for_pages(array, descriptions_bytes):
+            page = _encode_blob_page(self._place_blob_values(part))
+            page.early = early or descriptions_bytes > COLUMN_CACHE_BYTES
+            column.pages.append(page)
+
+    def _place_blob_values(self, array: pa.Array) -> np.ndarray:
+        """Queue the non-empty values of ``array`` to open the file and return
+        one (position, size) row per value: ``(1, 0)`` for a null, ``(0, 0)``
+        for an empty value (neither is written)."""
+        offsets = _offsets(array)
+        sizes = np.diff(offsets).astype(np.uint64)
+        positions = np.zeros(len(array), dtype=np.uint64)
+        if array.null_count:
+            nulls = ~bitmaps.validity_mask(array)
+            sizes[nulls] = 0
+            positions[nulls] = BLOB_NULL_POSITION
+        stored = np.flatnonzero(sizes)
+        if len(stored):
+            # Each value is a buffer of its own, padded to the alignment.
+            padded = -(-sizes[stored] // BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT
+            ends = self.blob_end + np.cumsum(padded, dtype=np.uint64)
+            positions[stored] = ends - padded
+            self.blob_end = int(ends[-1])
+            data = memoryview(array.buffers()[2])
+            self.blob_values.extend(data[int(offsets[row]) : int(offsets[row + 1])] for row in stored)
+        return np.column_stack([positions, sizes])
 
     def _encode_struct(self, node: Field, array: pa.StructArray, children: list[Field], early: bool) -> None:
         if array.null_count:
@@ -460,8 +557,9 @@ def _encoding_message(message) -> file2_pb2.Encoding:
     return file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(message)))
 
 
-def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor) -> list:
-    """The pieces of the file, in order."""
+def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_values: list, blob_end: int) -> list:
+    """The pieces of the file, in order: blob values, page buffers, the
+    descriptor, column metadata, offsets tables and footer."""
     chunks: list = []
     position = 0
 
@@ -476,6 +574,13 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor) -> li
             position += padding
         return start
 
+    # Blob values first: their positions were fixed when the pages were
+    # encoded, on the assumption that they open the file.
+    for value in blob_values:
+        append(value, pad=True)
+    if position != blob_end:
+        raise AssertionError(f"blob values end at {position}, their descriptions expect {blob_end}")
+
     # Page buffers: the early pages of every column, then the others, each
     # group in column order (the order pylance writes one batch in).
     buffer_offsets: dict[int, list[int]] = {}
@@ -487,8 +592,9 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor) -> li
 
     column_messages = []
     plain_column = _encoding_message(enc.ColumnEncoding(values={}))
+    blob_column = _encoding_message(enc.ColumnEncoding(blob=enc.Blob(inner=enc.ColumnEncoding(values={}))))
     for column in columns:
-        message = file2_pb2.ColumnMetadata(encoding=plain_column)
+        message = file2_pb2.ColumnMetadata(encoding=blob_column if column.blob else plain_column)
         for page in column.pages:
             message.pages.append(
                 file2_pb2.ColumnMetadata.Page(
@@ -550,7 +656,7 @@ def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
         fields=[f.id for f in encoder.file_fields],
         column_indices=list(range(len(encoder.columns))),
         num_rows=table.num_rows,
-        chunks=_assemble(encoder.columns, descriptor),
+        chunks=_assemble(encoder.columns, descriptor, encoder.blob_values, encoder.blob_end),
     )
 
 
