@@ -5,8 +5,9 @@
 Arrow. The page encodings it implements are those a 2.0 writer produces
 without compression (``protos/encodings_v2_0.proto``): ``nullable``,
 ``flat``, ``fixed_size_list``, ``binary``, ``dictionary`` (of strings), the
-``list`` offsets column and the ``struct`` header column. Any other encoding,
-a compressed buffer, or a file of another version raises
+``list`` offsets column and the ``struct`` header column, and blob columns
+(column encoding ``blob``, see :meth:`LanceFileReader._read_blob`). Any
+other encoding, a compressed buffer, or a file of another version raises
 :class:`UnsupportedFeatureError` instead of guessing.
 
 Mapping schema fields to columns follows the table format: a data file lists
@@ -18,7 +19,9 @@ single leaf column. A requested field the file does not store reads as nulls.
 
 Nothing read from disk is trusted: buffer ranges are checked against the
 file, and value counts against the buffers that hold the values, so a count
-can only make the reader allocate what the file backs. The exception is
+can only make the reader allocate what the file backs (blob values too: each
+must lie inside the file, and a column's values may not add up to more bytes
+than the file holds). The exception is
 nulls, which Arrow materializes without any stored data (an all-null page,
 a field the file lacks): those are capped by :data:`MAX_NULL_VALUES`.
 """
@@ -55,6 +58,12 @@ MAX_INT32_OFFSET = 2**31 - 1
 MAX_INT64_OFFSET = 2**63 - 1
 
 _UNSIGNED_BY_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+# A blob description is a packed (position u64, size u64) row; (1, 0)
+# describes a null (no value buffer can start at byte 1 with nothing in it
+# that an empty value, described (0, 0), would not already say).
+BLOB_DESCRIPTION_BITS = [64, 64]
+BLOB_NULL_POSITION = 1
 
 
 class _PageDecoder:
@@ -215,6 +224,40 @@ class _PageDecoder:
             )
         return array
 
+    def blob_descriptions(self, node: enc.ArrayEncoding, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions and sizes of ``count`` blob values.
+
+        A 2.0 blob page is a ``packed_struct`` whose two children are 64-bit
+        flat values: its one buffer holds the rows back to back, each the
+        value's position in the file then its size (u64, little endian). The
+        children's own buffer references carry no data in this layout.
+        """
+        kind = node.WhichOneof("array_encoding")
+        if kind != "packed_struct":
+            raise self.corrupt(f"a blob column page is encoded as {kind}, not as packed (position, size) descriptions")
+        packed = node.packed_struct
+        widths = [self._packed_child_bits(child) for child in packed.inner]
+        if widths != BLOB_DESCRIPTION_BITS:
+            raise self.corrupt(f"blob descriptions must be two 64-bit values (position, size), found widths {widths}")
+        if not packed.HasField("buffer"):
+            raise self.corrupt("packed blob descriptions without a buffer")
+        buffer = self.buffer(packed.buffer)
+        row_bytes = sum(BLOB_DESCRIPTION_BITS) // 8
+        if buffer.size < count * row_bytes:
+            raise self.corrupt(f"{count} blob descriptions need {count * row_bytes} bytes but the buffer has {buffer.size}")
+        rows = np.frombuffer(buffer, dtype=np.dtype("<u8"), count=2 * count).reshape(count, 2)
+        return rows[:, 0], rows[:, 1]
+
+    def _packed_child_bits(self, child: enc.ArrayEncoding) -> int:
+        """Bits per value of one fixed-width child of a packed struct."""
+        if child.WhichOneof("array_encoding") == "nullable" and child.nullable.WhichOneof("nullability") == "no_nulls":
+            child = child.nullable.no_nulls.values
+        if child.WhichOneof("array_encoding") != "flat":
+            raise self.unsupported(f"packed struct child encoded as {child.WhichOneof('array_encoding')} is not supported")
+        if child.flat.HasField("compression"):
+            raise self.unsupported(f"compressed buffers (scheme {child.flat.compression.scheme!r}) are not supported")
+        return child.flat.bits_per_value
+
 
 def _is_flat_type(data_type: pa.DataType) -> bool:
     if pa.types.is_nested(data_type) or pa.types.is_dictionary(data_type) or _is_binary_type(data_type):
@@ -297,12 +340,27 @@ class LanceFileReader:
                 self.path,
                 f"the file descriptor says {descriptor.length} rows but column 0 holds {self.num_rows}",
             )
-        for index, column in enumerate(self.metadata.columns):
-            if column.HasField("encoding"):
-                column_encoding = self._unpack(column.encoding, COLUMN_ENCODING_TYPE, f"column {index}")
-                kind = column_encoding.WhichOneof("column_encoding")
-                if kind not in (None, "values"):
-                    raise UnsupportedFeatureError(self.path, f"column {index}: column encoding {kind} is not supported")
+        # Columns whose ColumnEncoding is ``blob``: their pages describe values
+        # stored elsewhere in the file.
+        self.blob_columns: set[int] = {
+            index for index, column in enumerate(self.metadata.columns) if self._is_blob_column(index, column)
+        }
+
+    def _is_blob_column(self, index: int, column: file2_pb2.ColumnMetadata) -> bool:
+        """Whether a column is a blob column; refuses column encodings this
+        reader does not implement (a blob may only wrap plain values)."""
+        if not column.HasField("encoding"):
+            return False
+        column_encoding = self._unpack(column.encoding, COLUMN_ENCODING_TYPE, f"column {index}")
+        kind = column_encoding.WhichOneof("column_encoding")
+        if kind in (None, "values"):
+            return False
+        if kind == "blob":
+            inner = column_encoding.blob.inner.WhichOneof("column_encoding")
+            if inner not in (None, "values"):
+                raise UnsupportedFeatureError(self.path, f"column {index}: a blob column over {inner} is not supported")
+            return True
+        raise UnsupportedFeatureError(self.path, f"column {index}: column encoding {kind} is not supported")
 
     # -- the file's own schema ------------------------------------------------
 
@@ -389,6 +447,8 @@ class LanceFileReader:
             return [self._read_struct(node, target, count, plan, column_index)]
         if column_index is None:
             return [_nulls(count, target, lambda problem: CorruptFileError(self.path, f"field {node.name!r} {problem}"))]
+        if column_index in self.blob_columns:
+            return [self._read_blob(node, target, count, column_index)]
         if pa.types.is_list(target) or pa.types.is_large_list(target):
             return [self._read_list(node, target, count, plan, column_index)]
         if pa.types.is_dictionary(target) or (pa.types.is_nested(target) and not pa.types.is_fixed_size_list(target)):
@@ -408,6 +468,66 @@ class LanceFileReader:
             child = plan.child_named(node, arrow_child.name)
             children.append(_concat(self._read_field(child, arrow_child.type, count, plan), arrow_child.type))
         return pa.Array.from_buffers(target, count, [None], children=children)
+
+    def _read_blob(self, node: Field, target: pa.DataType, count: int, column_index: int) -> pa.Array:
+        """A blob column (2.0 ``ColumnEncoding.blob``): each page describes its
+        rows as (position, size) of a value stored elsewhere in the file.
+
+        ``(1, 0)`` is a null and a size of 0 an empty value (pylance writes
+        ``(0, 0)``); any other row names the byte range of its value. Every
+        range must lie inside the file, and the values of the column may not
+        add up to more than the file's size (a writer stores each value once;
+        descriptions sharing bytes to add up to more would make the reader
+        allocate what the file does not back), so nothing is allocated from
+        an unchecked size.
+        """
+        if not (pa.types.is_large_binary(target) or pa.types.is_binary(target)):
+            raise CorruptFileError(
+                self.path, f"column {column_index} is a blob column but field {node.name!r} is read as {target}"
+            )
+        self._check_length(column_index, count, f"blob field {node.name!r}")
+        file_size = self.metadata.size
+        remaining = file_size
+        chunks = []
+        for length, encoding, decoder in self._pages(column_index):
+            positions, sizes = decoder.blob_descriptions(encoding, length)
+            valid = (positions != BLOB_NULL_POSITION) | (sizes != 0)
+            stored = sizes != 0
+            # position + size <= file size, written so that u64 cannot wrap.
+            outside = stored & ((sizes > file_size) | (positions > file_size - np.minimum(sizes, file_size)))
+            if outside.any():
+                row = int(np.flatnonzero(outside)[0])
+                start, size = int(positions[row]), int(sizes[row])
+                raise decoder.corrupt(
+                    f"blob value of row {row} at [{start}, {start + size}) lies outside the file ({file_size} bytes)"
+                )
+            # Each size is at most the file size, so a float sum cannot wrap
+            # and is exact enough to compare with what is left.
+            if float(sizes.sum(dtype=np.float64)) > remaining:
+                raise decoder.corrupt(
+                    f"blob values of field {node.name!r} add up to more bytes than the file holds ({file_size})"
+                )
+            remaining -= int(sizes.sum(dtype=np.uint64))
+            data = self._blob_values(positions[stored], sizes[stored])
+            offsets = _arrow_offsets(np.cumsum(sizes, dtype=np.uint64), _has_large_offsets(target), decoder.corrupt)
+            validity = None if valid.all() else pa.py_buffer(bitmaps.pack_mask(valid))
+            chunks.append(pa.Array.from_buffers(target, length, [validity, offsets, data]))
+        return _concat(chunks, target)
+
+    def _blob_values(self, positions: np.ndarray, sizes: np.ndarray) -> pa.Buffer:
+        """The bytes of the given (range-checked) values, concatenated; read
+        in one request when they lie close together, as a writer puts them."""
+        if len(positions) == 0:
+            return pa.py_buffer(b"")
+        start = int(positions.min())
+        end = int((positions + sizes).max())
+        payload = int(sizes.sum())
+        if end - start <= 2 * payload + 64 * len(positions):
+            block = memoryview(self.storage.read(self.relpath, start, end - start))
+            pieces = [block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)]
+        else:
+            pieces = [self.storage.read(self.relpath, int(p), int(s)) for p, s in zip(positions, sizes)]
+        return pa.py_buffer(b"".join(pieces))
 
     def _read_list(self, node, target, count, plan, column_index) -> pa.Array:
         self._check_length(column_index, count, f"list field {node.name!r}")
