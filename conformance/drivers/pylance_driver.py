@@ -79,10 +79,15 @@ def versions(uri: str) -> list[int]:
 
 
 def read_table(uri: str, version: int | None = None) -> pa.Table:
-    """The visible rows of one version as pylance scans them."""
+    """The visible rows of one version as pylance scans them.
+
+    Blob columns are read as their values (``blob_handling="all_binary"``):
+    by default pylance returns each blob's (position, size) description in
+    the data file instead, which is not the column's content.
+    """
     import lance
 
-    return lance.dataset(str(uri), version=version).to_table()
+    return lance.dataset(str(uri), version=version).to_table(blob_handling="all_binary")
 
 
 def describe(uri: str, version: int | None = None) -> dict:
