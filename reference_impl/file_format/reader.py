@@ -59,9 +59,9 @@ MAX_INT64_OFFSET = 2**63 - 1
 
 _UNSIGNED_BY_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
-# A blob description is a packed (position u64, size u64) row; (1, 0)
-# describes a null (no value buffer can start at byte 1 with nothing in it
-# that an empty value, described (0, 0), would not already say).
+# A blob description is a packed (position u64, size u64) row. A range of
+# size 0 needs no position, so the position of a zero-size row is free to
+# tell a null, (1, 0), from an empty value (pylance writes (0, 0)).
 BLOB_DESCRIPTION_BITS = [64, 64]
 BLOB_NULL_POSITION = 1
 
@@ -501,9 +501,9 @@ class LanceFileReader:
                 raise decoder.corrupt(
                     f"blob value of row {row} at [{start}, {start + size}) lies outside the file ({file_size} bytes)"
                 )
-            # Each size is at most the file size, so a float sum cannot wrap
-            # and is exact enough to compare with what is left.
-            if float(sizes.sum(dtype=np.float64)) > remaining:
+            # A float sum cannot wrap: it rules out totals near 2**64 before
+            # the exact u64 sum is taken and compared.
+            if float(sizes.sum(dtype=np.float64)) > 2 * remaining or int(sizes.sum(dtype=np.uint64)) > remaining:
                 raise decoder.corrupt(
                     f"blob values of field {node.name!r} add up to more bytes than the file holds ({file_size})"
                 )

@@ -87,8 +87,8 @@ DICTIONARY_THRESHOLD = 100
 DICTIONARY_PROBE_ROWS = 4096
 # A blob description: the value's position in the file and its size, u64 each.
 BLOB_DESCRIPTION_BYTES = 16
-# The description of a null blob value (a non-empty value never sits at byte
-# 1, since value buffers are 64-byte aligned, and an empty one is (0, 0)).
+# Position of a null blob value, described (1, 0): a zero-size range needs
+# no position, so pylance marks nulls with it (an empty value is (0, 0)).
 BLOB_NULL_POSITION = 1
 
 
