@@ -8,8 +8,11 @@ implementation, then for every version of each:
 * validates it against the specification (errors and warnings fail the demo;
   infos report tolerated departures).
 
-It prints one line per version and a summary, and exits non-zero on any
-disagreement or violation.
+Then it reads the golden fixtures (``fixtures/``, when the corpus is there)
+with both readers and prints the cross-implementation matrix.
+
+It prints one line per version, the matrix and a summary, and exits non-zero
+on any disagreement, violation or failed matrix cell.
 """
 
 from __future__ import annotations
@@ -109,8 +112,26 @@ def run_demo(out: str | None = None) -> int:
             if finding.severity is not Severity.INFO:
                 failures += 1
                 print(f"  {name}: INVALID: {finding.rule}: {finding.message}")
+    failures += _golden_fixture_matrix()
     print(
         f"demo finished: {len(datasets)} datasets, "
         + ("every description agrees and every version is valid" if not failures else f"{failures} problems")
     )
     return 0 if not failures else 1
+
+
+def _golden_fixture_matrix() -> int:
+    """Print the matrix of the golden fixtures read by the reference reader
+    and by pylance; the number of failed cells."""
+    from .fixtures import default_corpus
+    from .fixtures.matrix import render_matrix, run_matrix
+
+    corpus = default_corpus()
+    if not (corpus / "cases").is_dir():
+        print(f"no golden fixtures at {corpus}: matrix skipped (set LANCE_CONFORMANCE_FIXTURES to a corpus)")
+        return 0
+    matrix = run_matrix(corpus, ["reference", "pylance"])
+    cases = len({result["case"] for result in matrix["results"]})
+    print(f"golden fixtures: {cases} cases under {corpus}, every writer by every reader")
+    print(render_matrix(matrix))
+    return sum(not cell["pass"] for cell in matrix["cells"])

@@ -71,3 +71,7 @@ def test_the_demo_runs_and_reports_agreement(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every description agrees and every version is valid" in result.stdout
     assert (tmp_path / "demo" / "reference_every_operation" / "_versions").is_dir()
+    # The golden fixtures' matrix: one row per writer, both readers, every cell passing.
+    assert "writer \\ reader" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if line.startswith(("lance ", "lance-conformance "))]
+    assert len(rows) >= 3 and all(line.count("PASS") == 2 for line in rows), result.stdout
