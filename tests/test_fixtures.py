@@ -27,6 +27,7 @@ from conformance.fixtures.generate import CASES_DIR, generate
 from conformance.fixtures.matrix import build_matrix
 from conformance.fixtures.promote import promote
 from conformance.fixtures.verify import ACCEPTED, FAIL, KNOWN_DEVIATION, PASS, verify_case, verify_corpus
+from conformance.validator import Severity, validate
 from reference_impl.dataset import Dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,6 +107,20 @@ def test_negative_cases_expect_what_readers_must_do():
     unknown_index = load_expected(CORPUS / CASES_DIR / "ref-index-unknown-type")[-1]
     assert unknown_index.outcome == "read" and unknown_index.content.num_rows == 5
     assert unknown_index.describe["indices"][0]["type_url"] == "/lance.fixtures.FutureIndexDetails"
+
+
+@pytest.mark.parametrize("case_dir", case_dirs(CORPUS), ids=lambda d: d.name)
+def test_the_golden_datasets_conform(case_dir):
+    """A golden case is a conforming dataset: the validator finds no error in
+    any version, except in the versions a negative case expects readers to
+    refuse, where it must find one (the reason they refuse)."""
+    case = load_case(case_dir)
+    refused = {v.version for v in load_expected(case_dir) if v.outcome == "refuse"}
+    errors: dict[int | None, list[str]] = {}
+    for finding in validate(case_dir / case.dataset, all_versions=True).findings:
+        if finding.severity is Severity.ERROR:
+            errors.setdefault(finding.version, []).append(f"{finding.rule}: {finding.message}")
+    assert set(errors) == refused, errors
 
 
 # -- determinism ------------------------------------------------------------------
