@@ -84,11 +84,15 @@ from reference_impl.transactions import (
 )
 
 if TYPE_CHECKING:
+    from reference_impl.dataset import Dataset
+
     from .mutations import Mutation
 
 __all__ = [
     "MANIFEST_MUTATORS",
     "CommitSchedule",
+    "DatasetRecipe",
+    "DatasetStep",
     "DatasetMutation",
     "ManifestMutation",
     "arrow_data_types",
@@ -96,6 +100,7 @@ __all__ = [
     "arrow_schemas",
     "arrow_tables",
     "commit_schedules",
+    "dataset_recipes",
     "deletion_vectors",
     "fragments",
     "indexed_manifests",
@@ -733,6 +738,135 @@ def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[T
         operation=_operations(_valid_parts(), operations),
         tag=st.text(alphabet="abc", max_size=4),
         properties=st.dictionaries(st.text(alphabet="kv", min_size=1, max_size=3), st.text(max_size=3), max_size=2),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Datasets on disk, written by the reference implementation
+# ---------------------------------------------------------------------------
+
+#: The kinds of :class:`DatasetStep`, each one commit (compaction: one or two).
+STEP_KINDS = ("append", "delete", "add_column", "drop_column", "compact", "restore", "overwrite", "tag", "config")
+
+
+@dataclass(frozen=True)
+class DatasetStep:
+    """One operation after the dataset's creation. Choices that depend on
+    the dataset as it then is (which fragment, which column, which version)
+    are stored as plain integers and resolved modulo what exists when the
+    step runs, so that every drawn step applies to every dataset."""
+
+    kind: str
+    table: pa.Table | None = None
+    picks: tuple[int, ...] = ()
+
+
+@dataclass
+class DatasetRecipe:
+    """How to write a valid dataset with the reference implementation:
+    create it from ``first``, then apply ``steps`` in order (:meth:`build`).
+    Tables appended or overwritten later follow ``first``'s schema and are
+    fitted to the columns the dataset has by then (a dropped column is left
+    out, an added one is null)."""
+
+    first: pa.Table
+    stable_row_ids: bool
+    naming: str
+    max_rows_per_file: int
+    steps: list[DatasetStep]
+
+    def build(self, path) -> "Dataset":
+        """Write the dataset at ``path`` (which must not exist) and return
+        its latest version."""
+        from reference_impl.dataset import Dataset
+
+        dataset = Dataset.create(path, self.first, manifest_naming=self.naming, stable_row_ids=self.stable_row_ids,
+                                 max_rows_per_file=self.max_rows_per_file)
+        for number, step in enumerate(self.steps):
+            dataset = _apply_step(dataset, step, number, self.max_rows_per_file)
+        return dataset
+
+
+def _fit(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns: ones it lacks are null."""
+    columns = [
+        table.column(field.name) if field.name in table.column_names else pa.nulls(table.num_rows, field.type)
+        for field in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _apply_step(dataset: "Dataset", step: DatasetStep, number: int, max_rows_per_file: int) -> "Dataset":
+    schema = dataset.schema.to_arrow()
+    if step.kind == "append":
+        return dataset.append(_fit(step.table, schema), max_rows_per_file=max_rows_per_file)
+    if step.kind == "overwrite":
+        return dataset.overwrite(_fit(step.table, schema), max_rows_per_file=max_rows_per_file)
+    if step.kind == "delete":
+        fragments = [f for f in dataset.fragments if f.physical_rows]
+        if not fragments:
+            return dataset
+        chosen: dict[int, set[int]] = {}
+        for fragment_pick, offset_pick in zip(step.picks[::2], step.picks[1::2]):
+            fragment = fragments[fragment_pick % len(fragments)]
+            chosen.setdefault(fragment.id, set()).add(offset_pick % fragment.physical_rows)
+        return dataset.delete({fragment_id: sorted(offsets) for fragment_id, offsets in chosen.items()})
+    if step.kind == "add_column":
+        (scale,) = step.picks
+        field = pa.field(f"added_{number}", pa.int64())
+        return dataset.add_columns({field: lambda rows: pa.array([i * scale for i in range(rows.num_rows)], pa.int64())})
+    if step.kind == "drop_column":
+        names = schema.names
+        if len(names) < 2:
+            return dataset
+        return dataset.drop_columns([names[step.picks[0] % len(names)]])
+    if step.kind == "compact":
+        target_rows, materialize = step.picks
+        return dataset.compact(target_rows_per_fragment=target_rows, materialize_deletions=bool(materialize))
+    if step.kind == "restore":
+        return dataset.restore(1 + step.picks[0] % dataset.version)
+    if step.kind == "tag":
+        dataset.create_tag(f"tag-{number}", 1 + step.picks[0] % dataset.version)
+        return dataset
+    if step.kind == "config":
+        key, value = step.picks
+        return dataset.update_metadata(config={f"key.{key}": str(value)})
+    raise ValueError(f"unknown dataset step {step.kind!r}")
+
+
+@st.composite
+def _dataset_steps(draw, schema: pa.Schema, max_rows: int):
+    kind = draw(st.sampled_from(STEP_KINDS))
+    if kind in ("append", "overwrite"):
+        return DatasetStep(kind, table=draw(arrow_tables(schema, max_rows=max_rows)))
+    if kind == "delete":
+        picks = draw(st.lists(st.integers(0, 1000), min_size=2, max_size=8).map(lambda p: p[: len(p) // 2 * 2]))
+        return DatasetStep(kind, picks=tuple(picks))
+    if kind == "add_column":
+        return DatasetStep(kind, picks=(draw(st.integers(-3, 3)),))
+    if kind == "compact":
+        return DatasetStep(kind, picks=(draw(st.integers(1, 2 * max_rows)), draw(st.integers(0, 1))))
+    if kind == "config":
+        return DatasetStep(kind, picks=(draw(st.integers(0, 3)), draw(st.integers(0, 9))))
+    return DatasetStep(kind, picks=(draw(st.integers(0, 1000)),))
+
+
+@st.composite
+def dataset_recipes(draw, max_steps: int = 6, max_rows: int = 8) -> DatasetRecipe:
+    """:class:`DatasetRecipe`: a first table from :func:`arrow_tables` (nested
+    types and nulls included), stable row ids or not, V1 or V2 manifest
+    names, a file size limit, and up to ``max_steps`` steps of every kind in
+    :data:`STEP_KINDS`. Guarantee: ``build(path)`` writes a dataset with one
+    version per commit that the reference implementation and the
+    specification both accept; tests/test_strategies.py holds the validator
+    and pylance to it. Shrinks towards fewer steps and smaller tables."""
+    first = draw(arrow_tables(max_rows=max_rows))
+    return DatasetRecipe(
+        first=first,
+        stable_row_ids=draw(st.booleans()),
+        naming=draw(st.sampled_from(["v2", "v1"])),
+        max_rows_per_file=draw(st.integers(1, max_rows)),
+        steps=draw(st.lists(_dataset_steps(first.schema, max_rows), max_size=max_steps)),
     )
 
 
