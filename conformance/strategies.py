@@ -29,7 +29,8 @@ Strategies: :func:`logical_types`, :func:`arrow_schemas`, :func:`schemas`,
 :func:`arrow_tables`, :func:`fragments`, :func:`deletion_vectors`,
 :func:`row_id_sequences`, :func:`indices`, :func:`manifests`,
 :func:`indexed_manifests`, :func:`transactions`, :func:`commit_schedules`,
-:func:`mutations` (a requirement and a registered dataset mutation that
+:func:`dataset_recipes` (whole datasets on disk, written by the reference
+writer), :func:`mutations` (a requirement and a registered dataset mutation that
 breaks it, :mod:`conformance.mutations`), :func:`manifest_mutations` (the same
 idea on generated manifests, for the requirements a manifest alone can break;
 :data:`MANIFEST_MUTATORS`), plus :func:`wire_transactions` (anything the
