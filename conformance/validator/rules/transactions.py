@@ -213,6 +213,23 @@ def _same_fragments(previous: _State, current: _State):
         yield f"fragment(s) {_few(added)} were added, though the operation adds none"
 
 
+def _named_fragments(view: VersionView, where: str, previous: _State, current: _State, removed: set[int],
+                     changed: set[int], what: str, verb: str):
+    """Findings when a Delete or an Update names fragments the version it
+    read lacks, keeps a fragment it removes, or loses one it ``verb``
+    (changes without removing)."""
+    before, after = set(previous.fragments), set(current.fragments)
+    unknown = (removed | changed) - before
+    if unknown:
+        yield f"the {what} names fragment(s) {_few(unknown)}, which version {previous.version} does not have", where
+    still_there = removed & after
+    if still_there:
+        yield f"fragment(s) {_few(still_there)} the {what} removes are still in the version", view.at("fragments")
+    lost = ((changed - removed) & before) - after
+    if lost:
+        yield f"fragment(s) {_few(lost)} the {what} {verb} are missing from the version", view.at("fragments")
+
+
 def _same_rows_per_fragment(previous: _State, current: _State, what: str):
     before = {i: f.physical_rows for i, f in previous.fragments.items()}
     after = {i: f.physical_rows for i, f in current.fragments.items()}
@@ -302,15 +319,7 @@ def delete(view: VersionView):
     updated = {f.id: f for f in operation.updated_fragments}
     before, after = set(previous.fragments), set(current.fragments)
 
-    unknown = (removed | set(updated)) - before
-    if unknown:
-        yield f"the Delete names fragment(s) {_few(unknown)}, which version {previous.version} does not have", where
-    still_there = removed & after
-    if still_there:
-        yield f"fragment(s) {_few(still_there)} the Delete removes are still in the version", view.at("fragments")
-    lost = ((set(updated) - removed) & before) - after
-    if lost:
-        yield f"fragment(s) {_few(lost)} the Delete updates are missing from the version", view.at("fragments")
+    yield from _named_fragments(view, where, previous, current, removed, set(updated), "Delete", "updates")
 
     rebuilt, fewer, other_file = [], [], []
     for fragment_id in sorted((set(updated) - removed) & before & after):
@@ -712,15 +721,7 @@ def update(view: VersionView):
     updated = {f.id: f for f in operation.updated_fragments}
     before, after = set(previous.fragments), set(current.fragments)
 
-    unknown = (removed | set(updated)) - before
-    if unknown:
-        yield f"the Update names fragment(s) {_few(unknown)}, which version {previous.version} does not have", where
-    still_there = removed & after
-    if still_there:
-        yield f"fragment(s) {_few(still_there)} the Update removes are still in the version", view.at("fragments")
-    lost = ((set(updated) - removed) & before) - after
-    if lost:
-        yield f"fragment(s) {_few(lost)} the Update rewrites are missing from the version", view.at("fragments")
+    yield from _named_fragments(view, where, previous, current, removed, set(updated), "Update", "rewrites")
 
     rows_only = operation.update_mode == UpdateMode.REWRITE_ROWS
     resized, rebuilt, fewer, unlike = [], [], [], []
