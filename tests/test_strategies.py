@@ -296,3 +296,46 @@ def test_manifest_mutation_breaks_its_requirement(requirement_id):
         assert any(requirement_id in f.requirements for f in _problems(broken, rules)), broken.findings
 
     check()
+
+
+def _mutator_applies(needs: dict, manifest, indices) -> bool:
+    """Whether a generated dataset's latest manifest has what a manifest
+    mutator needs (the :func:`strategies.indexed_manifests` arguments it
+    names)."""
+    stable = bool(manifest.reader_feature_flags & 2)
+    return (
+        len(manifest.fragments) >= needs.get("min_fragments", 0)
+        and len(manifest.schema.fields) >= needs.get("min_fields", 0)
+        and len(indices) >= needs.get("min_indices", 0)
+        and needs.get("stable_row_ids", stable) == stable
+        and (not needs.get("deletions") or any(f.deletion_file for f in manifest.fragments))
+    )
+
+
+@SLOW
+@given(recipe=strategies.dataset_recipes(), data=st.data())
+def test_manifest_mutations_of_generated_datasets_are_reported(recipe, data):
+    """Completeness on real files: break one requirement in the latest
+    manifest of a generated dataset with a manifest mutator that applies to
+    it, and the validator (every rule) reports an error or warning citing
+    that requirement."""
+    from hypothesis import assume
+
+    from conformance.mutations.edit import edit_manifest
+    from reference_impl.dataset import Dataset
+
+    with tempfile.TemporaryDirectory(prefix="recipe-") as directory:
+        root = Path(directory) / "ds"
+        recipe.build(root)
+        latest = Dataset.open(root)
+        applicable = sorted(
+            requirement for requirement, mutator in strategies.MANIFEST_MUTATORS.items()
+            if _mutator_applies(mutator.needs, latest.manifest, latest.indices)
+        )
+        assume(applicable)
+        requirement = data.draw(st.sampled_from(applicable), label="requirement")
+        mutator = strategies.MANIFEST_MUTATORS[requirement]
+        edit_manifest(root, lambda manifest_file: mutator.apply(manifest_file.manifest, manifest_file.indices))
+        findings = validate(root).findings
+    reported = [f for f in findings if requirement in f.requirements and f.severity is not Severity.INFO]
+    assert reported, [f"{f.rule}: {f.message}" for f in findings]
