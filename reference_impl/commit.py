@@ -20,6 +20,7 @@ replaced, because step 4 never overwrites an existing manifest.
 from __future__ import annotations
 
 import json
+import uuid as uuid_module
 from dataclasses import dataclass, field as dc_field, replace
 from typing import Callable
 
@@ -49,10 +50,12 @@ from .transactions import (
     UpdateConfig,
     UpdateMap,
     UpdateMapEntry,
+    UpdateMemWalState,
     Update,
     UpdateMode,
     write_transaction_file,
 )
+from .wire import table_pb2
 
 WRITER_LIBRARY = "lance-conformance"
 
@@ -104,7 +107,7 @@ def build_manifest(
         return _restored(read, restore_source, transaction, settings)
 
     new_version = read.version + 1 if read else 1
-    builder = _Builder(read, read_indices, new_version, settings)
+    builder = _Builder(read, read_indices, new_version, settings, transaction.uuid)
     apply = _APPLY.get(type(operation))
     if apply is None:
         raise UnsupportedFeatureError(
@@ -117,10 +120,14 @@ def build_manifest(
 class _Builder:
     """The state of the manifest being built."""
 
-    def __init__(self, read: Manifest | None, read_indices, new_version: int, settings: CommitSettings):
+    def __init__(self, read: Manifest | None, read_indices, new_version: int, settings: CommitSettings,
+                 transaction_uuid: str):
         self.read = read
         self.new_version = new_version
         self.settings = settings
+        # Anything this commit names afresh is derived from the transaction's
+        # uuid, so that building stays a pure function of the arguments.
+        self.transaction_uuid = transaction_uuid
         self.schema = read.schema if read else Schema()
         self.fragments: list[Fragment] = list(read.fragments) if read else []
         # Copies: the builder edits index bitmaps, and its inputs stay untouched.
@@ -391,6 +398,99 @@ def _apply_update_bases(b: _Builder, op: UpdateBases) -> None:
         taken.add(base.id)
 
 
+#: The name of a table's MemWAL index entry (upstream mem_wal.md: "MemWAL Index").
+MEM_WAL_INDEX_NAME = "__lance_mem_wal"
+MEM_WAL_DETAILS_TYPE = "lance.table.MemWalIndexDetails"
+
+
+def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
+    """Record merge progress in the MemWAL index (upstream mem_wal.md: "MemWAL
+    Index Details", merge progress; "Background Job Expectations", MemTable
+    Merger; "Appendix 2: Concurrent Merger Example"; seed 000,
+    ``MemWalIndexDetails.merged_generations``).
+
+    ``merged_generations`` keeps, per region, the last generation merged into
+    the base table. Each entry of the operation raises its region's generation,
+    or adds the region when it is not listed yet; every other field of the
+    details (region specs, maintained indices, catch-up, snapshots, and fields
+    this proto does not know) is carried over as it is. The index entry is
+    written anew, as upstream does whenever the details change: a fresh uuid,
+    this version as its ``dataset_version``, the commit time as ``created_at``;
+    still no fields, fragment bitmap or files.
+
+    Refused: a table without exactly one MemWAL index (merges record progress
+    of regions that index configures; upstream would create a bare index
+    instead, see docs/spec-discrepancies.md); a region named twice or not by a
+    version-4 UUID; a generation at or below the one recorded, because merge
+    progress never goes back and an equal generation was merged already (the
+    second merger of Appendix 2 aborts). An empty list changes nothing.
+    """
+    if not op.merged_generations:
+        return
+    position, entry, details = _mem_wal_index(b.indices)
+    recorded = {bytes(m.region_id.uuid): m for m in details.merged_generations}
+    seen: set[bytes] = set()
+    for merged in op.merged_generations:
+        region = _region_id_bytes(merged.region_id)
+        if region in seen:
+            raise LanceFormatError("commit", f"region {merged.region_id} is named twice in one UpdateMemWalState")
+        seen.add(region)
+        current = recorded.get(region)
+        floor = current.generation if current is not None else 0
+        if merged.generation <= floor:
+            raise LanceFormatError(
+                "commit",
+                f"region {merged.region_id}: generation {merged.generation} is not above the merged generation "
+                f"{floor} already recorded; merge progress never goes back",
+            )
+        if current is None:
+            current = details.merged_generations.add()
+            current.region_id.uuid = region
+            recorded[region] = current
+        current.generation = merged.generation
+    seconds, nanos = b.settings.timestamp
+    b.indices[position] = replace(
+        entry,
+        uuid=str(uuid_module.uuid5(uuid_module.NAMESPACE_OID, f"{b.transaction_uuid}/{MEM_WAL_INDEX_NAME}")),
+        dataset_version=b.new_version,
+        details=details.SerializeToString(deterministic=True),
+        created_at=seconds * 1000 + nanos // 1_000_000,
+    )
+
+
+def _mem_wal_index(indices: list[IndexMetadata]) -> tuple[int, IndexMetadata, table_pb2.MemWalIndexDetails]:
+    """The position, entry and decoded details of the table's one MemWAL index."""
+    found = [(i, index) for i, index in enumerate(indices) if index.name == MEM_WAL_INDEX_NAME]
+    if not found:
+        raise LanceFormatError("commit", f"the table has no MemWAL index ({MEM_WAL_INDEX_NAME}) to record merges in")
+    if len(found) > 1:
+        raise LanceFormatError("commit", f"the table has {len(found)} MemWAL indices; it may have at most one")
+    position, entry = found[0]
+    if (entry.type_url or "").rsplit("/", 1)[-1].lower() != MEM_WAL_DETAILS_TYPE.lower():
+        raise LanceFormatError("commit", f"index {MEM_WAL_INDEX_NAME} has details of type {entry.type_url!r}, "
+                                         f"not {MEM_WAL_DETAILS_TYPE}")
+    details = table_pb2.MemWalIndexDetails()
+    try:
+        details.ParseFromString(entry.details)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several types on bad bytes
+        raise LanceFormatError("commit", f"the details of index {MEM_WAL_INDEX_NAME} do not decode: {exc}") from None
+    return position, entry, details
+
+
+def _region_id_bytes(region_id: str | None) -> bytes:
+    """A region id as its 16 bytes; regions are named by version-4 UUIDs
+    (seed 000, ``MergedGeneration.region_id``)."""
+    if region_id is None:
+        raise LanceFormatError("commit", "a merged generation names no region")
+    try:
+        parsed = uuid_module.UUID(region_id)
+    except ValueError:
+        raise LanceFormatError("commit", f"region id {region_id!r} is not a UUID") from None
+    if parsed.version != 4 or parsed.variant != uuid_module.RFC_4122:
+        raise LanceFormatError("commit", f"region id {region_id} is not a version-4 UUID")
+    return parsed.bytes
+
+
 def _drop_from_index_bitmaps(b: _Builder, fragment_ids: set[int], *, only: IndexMetadata | None = None) -> None:
     if not fragment_ids:
         return
@@ -413,6 +513,7 @@ _APPLY: dict[type, Callable] = {
     UpdateConfig: _apply_update_config,
     DataReplacement: _apply_data_replacement,
     UpdateBases: _apply_update_bases,
+    UpdateMemWalState: _apply_update_mem_wal_state,
 }
 
 

@@ -371,6 +371,13 @@ class Dataset:
 
         return drop_index(self, name)
 
+    def update_mem_wal_state(self, merged) -> "Dataset":
+        """Record MemWAL merge progress: ``merged`` maps region ids (UUID
+        strings) to the last generation merged into the table."""
+        from .operations.mem_wal import update_mem_wal_state
+
+        return update_mem_wal_state(self, merged)
+
     def create_tag(self, name: str, version: int | None = None) -> None:
         """Tag ``version`` (this one by default) as ``name``."""
         from .operations.refs import create_tag
