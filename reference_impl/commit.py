@@ -420,7 +420,8 @@ def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
 
     Refused: a table without exactly one MemWAL index (merges record progress
     of regions that index configures; upstream would create a bare index
-    instead, see docs/spec-discrepancies.md); a region named twice or not by a
+    instead: docs/spec-discrepancies.md, "Choices of the reference
+    implementation", item 8); a region named twice or not by a
     version-4 UUID; a generation at or below the one recorded, because merge
     progress never goes back and an equal generation was merged already (the
     second merger of Appendix 2 aborts). An empty list changes nothing.
@@ -451,6 +452,8 @@ def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
     seconds, nanos = b.settings.timestamp
     b.indices[position] = replace(
         entry,
+        # Derived, not drawn: the transaction's uuid is already fresh, and a
+        # drawn one would make building depend on more than its arguments.
         uuid=str(uuid_module.uuid5(uuid_module.NAMESPACE_OID, f"{b.transaction_uuid}/{MEM_WAL_INDEX_NAME}")),
         dataset_version=b.new_version,
         details=details.SerializeToString(deterministic=True),
