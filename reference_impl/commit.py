@@ -258,7 +258,8 @@ def _apply_update(b: _Builder, op: Update) -> None:
     """Rows moved to new fragments (REWRITE_ROWS: the old fragments only gain
     deletions, so indices still cover what is left of them), or columns
     rewritten in place (REWRITE_COLUMNS: indices on those columns stop
-    covering the rewritten fragments)."""
+    covering the rewritten fragments). Merged MemWAL generations it carries
+    are recorded as an UpdateMemWalState records them."""
     b.replace_fragments(op.updated_fragments, op.removed_fragment_ids)
     _drop_from_index_bitmaps(b, set(op.removed_fragment_ids))
     if op.fields_modified and op.update_mode == UpdateMode.REWRITE_COLUMNS:
@@ -268,6 +269,9 @@ def _apply_update(b: _Builder, op: Update) -> None:
             if modified & set(index.fields):
                 _drop_from_index_bitmaps(b, touched, only=index)
     b.fragments.extend(b.assign_ids(op.new_fragments))
+    # A merge-insert that merged MemWAL generations records them in the same
+    # commit (upstream mem_wal.md, MemTable Merger).
+    _record_merged_generations(b, op.merged_generations, "Update")
 
 
 def _apply_merge(b: _Builder, op: Merge) -> None:
@@ -426,15 +430,22 @@ def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
     progress never goes back and an equal generation was merged already (the
     second merger of Appendix 2 aborts). An empty list changes nothing.
     """
-    if not op.merged_generations:
+    _record_merged_generations(b, op.merged_generations, "UpdateMemWalState")
+
+
+def _record_merged_generations(b: _Builder, merged_generations: list, operation: str) -> None:
+    """Raise each named region's merged generation in the table's MemWAL
+    index (see :func:`_apply_update_mem_wal_state`, whose rules and refusals
+    these are); an Update made by a merge-insert carries the same list."""
+    if not merged_generations:
         return
     position, entry, details = _mem_wal_index(b.indices)
     recorded = {bytes(m.region_id.uuid): m for m in details.merged_generations}
     seen: set[bytes] = set()
-    for merged in op.merged_generations:
+    for merged in merged_generations:
         region = _region_id_bytes(merged.region_id)
         if region in seen:
-            raise LanceFormatError("commit", f"region {merged.region_id} is named twice in one UpdateMemWalState")
+            raise LanceFormatError("commit", f"region {merged.region_id} is named twice in one {operation}")
         seen.add(region)
         current = recorded.get(region)
         floor = current.generation if current is not None else 0

@@ -212,3 +212,22 @@ def test_a_table_without_exactly_one_mem_wal_index_is_refused(mem_wal_table, tmp
     garbled = [replace(entry, details=b"\xff\xff")]
     with pytest.raises(LanceFormatError, match="do not decode"):
         build_manifest(dataset.manifest, garbled, transaction, settings_for(transaction))
+
+
+@pytest.mark.requirements("mem-wal.merged-generations-atomic")
+def test_an_update_records_the_generations_it_merged(mem_wal_table):
+    """A merge-insert's Update carries the generations it merged; the version
+    it makes records them in the MemWAL index exactly as an
+    UpdateMemWalState would (an Update that changes no row, here), and the
+    validator accepts the advance because an Update made it."""
+    from reference_impl.transactions import Update
+
+    dataset = Dataset.open(mem_wal_table)
+    after = dataset.commit(Update(merged_generations=[MergedGeneration(REGION_B, 4)]))
+    assert merged_generations(after) == {REGION_B: 4}
+    assert mem_wal_entry(after).dataset_version == after.version
+    problems = [f"{f.rule}: {f.message}" for f in validate(mem_wal_table, all_versions=True).findings
+                if f.severity is not Severity.INFO]
+    assert problems == []
+    with pytest.raises(LanceFormatError, match="not above"):
+        after.commit(Update(merged_generations=[MergedGeneration(REGION_B, 4)]))
