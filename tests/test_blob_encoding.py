@@ -11,7 +11,6 @@ bytes of both writers, and feed the reader damaged descriptions.
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 import numpy as np
@@ -28,12 +27,17 @@ from lance.fragment import FragmentMetadata
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
-from reference_impl.logical_types import schema_from_arrow
-from reference_impl.schema import FieldType
 from reference_impl.storage import Storage
 from reference_impl.wire import encodings_v2_0_pb2 as enc
 from tests.hypothesis_budget import examples
-from tests.test_file_format import _page_encoding, _set_page_encoding, _v2_file, _v2_parts
+from tests.test_file_format import (
+    _fields,
+    _page_encoding,
+    _pylance_fields,
+    _set_page_encoding,
+    _v2_file,
+    _v2_parts,
+)
 
 BLOB = {"lance-encoding:blob": "true"}
 MiB = 1 << 20
@@ -115,14 +119,6 @@ TABLES = {
 
 # -- helpers ----------------------------------------------------------------------
 
-
-def _fields(schema: pa.Schema):
-    return schema_from_arrow(schema).fields
-
-
-def _pylance_fields(schema: pa.Schema):
-    """Field roles as pylance records them (PARENT), for byte comparisons."""
-    return [dataclasses.replace(f, type=FieldType.PARENT) for f in _fields(schema)]
 
 
 def _pylance_write(path, table: pa.Table, batches=None) -> None:

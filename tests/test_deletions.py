@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from pyroaring import BitMap
 
 from conformance import strategies
+from conformance.mutations.edit import arrow_ipc_file
 from reference_impl.deletions import (
     ARROW_DELETION_SCHEMA,
     BITMAP_COUNT_THRESHOLD,
@@ -229,27 +230,19 @@ def test_written_files_read_back(tmp_path_factory, offsets, file_type):
 # -- hostile files --------------------------------------------------------------------
 
 
-def _arrow(columns: dict, batches: int = 1) -> bytes:
-    table = pa.table(columns)
-    sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema) as writer:
-        for _ in range(batches):
-            writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
 
 HOSTILE_ARROW = {
     "not arrow": b"definitely not an arrow file",
     "empty": b"",
     "arrow stream instead of file": None,  # filled below
-    "two columns": _arrow({"a": pa.array([1], pa.uint32()), "b": pa.array([2], pa.uint32())}),
-    "two batches": _arrow({"row_id": pa.array([1], pa.uint32())}, batches=2),
-    "no batch": _arrow({"row_id": pa.array([1], pa.uint32())}, batches=0),
-    "int64 column": _arrow({"row_id": pa.array([1], pa.int64())}),
-    "string column": _arrow({"row_id": pa.array(["1"])}),
-    "nulls": _arrow({"row_id": pa.array([1, None], pa.uint32())}),
-    "negative": _arrow({"row_id": pa.array([3, -1], pa.int32())}),
-    "duplicates": _arrow({"row_id": pa.array([3, 3], pa.uint32())}),
+    "two columns": arrow_ipc_file({"a": pa.array([1], pa.uint32()), "b": pa.array([2], pa.uint32())}),
+    "two batches": arrow_ipc_file({"row_id": pa.array([1], pa.uint32())}, batches=2),
+    "no batch": arrow_ipc_file({"row_id": pa.array([1], pa.uint32())}, batches=0),
+    "int64 column": arrow_ipc_file({"row_id": pa.array([1], pa.int64())}),
+    "string column": arrow_ipc_file({"row_id": pa.array(["1"])}),
+    "nulls": arrow_ipc_file({"row_id": pa.array([1, None], pa.uint32())}),
+    "negative": arrow_ipc_file({"row_id": pa.array([3, -1], pa.int32())}),
+    "duplicates": arrow_ipc_file({"row_id": pa.array([3, 3], pa.uint32())}),
     "truncated": encode_arrow_deletions([1, 2, 3])[:-12],
 }
 _stream = pa.BufferOutputStream()
@@ -327,7 +320,7 @@ def test_garbage_never_escapes_as_another_error(noise, index, byte):
 # -- bounds: nothing is expanded before its size is known to fit ------------------------
 
 
-def _compressed_arrow(values) -> bytes:
+def _compressedarrow_ipc_file(values) -> bytes:
     table = pa.table({"row_id": pa.array(values, pa.uint32())})
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, table.schema, options=ipc.IpcWriteOptions(compression="zstd")) as writer:
@@ -373,7 +366,7 @@ def test_the_count_limit_is_checked_before_listing():
 
 def test_a_compressed_buffer_claiming_a_huge_size_is_never_decompressed():
     values = list(range(0, 4000, 2))
-    data = bytearray(_compressed_arrow(values))
+    data = bytearray(_compressedarrow_ipc_file(values))
     declared = (4 * len(values)).to_bytes(8, "little")
     assert data.count(declared) == 1
     at = data.index(declared)
@@ -387,7 +380,7 @@ def test_a_compressed_buffer_claiming_a_huge_size_is_never_decompressed():
 
 
 def test_an_arrow_file_with_more_offsets_than_rows_is_not_decoded():
-    data = _compressed_arrow(range(5000))
+    data = _compressedarrow_ipc_file(range(5000))
     content = inspect_deletion_bytes(data, DeletionFileType.ARROW_ARRAY, physical_rows=100)
     assert content.status is DeletionStatus.TOO_MANY and content.entries == 5000
     assert content.offsets == BitMap()
@@ -400,7 +393,7 @@ def test_an_arrow_file_with_more_offsets_than_rows_is_not_decoded():
 
 
 def test_a_column_longer_than_its_batch_is_malformed():
-    data = bytearray(_compressed_arrow(range(0, 2468, 2)))
+    data = bytearray(_compressedarrow_ipc_file(range(0, 2468, 2)))
     node = (1234).to_bytes(8, "little") + (0).to_bytes(8, "little")  # FieldNode: length, null_count
     assert data.count(node) == 1
     at = data.index(node)
@@ -410,10 +403,10 @@ def test_a_column_longer_than_its_batch_is_malformed():
 
 
 def test_compressed_and_int32_files_decode():
-    content = inspect_deletion_bytes(_compressed_arrow([7, 3, 5]), DeletionFileType.ARROW_ARRAY, physical_rows=10)
+    content = inspect_deletion_bytes(_compressedarrow_ipc_file([7, 3, 5]), DeletionFileType.ARROW_ARRAY, physical_rows=10)
     assert content.ok and list(content.offsets) == [3, 5, 7] and content.column_type == "uint32"
     assert (content.found, content.batches) == (DeletionFileType.ARROW_ARRAY, 1)
-    assert decode_arrow_deletions(_compressed_arrow([7, 3, 5]), "x.arrow", physical_rows=10) == [3, 5, 7]
+    assert decode_arrow_deletions(_compressedarrow_ipc_file([7, 3, 5]), "x.arrow", physical_rows=10) == [3, 5, 7]
     table = pa.table({"x": pa.array([4, -1, 4, -1, 2], pa.int32())})
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, table.schema) as writer:

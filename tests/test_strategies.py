@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conformance import strategies
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
+from reference_impl import feature_flags as ff
 from reference_impl.deletions import (
     decode_arrow_deletions,
     decode_bitmap_deletions,
@@ -111,7 +112,7 @@ def test_manifest_invariants(manifest):
         if f.deletion_file:
             assert 0 < f.deletion_file.num_deleted_rows < f.physical_rows
             assert f.deletion_file.read_version < manifest.version
-    if manifest.reader_feature_flags & 2:
+    if manifest.reader_feature_flags & ff.STABLE_ROW_IDS:
         row_ids = [i for f in manifest.fragments for i in decode_row_id_sequence(f.row_id_sequence)]
         assert len(row_ids) == len(set(row_ids))
         assert all(i < manifest.next_row_id for i in row_ids)
@@ -302,7 +303,7 @@ def _mutator_applies(needs: dict, manifest, indices) -> bool:
     """Whether a generated dataset's latest manifest has what a manifest
     mutator needs (the :func:`strategies.indexed_manifests` arguments it
     names)."""
-    stable = bool(manifest.reader_feature_flags & 2)
+    stable = bool(manifest.reader_feature_flags & ff.STABLE_ROW_IDS)
     return (
         len(manifest.fragments) >= needs.get("min_fragments", 0)
         and len(manifest.schema.fields) >= needs.get("min_fields", 0)

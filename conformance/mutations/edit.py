@@ -12,6 +12,9 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
 from reference_impl.manifest_file import ManifestFile, encode_manifest_file, read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.storage import Storage
@@ -23,6 +26,17 @@ def copy_dataset(source: Path, target: Path) -> Path:
     """A copy of the dataset at ``source`` (symbolic links kept as links)."""
     shutil.copytree(source, target, symlinks=True)
     return target
+
+
+def arrow_ipc_file(columns: dict[str, pa.Array], batches: int = 1) -> bytes:
+    """An Arrow IPC file of ``columns``, the table written ``batches`` times:
+    for crafting deletion files of the wrong shape or type."""
+    table = pa.table(columns)
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        for _ in range(batches):
+            writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def manifest_relpath(root: Path, version: int | None = None) -> str:

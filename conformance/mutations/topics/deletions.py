@@ -21,7 +21,7 @@ from pyroaring import BitMap
 from reference_impl.deletions import decode_arrow_deletions, encode_arrow_deletions
 from reference_impl.fragments import DeletionFile, DeletionFileType
 
-from ..edit import edit_untracked
+from ..edit import arrow_ipc_file, edit_untracked
 from ..registry import mutation
 
 
@@ -41,14 +41,6 @@ def _offsets(root, fragment_id: int) -> list[int]:
     path = _deletion_path(root, fragment_id)
     return decode_arrow_deletions(path.read_bytes(), str(path))
 
-
-def _arrow_file(columns: dict[str, pa.Array], batches: int = 1) -> bytes:
-    table = pa.table(columns)
-    sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema) as writer:
-        for _ in range(batches):
-            writer.write_table(table)
-    return sink.getvalue().to_pybytes()
 
 
 
@@ -83,7 +75,7 @@ def give_the_arrow_file_a_bin_extension(root):
 
 
 @mutation("deletion/extension-matches-kind", breaks="deletion.extension-matches-kind")
-def store_a_bitmap_in_the_arrow_file(root):
+def store_a_bitmap_in_thearrow_ipc_file(root):
     path = _deletion_path(root, 0)
     path.write_bytes(BitMap(_offsets(root, 0)).serialize())
 
@@ -110,14 +102,14 @@ def write_two_record_batches(root):
 @mutation("deletion/arrow-layout")
 def write_a_string_column(root):
     path = _deletion_path(root, 0)
-    path.write_bytes(_arrow_file({"row_id": pa.array([str(v) for v in _offsets(root, 0)])}))
+    path.write_bytes(arrow_ipc_file({"row_id": pa.array([str(v) for v in _offsets(root, 0)])}))
 
 
 @mutation("deletion/arrow-layout")
 def write_a_null_offset(root):
     path = _deletion_path(root, 0)
     offsets = _offsets(root, 0)
-    path.write_bytes(_arrow_file({"row_id": pa.array(offsets[:-1] + [None], pa.int32())}))
+    path.write_bytes(arrow_ipc_file({"row_id": pa.array(offsets[:-1] + [None], pa.int32())}))
 
 
 @mutation("deletion/bitmap-layout")
@@ -138,7 +130,7 @@ def miscount_the_deleted_rows(root):
 def repeat_an_offset(root):
     path = _deletion_path(root, 0)
     offsets = _offsets(root, 0)
-    path.write_bytes(_arrow_file({"row_id": pa.array(offsets + offsets[:1], pa.uint32())}))
+    path.write_bytes(arrow_ipc_file({"row_id": pa.array(offsets + offsets[:1], pa.uint32())}))
 
 
 @mutation("deletion/offsets-in-range")
@@ -152,7 +144,7 @@ def delete_a_row_past_the_end(root):
 def delete_a_negative_offset(root):
     path = _deletion_path(root, 0)
     offsets = _offsets(root, 0)
-    path.write_bytes(_arrow_file({"row_id": pa.array(offsets[:-1] + [-4], pa.int32())}))
+    path.write_bytes(arrow_ipc_file({"row_id": pa.array(offsets[:-1] + [-4], pa.int32())}))
 
 
 @mutation("deletion/offsets-in-range", also=("deletion/count-matches-metadata",))
