@@ -215,6 +215,31 @@ def test_verify_notices_a_wrong_expectation(tmp_path):
     assert any("content: column 'id' row 0" in p for p in verify_case(case_dir, "reference").problems)
 
 
+def test_unpinned_rows_excuse_only_a_declared_unsupported_feature():
+    """Where the reference could not pin a case's rows (legacy files here), a
+    driver may decline to read them with UnsupportedFeatureError, and gets a
+    note; failing to read them any other way is a finding."""
+    from types import SimpleNamespace
+
+    from conformance.drivers import reference
+    from reference_impl.errors import UnsupportedFeatureError
+
+    case_dir = CORPUS / CASES_DIR / "pylance-legacy-files"
+    assert all(v.content is None for v in load_expected(case_dir) if v.outcome == "read")
+
+    def driver_raising(error):
+        def read_table(uri, version=None):
+            raise error
+
+        return SimpleNamespace(versions=reference.versions, describe=reference.describe, read_table=read_table,
+                               UNREPORTED=reference.UNREPORTED)
+
+    declined = verify_case(case_dir, "declines", driver_raising(UnsupportedFeatureError("f", "not here")))
+    assert declined.status == PASS and declined.notes
+    broken = verify_case(case_dir, "breaks", driver_raising(OSError("cannot read")))
+    assert broken.status == FAIL and any("cannot read" in p for p in broken.problems)
+
+
 def test_a_stale_deviation_fails(tmp_path):
     case_dir = tmp_path / CASES_DIR / "ref-naming-v1"
     shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v1", case_dir)
