@@ -207,6 +207,36 @@ def test_delta_indices_sharing_a_name_are_an_info(base_datasets, tmp_path):
     assert [(f.rule, f.severity) for f in findings] == [("index/delta-segments", Severity.INFO)]
 
 
+def test_pylance_delta_segments_cover_disjoint_fragments(tmp_path):
+    """Segments pylance writes for one index (a delta from optimize_indices,
+    then both remapped by a compaction) cover disjoint fragments, so
+    index/segments-disjoint stays silent on every version."""
+    path = tmp_path / "ds"
+    lance.write_dataset(pa.table({"id": pa.array(range(40), pa.int64())}), path, max_rows_per_file=20)
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_btree")
+    lance.write_dataset(pa.table({"id": pa.array(range(40, 60), pa.int64())}), path, mode="append")
+    lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.write_dataset(pa.table({"id": pa.array(range(60, 70), pa.int64())}), path, mode="append")
+    dataset = lance.dataset(path)
+    dataset.delete("id < 5")
+    dataset.optimize.compact_files(target_rows_per_fragment=1000)
+    (index,) = lance.dataset(path).describe_indices()
+    assert len(index.segments) == 2  # the dataset does have segments to compare
+    findings = _findings(path, "index/")
+    assert not [f for f in findings if f.severity is not Severity.INFO], findings
+    assert {f.rule for f in findings} == {"index/delta-segments", "index/fragment-bitmap-from-dataset-version"}
+
+
+def test_overlapping_segments_name_both_uuids(base_datasets, tmp_path):
+    from conformance.mutations.topics.indices import let_two_segments_of_an_index_cover_one_fragment
+
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    let_two_segments_of_an_index_cover_one_fragment(root)
+    (finding,) = _findings(root, "index/segments-disjoint", all_versions=False)
+    assert finding.severity is Severity.ERROR and "both cover fragments 2:" in finding.message
+    assert finding.location.endswith("index_section.indices[1].fragment_bitmap")
+
+
 def test_a_remapped_index_bitmap_is_an_info(tmp_path):
     table = pa.table({"id": list(range(100))})
     dataset = lance.write_dataset(table, tmp_path / "ds", max_rows_per_file=20)
