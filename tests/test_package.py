@@ -44,3 +44,64 @@ def test_importing_a_submodule_does_not_load_pyarrow():
         "    raise SystemExit('an unknown attribute was found')\n"
     )
     assert result.returncode == 0, result.stderr
+
+
+def _declared_dependencies() -> set[str]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return {_normalized(re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+
+
+def _normalized(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Top-level names of the absolute imports a module runs as it loads
+    (imports inside functions are lazy and optional, such as pylance)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_every_module_level_import_is_a_declared_dependency():
+    """A plain install (no test extra) must be able to import every module
+    of the package: each third-party module imported at load time belongs to
+    a distribution listed in [project].dependencies."""
+    own = {"reference_impl", "conformance", "__future__"}
+    to_distributions = importlib.metadata.packages_distributions()
+    undeclared = {}
+    declared = _declared_dependencies()
+    for package in ("reference_impl", "conformance"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "wire" in path.relative_to(ROOT).parts:
+                continue  # generated protobuf code: google.protobuf, declared as protobuf
+            if "peers" in path.relative_to(ROOT).parts and '__name__ == "__main__"' in path.read_text(encoding="utf-8"):
+                continue  # a script an old pylance release's own interpreter runs, with that venv's packages
+            for name in _module_level_imports(path) - own - set(sys.stdlib_module_names):
+                distributions = {_normalized(d) for d in to_distributions.get(name, [name])}
+                if not distributions & declared:
+                    undeclared.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    assert not undeclared, f"imported at load time but not declared in pyproject.toml: {undeclared}"
+
+
+def test_an_editable_install_prints_no_packaging_warnings(tmp_path):
+    """What a new user sees first (``./dev demo`` installs the package): pip
+    and the build backend have nothing to complain about in pyproject.toml,
+    such as a deprecated license table."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=300)
+    # -v shows the build backend's own output, which some pip releases hide
+    # (the one ./dev installs shows it even with -q).
+    result = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "install", "-v", "--no-deps", "-e", ROOT],
+        capture_output=True, text=True, timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    complaints = [line for line in output.splitlines() if re.search(r"Deprecat|BuildBackendWarning|SetuptoolsWarning", line)]
+    assert not complaints, "\n".join(complaints)
