@@ -259,7 +259,8 @@ def fragment_bitmap_from_dataset_version(view: VersionView):
             shown = ", ".join(str(v) for v in list(foreign.to_array()[:5])) + (" ..." if len(foreign) > 5 else "")
             yield (
                 f"index '{index.name}' ({index.uuid}) covers fragments {shown} that version {index.dataset_version} "
-                "did not have (a compaction remapped the index without moving its dataset_version, as pylance does)",
+                f"did not have (a compaction remapped the index without moving its dataset_version, as {view.writer} "
+                "does)",
                 _at(view, position, "fragment_bitmap"),
             )
 
