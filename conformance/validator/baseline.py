@@ -18,11 +18,12 @@ Suppressed findings are still reported, apart from the others, and never
 gate; an entry that suppresses nothing is reported as stale, so that a
 baseline shrinks as its findings are fixed.
 
-:func:`entries_for` writes entries a new baseline can hold. A location inside
-the manifest of the version a finding is about names that manifest's file,
-whose name changes with every commit; such entries name ``_versions/*.manifest``
-instead (and no version), so that the same finding in the next version is
-still the accepted one.
+:func:`entries_for` makes the entries of a new baseline. They pin no
+version, so that a finding that persists into the next version stays
+accepted; for the same reason a location inside the manifest of the version
+a finding is about, which names that manifest's file (a new name with every
+commit), becomes ``_versions/*.manifest#...``. A user who wants an entry to
+hold for one version only adds ``version`` by hand.
 """
 
 from __future__ import annotations
@@ -183,17 +184,17 @@ def gates(finding: Finding, fail_on: Severity) -> bool:
     return SEVERITY_ORDER.index(finding.severity) >= SEVERITY_ORDER.index(fail_on)
 
 
-def _entry_location(finding: Finding) -> tuple[str, int | None]:
+def _entry_location(finding: Finding) -> str:
     # A location holding a literal * or ? still matches itself as a pattern
     # (and a little more); locations this validator writes hold neither.
     location = finding.location or ""
     if finding.version is not None and _MANIFEST_LOCATION.match(location):
-        return _MANIFEST_LOCATION.sub("_versions/*.manifest", location, count=1), None
-    return location, finding.version
+        return _MANIFEST_LOCATION.sub("_versions/*.manifest", location, count=1)
+    return location
 
 
 def entries_for(findings: list[Finding], fail_on: Severity, *, keep: tuple[BaselineEntry, ...] = ()) -> Baseline:
-    """A baseline accepting every finding in ``findings`` that gates at ``fail_on``.
+    """A baseline accepting every finding in ``findings`` that gates at ``fail_on`` (see the module docstring).
 
     Entries of ``keep`` (those of the baseline in use that still match a
     finding) come first, with their reasons; each other finding gets an entry
@@ -204,11 +205,11 @@ def entries_for(findings: list[Finding], fail_on: Severity, *, keep: tuple[Basel
     for finding in findings:
         if not gates(finding, fail_on) or any(e.matches(finding) for e in entries):
             continue
-        location, version = _entry_location(finding)
-        if (finding.rule, location, version) in seen:
+        location = _entry_location(finding)
+        if (finding.rule, location, None) in seen:
             continue
-        seen.add((finding.rule, location, version))
-        entries.append(BaselineEntry(finding.rule, location, REASON_PLACEHOLDER, version))
+        seen.add((finding.rule, location, None))
+        entries.append(BaselineEntry(finding.rule, location, REASON_PLACEHOLDER))
     return Baseline(tuple(entries))
 
 
