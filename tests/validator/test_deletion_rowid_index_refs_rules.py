@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import jsonschema
 import pyarrow as pa
@@ -225,6 +226,46 @@ def test_pylance_delta_segments_cover_disjoint_fragments(tmp_path):
     findings = _findings(path, "index/")
     assert not [f for f in findings if f.severity is not Severity.INFO], findings
     assert {f.rule for f in findings} == {"index/delta-segments", "index/fragment-bitmap-from-dataset-version"}
+
+
+_DELTA_VECTOR_INDEX = """
+import sys, lance, pyarrow as pa, pyarrow.compute as pc
+def rows(n):
+    return pa.table({"vector": pa.FixedSizeListArray.from_arrays(pc.random(32 * n).cast(pa.float32()), 32)})
+lance.write_dataset(rows(512), sys.argv[1])
+lance.dataset(sys.argv[1]).create_index("vector", index_type="IVF_PQ", num_partitions=1, num_sub_vectors=2)
+lance.write_dataset(rows(512), sys.argv[1], mode="append")
+lance.dataset(sys.argv[1]).optimize.optimize_indices(num_indices_to_merge=0)
+"""
+
+
+@pytest.mark.old_pylance
+def test_an_old_release_repeats_covered_fragments_in_a_delta_segment(tmp_path):
+    """pylance 0.20 gives a delta segment of a vector index the earlier
+    segment's fragments as well as its own (releases up to 0.22 do,
+    docs/spec-discrepancies.md): index/segments-disjoint reports it; the
+    same steps under pylance 14 draw nothing from it."""
+    import os
+    import subprocess
+
+    from conformance.peers.old_pylance import PeerUnavailableError, ensure_venv
+    from tests.conftest import OLD_PYLANCE_VERSION
+
+    try:
+        python = ensure_venv(OLD_PYLANCE_VERSION)
+    except PeerUnavailableError as exc:
+        pytest.fail(f"pylance {OLD_PYLANCE_VERSION} cannot be installed: {exc}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"LANCE_LOG": "error"}
+    for writer, overlaps in ((str(python), True), (sys.executable, False)):
+        path = tmp_path / ("old" if overlaps else "current")
+        subprocess.run([writer, "-c", _DELTA_VECTOR_INDEX, str(path)], check=True, env=env, cwd=tmp_path,
+                       capture_output=True, timeout=600)
+        findings = _findings(path, "index/")
+        assert "index/delta-segments" in {f.rule for f in findings}  # there are segments to compare
+        overlapping = [f for f in findings if f.rule == "index/segments-disjoint"]
+        assert bool(overlapping) == overlaps, (writer, overlapping)
+        if overlaps:
+            assert [f.version for f in overlapping] == [4] and "both cover fragments 0:" in overlapping[0].message
 
 
 def test_overlapping_segments_name_both_uuids(base_datasets, tmp_path):
