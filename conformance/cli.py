@@ -13,24 +13,49 @@ from .fixtures.case import CaseError
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_NOT_A_DATASET = 2
+#: A malformed baseline, an unknown tag or branch: the command line asked for something that is not there.
+EXIT_USAGE = 2
+
+
+def _selected(args: argparse.Namespace) -> tuple[str, int | None]:
+    """The directory and version that --tag, or --branch and --version, select
+    (a branch keeps its versions under tree/{name}/)."""
+    if args.tag is None and args.branch is None:
+        return args.path, args.version
+    from pathlib import Path
+
+    from reference_impl.refs import resolve_ref
+    from reference_impl.storage import Storage, local_path
+
+    root = local_path(args.path)
+    if not root.is_dir():
+        raise NotADatasetError(str(root), "not a directory")
+    target = resolve_ref(Storage(root, writable=False), tag=args.tag, branch=args.branch, version=args.version)
+    return str(root if target.root is None else Path(root, target.root)), target.version
 
 
 def _describe(args: argparse.Namespace) -> int:
     from .describe import to_json, to_text
     from .drivers import reference
 
-    document = reference.describe(args.path, args.version)
+    document = reference.describe(*_selected(args))
     print(to_json(document) if args.format == "json" else to_text(document))
     return EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .validator import validate
+    from .validator import Severity, validate
+    from .validator.baseline import gates, load_baseline, settle
     from .validator.report import FORMATS
 
-    report = validate(args.path, version=args.version, all_versions=args.all_versions, rules=args.rules)
+    fail_on = Severity(args.fail_on)
+    baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
+    path, version = _selected(args)
+    report = validate(path, version=version, all_versions=args.all_versions, rules=args.rules)
+    if baseline is not None or args.write_baseline:
+        settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
     print(FORMATS[args.format](report))
-    return EXIT_FINDINGS if report.has_errors else EXIT_OK
+    return EXIT_FINDINGS if any(gates(f, fail_on) for f in report.findings) else EXIT_OK
 
 
 def _rules(args: argparse.Namespace) -> int:
@@ -185,7 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     describe = commands.add_parser("describe", help="print one version of a dataset as the canonical document")
     describe.add_argument("path", help="dataset root directory")
-    describe.add_argument("--version", type=int, default=None, help="version to describe (default: latest)")
+    which = describe.add_mutually_exclusive_group()
+    which.add_argument("--version", type=int, default=None, help="version to describe (default: latest)")
+    which.add_argument("--tag", default=None, metavar="NAME", help="the version tag NAME points at")
+    describe.add_argument("--branch", default=None, metavar="NAME",
+                          help="a version of branch NAME (its latest, or --version)")
     describe.add_argument("--format", choices=("json", "text"), default="json")
     describe.set_defaults(run=_describe)
 
@@ -194,7 +223,16 @@ def build_parser() -> argparse.ArgumentParser:
     which = validate.add_mutually_exclusive_group()
     which.add_argument("--version", type=int, default=None, help="version to validate (default: latest)")
     which.add_argument("--all-versions", action="store_true", help="validate every version")
+    which.add_argument("--tag", default=None, metavar="NAME", help="validate the version tag NAME points at")
+    validate.add_argument("--branch", default=None, metavar="NAME",
+                          help="validate branch NAME (its latest version, --version N of it, or --all-versions)")
     validate.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
+    validate.add_argument("--fail-on", choices=("error", "warning", "info"), default="error",
+                          help="exit 1 when a finding this serious or worse remains (default: error)")
+    validate.add_argument("--baseline", default=None, metavar="FILE",
+                          help="accepted findings (JSON): they are reported apart and never fail the run")
+    validate.add_argument("--write-baseline", default=None, metavar="FILE",
+                          help="write a baseline accepting every finding that fails the run, then apply it")
     validate.add_argument("--rules", nargs="+", default=None, metavar="RULE",
                           help="only these rules (ids, or topics such as 'naming')")
     validate.set_defaults(run=_validate)
@@ -212,12 +250,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "tag", None) is not None and getattr(args, "branch", None) is not None:
+        parser.error("--tag and --branch are mutually exclusive: a tag names its branch")
+    from reference_impl.refs import InvalidRefNameError, RefNotFoundError
+
+    from .validator.baseline import BaselineError
+
     try:
         return args.run(args)
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK
+    except (BaselineError, RefNotFoundError, InvalidRefNameError) as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except (CaseError, DriverError) as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_FINDINGS

@@ -67,6 +67,7 @@ DOCUMENTS: Mapping[str, str] = MappingProxyType(
         "upstream:layout.md": "upstream storage layout specification",
         "upstream:versioning.md": "upstream format versioning (feature flags)",
         "upstream:branch_tag.md": "upstream branch and tag specification",
+        "upstream:index/index.md": "upstream index overview (docs/src/format/index/index.md: segments, storage)",
     }
 )
 

@@ -375,3 +375,51 @@ def delete_tag(storage: Storage, name: str) -> None:
     if not storage.exists(tag_path(name)):
         raise LanceFormatError(str(storage.path(tag_path(name))), f"tag {name!r} does not exist")
     storage.delete(tag_path(name))
+
+
+# -- choosing what to read --------------------------------------------------------
+
+
+class RefNotFoundError(LanceFormatError):
+    """A tag or branch the caller named does not exist."""
+
+
+@dataclass(frozen=True)
+class RefTarget:
+    """What a tag, or a branch and version, select: a branch (None for main)
+    and a version of it (None for its latest)."""
+
+    branch: str | None
+    version: int | None
+
+    @property
+    def root(self) -> str | None:
+        """Where the branch keeps its versions, relative to the dataset root; None for main."""
+        return branch_root(self.branch)
+
+
+def resolve_ref(storage: Storage, *, tag: str | None = None, branch: str | None = None,
+                version: int | None = None) -> RefTarget:
+    """The branch and version a tag names, or ``version`` of ``branch``.
+
+    A tag names its version itself, so it takes neither a branch nor a
+    version. Raises :class:`InvalidRefNameError` for a malformed name and
+    :class:`RefNotFoundError` for a tag or branch the dataset does not have.
+    """
+    if tag is not None:
+        if branch is not None or version is not None:
+            raise ValueError("a tag selects its own branch and version; give no branch or version with it")
+        validate_tag_name(tag)
+        if not storage.exists(tag_path(tag)):
+            raise RefNotFoundError(str(storage.root), f"tag {tag!r} does not exist (no {tag_path(tag)})")
+        found = read_tag(storage, tag)
+        on_branch = None if found.branch == MAIN_BRANCH else found.branch
+        if on_branch is not None and not is_valid_branch_name(on_branch):
+            raise CorruptFileError(str(storage.path(tag_path(tag))), f"names the branch {on_branch!r}, not a valid branch name")
+        return RefTarget(on_branch, found.version)
+    if branch is None or branch == MAIN_BRANCH:
+        return RefTarget(None, version)
+    validate_branch_name(branch)
+    if not storage.exists(branch_path(branch)):
+        raise RefNotFoundError(str(storage.root), f"branch {branch!r} does not exist (no {branch_path(branch)})")
+    return RefTarget(branch, version)

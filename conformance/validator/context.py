@@ -137,6 +137,16 @@ class VersionView:
         parsed = parse_manifest_name(self.manifest_path.rsplit("/", 1)[-1])
         return Dataset(self.dataset.storage, self.manifest_file, parsed[1] if parsed else None)
 
+    @property
+    def writer(self) -> str:
+        """Who wrote this version, as its writer_version records it (library
+        and version, e.g. ``lance 14.0.2``): messages that put a departure
+        down to the writer name it rather than assume one."""
+        recorded = self.manifest.writer_version
+        if recorded is None or not (recorded.library or recorded.version):
+            return "an unrecorded writer"
+        return f"{recorded.library or 'an unnamed library'} {recorded.full_version()}".strip()
+
     def at(self, detail: str) -> str:
         """A finding location inside this version's manifest."""
         return f"{self.manifest_path}#{detail}"

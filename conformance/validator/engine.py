@@ -15,6 +15,7 @@ import os
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field as dc_field
+from typing import TYPE_CHECKING
 
 from reference_impl.errors import NotADatasetError
 from reference_impl.naming import LEGACY_LATEST
@@ -22,6 +23,9 @@ from reference_impl.storage import Storage, local_path
 
 from .context import DatasetView
 from .registry import Finding, Rule, Scope, Severity, iter_rules
+
+if TYPE_CHECKING:
+    from .baseline import BaselineOutcome
 
 INTERNAL_ERROR_RULE = "validator.internal-error"
 
@@ -32,6 +36,8 @@ class Report:
     versions: list[int]
     rules: list[str]
     findings: list[Finding] = dc_field(default_factory=list)
+    #: What a baseline took out of ``findings`` (conformance/validator/baseline.py); None without one.
+    baseline: BaselineOutcome | None = None
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -47,15 +53,19 @@ class Report:
             "infos": self.count(Severity.INFO),
             "versions_checked": len(self.versions),
             "rules_run": len(self.rules),
+            "suppressed": len(self.baseline.suppressed) if self.baseline else 0,
         }
 
     def to_json(self) -> dict:
-        return {
+        document = {
             "dataset": self.dataset,
             "versions": self.versions,
             "findings": [f.to_json() for f in self.findings],
             "summary": self.summary(),
         }
+        if self.baseline is not None:
+            document["baseline"] = self.baseline.to_json()
+        return document
 
 
 def open_dataset_view(path: str | os.PathLike) -> DatasetView:

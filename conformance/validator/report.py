@@ -9,6 +9,7 @@ next to the files they concern.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from xml.etree import ElementTree
 
 from .engine import Report
@@ -25,8 +26,29 @@ def to_text(report: Report) -> str:
             f" [{', '.join(finding.requirements)}]"
         )
     summary = report.summary()
-    lines.append(f"{summary['errors']} errors, {summary['warnings']} warnings, {summary['infos']} infos")
+    totals = f"{summary['errors']} errors, {summary['warnings']} warnings, {summary['infos']} infos"
+    if report.baseline is not None:
+        lines.extend(_baseline_lines(report))
+        totals += f", {summary['suppressed']} suppressed by the baseline"
+    lines.append(totals)
     return "\n".join(lines)
+
+
+def _baseline_lines(report: Report) -> list[str]:
+    outcome = report.baseline
+    lines = []
+    if outcome.suppressed:
+        by_rule = Counter(s.finding.rule for s in outcome.suppressed)
+        shown = ", ".join(f"{rule} ({n})" for rule, n in sorted(by_rule.items()))
+        lines.append(f"  baseline {outcome.baseline.path} suppressed {len(outcome.suppressed)} findings: {shown}")
+    for entry in outcome.stale:
+        lines.append(f"  STALE   {_entry(entry)}: the baseline lists it, no finding matches it")
+    return lines
+
+
+def _entry(entry) -> str:
+    version = f" v{entry.version}" if entry.version is not None else ""
+    return f"baseline entry {entry.rule} at '{entry.location}'{version}"
 
 
 def _span(versions: list[int]) -> str:
@@ -43,7 +65,8 @@ def to_json(report: Report) -> str:
 
 def to_junit(report: Report) -> str:
     """One test suite, one test case per rule run; a rule with error findings
-    fails, warnings and infos are attached as system-out."""
+    fails, warnings, infos and findings a baseline suppressed are attached as
+    system-out (the suite's properties count the suppressed ones)."""
     by_rule: dict[str, list] = {rule_id: [] for rule_id in report.rules}
     for finding in report.findings:
         by_rule.setdefault(finding.rule, []).append(finding)
@@ -52,15 +75,30 @@ def to_junit(report: Report) -> str:
         "testsuite", name=f"lance-conformance validate {report.dataset}", tests=str(len(by_rule)),
         failures=str(failures), errors="0",
     )
+    suppressed: dict[str, list[str]] = {}
+    if report.baseline is not None:
+        properties = ElementTree.SubElement(suite, "properties")
+        ElementTree.SubElement(properties, "property", name="baseline", value=str(report.baseline.baseline.path))
+        ElementTree.SubElement(properties, "property", name="suppressed", value=str(len(report.baseline.suppressed)))
+        for item in report.baseline.suppressed:
+            by_rule.setdefault(item.finding.rule, [])
+            suppressed.setdefault(item.finding.rule, []).append(
+                f"suppressed by the baseline ({item.entry.reason}): {_line(item.finding)}"
+            )
     for rule_id, found in sorted(by_rule.items()):
         case = ElementTree.SubElement(suite, "testcase", classname="lance-conformance", name=rule_id)
         errors = [f for f in found if f.severity is Severity.ERROR]
         if errors:
             failure = ElementTree.SubElement(case, "failure", message=f"{len(errors)} violations")
             failure.text = "\n".join(_line(f) for f in errors)
-        others = [f for f in found if f.severity is not Severity.ERROR]
+        others = [_line(f) for f in found if f.severity is not Severity.ERROR] + suppressed.get(rule_id, [])
         if others:
-            ElementTree.SubElement(case, "system-out").text = "\n".join(_line(f) for f in others)
+            ElementTree.SubElement(case, "system-out").text = "\n".join(others)
+    suite.set("tests", str(len(by_rule)))
+    if report.baseline is not None and report.baseline.stale:
+        ElementTree.SubElement(suite, "system-out").text = "\n".join(
+            f"stale {_entry(entry)}: no finding matches it" for entry in report.baseline.stale
+        )
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
@@ -75,7 +113,8 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
 
 def to_sarif(report: Report) -> str:
     known = rules_by_id()
-    rule_ids = sorted({f.rule for f in report.findings} | set(report.rules))
+    rule_ids = sorted({f.rule for f in report.findings} | set(report.rules)
+                      | {item.finding.rule for item in (report.baseline.suppressed if report.baseline else ())})
     rules = []
     for rule_id in rule_ids:
         rule = known.get(rule_id)
@@ -87,7 +126,11 @@ def to_sarif(report: Report) -> str:
             }
         )
     results = []
-    for finding in report.findings:
+    # Suppressed findings stay results, marked as accepted (SARIF's own
+    # suppression object), so code-scanning tools show them as dismissed.
+    accepted = report.baseline.suppressed if report.baseline is not None else ()
+    suppressions = {id(item.finding): item.entry for item in accepted}
+    for finding in [*report.findings, *(item.finding for item in accepted)]:
         result = {
             "ruleId": finding.rule,
             "level": _SARIF_LEVEL[finding.severity],
@@ -100,6 +143,9 @@ def to_sarif(report: Report) -> str:
             if detail:
                 location["logicalLocations"] = [{"fullyQualifiedName": detail}]
             result["locations"] = [location]
+        entry = suppressions.get(id(finding))
+        if entry is not None:
+            result["suppressions"] = [{"kind": "external", "status": "accepted", "justification": entry.reason}]
         results.append(result)
     document = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -112,6 +158,16 @@ def to_sarif(report: Report) -> str:
             }
         ],
     }
+    if report.baseline is not None and report.baseline.stale:
+        document["runs"][0]["invocations"] = [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": f"stale {_entry(entry)}: no finding matches it"}}
+                    for entry in report.baseline.stale
+                ],
+            }
+        ]
     return json.dumps(document, indent=2)
 
 

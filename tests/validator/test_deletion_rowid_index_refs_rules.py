@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import jsonschema
 import pyarrow as pa
@@ -205,6 +206,76 @@ def test_delta_indices_sharing_a_name_are_an_info(base_datasets, tmp_path):
     add_a_delta_segment_of_the_index(root)
     findings = _findings(root, "index/", all_versions=False)
     assert [(f.rule, f.severity) for f in findings] == [("index/delta-segments", Severity.INFO)]
+
+
+def test_pylance_delta_segments_cover_disjoint_fragments(tmp_path):
+    """Segments pylance writes for one index (a delta from optimize_indices,
+    then both remapped by a compaction) cover disjoint fragments, so
+    index/segments-disjoint stays silent on every version."""
+    path = tmp_path / "ds"
+    lance.write_dataset(pa.table({"id": pa.array(range(40), pa.int64())}), path, max_rows_per_file=20)
+    lance.dataset(path).create_scalar_index("id", "BTREE", name="id_btree")
+    lance.write_dataset(pa.table({"id": pa.array(range(40, 60), pa.int64())}), path, mode="append")
+    lance.dataset(path).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.write_dataset(pa.table({"id": pa.array(range(60, 70), pa.int64())}), path, mode="append")
+    dataset = lance.dataset(path)
+    dataset.delete("id < 5")
+    dataset.optimize.compact_files(target_rows_per_fragment=1000)
+    (index,) = lance.dataset(path).describe_indices()
+    assert len(index.segments) == 2  # the dataset does have segments to compare
+    findings = _findings(path, "index/")
+    assert not [f for f in findings if f.severity is not Severity.INFO], findings
+    assert {f.rule for f in findings} == {"index/delta-segments", "index/fragment-bitmap-from-dataset-version"}
+
+
+_DELTA_VECTOR_INDEX = """
+import sys, lance, pyarrow as pa, pyarrow.compute as pc
+def rows(n):
+    return pa.table({"vector": pa.FixedSizeListArray.from_arrays(pc.random(32 * n).cast(pa.float32()), 32)})
+lance.write_dataset(rows(512), sys.argv[1])
+lance.dataset(sys.argv[1]).create_index("vector", index_type="IVF_PQ", num_partitions=1, num_sub_vectors=2)
+lance.write_dataset(rows(512), sys.argv[1], mode="append")
+lance.dataset(sys.argv[1]).optimize.optimize_indices(num_indices_to_merge=0)
+"""
+
+
+@pytest.mark.old_pylance
+def test_an_old_release_repeats_covered_fragments_in_a_delta_segment(tmp_path):
+    """pylance 0.20 gives a delta segment of a vector index the earlier
+    segment's fragments as well as its own (releases up to 0.22 do,
+    docs/spec-discrepancies.md): index/segments-disjoint reports it; the
+    same steps under pylance 14 draw nothing from it."""
+    import os
+    import subprocess
+
+    from conformance.peers.old_pylance import PeerUnavailableError, ensure_venv
+    from tests.conftest import OLD_PYLANCE_VERSION
+
+    try:
+        python = ensure_venv(OLD_PYLANCE_VERSION)
+    except PeerUnavailableError as exc:
+        pytest.fail(f"pylance {OLD_PYLANCE_VERSION} cannot be installed: {exc}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"LANCE_LOG": "error"}
+    for writer, overlaps in ((str(python), True), (sys.executable, False)):
+        path = tmp_path / ("old" if overlaps else "current")
+        subprocess.run([writer, "-c", _DELTA_VECTOR_INDEX, str(path)], check=True, env=env, cwd=tmp_path,
+                       capture_output=True, timeout=600)
+        findings = _findings(path, "index/")
+        assert "index/delta-segments" in {f.rule for f in findings}  # there are segments to compare
+        overlapping = [f for f in findings if f.rule == "index/segments-disjoint"]
+        assert bool(overlapping) == overlaps, (writer, overlapping)
+        if overlaps:
+            assert [f.version for f in overlapping] == [4] and "both cover fragments 0:" in overlapping[0].message
+
+
+def test_overlapping_segments_name_both_uuids(base_datasets, tmp_path):
+    from conformance.mutations.topics.indices import let_two_segments_of_an_index_cover_one_fragment
+
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    let_two_segments_of_an_index_cover_one_fragment(root)
+    (finding,) = _findings(root, "index/segments-disjoint", all_versions=False)
+    assert finding.severity is Severity.ERROR and "both cover fragments 2:" in finding.message
+    assert finding.location.endswith("index_section.indices[1].fragment_bitmap")
 
 
 def test_a_remapped_index_bitmap_is_an_info(tmp_path):

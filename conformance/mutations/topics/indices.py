@@ -111,11 +111,31 @@ def remove_the_index_directory(root):
     shutil.rmtree(_index_directory(root))
 
 
+def _split_into_segments(root, first: list[int], second: list[int]) -> None:
+    """In the latest version, make id_idx cover ``first`` and add a second
+    segment of it (same name, field and type; no files of its own, so none
+    to find) covering ``second``."""
+
+    def edit(indices):
+        indices[0].fragment_bitmap = encode_fragment_bitmap(first)
+        indices.append(
+            dataclasses.replace(indices[0], uuid=str(uuid_module.uuid4()), files=[],
+                                fragment_bitmap=encode_fragment_bitmap(second))
+        )
+
+    _edit_indexed_versions(root, edit, versions=(6,))
+
+
 @mutation("index/delta-segments")
 def add_a_delta_segment_of_the_index(root):
-    # A second entry named id_idx over the same field and type: a delta index
-    # as upstream's index.md allows (no files of its own, so none to find).
-    _add_entry(root, uuid=str(uuid_module.uuid4()), files=[])
+    # Two segments of id_idx over disjoint fragments: a delta index as
+    # upstream's index overview allows.
+    _split_into_segments(root, [0, 1], [2, 3])
+
+
+@mutation("index/segments-disjoint")
+def let_two_segments_of_an_index_cover_one_fragment(root):
+    _split_into_segments(root, [0, 1, 2], [2, 3])
 
 
 def _varint(value: int) -> bytes:

@@ -70,8 +70,8 @@ def ids_sequential(view: VersionView):
     ids = sorted({b.id for b in view.manifest.base_paths})
     if ids and ids != list(range(len(ids))):
         yield (
-            f"base path ids are [{shown(ids)}] rather than 0 to {len(ids) - 1} (pylance numbers the bases of a new "
-            "dataset from 1 and accepts ids chosen by the caller, see docs/spec-discrepancies.md)",
+            f"base path ids are [{shown(ids)}] rather than 0 to {len(ids) - 1} ({view.writer} numbered them so, "
+            "see docs/spec-discrepancies.md)",
             view.at("base_paths"),
         )
 
@@ -105,7 +105,7 @@ def absolute(view: VersionView):
         if not local_path(base.path).is_absolute():
             yield (
                 f"base path {base.id} is the relative path '{printable(base.path, 200)}'; it is resolved against the "
-                "dataset root (pylance stores what it was given, see docs/spec-discrepancies.md)",
+                f"dataset root ({view.writer} stored it as it was given, see docs/spec-discrepancies.md)",
                 view.at(f"base_paths[{index}]"),
             )
 

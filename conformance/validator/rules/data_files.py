@@ -641,7 +641,7 @@ def legacy_version_recorded(view: VersionView):
         said = f" while data_format.version is '{data_format.version}'" if data_format else ""
         yield (
             f"legacy data files are recorded with a non-zero minor version ({listed}){said}; the seed marks "
-            "legacy files 0.0 (tolerated pylance departure, see docs/spec-discrepancies.md)",
+            f"legacy files 0.0 (a tolerated departure of {view.writer}, see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
 
@@ -721,8 +721,8 @@ def unknown_field_ids(view: VersionView):
     if stale:
         yield (
             f"field ids {shown(sorted(stale))}, stored in {plural(files, 'data file')}, are not in the schema and "
-            "not the -2 tombstone (pylance leaves the ids of dropped and replaced fields; readers ignore them, see "
-            "docs/spec-discrepancies.md)",
+            f"not the -2 tombstone ({view.writer} left the ids of dropped or replaced fields; readers ignore them, "
+            "see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
 

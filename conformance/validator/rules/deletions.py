@@ -260,7 +260,8 @@ def arrow_uint32(view: VersionView):
     if unsigned:
         shown = ", ".join(unsigned[:3]) + (" ..." if len(unsigned) > 3 else "")
         yield (
-            f"{len(unsigned)} .arrow deletion files hold a uint32 column, not the seeds' Int32 (pylance's form; "
+            f"{len(unsigned)} .arrow deletion files hold a uint32 column, not the seeds' Int32 (the form "
+            f"{view.writer} wrote; "
             f"see docs/spec-discrepancies.md): {shown}",
             unsigned[0] if len(unsigned) == 1 else view.at("fragments"),
         )

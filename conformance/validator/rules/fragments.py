@@ -174,8 +174,8 @@ def max_id_never_decreases(view: VersionView):
             "fragment/max-id-never-decreases",
             Severity.INFO,
             DECREASE_REQUIREMENTS,
-            message + " by a Restore, which took the restored version's value back (pylance 0.20; fragment ids "
-            f"above {now} can be handed out again, see docs/spec-discrepancies.md)",
+            message + f" by a Restore, which took the restored version's value back (as {view.writer} does; "
+            f"fragment ids above {now} can be handed out again, see docs/spec-discrepancies.md)",
             view.version,
             view.at("max_fragment_id"),
         )
@@ -256,7 +256,7 @@ def new_ids_above_max(view: VersionView):
             "fragment/new-ids-above-max",
             Severity.INFO,
             NEW_IDS_REQUIREMENTS,
-            message + ": the Overwrite numbered its fragments afresh, as pylance 0.20 does, so ids of earlier "
+            message + f": the Overwrite numbered its fragments afresh, as {view.writer} does, so ids of earlier "
             "versions' fragments are handed out again (see docs/spec-discrepancies.md)",
             view.version,
             view.at("fragments"),

@@ -95,6 +95,36 @@ def delta_segments(view: VersionView):
 
 
 @rule(
+    "index/segments-disjoint",
+    severity=Severity.ERROR,
+    requirements=("index.segments-disjoint",),
+    summary="The segments of one index (entries sharing a name, fields and type) cover disjoint fragments",
+)
+def segments_disjoint(view: VersionView):
+    """Upstream's index overview (Basic Concepts): each segment of an index
+    covers its own fragments. Entries that share a name but not fields or
+    type are not segments of one index; index/name-unique reports them."""
+    covered: dict[tuple, list[tuple[IndexMetadata, BitMap]]] = {}
+    for position, index in enumerate(_indices(view)):
+        bitmap = _bitmap(index)
+        if not bitmap:
+            continue  # no bitmap: the coverage is unknown, nothing to compare
+        key = (index.name, tuple(index.fields), (index.type_url or "").lower())
+        earlier = covered.setdefault(key, [])
+        for other, other_bitmap in earlier:
+            shared = bitmap & other_bitmap
+            if shared:
+                shown = ", ".join(str(v) for v in list(shared.to_array()[:5])) + (" ..." if len(shared) > 5 else "")
+                yield (
+                    f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments {shown}: "
+                    "a fragment belongs to at most one segment of an index",
+                    _at(view, position, "fragment_bitmap"),
+                )
+                break  # one finding per segment, naming the first it overlaps
+        earlier.append((index, bitmap))
+
+
+@rule(
     "index/uuid-unique",
     severity=Severity.ERROR,
     requirements=("index.uuid-unique",),
@@ -229,7 +259,8 @@ def fragment_bitmap_from_dataset_version(view: VersionView):
             shown = ", ".join(str(v) for v in list(foreign.to_array()[:5])) + (" ..." if len(foreign) > 5 else "")
             yield (
                 f"index '{index.name}' ({index.uuid}) covers fragments {shown} that version {index.dataset_version} "
-                "did not have (a compaction remapped the index without moving its dataset_version, as pylance does)",
+                f"did not have (a compaction remapped the index without moving its dataset_version, as {view.writer} "
+                "does)",
                 _at(view, position, "fragment_bitmap"),
             )
 

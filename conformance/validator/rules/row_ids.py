@@ -292,7 +292,7 @@ def kept_on_update(view: VersionView):
     if shared:
         yield (
             f"{len(shared)} row ids of deleted rows are carried by visible rows ({_shown(shared)}): the rows were "
-            "updated keeping their ids, as pylance does (see docs/spec-discrepancies.md)",
+            f"updated keeping their ids, as {view.writer} does (see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
 
@@ -656,7 +656,7 @@ def new_row_versions(view: VersionView):
                 Severity.INFO,
                 NEW_ROW_VERSIONS,
                 f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets {kept_creation[:5]}) "
-                f"keep their created-at version instead of taking {version}, as pylance does (see "
+                f"keep their created-at version instead of taking {version}, as {view.writer} does (see "
                 "docs/spec-discrepancies.md)",
                 version,
                 where,

@@ -402,7 +402,7 @@ def ids_stable(view: VersionView):
                 "schema/ids-stable",
                 view,
                 f"field {path!r} changed type ({_type_change(old, new)}) and id ({old.id} to {new.id}); the seed "
-                "keeps ids through type changes, pylance gives cast columns new ids "
+                f"keeps ids through type changes, {view.writer} gave the cast column a new id "
                 "(see docs/spec-discrepancies.md)",
                 where,
             )
@@ -638,7 +638,7 @@ def field_kind(view: VersionView):
     if wrong:
         all_parent = all(f.type is FieldType.PARENT for _, f, _ in wrong)
         detail = _shorten([f"{_label(f)} is {f.type.name}, its type makes it {role.name}" for _, f, role in wrong])
-        note = " (pylance writes PARENT for every field; see docs/spec-discrepancies.md)" if all_parent else ""
+        note = f" ({view.writer} wrote PARENT for every field; see docs/spec-discrepancies.md)" if all_parent else ""
         yield f"{len(wrong)} fields have a type that disagrees with their logical type{note}: {detail}", view.at(
             f"fields[{wrong[0][0]}].type"
         )
@@ -824,7 +824,7 @@ def key_under_fixed_size_list(view: VersionView):
         for a in _container_ancestors(tree, f, ("fixed_size_list",)):
             yield (
                 f"primary key {tree.path(f)!r} (id {f.id}) lies inside the fixed-size list {a.name!r}; the seed "
-                "forbids keys within list types, pylance accepts this (see docs/spec-discrepancies.md)",
+                f"forbids keys within list types, {view.writer} wrote it (see docs/spec-discrepancies.md)",
                 view.at(f"fields[{tree.position.get(f.id, 0)}]"),
             )
 
@@ -940,7 +940,7 @@ def key_fixed(view: VersionView):
         yield _downgraded(
             "primary-key/fixed",
             view,
-            f"{message}, changed by the {operation.NAME} operation (pylance allows this; see "
+            f"{message}, changed by the {operation.NAME} operation ({view.writer} allows this; see "
             "docs/spec-discrepancies.md)",
             view.at("fields"),
         )

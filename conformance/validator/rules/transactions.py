@@ -779,8 +779,9 @@ def update_row_count(view: VersionView):
     before, after = _live_rows(view.dataset, previous), _live_rows(view.dataset, current)
     if before is not None and after is not None and before != after:
         yield (
-            f"the Update changed the visible rows from {before} (version {previous.version}) to {after}; pylance "
-            "commits merge_insert (upsert) inserts and deletes this way (docs/spec-discrepancies.md)",
+            f"the Update by {view.writer} changed the visible rows from {before} (version {previous.version}) to "
+            f"{after}: an upsert (merge_insert) committed as an Update inserts and deletes this way "
+            "(docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
 
