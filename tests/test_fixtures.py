@@ -240,6 +240,22 @@ def test_unpinned_rows_excuse_only_a_declared_unsupported_feature():
     assert broken.status == FAIL and any("cannot read" in p for p in broken.problems)
 
 
+def test_verify_lets_an_interrupt_through():
+    """Only the implementation's failures are findings: an interrupt (or an
+    exit) raised inside a driver call stops the run as it should."""
+    from types import SimpleNamespace
+
+    from conformance.drivers import reference
+
+    def interrupted(uri, version=None):
+        raise KeyboardInterrupt
+
+    driver = SimpleNamespace(versions=reference.versions, describe=interrupted, read_table=reference.read_table,
+                             UNREPORTED=reference.UNREPORTED)
+    with pytest.raises(KeyboardInterrupt):
+        verify_case(CORPUS / CASES_DIR / "ref-naming-v1", "interrupted", driver)
+
+
 def test_a_stale_deviation_fails(tmp_path):
     case_dir = tmp_path / CASES_DIR / "ref-naming-v1"
     shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v1", case_dir)
@@ -297,6 +313,22 @@ def test_a_driver_plugs_in_by_its_module_path(tmp_path, capsys, monkeypatch):
     assert main(["fixtures", "verify", "--driver", "third_party.incomplete", "--corpus", str(corpus)]) == 1
     err = capsys.readouterr().err
     assert "lacks describe, read_table, UNREPORTED" in err and "Traceback" not in err
+
+
+def test_a_driver_module_without_a_dot_plugs_in(tmp_path, capsys, monkeypatch):
+    """A driver module outside the package whose name has no dot is loaded
+    like any other (known names are looked up first); a name that is neither
+    a known driver nor a module is refused as unknown."""
+    (tmp_path / "my_lance_driver.py").write_text(
+        "from conformance.drivers.reference import UNREPORTED, versions, describe, read_table\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v2", corpus / CASES_DIR / "ref-naming-v2")
+    assert main(["fixtures", "verify", "--driver", "my_lance_driver", "--corpus", str(corpus)]) == 0
+    assert "1 pass" in capsys.readouterr().out
+    assert main(["fixtures", "verify", "--driver", "no_such_driver_module", "--corpus", str(corpus)]) == 1
+    assert "unknown driver 'no_such_driver_module'" in capsys.readouterr().err
 
 
 def test_cli_generate_rebuilds_one_case(tmp_path, capsys):
