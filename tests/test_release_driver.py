@@ -99,6 +99,12 @@ def test_a_panic_fails_one_case_and_the_run_goes_on(old_release, tmp_path, capsy
 
 
 @pytest.mark.old_pylance
+def test_a_relative_path_means_what_it_means_to_the_caller(old_release, monkeypatch):
+    monkeypatch.chdir(CORPUS / CASES_DIR)
+    assert old_release.versions("ref-naming-v1/dataset") == [1, 2, 3]
+
+
+@pytest.mark.old_pylance
 def test_the_child_survives_a_panic_and_is_replaced_when_it_dies(old_release):
     """One long-lived child per driver: a panic leaves it serving; a child
     that is killed is replaced on the next call."""

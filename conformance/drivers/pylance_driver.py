@@ -89,10 +89,24 @@ def unreported_keys() -> frozenset[str]:
         unreported.add("table_metadata")
     if not hasattr(dataset_class, "describe_indices"):
         unreported.add("indices[].type_url")
-    if not _fragment_metadata_has_attributes():
-        # Older fragment metadata (``to_json``) has no recorded file size.
+    data_file_fields = _data_file_fields()
+    if "file_size_bytes" not in data_file_fields:
         unreported.add("fragments[].files[].file_size_bytes")
+    if "base_id" not in data_file_fields:
+        unreported.add("fragments[].files[].base_id")
     return frozenset(unreported)
+
+
+def _data_file_fields() -> set[str]:
+    """The facts the release's fragment metadata keeps per data file: the
+    typed ``DataFile`` record's fields where there is one (older releases
+    have none and report files as JSON without sizes or base ids)."""
+    import lance.fragment
+
+    if not _fragment_metadata_has_attributes():
+        return set()
+    data_file = getattr(lance.fragment, "DataFile", None)
+    return set(getattr(data_file, "__dataclass_fields__", {})) | {n for n in dir(data_file) if not n.startswith("_")}
 
 
 def _fragment_metadata_has_attributes() -> bool:
@@ -397,9 +411,10 @@ def _describe_data_file(data_file) -> dict:
         "column_indices": [int(index) for index in data_file.column_indices],
         "file_major_version": int(data_file.file_major_version),
         "file_minor_version": int(data_file.file_minor_version),
-        # pylance shows a recorded size of 0 ("unknown") as None.
-        "file_size_bytes": int(data_file.file_size_bytes or 0),
-        "base_id": None if data_file.base_id is None else int(data_file.base_id),
+        # pylance shows a recorded size of 0 ("unknown") as None. A release
+        # without sizes or base ids has them in UNREPORTED.
+        "file_size_bytes": int(getattr(data_file, "file_size_bytes", None) or 0),
+        "base_id": None if getattr(data_file, "base_id", None) is None else int(data_file.base_id),
     }
     return described
 

@@ -136,7 +136,10 @@ class ReleaseDriver:
         if self._process is None or self._process.poll() is not None:
             self.close()
             self._start()
-        request = {"call": call, "uri": str(uri), "version": version, **extra}
+        # The child runs in its own working directory: a relative path must
+        # mean what it means here.
+        uri = str(uri) if "://" in str(uri) else os.path.abspath(uri)
+        request = {"call": call, "uri": uri, "version": version, **extra}
         try:
             self._process.stdin.write(json.dumps(request) + "\n")
             self._process.stdin.flush()
