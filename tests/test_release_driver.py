@@ -120,3 +120,20 @@ def test_the_child_survives_a_panic_and_is_replaced_when_it_dies(old_release):
     old_release._process.wait()
     assert old_release.read_table(readable, 1).num_rows == 5
     assert old_release._process.pid != pid
+
+
+@pytest.mark.old_pylance
+def test_a_child_that_stops_answering_is_killed_and_replaced(old_release, tmp_path, monkeypatch):
+    """A real hang: pylance opens a named pipe in place of a manifest and
+    waits for a writer forever. The call fails after the timeout, naming it,
+    and the next call gets a new child."""
+    from conformance.drivers import release
+
+    dataset = tmp_path / "dataset"
+    shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset", dataset)
+    (dataset / "_versions" / "3.manifest").unlink()
+    os.mkfifo(dataset / "_versions" / "3.manifest")
+    monkeypatch.setattr(release, "CALL_TIMEOUT_SECONDS", 3.0)
+    with pytest.raises(ReleaseCallError, match="did not answer describe within 3 s"):
+        old_release.describe(str(dataset), 3)
+    assert old_release.versions(str(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset")) == [1, 2, 3]

@@ -167,6 +167,8 @@ class ReleaseDriver:
     def _died(self, what: str) -> ReleaseCallError:
         """Kill the child and describe its end with the tail of its stderr."""
         process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()  # it stopped answering: no point waiting for it
         _stop([process])
         code = process.returncode if process is not None else None
         tail = ""
