@@ -116,6 +116,7 @@ def _fragment_metadata_has_attributes() -> bool:
 
     return "files" in getattr(lance.fragment.FragmentMetadata, "__dataclass_fields__", {})
 
+
 #: Keys whose value comes from ``lance.debug.format_manifest`` because pylance
 #: has no typed accessor for them. They are still pylance's own view, but if a
 #: future pylance changes its debug rendering these are the keys to move into
