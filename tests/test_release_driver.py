@@ -19,7 +19,8 @@ from conformance.drivers.release import ReleaseCallError
 from conformance.fixtures.case import case_dirs, load_case
 from conformance.fixtures.generate import CASES_DIR
 from conformance.fixtures.release_deviations import OLD_RELEASE, RELEASE_DEVIATIONS
-from conformance.fixtures.verify import ACCEPTED, KNOWN_DEVIATION, verify_corpus
+from conformance.fixtures.verify import ACCEPTED, KNOWN_DEVIATION, PASS, verify_case, verify_corpus
+from conformance.peers.old_pylance import PINNED_REQUIREMENTS
 from tests.conftest import OLD_PYLANCE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,3 +138,22 @@ def test_a_child_that_stops_answering_is_killed_and_replaced(old_release, tmp_pa
     with pytest.raises(ReleaseCallError, match="did not answer describe within 3 s"):
         old_release.describe(str(dataset), 3)
     assert old_release.versions(str(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset")) == [1, 2, 3]
+
+
+#: Cases every release from 0.20 on reads as the format says: V1 and V2
+#: names, deletions, 2.0 data files.
+PLAIN_CASES = ("ref-naming-v1", "old-appends-deletes", "pylance-naming-v2-deletes")
+
+
+@pytest.mark.old_pylance
+@pytest.mark.parametrize("release", sorted(PINNED_REQUIREMENTS))
+def test_the_same_driver_runs_in_every_pinned_release(release):
+    """Every release ``conformance.peers`` pins runs the driver in its own
+    venv and reads the plain cases exactly."""
+    driver = load_driver(f"pylance@{release}")
+    try:
+        for name in PLAIN_CASES:
+            result = verify_case(CORPUS / CASES_DIR / name, f"pylance@{release}", driver)
+            assert result.status == PASS, (name, result.problems)
+    finally:
+        driver.close()
