@@ -59,7 +59,7 @@ def load_driver(name: str):
 
         try:
             return release.open_release_driver(name)
-        except (ValueError, PeerUnavailableError, release.ReleaseCallError) as exc:
+        except (ValueError, OSError, PeerUnavailableError, release.ReleaseCallError) as exc:
             raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     module_name = DRIVERS.get(name, name)
     try:
