@@ -181,7 +181,8 @@ def _add_fixtures(commands) -> None:
     generate.set_defaults(run=_fixtures_generate)
 
     verify = with_corpus(group.add_parser("verify", help="read every case with a driver and compare"))
-    verify.add_argument("--driver", required=True, help="reference, pylance, or a driver module's dotted path")
+    verify.add_argument("--driver", required=True,
+                        help="reference, pylance, pylance@VERSION (a pinned release in its own venv) or a driver module name")
     verify.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only these cases")
     verify.add_argument("--format", choices=("text", "json"), default="text")
     verify.set_defaults(run=_fixtures_verify)

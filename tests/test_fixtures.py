@@ -19,6 +19,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.describe import load_schema, schema_validator
+from conformance.fixtures.base_paths import CASE_PLACEHOLDER, materialize
 from conformance.fixtures.case import case_dirs, load_case
 from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE, REFERENCE, all_specs
 from conformance.fixtures.expected import EXPECTED_DIR, load_expected
@@ -29,6 +30,9 @@ from conformance.fixtures.promote import promote
 from conformance.fixtures.verify import ACCEPTED, FAIL, KNOWN_DEVIATION, PASS, verify_case, verify_corpus
 from conformance.validator import Severity, validate
 from reference_impl.dataset import Dataset
+from reference_impl.manifest_file import read_manifest_file
+from reference_impl.naming import VERSIONS_DIR
+from reference_impl.storage import Storage
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "fixtures"
@@ -110,17 +114,81 @@ def test_negative_cases_expect_what_readers_must_do():
 
 
 @pytest.mark.parametrize("case_dir", case_dirs(CORPUS), ids=lambda d: d.name)
-def test_the_golden_datasets_conform(case_dir):
+def test_the_golden_datasets_conform(case_dir, tmp_path):
     """A golden case is a conforming dataset: the validator finds no error in
     any version, except in the versions a negative case expects readers to
     refuse, where it must find one (the reason they refuse)."""
     case = load_case(case_dir)
     refused = {v.version for v in load_expected(case_dir) if v.outcome == "refuse"}
+    if case.portable_base_paths:  # what readers are given: the copy with absolute base paths
+        case_dir = materialize(case_dir, tmp_path)
     errors: dict[int | None, list[str]] = {}
     for finding in validate(case_dir / case.dataset, all_versions=True).findings:
         if finding.severity is Severity.ERROR:
             errors.setdefault(finding.version, []).append(f"{finding.rule}: {finding.message}")
     assert set(errors) == refused, errors
+
+
+# -- base paths ---------------------------------------------------------------------
+
+
+PORTABLE_CASES = [d for d in case_dirs(CORPUS) if load_case(d).portable_base_paths]
+
+
+def base_paths_of_every_manifest(case_dir: Path) -> dict[str, list[str]]:
+    """``{manifest path relative to the case: [base path, ...]}`` for every dataset under ``case_dir``."""
+    found = {}
+    for versions_dir in sorted(case_dir.rglob(VERSIONS_DIR)):
+        storage = Storage(versions_dir.parent)
+        for name in sorted(p.name for p in versions_dir.glob("*.manifest")):
+            manifest = read_manifest_file(storage, f"{VERSIONS_DIR}/{name}").manifest
+            found[str((versions_dir / name).relative_to(case_dir))] = [base.path for base in manifest.base_paths]
+    return found
+
+
+def test_the_cases_with_base_paths_are_kept_portable():
+    """Every case with a base path keeps it relative in the corpus and says so."""
+    assert {d.name for d in PORTABLE_CASES} == {"ref-branch", "ref-shallow-clone", "ref-update-bases"}
+    for case_dir in case_dirs(CORPUS):
+        paths = [p for bases in base_paths_of_every_manifest(case_dir).values() for p in bases]
+        assert load_case(case_dir).portable_base_paths == any(not Path(p).is_absolute() for p in paths), case_dir
+
+
+@pytest.mark.parametrize("case_dir", PORTABLE_CASES, ids=lambda d: d.name)
+@pytest.mark.requirements("base-path.absolute")
+def test_a_materialized_case_has_absolute_base_paths_inside_the_copy(case_dir, tmp_path):
+    """What readers are given conforms: every base path of every manifest is
+    absolute and names a directory of the copy, the validator has nothing to
+    say about base paths, and the reference reader sees the expected
+    documents once ``{case}`` is the copy."""
+    copy = materialize(case_dir, tmp_path)
+    template = base_paths_of_every_manifest(case_dir)
+    materialized = base_paths_of_every_manifest(copy)
+    assert materialized.keys() == template.keys() and any(materialized.values())
+    for bases in materialized.values():
+        for path in bases:
+            assert Path(path).is_absolute() and Path(path).is_dir() and Path(path).is_relative_to(copy), path
+    case = load_case(case_dir)
+    findings = validate(copy / case.dataset, all_versions=True).findings
+    assert not [f for f in findings if f.rule.startswith("base-path/")], findings
+    from conformance.drivers import reference
+
+    for expected in load_expected(case_dir):
+        document = json.loads(json.dumps(expected.describe).replace(CASE_PLACEHOLDER, str(copy)))
+        assert reference.describe(str(copy / case.dataset), expected.version) == document
+
+
+@pytest.mark.parametrize("case_dir", PORTABLE_CASES, ids=lambda d: d.name)
+def test_a_case_with_base_paths_still_verifies_after_the_corpus_moves(case_dir, tmp_path):
+    """The corpus moves (a copy elsewhere) and pylance reads the case there,
+    with no known deviation to excuse it."""
+    pytest.importorskip("lance")
+    moved = tmp_path / "moved" / CASES_DIR / case_dir.name
+    shutil.copytree(case_dir, moved)
+    assert not load_case(moved).deviation_for("pylance")
+    for driver in ("reference", "pylance"):
+        result = verify_case(moved, driver)
+        assert result.status == PASS, (driver, result.problems)
 
 
 # -- determinism ------------------------------------------------------------------
@@ -240,6 +308,22 @@ def test_unpinned_rows_excuse_only_a_declared_unsupported_feature():
     assert broken.status == FAIL and any("cannot read" in p for p in broken.problems)
 
 
+def test_verify_lets_an_interrupt_through():
+    """Only the implementation's failures are findings: an interrupt (or an
+    exit) raised inside a driver call stops the run as it should."""
+    from types import SimpleNamespace
+
+    from conformance.drivers import reference
+
+    def interrupted(uri, version=None):
+        raise KeyboardInterrupt
+
+    driver = SimpleNamespace(versions=reference.versions, describe=interrupted, read_table=reference.read_table,
+                             UNREPORTED=reference.UNREPORTED)
+    with pytest.raises(KeyboardInterrupt):
+        verify_case(CORPUS / CASES_DIR / "ref-naming-v1", "interrupted", driver)
+
+
 def test_a_stale_deviation_fails(tmp_path):
     case_dir = tmp_path / CASES_DIR / "ref-naming-v1"
     shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v1", case_dir)
@@ -297,6 +381,22 @@ def test_a_driver_plugs_in_by_its_module_path(tmp_path, capsys, monkeypatch):
     assert main(["fixtures", "verify", "--driver", "third_party.incomplete", "--corpus", str(corpus)]) == 1
     err = capsys.readouterr().err
     assert "lacks describe, read_table, UNREPORTED" in err and "Traceback" not in err
+
+
+def test_a_driver_module_without_a_dot_plugs_in(tmp_path, capsys, monkeypatch):
+    """A driver module outside the package whose name has no dot is loaded
+    like any other (known names are looked up first); a name that is neither
+    a known driver nor a module is refused as unknown."""
+    (tmp_path / "my_lance_driver.py").write_text(
+        "from conformance.drivers.reference import UNREPORTED, versions, describe, read_table\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v2", corpus / CASES_DIR / "ref-naming-v2")
+    assert main(["fixtures", "verify", "--driver", "my_lance_driver", "--corpus", str(corpus)]) == 0
+    assert "1 pass" in capsys.readouterr().out
+    assert main(["fixtures", "verify", "--driver", "no_such_driver_module", "--corpus", str(corpus)]) == 1
+    assert "unknown driver 'no_such_driver_module'" in capsys.readouterr().err
 
 
 def test_cli_generate_rebuilds_one_case(tmp_path, capsys):

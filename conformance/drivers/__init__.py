@@ -12,13 +12,26 @@ Any of them raises when the implementation refuses the dataset. The drivers
 shipped here are listed in :data:`DRIVERS`; a driver for another language
 (a subprocess that prints the document and writes Arrow IPC, say) plugs in by
 adding a module with the same four names and either an entry here or its
-dotted module path wherever a driver name is asked for.
+module name (``my_driver``, ``third_party.lance_rs``) wherever a driver name
+is asked for. Known names are looked up first.
+
+``pylance@VERSION`` (``pylance@0.20.0``) runs the pylance driver inside the
+virtual environment of that pylance release (one of
+``conformance.peers.old_pylance.PINNED_REQUIREMENTS``), beside the project's
+own pylance: see :mod:`conformance.drivers.release`. Such a driver also has
+``close()``, which stops its child process; :func:`close_driver` calls it when
+there is one.
+
+A Rust panic inside pylance surfaces as ``PanicException``, which derives
+from ``BaseException``; :func:`~.release.is_implementation_failure` tells
+callers that catch driver failures to count it as one.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+
+from .release import is_implementation_failure
 
 #: Driver name -> module. Modules are imported on first use, so a driver whose
 #: implementation is not installed costs nothing until it is asked for.
@@ -27,6 +40,8 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
 }
 
+__all__ = ["DRIVERS", "DriverError", "close_driver", "is_implementation_failure", "load_driver"]
+
 REQUIRED_NAMES = ("versions", "describe", "read_table", "UNREPORTED")
 
 
@@ -34,17 +49,36 @@ class DriverError(Exception):
     """A driver name that names no usable driver."""
 
 
-def load_driver(name: str) -> ModuleType:
-    """The driver module for ``name`` (a key of :data:`DRIVERS` or a dotted
-    module path)."""
-    module_name = DRIVERS.get(name, name if "." in name else None)
-    if module_name is None:
-        raise DriverError(f"unknown driver {name!r}; known drivers: {', '.join(sorted(DRIVERS))}")
+def load_driver(name: str):
+    """The driver for ``name``: a key of :data:`DRIVERS`, ``pylance@VERSION``,
+    or an importable module name."""
+    from . import release
+
+    if release.RELEASE_SEPARATOR in name:
+        from ..peers.old_pylance import PeerUnavailableError
+
+        try:
+            return release.open_release_driver(name)
+        except (ValueError, OSError, PeerUnavailableError, release.ReleaseCallError) as exc:
+            raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
+    module_name = DRIVERS.get(name, name)
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            known = ", ".join([*sorted(DRIVERS), "pylance@VERSION"])
+            raise DriverError(f"unknown driver {name!r}: no such module; known drivers: {known}") from None
+        raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     except ImportError as exc:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     missing = [attribute for attribute in REQUIRED_NAMES if not hasattr(module, attribute)]
     if missing:
         raise DriverError(f"driver {name!r} ({module_name}) lacks {', '.join(missing)}")
     return module
+
+
+def close_driver(driver) -> None:
+    """Release what a driver holds (a release driver's child process)."""
+    close = getattr(driver, "close", None)
+    if callable(close):
+        close()

@@ -22,6 +22,19 @@ Where the facts come from, in order of preference:
 
 ``lance`` is imported inside the functions so that ``conformance`` imports on a
 machine without pylance.
+
+One driver for every release. Older releases lack some of these accessors
+(pylance 0.20 has no ``tracked_files``, ``describe_indices``, ``config``,
+``base_paths``, ``metadata`` or ``has_stable_row_ids``, and its fragment
+metadata is a JSON document rather than attributes). Each accessor is
+feature-detected, never chosen by version number: a fact the release keeps
+but does not expose as a typed accessor comes from its debug rendering or an
+older accessor (``list_indices``, ``FragmentMetadata.to_json``), and a fact
+the release cannot show at all is added to :data:`UNREPORTED`, computed from
+the installed release on first use. The module imports only the standard
+library and ``conformance.describe`` (itself standard library only), so it runs
+inside an old release's own environment too
+(:mod:`conformance.drivers.release`).
 """
 
 from __future__ import annotations
@@ -39,11 +52,70 @@ U64_MAX = (1 << 64) - 1
 #: A row address is ``fragment_id << 32 | offset``.
 ROW_OFFSET_MASK = (1 << 32) - 1
 
-#: Keys of the describe document this driver cannot see through pylance. A
-#: comparison against another driver skips exactly these. Paths use ``.`` for
-#: nesting and ``[]`` for "every element of a list". Empty: pylance 14 exposes
-#: every key, some of them only through ``lance.debug`` (see below).
-UNREPORTED: frozenset[str] = frozenset()
+#: ``UNREPORTED`` (keys of the describe document this driver cannot see
+#: through the installed pylance; a comparison against another driver skips
+#: exactly these) is computed on first access by :func:`unreported_keys`.
+#: Paths use ``.`` for nesting and ``[]`` for "every element of a list". It is
+#: empty for pylance 14, which exposes every key, some of them only through
+#: ``lance.debug`` (see below).
+
+
+def __getattr__(name: str):
+    if name == "UNREPORTED":
+        return unreported_keys()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def unreported_keys() -> frozenset[str]:
+    """The describe keys the installed release has no way to show.
+
+    Each is detected from the API itself: a release that cannot list the
+    files of a version cannot say which naming scheme it followed, one whose
+    fragment metadata has no file sizes or base ids cannot report them, and
+    so on. Without pylance installed nothing can be reported, and nothing is
+    claimed here (the driver then fails on use)."""
+    try:
+        import lance
+        import lance.fragment
+    except ImportError:
+        return frozenset()
+    dataset_class = lance.LanceDataset
+    unreported = set()
+    if not hasattr(dataset_class, "tracked_files"):
+        unreported.add("naming_scheme")
+    if not hasattr(dataset_class, "base_paths"):
+        unreported.update({"base_paths", "fragments[].files[].base_id"})
+    if not hasattr(dataset_class, "metadata"):
+        unreported.add("table_metadata")
+    if not hasattr(dataset_class, "describe_indices"):
+        unreported.add("indices[].type_url")
+    data_file_fields = _data_file_fields()
+    if "file_size_bytes" not in data_file_fields:
+        unreported.add("fragments[].files[].file_size_bytes")
+    if "base_id" not in data_file_fields:
+        unreported.add("fragments[].files[].base_id")
+    return frozenset(unreported)
+
+
+def _data_file_fields() -> set[str]:
+    """The facts the release's fragment metadata keeps per data file: the
+    typed ``DataFile`` record's fields where there is one (older releases
+    have none and report files as JSON without sizes or base ids)."""
+    import lance.fragment
+
+    if not _fragment_metadata_has_attributes():
+        return set()
+    data_file = getattr(lance.fragment, "DataFile", None)
+    return set(getattr(data_file, "__dataclass_fields__", {})) | {n for n in dir(data_file) if not n.startswith("_")}
+
+
+def _fragment_metadata_has_attributes() -> bool:
+    """Whether ``FragmentMetadata`` is the typed record of newer releases
+    (``files``, ``physical_rows``, ``deletion_file`` as attributes)."""
+    import lance.fragment
+
+    return "files" in getattr(lance.fragment.FragmentMetadata, "__dataclass_fields__", {})
+
 
 #: Keys whose value comes from ``lance.debug.format_manifest`` because pylance
 #: has no typed accessor for them. They are still pylance's own view, but if a
@@ -85,9 +157,39 @@ def read_table(uri: str, version: int | None = None) -> pa.Table:
     by default pylance returns each blob's (position, size) description in
     the data file instead, which is not the column's content.
     """
+    import inspect
+
     import lance
 
-    return lance.dataset(str(uri), version=version).to_table(blob_handling="all_binary")
+    dataset = lance.dataset(str(uri), version=version)
+    if "blob_handling" in inspect.signature(dataset.to_table).parameters:
+        return dataset.to_table(blob_handling="all_binary")
+    blob_columns = [field.name for field in dataset.schema if (field.metadata or {}).get(BLOB_KEY) == b"true"]
+    if not blob_columns:
+        return dataset.to_table()
+    return _with_blob_values(dataset, blob_columns)
+
+
+#: Field metadata marking a blob column.
+BLOB_KEY = b"lance-encoding:blob"
+
+
+def _with_blob_values(dataset, blob_columns: list[str]) -> "pa.Table":
+    """Rows of a release without ``blob_handling``: its scan returns each
+    blob's (position, size) description, so the values are fetched with
+    ``take_blobs`` by row id and put in the column's place, typed as the
+    dataset's schema says."""
+    import pyarrow as pa
+
+    table = dataset.to_table(with_row_id=True)
+    row_ids = table.column("_rowid").to_pylist()
+    table = table.drop_columns(["_rowid"])
+    for name in blob_columns:
+        values = [blob.readall() for blob in dataset.take_blobs(row_ids, name)] if row_ids else []
+        position = table.schema.get_field_index(name)
+        field = dataset.schema.field(name)
+        table = table.set_column(position, field, pa.array(values, field.type))
+    return table
 
 
 def describe(uri: str, version: int | None = None) -> dict:
@@ -100,7 +202,7 @@ def describe(uri: str, version: int | None = None) -> dict:
     if not isinstance(manifest, DebugStruct) or manifest.name != "Manifest":
         raise ValueError("lance.debug.format_manifest did not render a Manifest")
 
-    fragments = _describe_fragments(dataset)
+    fragments = _describe_fragments(dataset, manifest)
     data_storage_format = manifest["data_storage_format"]
     return {
         "describe_format": DESCRIBE_FORMAT,
@@ -119,9 +221,9 @@ def describe(uri: str, version: int | None = None) -> dict:
             "version": str(dataset.data_storage_version),
         },
         "writer_version": _writer_version(manifest["writer_version"]),
-        "indices": _describe_indices(dataset),
-        "config": {str(k): str(v) for k, v in dataset.config().items()},
-        "table_metadata": {str(k): str(v) for k, v in (dataset.metadata or {}).items()},
+        "indices": _describe_indices(dataset, manifest),
+        "config": _config(dataset, manifest),
+        "table_metadata": {str(k): str(v) for k, v in (getattr(dataset, "metadata", None) or {}).items()},
         "base_paths": _describe_base_paths(dataset),
         "tags": _describe_tags(dataset),
     }
@@ -132,8 +234,12 @@ def describe(uri: str, version: int | None = None) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def _naming_scheme(dataset) -> str:
-    """Classify the manifest path pylance tracks for this version."""
+def _naming_scheme(dataset) -> str | None:
+    """Classify the manifest path pylance tracks for this version (None, and
+    ``naming_scheme`` in :data:`UNREPORTED`, for a release that cannot list
+    the files of a version)."""
+    if not hasattr(dataset, "tracked_files"):
+        return None
     version = int(dataset.version)
     tracked = dataset.tracked_files(min_version=version).read_all()
     manifest_paths = {
@@ -188,26 +294,27 @@ def _schema_metadata(metadata: dict | None) -> dict[str, str]:
     }
 
 
-def _describe_fragments(dataset) -> list[dict]:
+def _describe_fragments(dataset, manifest: "DebugStruct") -> list[dict]:
     # Metadata first, scan second: the document reports what the manifest
     # records, so nothing the scan might learn (pylance keeps file sizes in a
     # cache) should be able to leak into it.
-    metadatas = [fragment.metadata for fragment in dataset.get_fragments()]
-    stable_row_ids = bool(dataset.has_stable_row_ids)
+    records = [_fragment_record(fragment.metadata) for fragment in dataset.get_fragments()]
+    if hasattr(dataset, "has_stable_row_ids"):
+        stable_row_ids = bool(dataset.has_stable_row_ids)
+    else:
+        stable_row_ids = bool(int(manifest["reader_feature_flags"]) & STABLE_ROW_IDS_FLAG)
     visible = _visible_rows_by_fragment(dataset, with_row_ids=stable_row_ids)
 
     described = []
-    for metadata in metadatas:
-        fragment_id = int(metadata.id)
-        physical_rows = int(metadata.physical_rows)
+    for record in records:
+        fragment_id = record.id
         rows = visible.get(fragment_id, [])
         visible_offsets = {offset for offset, _ in rows}
-        deleted_offsets = [offset for offset in range(physical_rows) if offset not in visible_offsets]
-        deletion_file = metadata.deletion_file
-        if deletion_file is None:
+        deleted_offsets = [offset for offset in range(record.physical_rows) if offset not in visible_offsets]
+        if not record.has_deletion_file:
             num_deleted_rows = 0
-        elif deletion_file.num_deleted_rows is not None:
-            num_deleted_rows = int(deletion_file.num_deleted_rows)
+        elif record.num_deleted_rows is not None:
+            num_deleted_rows = record.num_deleted_rows
         else:
             # Manifests from old writers may leave the count out; pylance then
             # learns it from the deletion file, which is what the scan shows.
@@ -215,14 +322,69 @@ def _describe_fragments(dataset) -> list[dict]:
         described.append(
             {
                 "id": fragment_id,
-                "physical_rows": physical_rows,
+                "physical_rows": record.physical_rows,
                 "num_deleted_rows": num_deleted_rows,
                 "deleted_offsets": deleted_offsets,
-                "files": [_describe_data_file(data_file) for data_file in metadata.files],
+                "files": record.files,
                 "row_ids": [row_id for _, row_id in rows] if stable_row_ids else None,
             }
         )
     return described
+
+
+#: Reader feature flag 2: the dataset has stable row ids.
+STABLE_ROW_IDS_FLAG = 2
+
+
+@dataclass
+class _FragmentRecord:
+    """What the fragment metadata of any release says about one fragment."""
+
+    id: int
+    physical_rows: int
+    has_deletion_file: bool
+    num_deleted_rows: int | None
+    files: list[dict]
+
+
+def _fragment_record(metadata) -> _FragmentRecord:
+    """Typed attributes where the release has them (pylance 14), else the
+    JSON document older releases' ``FragmentMetadata.to_json`` returns."""
+    if hasattr(metadata, "files"):
+        deletion_file = metadata.deletion_file
+        return _FragmentRecord(
+            id=int(metadata.id),
+            physical_rows=int(metadata.physical_rows),
+            has_deletion_file=deletion_file is not None,
+            num_deleted_rows=None if deletion_file is None or deletion_file.num_deleted_rows is None
+            else int(deletion_file.num_deleted_rows),
+            files=[_describe_data_file(data_file) for data_file in metadata.files],
+        )
+    document = metadata.to_json()
+    deletion_file = document.get("deletion_file")
+    return _FragmentRecord(
+        id=int(document["id"]),
+        physical_rows=int(document["physical_rows"]),
+        has_deletion_file=deletion_file is not None,
+        num_deleted_rows=None if deletion_file is None or deletion_file.get("num_deleted_rows") is None
+        else int(deletion_file["num_deleted_rows"]),
+        files=[_describe_data_file_document(data_file) for data_file in document["files"]],
+    )
+
+
+def _describe_data_file_document(data_file: dict) -> dict:
+    """A data file from ``to_json``: keys a release does not write are facts
+    it does not keep (see :func:`unreported_keys`)."""
+    base_id = data_file.get("base_id")
+    return {
+        "path": str(data_file["path"]),
+        "fields": [int(field_id) for field_id in data_file["fields"]],
+        "column_indices": [int(index) for index in data_file.get("column_indices", [])],
+        "file_major_version": int(data_file.get("file_major_version", 0)),
+        "file_minor_version": int(data_file.get("file_minor_version", 0)),
+        "file_size_bytes": int(data_file.get("file_size_bytes") or 0),
+        "base_id": None if base_id is None else int(base_id),
+    }
 
 
 def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[tuple[int, int | None]]]:
@@ -250,14 +412,17 @@ def _describe_data_file(data_file) -> dict:
         "column_indices": [int(index) for index in data_file.column_indices],
         "file_major_version": int(data_file.file_major_version),
         "file_minor_version": int(data_file.file_minor_version),
-        # pylance shows a recorded size of 0 ("unknown") as None.
-        "file_size_bytes": int(data_file.file_size_bytes or 0),
-        "base_id": None if data_file.base_id is None else int(data_file.base_id),
+        # pylance shows a recorded size of 0 ("unknown") as None. A release
+        # without sizes or base ids has them in UNREPORTED.
+        "file_size_bytes": int(getattr(data_file, "file_size_bytes", None) or 0),
+        "base_id": None if getattr(data_file, "base_id", None) is None else int(data_file.base_id),
     }
     return described
 
 
-def _describe_indices(dataset) -> list[dict]:
+def _describe_indices(dataset, manifest: "DebugStruct") -> list[dict]:
+    if not hasattr(dataset, "describe_indices"):
+        return _describe_listed_indices(dataset, manifest)
     described = []
     for index in dataset.describe_indices():
         for segment in index.segments:
@@ -276,7 +441,56 @@ def _describe_indices(dataset) -> list[dict]:
     return described
 
 
+def _describe_listed_indices(dataset, manifest: "DebugStruct") -> list[dict]:
+    """Older releases list each index segment as a dict with field *names*
+    and no type URL (``indices[].type_url`` is then unreported); the names
+    are mapped to ids through the schema the release rendered."""
+    field_ids = _field_ids_by_path(manifest["schema"])
+    described = []
+    for index in dataset.list_indices():
+        fragment_ids = index.get("fragment_ids")
+        described.append(
+            {
+                "name": str(index["name"]),
+                "uuid": str(index["uuid"]),
+                "fields": [field_ids[str(name)] for name in index["fields"]],
+                "dataset_version": int(index["version"]),
+                "fragment_ids": sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
+                "type_url": None,
+            }
+        )
+    described.sort(key=lambda entry: (entry["name"], entry["uuid"]))
+    return described
+
+
+def _field_ids_by_path(schema: "DebugStruct") -> dict[str, int]:
+    """``{"a.b": id}`` for every field of a rendered schema."""
+    ids: dict[str, int] = {}
+
+    def visit(field: DebugStruct, prefix: str) -> None:
+        path = f"{prefix}{field['name']}"
+        ids[path] = int(field["id"])
+        for child in field["children"]:
+            visit(child, f"{path}.")
+
+    for top_level in schema["fields"]:
+        visit(top_level, "")
+    return ids
+
+
+def _config(dataset, manifest: "DebugStruct") -> dict[str, str]:
+    """``config()`` where the release has it, else the config its manifest
+    rendering shows (absent from releases that predate table config)."""
+    if hasattr(dataset, "config"):
+        config = dataset.config()
+    else:
+        config = manifest.fields.get("config") or {}
+    return {str(k): str(v) for k, v in config.items()}
+
+
 def _describe_base_paths(dataset) -> list[dict]:
+    if not hasattr(dataset, "base_paths"):
+        return []  # a release without base paths (``base_paths`` is unreported)
     base_paths = dataset.base_paths() or {}
     described = [
         {
@@ -488,6 +702,10 @@ class _DebugParser:
             if name == "Some" and len(items) == 1:
                 return items[0]
             return DebugTuple(name, items)
+        if self.at("["):
+            # Arrow arrays render as ``StringArray [ "a", null, ]``.
+            self.take("[")
+            return DebugTuple(name, self.sequence("]", self.value))
         if name == "None":
             return None
         if name in ("true", "false"):
