@@ -24,11 +24,22 @@ def _describe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_spec_revision_option(parser: argparse.ArgumentParser) -> None:
+    from .spec_revisions import NEWEST, REVISIONS, argparse_type
+
+    parser.add_argument(
+        "--spec-revision", type=argparse_type, default=NEWEST, metavar="REVISION",
+        help=f"format revision to check conformance to, one of: {', '.join(r.name for r in REVISIONS)} "
+             f"(oldest first; default: the newest, {NEWEST.name})",
+    )
+
+
 def _validate(args: argparse.Namespace) -> int:
     from .validator import validate
     from .validator.report import FORMATS
 
-    report = validate(args.path, version=args.version, all_versions=args.all_versions, rules=args.rules)
+    report = validate(args.path, version=args.version, all_versions=args.all_versions, rules=args.rules,
+                      spec_revision=args.spec_revision)
     print(FORMATS[args.format](report))
     return EXIT_FINDINGS if report.has_errors else EXIT_OK
 
@@ -197,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
     validate.add_argument("--rules", nargs="+", default=None, metavar="RULE",
                           help="only these rules (ids, or topics such as 'naming')")
+    _add_spec_revision_option(validate)
     validate.set_defaults(run=_validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")

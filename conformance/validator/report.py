@@ -16,7 +16,8 @@ from .registry import Severity, rules_by_id
 
 
 def to_text(report: Report) -> str:
-    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules"]
+    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules, "
+             f"format revision {report.spec_revision.name}"]
     for finding in report.findings:
         where = f" at {finding.location}" if finding.location else ""
         version = f"v{finding.version} " if finding.version is not None else ""
