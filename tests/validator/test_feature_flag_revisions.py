@@ -170,3 +170,19 @@ def test_the_reference_reader_refuses_newer_reader_flags_it_does_not_implement(f
     with pytest.raises(UnsupportedFeatureError, match=f"0x{flag.bit:x}"):
         Dataset.open(path)
     assert Dataset.open(path, version=1).count_rows() == 3
+
+
+def test_the_unknown_reader_flag_case_sets_a_bit_no_revision_defines():
+    """The golden negative case must stay negative under every revision: the
+    bits its version 2 adds to version 1's reader flags are undefined in all."""
+    from reference_impl.manifest_file import read_manifest_file
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+
+    storage = Storage(CORPUS / "crafted-unknown-reader-flag" / "dataset")
+    manifests = list_versions(storage).manifests()
+    first, second = (read_manifest_file(storage, manifests[v]).manifest.reader_feature_flags for v in (1, 2))
+    added = second & ~first
+    assert added
+    for item in REVISIONS:
+        assert item.undefined_bits(added) == item.undefined_bits(second) != [], item.name
