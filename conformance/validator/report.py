@@ -53,6 +53,8 @@ def to_junit(report: Report) -> str:
         "testsuite", name=f"lance-conformance validate {report.dataset}", tests=str(len(by_rule)),
         failures=str(failures), errors="0",
     )
+    properties = ElementTree.SubElement(suite, "properties")
+    ElementTree.SubElement(properties, "property", name="spec_revision", value=report.spec_revision.name)
     for rule_id, found in sorted(by_rule.items()):
         case = ElementTree.SubElement(suite, "testcase", classname="lance-conformance", name=rule_id)
         errors = [f for f in found if f.severity is Severity.ERROR]
@@ -110,6 +112,7 @@ def to_sarif(report: Report) -> str:
                 "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
                 "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
                 "results": results,
+                "properties": {"specRevision": report.spec_revision.name},
             }
         ],
     }

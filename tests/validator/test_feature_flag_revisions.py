@@ -186,3 +186,14 @@ def test_the_unknown_reader_flag_case_sets_a_bit_no_revision_defines():
     assert added
     for item in REVISIONS:
         assert item.undefined_bits(added) == item.undefined_bits(second) != [], item.name
+
+
+def test_junit_and_sarif_reports_name_the_revision_checked(tmp_path):
+    from xml.etree import ElementTree
+
+    from conformance.validator.report import to_junit, to_sarif
+
+    report = validate(_dataset(tmp_path / "ds"), spec_revision=OLDEST)
+    suite = ElementTree.fromstring(to_junit(report))
+    assert suite.find("properties/property[@name='spec_revision']").get("value") == "seeds"
+    assert json.loads(to_sarif(report))["runs"][0]["properties"]["specRevision"] == "seeds"
