@@ -21,7 +21,7 @@ from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import Storage, local_path
 
 from ..requirements import requirement
-from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before
+from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView
 from .registry import Finding, Rule, Scope, Severity, iter_rules
 
@@ -126,13 +126,16 @@ def validate(
     version: int | None = None,
     all_versions: bool = False,
     rules: list[str] | None = None,
-    spec_revision: SpecRevision = NEWEST,
+    spec_revision: SpecRevision | str = NEWEST,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
     ``spec_revision`` is the format revision to check conformance to (the
     newest the project knows by default); rules whose requirements all came
-    with a later revision do not run."""
+    with a later revision do not run. A revision may be given by name; an
+    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`."""
+    if isinstance(spec_revision, str):
+        spec_revision = revision(spec_revision)
     with _collector_paused():
         return _validate(path, version, all_versions, rules, spec_revision)
 

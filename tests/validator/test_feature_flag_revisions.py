@@ -197,3 +197,12 @@ def test_junit_and_sarif_reports_name_the_revision_checked(tmp_path):
     suite = ElementTree.fromstring(to_junit(report))
     assert suite.find("properties/property[@name='spec_revision']").get("value") == "seeds"
     assert json.loads(to_sarif(report))["runs"][0]["properties"]["specRevision"] == "seeds"
+
+
+def test_the_python_api_takes_a_revision_by_name_and_refuses_an_unknown_one(tmp_path):
+    from conformance.spec_revisions import UnknownRevisionError
+
+    path = _dataset(tmp_path / "ds", reader=64, writer=64)
+    assert validate(path, spec_revision="seeds").spec_revision is OLDEST
+    with pytest.raises(UnknownRevisionError, match="known revisions: seeds, upstream-2026-11"):
+        validate(path, spec_revision="upstream-1999")
