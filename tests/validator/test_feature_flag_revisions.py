@@ -118,10 +118,10 @@ def test_golden_datasets_valid_under_the_seeds_stay_valid_under_every_later_revi
     _valid_under_seeds_stays_valid(CORPUS / case / "dataset")
 
 
-def test_the_base_datasets_are_valid_under_every_revision(base_datasets):
-    """The pylance-written bases are valid under the seeds, hence (and
-    checked here) under every later revision."""
-    for name, path in base_datasets.items():
+def test_pylance_datasets_are_valid_under_every_revision(base_datasets, pylance_datasets):
+    """The pylance-written mutation bases and scenarios are valid under the
+    seeds, hence (and checked here) under every later revision."""
+    for name, path in {**base_datasets, **pylance_datasets}.items():
         for item in REVISIONS:
             assert _errors(validate(path, all_versions=True, spec_revision=item)) == [], (name, item.name)
 
