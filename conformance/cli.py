@@ -43,6 +43,16 @@ def _describe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_spec_revision_option(parser: argparse.ArgumentParser) -> None:
+    from .spec_revisions import NEWEST, REVISIONS, argparse_type
+
+    parser.add_argument(
+        "--spec-revision", type=argparse_type, default=NEWEST, metavar="REVISION",
+        help=f"format revision to check conformance to, one of: {', '.join(r.name for r in REVISIONS)} "
+             f"(oldest first; default: the newest, {NEWEST.name})",
+    )
+
+
 def _validate(args: argparse.Namespace) -> int:
     from .validator import Severity, validate
     from .validator.baseline import gates, load_baseline, settle
@@ -51,7 +61,8 @@ def _validate(args: argparse.Namespace) -> int:
     fail_on = Severity(args.fail_on)
     baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
     path, version = _selected(args)
-    report = validate(path, version=version, all_versions=args.all_versions, rules=args.rules)
+    report = validate(path, version=version, all_versions=args.all_versions, rules=args.rules,
+                      spec_revision=args.spec_revision)
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
     print(FORMATS[args.format](report))
@@ -236,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="write a baseline accepting every finding that fails the run, then apply it")
     validate.add_argument("--rules", nargs="+", default=None, metavar="RULE",
                           help="only these rules (ids, or topics such as 'naming')")
+    _add_spec_revision_option(validate)
     validate.set_defaults(run=_validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")

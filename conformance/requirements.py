@@ -24,6 +24,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Iterable, Mapping, Union
 
+from .spec_revisions import REVISIONS, SpecRevision, revision as spec_revision
+
 CATALOG_RESOURCE = ("data", "requirements.json")
 
 LEVELS = ("must", "should", "may")
@@ -82,6 +84,8 @@ class Requirement:
     topic: str
     source_document: str
     source_section: str
+    #: The format revision whose documents first state the requirement.
+    introduced_in: SpecRevision
     # None when a validator can check it on a dataset at rest; otherwise why not.
     uncheckable: str | None
     notes: str | None = None
@@ -104,6 +108,7 @@ class Requirement:
             topic=entry["topic"],
             source_document=source["document"],
             source_section=source["section"],
+            introduced_in=spec_revision(entry["introduced_in"]),
             uncheckable=entry.get("uncheckable"),
             notes=entry.get("notes"),
             also_in=tuple((s["document"], s["section"]) for s in entry.get("also_in", ())),
@@ -168,6 +173,7 @@ def _document_label(document: str) -> str:
 def _render_entry(item: Requirement) -> list[str]:
     lines = [f"### `{item.id}` ({item.level})", "", item.statement, ""]
     lines.append(f"- Source: {item.source_document}, {item.source_section}")
+    lines.append(f"- Introduced in format revision `{item.introduced_in.name}`")
     if item.also_in:
         lines.append("- Also in: " + "; ".join(f"{doc}, {section}" for doc, section in item.also_in))
     if item.uncheckable is not None:
@@ -177,6 +183,32 @@ def _render_entry(item: Requirement) -> list[str]:
     if item.notes:
         lines.append(f"- Notes: {item.notes}")
     lines.append("")
+    return lines
+
+
+def _render_revisions() -> list[str]:
+    lines = [
+        "## Format revisions",
+        "",
+        "Named states of the format, oldest first (`conformance/spec_revisions.py`); each entry below says "
+        "which one introduced it, and `lance-conformance validate --spec-revision NAME` checks one of them. "
+        "A later revision keeps every flag of an earlier one; a bit a revision does not define is unknown to it.",
+        "",
+    ]
+    for item in REVISIONS:
+        lines += [f"### Revision `{item.name}`", "", item.summary[0].upper() + item.summary[1:] + ".", ""]
+        lines += [f"- Source: {source}" for source in item.sources]
+        lines += [
+            "",
+            "| bit | flag | set in | pairing | meaning | requirement |",
+            "| --: | --- | --- | --- | --- | --- |",
+        ]
+        for flag in item.flags:
+            pairing = flag.pairing.value + (", stays set" if flag.persists else "")
+            lines.append(
+                f"| {flag.bit} | `{flag.name}` | {flag.use.value} | {pairing} | {flag.meaning} | `{flag.requirement}` |"
+            )
+        lines.append("")
     return lines
 
 
@@ -214,8 +246,8 @@ def render_markdown(requirements: Union[Mapping[str, Requirement], Iterable[Requ
         "| --- | --- |",
     ]
     lines += [f"| `{doc}` | {what} |" for doc, what in DOCUMENTS.items()]
+    lines += [""] + _render_revisions()
     lines += [
-        "",
         "## Topics",
         "",
         "| topic | must | should | may | not checkable at rest |",

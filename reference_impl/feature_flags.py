@@ -1,7 +1,15 @@
 """Feature flags (versioning: feature flags; Manifest.reader/writer_feature_flags).
 
 A reader must refuse a table whose ``reader_feature_flags`` contain a flag it
-does not know; a writer must do the same with ``writer_feature_flags``.
+does not know; a writer must do the same with ``writer_feature_flags``
+(feature-flags.reader-refuses-unknown, feature-flags.writer-refuses-unknown).
+
+This implementation knows the flags of the seeds' format revision (1 to 16,
+feature-flags.known-bits) and nothing later: the newer upstream flags (32 to
+2048, feature-flags.known-bits-to-2048) each promise a behaviour it does not
+implement (overlay files, covering columns, per-file exact versions, fragment
+reuse translation, managed blobs, manifest-only transactions), so it refuses
+them rather than read or write such a table wrongly.
 """
 
 from __future__ import annotations

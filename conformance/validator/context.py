@@ -22,6 +22,8 @@ from reference_impl.manifest_file import ManifestFile, read_manifest_file
 from reference_impl.naming import VersionListing, list_versions
 from reference_impl.storage import Storage
 
+from ..spec_revisions import NEWEST, SpecRevision
+
 T = TypeVar("T")
 
 
@@ -52,6 +54,8 @@ class DatasetView:
     storage: Storage
     #: The versions this run validates (dataset-scoped rules look at these).
     selected_versions: list[int] = dc_field(default_factory=list)
+    #: The format revision this run checks conformance to.
+    spec_revision: SpecRevision = NEWEST
     _manifests: dict[int, Loaded[ManifestFile]] = dc_field(default_factory=dict)
     #: VersionView.memo's values, by version: shared by every view of a
     #: version. (Kept here rather than the views themselves, so that the

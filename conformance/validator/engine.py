@@ -21,6 +21,8 @@ from reference_impl.errors import NotADatasetError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import Storage, local_path
 
+from ..requirements import requirement
+from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView
 from .registry import Finding, Rule, Scope, Severity, iter_rules
 
@@ -38,6 +40,8 @@ class Report:
     findings: list[Finding] = dc_field(default_factory=list)
     #: What a baseline took out of ``findings`` (conformance/validator/baseline.py); None without one.
     baseline: BaselineOutcome | None = None
+    #: The format revision the dataset was checked against.
+    spec_revision: SpecRevision = NEWEST
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -59,6 +63,7 @@ class Report:
     def to_json(self) -> dict:
         document = {
             "dataset": self.dataset,
+            "spec_revision": self.spec_revision.name,
             "versions": self.versions,
             "findings": [f.to_json() for f in self.findings],
             "summary": self.summary(),
@@ -131,16 +136,31 @@ def validate(
     version: int | None = None,
     all_versions: bool = False,
     rules: list[str] | None = None,
+    spec_revision: SpecRevision | str = NEWEST,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
-    ``all_versions``. ``rules`` selects rules by id or id prefix."""
+    ``all_versions``. ``rules`` selects rules by id or id prefix.
+    ``spec_revision`` is the format revision to check conformance to (the
+    newest the project knows by default); rules whose requirements all came
+    with a later revision do not run. A revision may be given by name; an
+    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`."""
+    if isinstance(spec_revision, str):
+        spec_revision = revision(spec_revision)
     with _collector_paused():
-        return _validate(path, version, all_versions, rules)
+        return _validate(path, version, all_versions, rules, spec_revision)
 
 
-def _validate(path, version: int | None, all_versions: bool, rules: list[str] | None) -> Report:
+def applies_under(rule: Rule, revision: SpecRevision) -> bool:
+    """Whether ``rule`` checks something ``revision`` requires: at least one
+    of its requirements was introduced at or before that revision."""
+    return any(is_at_or_before(requirement(rid).introduced_in, revision) for rid in rule.requirements)
+
+
+def _validate(path, version: int | None, all_versions: bool, rules: list[str] | None,
+              spec_revision: SpecRevision) -> Report:
     view = open_dataset_view(path)
-    selected = list(iter_rules(rules))
+    view.spec_revision = spec_revision
+    selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
     available = sorted(view.manifest_paths())
     if all_versions:
         versions = available
@@ -149,7 +169,7 @@ def _validate(path, version: int | None, all_versions: bool, rules: list[str] | 
     else:
         versions = available[-1:]
 
-    report = Report(str(view.storage.root), versions, [r.id for r in selected])
+    report = Report(str(view.storage.root), versions, [r.id for r in selected], spec_revision=spec_revision)
     view.selected_versions = versions
     for rule in selected:
         if rule.scope is Scope.DATASET:

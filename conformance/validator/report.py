@@ -17,7 +17,8 @@ from .registry import Severity, rules_by_id
 
 
 def to_text(report: Report) -> str:
-    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules"]
+    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules, "
+             f"format revision {report.spec_revision.name}"]
     for finding in report.findings:
         where = f" at {finding.location}" if finding.location else ""
         version = f"v{finding.version} " if finding.version is not None else ""
@@ -75,9 +76,10 @@ def to_junit(report: Report) -> str:
         "testsuite", name=f"lance-conformance validate {report.dataset}", tests=str(len(by_rule)),
         failures=str(failures), errors="0",
     )
+    properties = ElementTree.SubElement(suite, "properties")
+    ElementTree.SubElement(properties, "property", name="spec_revision", value=report.spec_revision.name)
     suppressed: dict[str, list[str]] = {}
     if report.baseline is not None:
-        properties = ElementTree.SubElement(suite, "properties")
         ElementTree.SubElement(properties, "property", name="baseline", value=str(report.baseline.baseline.path))
         ElementTree.SubElement(properties, "property", name="suppressed", value=str(len(report.baseline.suppressed)))
         for item in report.baseline.suppressed:
@@ -155,6 +157,7 @@ def to_sarif(report: Report) -> str:
                 "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
                 "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
                 "results": results,
+                "properties": {"specRevision": report.spec_revision.name},
             }
         ],
     }

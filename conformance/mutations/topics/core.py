@@ -6,6 +6,8 @@ import os
 
 from reference_impl.naming import NamingScheme, manifest_name
 
+from ...spec_revisions import UNDEFINED_FLAG
+
 from ..edit import edit_manifest, edit_manifest_message, manifest_relpath
 from ..registry import mutation
 
@@ -78,12 +80,33 @@ def change_the_embedded_transaction(root):
     edit_manifest(root, edit)
 
 
-@mutation("feature-flags/known")
+@mutation("feature-flags/known", breaks=("feature-flags.known-bits", "feature-flags.known-bits-to-2048"))
 def set_an_unknown_reader_flag(root):
     def edit(manifest_file):
-        manifest_file.manifest.reader_feature_flags |= 1 << 10
+        manifest_file.manifest.reader_feature_flags |= UNDEFINED_FLAG
 
     edit_manifest(root, edit)
+
+
+@mutation("feature-flags/paired-bits")
+def set_the_mixed_versions_flag_for_readers_only(root):
+    def edit(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 256
+
+    edit_manifest(root, edit)
+
+
+@mutation("feature-flags/paired-bits-persist")
+def clear_the_managed_blobs_flag_after_a_version_set_it(root):
+    def set_both(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 2048
+        manifest_file.manifest.writer_feature_flags |= 2048
+
+    from reference_impl.naming import list_versions
+    from reference_impl.storage import Storage
+
+    latest = max(list_versions(Storage(root)).manifests())
+    edit_manifest(root, set_both, version=latest - 1)  # the latest version then clears it
 
 
 @mutation("feature-flags/deletion-files")
@@ -265,10 +288,10 @@ def name_a_v2_manifest_with_a_hex_number(root):
 # -- feature flags ------------------------------------------------------------------------
 
 
-@mutation("feature-flags/writer-known")
+@mutation("feature-flags/writer-known", breaks=("feature-flags.known-bits", "feature-flags.known-bits-to-2048"))
 def set_an_unknown_writer_flag(root):
     def edit(manifest_file):
-        manifest_file.manifest.writer_feature_flags |= 1 << 10
+        manifest_file.manifest.writer_feature_flags |= UNDEFINED_FLAG
 
     edit_manifest(root, edit)
 

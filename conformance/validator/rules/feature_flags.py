@@ -1,23 +1,64 @@
-"""Rules on feature flags (versioning: feature flags)."""
+"""Rules on feature flags (versioning: feature flags).
+
+Which bits are defined depends on the format revision the run checks
+(``DatasetView.spec_revision``; feature-flags.known-bits for the seeds'
+revision, feature-flags.known-bits-to-2048 for the newest): a bit the revision
+does not define is reported as unknown to it, naming the later revision that
+defines it when there is one.
+"""
 
 from __future__ import annotations
 
 from reference_impl import feature_flags as flags
 
+from ...spec_revisions import REVISIONS, Pairing, SpecRevision, first_defining
 from ..context import VersionView
 from ..registry import Severity, rule
+
+_KNOWN_BITS = ("feature-flags.known-bits", "feature-flags.known-bits-to-2048")
+
+
+def _unknown_to(revision: SpecRevision, value: int) -> str | None:
+    """What ``revision`` makes of the bits of ``value`` it does not define, or
+    None when it defines them all."""
+    undefined = revision.undefined_bits(value)
+    if not undefined:
+        return None
+    later: dict[SpecRevision, list[int]] = {}
+    nowhere: list[int] = []
+    for bit in undefined:
+        definer = first_defining(bit, after=revision)
+        if definer is None:
+            nowhere.append(bit)
+        else:
+            later.setdefault(definer, []).append(bit)
+    parts = [
+        f"{_bits(bits, definer)} defined by the later revision {definer.name}"
+        for definer, bits in sorted(later.items(), key=lambda item: REVISIONS.index(item[0]))
+    ]
+    if nowhere:
+        parts.append(f"{_bits(nowhere)} defined by no revision this project knows")
+    return f"unknown to format revision {revision.name}: " + "; ".join(parts)
+
+
+def _bits(bits: list[int], definer: SpecRevision | None = None) -> str:
+    def one(bit: int) -> str:
+        flag = definer.flag(bit) if definer else None
+        return f"{bit} ({flag.name})" if flag else str(bit)
+
+    return ("bit " if len(bits) == 1 else "bits ") + ", ".join(one(bit) for bit in bits)
 
 
 @rule(
     "feature-flags/known",
     severity=Severity.ERROR,
-    requirements=("feature-flags.known-bits",),
-    summary="Reader feature flags hold only known bits (a reader must refuse others)",
+    requirements=_KNOWN_BITS,
+    summary="Reader feature flags hold only bits the checked format revision defines (a reader must refuse others)",
 )
 def known(view: VersionView):
-    unknown = flags.unknown_flags(view.manifest.reader_feature_flags)
+    unknown = _unknown_to(view.dataset.spec_revision, view.manifest.reader_feature_flags)
     if unknown:
-        yield f"reader feature flags 0x{unknown:x} are unknown: spec readers must refuse this version", view.at(
+        yield f"reader feature flags: {unknown}; readers of that revision must refuse this version", view.at(
             "reader_feature_flags"
         )
 
@@ -25,15 +66,59 @@ def known(view: VersionView):
 @rule(
     "feature-flags/writer-known",
     severity=Severity.WARNING,
-    requirements=("feature-flags.known-bits",),
-    summary="Writer feature flags hold only known bits (a writer must refuse others)",
+    requirements=_KNOWN_BITS,
+    summary="Writer feature flags hold only bits the checked format revision defines (a writer must refuse others)",
 )
 def writer_known(view: VersionView):
-    unknown = flags.unknown_flags(view.manifest.writer_feature_flags)
+    unknown = _unknown_to(view.dataset.spec_revision, view.manifest.writer_feature_flags)
     if unknown:
-        yield f"writer feature flags 0x{unknown:x} are unknown: spec writers must not write this dataset", view.at(
+        yield f"writer feature flags: {unknown}; writers of that revision must not write this dataset", view.at(
             "writer_feature_flags"
         )
+
+
+@rule(
+    "feature-flags/paired-bits",
+    severity=Severity.ERROR,
+    requirements=("feature-flags.paired-bits-agree",),
+    summary="Flags paired by the format revision (256, 2048) are set in both reader and writer flags or in neither",
+)
+def paired_bits(view: VersionView):
+    manifest = view.manifest
+    for flag in view.dataset.spec_revision.flags:
+        if flag.pairing is not Pairing.BOTH_OR_NEITHER:
+            continue
+        reader = bool(manifest.reader_feature_flags & flag.bit)
+        writer = bool(manifest.writer_feature_flags & flag.bit)
+        if reader != writer:
+            having, lacking = ("reader", "writer") if reader else ("writer", "reader")
+            yield (f"flag {flag.bit} ({flag.name}) is set in the {having} flags but not in the {lacking} flags; "
+                   f"format revision {view.dataset.spec_revision.name} requires both or neither",
+                   view.at(f"{lacking}_feature_flags"))
+
+
+@rule(
+    "feature-flags/paired-bits-persist",
+    severity=Severity.ERROR,
+    requirements=("feature-flags.paired-bits-persist",),
+    summary="A flag that must stay set (256, 2048) is not cleared by a later version, restores included",
+)
+def paired_bits_persist(view: VersionView):
+    if view.version <= 1:
+        return
+    previous = view.dataset.manifest_file(view.version - 1)
+    if not previous.ok:
+        return  # cleaned up or unreadable: the history and manifest rules say which
+    before, now = previous.value.manifest, view.manifest
+    for flag in view.dataset.spec_revision.flags:
+        if not flag.persists:
+            continue
+        was_set = (before.reader_feature_flags | before.writer_feature_flags) & flag.bit
+        cleared = [name for name, value in (("reader", now.reader_feature_flags), ("writer", now.writer_feature_flags))
+                   if not value & flag.bit]
+        if was_set and cleared:
+            yield (f"version {view.version - 1} sets flag {flag.bit} ({flag.name}) but this version clears it in "
+                   f"the {' and '.join(cleared)} flags; once set it stays set", view.at(f"{cleared[0]}_feature_flags"))
 
 
 def _requires(view: VersionView, bit: int, *, reader: bool, writer: bool, reason: str):

@@ -1,0 +1,112 @@
+"""The format revision model (conformance/spec_revisions.py) and the catalog's
+record of which revision introduced each requirement."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from conformance.requirements import load_requirements
+from conformance.spec_revisions import (
+    NEWEST,
+    OLDEST,
+    REVISIONS,
+    UNDEFINED_FLAG,
+    FlagUse,
+    Pairing,
+    UnknownRevisionError,
+    first_defining,
+    is_at_or_before,
+    revision,
+)
+
+
+def _schema(name: str) -> dict:
+    return json.loads(resources.files("conformance").joinpath("schemas", name).read_text(encoding="utf-8"))
+
+
+def test_revisions_have_unique_names_and_start_with_the_seeds():
+    names = [item.name for item in REVISIONS]
+    assert len(set(names)) == len(names)
+    assert OLDEST.name == "seeds" and NEWEST is REVISIONS[-1]
+
+
+def test_a_later_revision_keeps_every_flag_of_an_earlier_one_unchanged():
+    """The model's monotonicity, which keeps older datasets valid: no later
+    revision drops or redefines a bit an earlier one defines."""
+    for earlier, later in zip(REVISIONS, REVISIONS[1:]):
+        assert earlier.defined_mask & ~later.defined_mask == 0, (earlier.name, later.name)
+        for flag in earlier.flags:
+            assert later.flag(flag.bit) == flag, (later.name, flag.bit)
+
+
+def test_every_flag_is_a_single_bit_defined_once_per_revision():
+    for item in REVISIONS:
+        bits = [flag.bit for flag in item.flags]
+        assert len(set(bits)) == len(bits), item.name
+        assert all(bit > 0 and bit & (bit - 1) == 0 for bit in bits), item.name
+
+
+def test_the_seeds_revision_defines_flags_1_to_16():
+    assert OLDEST.defined_mask == 1 | 2 | 4 | 8 | 16
+    assert OLDEST.undefined_bits(32 | 1) == [32]
+
+
+def test_the_newest_revision_matches_the_upstream_flag_table():
+    """upstream versioning.md, Current Feature Flags (lance-format/lance):
+    bits up to 2048, the writer-only ones, the two paired flags, 4096 unknown."""
+    assert NEWEST.defined_mask == 4095
+    assert {flag.bit for flag in NEWEST.flags if flag.use is FlagUse.WRITER_ONLY} == {8, 32}
+    assert {flag.bit for flag in NEWEST.flags if flag.use is FlagUse.NEITHER} == {4}
+    paired = {flag.bit for flag in NEWEST.flags if flag.pairing is Pairing.BOTH_OR_NEITHER}
+    assert paired == {256, 2048} == {flag.bit for flag in NEWEST.flags if flag.persists}
+    assert NEWEST.undefined_bits(4096 | 2048) == [4096]
+
+
+def test_first_defining_names_the_later_revision():
+    assert first_defining(1024, after=OLDEST) is NEWEST
+    assert first_defining(16) is OLDEST
+    assert first_defining(UNDEFINED_FLAG) is None
+
+
+def test_the_flag_negative_cases_use_is_defined_by_no_revision():
+    assert all(item.flag(UNDEFINED_FLAG) is None and item.undefined_bits(UNDEFINED_FLAG) for item in REVISIONS)
+
+
+def test_an_unknown_revision_name_is_refused_with_the_known_names():
+    with pytest.raises(UnknownRevisionError, match="seeds, upstream-2026-11"):
+        revision("upstream-1999")
+    assert revision("seeds") is OLDEST
+
+
+def test_every_requirement_names_the_revision_that_introduced_it():
+    catalog = load_requirements()
+    introduced = {item.introduced_in for item in catalog.values()}
+    assert introduced <= set(REVISIONS)
+    assert OLDEST in introduced and NEWEST in introduced
+
+
+def test_each_flag_cites_a_requirement_no_younger_than_its_first_revision():
+    catalog = load_requirements()
+    for item in REVISIONS:
+        assert is_at_or_before(catalog[item.known_bits_requirement].introduced_in, item)
+        for flag in item.flags:
+            first = first_defining(flag.bit)
+            assert catalog[flag.requirement].introduced_in is first, (flag.bit, flag.requirement)
+
+
+def test_the_seeds_known_bits_are_superseded_by_the_newest_list():
+    catalog = load_requirements()
+    assert catalog[OLDEST.known_bits_requirement].superseded_by == NEWEST.known_bits_requirement
+
+
+def test_the_schemas_list_exactly_the_known_revisions():
+    names = [item.name for item in REVISIONS]
+    requirement_schema = _schema("requirements.schema.json")
+    assert requirement_schema["$defs"]["requirement"]["properties"]["introduced_in"]["enum"] == names
+    assert "introduced_in" in requirement_schema["$defs"]["requirement"]["required"]
+    report_schema = _schema("validation-report.schema.json")
+    assert report_schema["properties"]["spec_revision"]["enum"] == names
+    assert "spec_revision" in report_schema["required"]
