@@ -289,3 +289,42 @@ def test_a_remapped_index_bitmap_is_an_info(tmp_path):
     assert [(f.rule, f.severity) for f in findings] == [
         ("index/fragment-bitmap-from-dataset-version", Severity.INFO)
     ]
+
+
+_VECTOR_INDEX = """
+import sys, lance, pyarrow as pa, pyarrow.compute as pc
+table = pa.table({"vector": pa.FixedSizeListArray.from_arrays(pc.random(32 * 512).cast(pa.float32()), 32)})
+lance.write_dataset(table, sys.argv[1])
+lance.dataset(sys.argv[1]).create_index("vector", index_type="IVF_PQ", num_partitions=1, num_sub_vectors=2)
+"""
+
+
+@pytest.mark.old_pylance
+def test_an_index_kept_across_the_details_package_rename_is_the_same_index(tmp_path):
+    """pylance 14 appending to a dataset whose vector index pylance 0.20 built
+    keeps the index's uuid but names its details in the newer protobuf
+    package: index/uuid-unique must not call that another index, while a
+    different details message under one uuid still is (the mutation test)."""
+    import os
+    import subprocess
+
+    import lance
+
+    from conformance.peers.old_pylance import PeerUnavailableError, ensure_venv
+    from tests.conftest import OLD_PYLANCE_VERSION
+
+    try:
+        python = ensure_venv(OLD_PYLANCE_VERSION)
+    except PeerUnavailableError as exc:
+        pytest.fail(f"pylance {OLD_PYLANCE_VERSION} cannot be installed: {exc}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"LANCE_LOG": "error"}
+    path = tmp_path / "ds"
+    subprocess.run([str(python), "-c", _VECTOR_INDEX, str(path)], check=True, env=env, cwd=tmp_path,
+                   capture_output=True, timeout=600)
+    dataset = lance.dataset(path)
+    lance.write_dataset(dataset.to_table().slice(0, 10), path, mode="append")
+    from reference_impl.dataset import Dataset
+
+    before, after = (Dataset.open(path, version=v).manifest_file.indices for v in (2, 3))
+    assert before[0].uuid == after[0].uuid and before[0].type_url != after[0].type_url  # the rename happened
+    assert not _findings(path, "index/uuid-unique")

@@ -148,7 +148,7 @@ def uuid_unique(view: VersionView):
             for what, a, b in (
                 ("name", before.name, index.name),
                 ("fields", before.fields, index.fields),
-                ("type_url", before.type_url, index.type_url),
+                ("details message", _details_message(before.type_url), _details_message(index.type_url)),
             )
             if a != b
         ]
@@ -158,6 +158,17 @@ def uuid_unique(view: VersionView):
                 "name one index",
                 _at(view, position),
             )
+
+
+def _details_message(type_url: str | None) -> str | None:
+    """The message an index's details are, without its protobuf package.
+
+    pylance moved the index details messages from the package ``lance.table``
+    to ``lance.index.pb`` (pylance 14 rewrites ``/lance.table.VectorIndexDetails``
+    of an index written by 0.20 as ``/lance.index.pb.VectorIndexDetails`` under
+    the same uuid); the index is the same one, so only the message name counts.
+    """
+    return type_url.rsplit(".", 1)[-1] if type_url else type_url
 
 
 def _previous_indices(view: VersionView) -> dict[str, IndexMetadata]:
