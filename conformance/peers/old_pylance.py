@@ -30,6 +30,8 @@ from pathlib import Path
 #: release per minor line from 0.15 on (the newest patch release of the line),
 #: plus :data:`BISECTION_RELEASES`.
 _ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # pylance 0.14 and older require pyarrow < 15.0.1.
+    ("15.0.0", "1.26.4", ("0.11.1", "0.14.1")),
     # pylance 0.15 to 0.18 require numpy < 2.
     ("17.0.0", "1.26.4", ("0.15.0", "0.16.1", "0.17.0", "0.18.2", "0.19.2")),
     ("18.1.0", "2.2.6", ("0.20.0", "0.21.0", "0.22.0", "0.23.2")),
@@ -45,10 +47,12 @@ _ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("23.0.1", "2.4.6", ("10.0.0", "11.0.0", "12.0.0", "13.0.0", "14.0.2")),
 )
 
-#: Releases beside the one kept for their minor line: the first release of a
-#: line where a known writer defect (``conformance/data/writer_defects.json``)
-#: begins or ends, found by writing datasets with both neighbours.
-BISECTION_RELEASES: tuple[str, ...] = ("0.27.0", "8.0.0")
+#: Releases beside the one kept for each minor line: those that bracket a
+#: known writer defect (``conformance/data/writer_defects.json``), found by
+#: writing datasets with them and their neighbours. 0.11.1 is older than the
+#: lines covered: it is where the 2.0 file version begins (0.11.0 and older
+#: write an experimental layout of their own under ``use_experimental_writer``).
+BISECTION_RELEASES: tuple[str, ...] = ("0.11.1", "0.14.1", "0.27.0", "8.0.0")
 
 #: Minor lines from 0.15 on that no release here covers, and why.
 UNCOVERED_LINES: dict[str, str] = {

@@ -96,6 +96,8 @@ def v2_0_options():
         return {"data_storage_version": "2.0"}
     if "use_legacy_format" in parameters:
         return {"use_legacy_format": False}
+    if "use_experimental_writer" in parameters:  # releases before 0.12 (their 2.0 was experimental)
+        return {"use_experimental_writer": True}
     raise ScenarioUnsupported("lance %s cannot select the data storage version" % lance.__version__)
 
 
