@@ -91,8 +91,8 @@ class WriterDefect:
     def releases(self) -> str:
         """The affected releases in words, for messages."""
         if self.first_fixed is None:
-            return f"{self.library} {self.first_affected} and later"
-        return f"{self.library} {self.first_affected} up to {self.first_fixed} (fixed in {self.first_fixed})"
+            return f"{self.library} releases >= {self.first_affected}"
+        return f"{self.library} releases >= {self.first_affected} and < {self.first_fixed}"
 
 
 def _defect(entry: dict) -> WriterDefect:
