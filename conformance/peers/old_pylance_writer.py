@@ -6,7 +6,7 @@ A standalone script: it imports only the standard library, ``pyarrow`` and the
 ``lance`` of the virtual environment it runs in, never ``conformance``. Every
 operation is one that release offers in its public API; a scenario needing an
 operation or a parameter the release lacks is skipped (feature detection) and
-the report says why, so the script serves every release from 0.15 on. Each
+the report says why, so the script serves every release from 0.11.1 on. Each
 dataset is checked for the feature it is named after before the script
 reports it.
 
@@ -96,7 +96,7 @@ def v2_0_options():
         return {"data_storage_version": "2.0"}
     if "use_legacy_format" in parameters:
         return {"use_legacy_format": False}
-    if "use_experimental_writer" in parameters:  # releases before 0.12 (their 2.0 was experimental)
+    if "use_experimental_writer" in parameters:  # how releases before 0.12 select their 2.0 writer
         return {"use_experimental_writer": True}
     raise ScenarioUnsupported("lance %s cannot select the data storage version" % lance.__version__)
 
@@ -184,8 +184,8 @@ def write_default_format_nested(path):
 
 
 def write_v2_0_history(path):
-    """Create, append and delete with 2.0 data files chosen explicitly (the
-    default of releases before 0.17 is legacy)."""
+    """Create, append and delete with 2.0 data files chosen explicitly (older
+    releases default to legacy files)."""
     options = v2_0_options()
     lance.write_dataset(make_rows(0, 30), str(path), max_rows_per_file=20, **options)
     lance.write_dataset(make_rows(30, 10), str(path), mode="append", **options)
