@@ -50,6 +50,11 @@ class ExternalFile:
 StoredSequence = bytes | ExternalFile
 
 
+#: What releases before pylance 0.17 recorded for a 2.0 data file: the
+#: version number of its trailer, where the table format records 2.0.
+RECORDED_2_0_AS_FOOTER = (0, 3)
+
+
 @dataclass
 class DataFile:
     path: str
@@ -63,9 +68,19 @@ class DataFile:
     @property
     def is_legacy(self) -> bool:
         """A legacy (v0.1/v0.2) file. The spec records these as version 0.0;
-        pylance records 0.2 (docs/spec-discrepancies.md), so any major version
-        0 counts."""
-        return self.file_major_version == 0
+        pylance records 0.2 (docs/spec-discrepancies.md), so 0.0, 0.1 and 0.2
+        count. 0.3 is not legacy: it is the trailer's number for a 2.0 file,
+        which pylance releases before 0.17 recorded in the manifest (the
+        writer defect ``pylance-2-0-recorded-as-0-3``)."""
+        return self.file_major_version == 0 and self.file_minor_version < RECORDED_2_0_AS_FOOTER[1]
+
+    @property
+    def format_version(self) -> tuple[int, int]:
+        """The file version the record means (requirement
+        data-file.version-matches-file): 2.0 for a 2.0 file recorded with
+        its trailer number 0.3, the recorded numbers otherwise."""
+        recorded = (self.file_major_version, self.file_minor_version)
+        return (2, 0) if recorded == RECORDED_2_0_AS_FOOTER else recorded
 
     @classmethod
     def from_proto(cls, msg: table_pb2.DataFile) -> "DataFile":

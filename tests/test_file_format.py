@@ -691,3 +691,21 @@ def test_write_then_read_is_the_identity_and_pylance_agrees(tmp_path_factory, ta
     # a struct, so it is given an unsliced copy of the same values.
     _pylance_write(tmp_path / "theirs.lance", table.take(np.arange(table.num_rows)))
     assert written.data == (tmp_path / "theirs.lance").read_bytes()
+
+
+def test_binary_bytes_wrapped_in_no_nulls_read_as_plain_bytes(sample):
+    """pylance 0.15 and 0.16 wrap the bytes of a string column in a
+    nullable/no_nulls layer (their nulls live in the indices); the wrapped
+    bytes are the same flat bytes, and the column reads the same."""
+
+    def mutate(columns, descriptor):
+        page = columns[1].pages[0]
+        encoding = _page_encoding(page)
+        binary = encoding.nullable.some_nulls.values.binary if encoding.HasField("nullable") else encoding.binary
+        flat = enc.ArrayEncoding()
+        flat.CopyFrom(binary.bytes)
+        binary.bytes.nullable.no_nulls.values.CopyFrom(flat)
+        _set_page_encoding(page, encoding)
+
+    storage, table = _mutated(sample, mutate, name="wrapped.lance")
+    _assert_tables_equal(_read(storage, "wrapped.lance", table), table)

@@ -21,13 +21,49 @@ import shutil
 import subprocess
 import sys
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
-#: Exact requirements per supported release. pyarrow and numpy are pinned to
-#: versions of the release's era that have wheels for Python 3.10 to 3.13, so
-#: the venv never builds anything from source.
+#: The releases the peers cover, grouped by era: each era pins a pyarrow and a
+#: numpy of its time that have binary wheels for Python 3.11 (and 3.10 to
+#: 3.13 where they exist), so a venv never builds anything from source. One
+#: release per minor line from 0.15 on (the newest patch release of the line),
+#: plus :data:`BISECTION_RELEASES`.
+_ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # pylance 0.14 and older require pyarrow < 15.0.1.
+    ("15.0.0", "1.26.4", ("0.11.1", "0.14.1")),
+    # pylance 0.15 to 0.18 require numpy < 2.
+    ("17.0.0", "1.26.4", ("0.15.0", "0.16.1", "0.17.0", "0.18.2", "0.19.2")),
+    ("18.1.0", "2.2.6", ("0.20.0", "0.21.0", "0.22.0", "0.23.2")),
+    ("19.0.1", "2.2.6", ("0.24.1", "0.25.2", "0.26.1")),
+    ("20.0.0", "2.2.6", ("0.27.0", "0.27.2", "0.28.0", "0.29.0", "0.30.0")),
+    (
+        "21.0.0",
+        "2.3.3",
+        ("0.31.1", "0.32.1", "0.33.0", "0.34.0", "0.35.0", "0.36.0", "0.37.0", "0.38.3", "0.39.0",
+         "1.0.4", "2.0.1", "3.0.2", "4.0.2"),
+    ),
+    ("22.0.0", "2.3.5", ("6.0.1", "6.1.0", "7.0.0", "7.1.0", "8.0.0", "8.0.1", "9.0.1")),
+    ("23.0.1", "2.4.6", ("10.0.0", "11.0.0", "12.0.0", "13.0.0", "14.0.2")),
+)
+
+#: Releases beside the one kept for each minor line: those that bracket a
+#: known writer defect (``conformance/data/writer_defects.json``), found by
+#: writing datasets with them and their neighbours. 0.11.1 is older than the
+#: lines covered: it is where the 2.0 file version begins (0.11.0 and older
+#: write an experimental layout of their own under ``use_experimental_writer``).
+BISECTION_RELEASES: tuple[str, ...] = ("0.11.1", "0.14.1", "0.27.0", "8.0.0")
+
+#: Minor lines from 0.15 on that no release here covers, and why.
+UNCOVERED_LINES: dict[str, str] = {
+    "5.x": "no 5.x release of pylance was published (4.0.2 is followed by 6.0.0)",
+}
+
+#: Exact requirements per supported release.
 PINNED_REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "0.20.0": ("pylance==0.20.0", "pyarrow==18.1.0", "numpy==2.2.6"),
+    release: (f"pylance=={release}", f"pyarrow=={pyarrow}", f"numpy=={numpy}")
+    for pyarrow, numpy, releases in _ERAS
+    for release in releases
 }
 
 WRITER_SCRIPT = Path(__file__).with_name("old_pylance_writer.py")
@@ -152,6 +188,27 @@ def ensure_venv(version: str) -> Path:
     return _venv_python(final)
 
 
+def release_lines() -> dict[str, str]:
+    """``{minor line: release}``: the release kept for each minor line
+    (``"0.27"`` -> ``"0.27.2"``), leaving out :data:`BISECTION_RELEASES`."""
+    lines: dict[str, str] = {}
+    for release in PINNED_REQUIREMENTS:
+        if release not in BISECTION_RELEASES:
+            lines[release.rsplit(".", 1)[0]] = release
+    return lines
+
+
+@dataclass(frozen=True)
+class WriterReport:
+    """What a writer script wrote with one release."""
+
+    lance_version: str
+    #: ``{scenario name: dataset root}``
+    datasets: dict[str, Path]
+    #: ``{scenario name: why this release could not write it}``
+    skipped: dict[str, str]
+
+
 def write_scenarios(
     version: str, out_dir: Path, *, script: Path = WRITER_SCRIPT, arguments: tuple[str, ...] = ()
 ) -> dict[str, Path]:
@@ -164,6 +221,13 @@ def write_scenarios(
     Raises :class:`PeerUnavailableError` when the release cannot be installed
     and :class:`PeerWriterError` when the writer script fails.
     """
+    return run_writer(version, out_dir, script=script, arguments=arguments).datasets
+
+
+def run_writer(
+    version: str, out_dir: Path, *, script: Path = WRITER_SCRIPT, arguments: tuple[str, ...] = ()
+) -> WriterReport:
+    """:func:`write_scenarios`, with the scenarios the release skipped and why."""
     python = ensure_venv(version)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -199,4 +263,4 @@ def write_scenarios(
     missing = [name for name, path in datasets.items() if not (path / "_versions").is_dir()]
     if missing:
         raise PeerWriterError(f"the pylance {version} writer reported datasets it did not write: {missing}")
-    return datasets
+    return WriterReport(version, datasets, dict(report.get("skipped", {})))

@@ -4,10 +4,11 @@ Usage: ``python old_pylance_writer.py OUT_DIR``
 
 A standalone script: it imports only the standard library, ``pyarrow`` and the
 ``lance`` of the virtual environment it runs in, never ``conformance``. Every
-operation is one that release offers in its public API; operations a release
-lacks are skipped (feature detection), so the script also serves releases
-near 0.20.0. Each dataset is checked for the feature it is named after before
-the script reports it.
+operation is one that release offers in its public API; a scenario needing an
+operation or a parameter the release lacks is skipped (feature detection) and
+the report says why, so the script serves every release from 0.11.1 on. Each
+dataset is checked for the feature it is named after before the script
+reports it.
 
 On success the last line of stdout is a JSON object::
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,6 +30,17 @@ import pyarrow as pa
 
 class WriterCheckFailed(AssertionError):
     """A dataset does not show the feature its name promises."""
+
+
+class ScenarioUnsupported(Exception):
+    """This release lacks an operation or parameter the scenario needs."""
+
+
+def _parameters(function):
+    try:
+        return inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return {}
 
 
 def require(condition, message):
@@ -68,12 +81,24 @@ def make_rows(start, count, nested=False):
 
 def legacy_options():
     """Write options selecting legacy (v0.x) data files in this release."""
-    parameters = inspect.signature(lance.write_dataset).parameters
+    parameters = _parameters(lance.write_dataset)
     if "data_storage_version" in parameters:
         return {"data_storage_version": "legacy"}
     if "use_legacy_format" in parameters:
         return {"use_legacy_format": True}
     return {}
+
+
+def v2_0_options():
+    """Write options selecting 2.0 data files, or ScenarioUnsupported."""
+    parameters = _parameters(lance.write_dataset)
+    if "data_storage_version" in parameters:
+        return {"data_storage_version": "2.0"}
+    if "use_legacy_format" in parameters:
+        return {"use_legacy_format": False}
+    if "use_experimental_writer" in parameters:  # how releases before 0.12 select their 2.0 writer
+        return {"use_experimental_writer": True}
+    raise ScenarioUnsupported("lance %s cannot select the data storage version" % lance.__version__)
 
 
 def referenced_deletion_files(path):
@@ -158,6 +183,25 @@ def write_default_format_nested(path):
     lance.dataset(str(path)).delete("id IN (4, 33)")
 
 
+def write_v2_0_history(path):
+    """Create, append and delete with 2.0 data files chosen explicitly (older
+    releases default to legacy files)."""
+    options = v2_0_options()
+    lance.write_dataset(make_rows(0, 30), str(path), max_rows_per_file=20, **options)
+    lance.write_dataset(make_rows(30, 10), str(path), mode="append", **options)
+    lance.dataset(str(path)).delete("id IN (3, 31)")
+    require(lance.dataset(str(path)).count_rows() == 38, "create, append and delete should leave 38 rows")
+
+
+def write_legacy_history(path):
+    """Create, append and delete with legacy data files chosen explicitly."""
+    options = legacy_options()
+    lance.write_dataset(make_rows(0, 30), str(path), max_rows_per_file=20, **options)
+    lance.write_dataset(make_rows(30, 10), str(path), mode="append", **options)
+    lance.dataset(str(path)).delete("id IN (3, 31)")
+    require(lance.dataset(str(path)).count_rows() == 38, "create, append and delete should leave 38 rows")
+
+
 WRITERS = {
     "appends_deletes": (write_appends_deletes, ("delete",)),
     "schema_evolution": (write_schema_evolution, ("add_columns", "alter_columns", "drop_columns", "merge")),
@@ -166,6 +210,8 @@ WRITERS = {
     "update_compaction": (write_update_compaction, ("update", "optimize")),
     "tags": (write_tags, ("tags",)),
     "default_format_nested": (write_default_format_nested, ()),
+    "v2_0_history": (write_v2_0_history, ("delete",)),
+    "legacy_history": (write_legacy_history, ("delete",)),
 }
 
 
@@ -185,7 +231,14 @@ def main(argv):
         target = out_dir / name
         if target.exists():
             raise SystemExit("refusing to overwrite %s" % target)
-        write(target)
+        try:
+            write(target)
+        except ScenarioUnsupported as exc:
+            # Whatever the scenario wrote before it found the gap is not a
+            # dataset anyone asked for.
+            shutil.rmtree(target, ignore_errors=True)
+            skipped[name] = str(exc)
+            continue
         written[name] = name
     print(json.dumps({"lance_version": lance.__version__, "datasets": written, "skipped": skipped}))
     return 0

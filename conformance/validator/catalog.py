@@ -49,6 +49,7 @@ def render_markdown() -> str:
         lines.append(f"| `{r.id}` | {r.severity.value} | {r.summary} | {cited} |")
         if rules[-1] is r or rules[rules.index(r) + 1].id.split("/", 1)[0] != topic:
             lines.append("")
+    lines += _known_defects()
     from ..test_coverage import tested_requirements
 
     tested = {k: v for k, v in tested_requirements().items() if k not in covered_requirements()}
@@ -77,6 +78,25 @@ def render_markdown() -> str:
         why = req.uncheckable or "checkable at rest; no rule yet"
         lines.append(f"| `{req.id}` | {why} |")
     return "\n".join(lines) + "\n"
+
+
+def _known_defects() -> list[str]:
+    """The table of known writer defects (conformance/data/writer_defects.json)."""
+    from .writer_defects import known_defects
+
+    lines = [
+        "## Known writer defects",
+        "",
+        "A finding one of these explains, in a version its writer (`writer_version`) lies in the range, is a "
+        "warning naming the defect (`conformance/data/writer_defects.json`; docs/spec-discrepancies.md).",
+        "",
+        "| defect | releases | findings | requirement |",
+        "| --- | --- | --- | --- |",
+    ]
+    for defect in known_defects():
+        findings = "<br>".join(f"`{s.rule}` ({s.symptom})" for s in defect.symptoms)
+        lines.append(f"| `{defect.id}` | {defect.releases} | {findings} | `{defect.requirement}` |")
+    return lines + [""]
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView
 from .registry import Finding, Rule, Scope, Severity, iter_rules
+from .writer_defects import explain
 
 if TYPE_CHECKING:
     from .baseline import BaselineOutcome
@@ -93,8 +94,8 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
             if isinstance(item, Finding):
                 findings.append(item)
             else:
-                message, location = item
-                findings.append(rule.finding(message, version=version, location=location))
+                message, location, *symptom = item
+                findings.append(rule.finding(message, version=version, location=location, symptom=next(iter(symptom), None)))
     except Exception as exc:  # the engine's promise: one failing rule never stops validation
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         findings.append(
@@ -178,8 +179,8 @@ def _validate(path, version: int | None, all_versions: bool, rules: list[str] | 
         version_view = view.version_view(number)
         if version_view is None:
             continue  # the manifest rules report why it did not load
-        for rule in selected:
-            if rule.scope is Scope.VERSION:
-                report.findings.extend(_run(rule, version_view, number))
+        found = [f for rule in selected if rule.scope is Scope.VERSION for f in _run(rule, version_view, number)]
+        # A finding a known defect of this version's writer explains becomes a warning naming it.
+        report.findings.extend(explain(found, version_view.manifest.writer_version))
     report.findings.sort(key=lambda f: (f.version or 0, f.rule, f.location or "", f.message))
     return report

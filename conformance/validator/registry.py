@@ -10,8 +10,8 @@ hand.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Callable, Iterator
+from dataclasses import dataclass, field as dc_field
+from typing import Callable, Iterator, Mapping
 
 
 class Severity(str, enum.Enum):
@@ -39,9 +39,15 @@ class Finding:
     #: A path relative to the dataset root, optionally with a detail after
     #: '#' (e.g. ``_versions/1.manifest#fragments[2].files[0]``).
     location: str | None = None
+    #: Which of its rule's declared symptoms (:attr:`Rule.symptoms`) the
+    #: finding shows, when it shows one: what known writer defects match.
+    symptom: str | None = None
+    #: The id of the known writer defect that explains the finding
+    #: (``conformance/data/writer_defects.json``), when one does.
+    known_defect: str | None = None
 
     def to_json(self) -> dict:
-        return {
+        document = {
             "rule": self.rule,
             "severity": self.severity.value,
             "version": self.version,
@@ -49,6 +55,9 @@ class Finding:
             "message": self.message,
             "location": self.location,
         }
+        if self.known_defect is not None:
+            document["known_defect"] = self.known_defect
+        return document
 
 
 @dataclass(frozen=True)
@@ -59,23 +68,31 @@ class Rule:
     summary: str
     scope: Scope
     check: Callable
+    #: ``{name: meaning}``: particular shapes of the violation the rule tells
+    #: apart in its findings, so that a known writer defect can name the one
+    #: it explains (``conformance/data/writer_defects.json``).
+    symptoms: Mapping[str, str] = dc_field(default_factory=dict, hash=False, compare=False)
 
     def finding(self, message: str, *, version: int | None = None, location: str | None = None,
-                severity: Severity | None = None) -> Finding:
-        return Finding(self.id, severity or self.severity, self.requirements, message, version, location)
+                severity: Severity | None = None, symptom: str | None = None) -> Finding:
+        if symptom is not None and symptom not in self.symptoms:
+            raise ValueError(f"rule {self.id} has no symptom {symptom!r}")
+        return Finding(self.id, severity or self.severity, self.requirements, message, version, location, symptom)
 
 
 _RULES: dict[str, Rule] = {}
 
 
 def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | list[str], summary: str,
-         scope: Scope | str = Scope.VERSION):
+         scope: Scope | str = Scope.VERSION, symptoms: Mapping[str, str] | None = None):
     """Register the decorated function as a rule.
 
     A version-scoped rule is called as ``check(version_view)`` and a
     dataset-scoped one as ``check(dataset_view)``; either yields
-    ``(message, location)`` pairs (location may be None), or full
-    :class:`Finding` objects when it needs another severity.
+    ``(message, location)`` pairs (location may be None),
+    ``(message, location, symptom)`` triples naming one of its declared
+    ``symptoms`` (or None), or full :class:`Finding` objects when it needs
+    another severity.
     """
 
     def register(check: Callable) -> Callable:
@@ -83,7 +100,7 @@ def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | l
             raise ValueError(f"rule {id} is registered twice")
         if not requirements:
             raise ValueError(f"rule {id} cites no requirement")
-        _RULES[id] = Rule(id, Severity(severity), tuple(requirements), summary, Scope(scope), check)
+        _RULES[id] = Rule(id, Severity(severity), tuple(requirements), summary, Scope(scope), check, dict(symptoms or {}))
         return check
 
     return register

@@ -190,9 +190,14 @@ class _PageDecoder:
             raise self.corrupt(f"variable-width values where the schema expects {target}")
         ends, valid = self._stored_ends(node.indices, count, node.null_adjustment, "binary indices")
         total = int(ends[-1]) if count else 0
-        if node.bytes.WhichOneof("array_encoding") != "flat" or node.bytes.flat.bits_per_value != 8:
+        stored = node.bytes
+        # pylance releases before 0.17 wrap the bytes in a "no nulls" layer
+        # (their nulls live in the indices); it holds the same flat bytes.
+        if stored.WhichOneof("array_encoding") == "nullable" and stored.nullable.WhichOneof("nullability") == "no_nulls":
+            stored = stored.nullable.no_nulls.values
+        if stored.WhichOneof("array_encoding") != "flat" or stored.flat.bits_per_value != 8:
             raise self.unsupported("binary bytes that are not a flat encoding of 8 bits")
-        data = self.flat_buffer(node.bytes.flat, total)
+        data = self.flat_buffer(stored.flat, total)
         offsets = _arrow_offsets(ends, _has_large_offsets(target), self.corrupt)
         own = None if valid.all() else pa.py_buffer(bitmaps.pack_mask(valid))
         combined = bitmaps.and_bitmaps(validity, own, count)

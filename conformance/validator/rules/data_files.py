@@ -546,19 +546,27 @@ def readable(view: VersionView):
             yield f"fragment {fragment.id}: data file '{_name(data_file)}': {facts.error.problem}", at(view, ref)
 
 
+#: Symptom of data-file/size: a legacy file recorded as smaller than it is.
+LEGACY_SIZE_UNDERSTATED = "legacy-file-understated"
+
+
 @rule(
     "data-file/size",
     severity=Severity.ERROR,
     requirements=("data-file.size-matches",),
     summary="A non-zero file_size_bytes equals the data file's real size",
+    symptoms={LEGACY_SIZE_UNDERSTATED: "a legacy (v0.x) data file is recorded as smaller than it is"},
 )
 def size(view: VersionView):
     for ref, fragment, data_file, facts in each_readable(view):
         if data_file.file_size_bytes and data_file.file_size_bytes != facts.info.size:
+            legacy = facts.info.layout == LAYOUT_LEGACY
+            understated = legacy and data_file.file_size_bytes < facts.info.size
             yield (
-                f"fragment {fragment.id}: data file '{_name(data_file)}' has file_size_bytes "
-                f"{data_file.file_size_bytes} but is {facts.info.size} bytes",
+                f"fragment {fragment.id}: {'legacy ' if legacy else ''}data file '{_name(data_file)}' has "
+                f"file_size_bytes {data_file.file_size_bytes} but is {facts.info.size} bytes",
                 at(view, ref),
+                LEGACY_SIZE_UNDERSTATED if understated else None,
             )
 
 
@@ -571,24 +579,44 @@ def _recorded_matches(data_file: DataFile, info: FileInfo) -> bool:
     return (major, minor) == (info.major, info.minor)
 
 
+#: Symptom of data-file/version-matches-file: a file is recorded with the
+#: version number of its own trailer (0.3) where the table format records the
+#: version that number stands for (2.0).
+TRAILER_NUMBER_RECORDED = "trailer-number-recorded"
+
+
 @rule(
     "data-file/version-matches-file",
     severity=Severity.ERROR,
     requirements=("data-file.version-matches-file", "data-file.zero-version-is-legacy"),
     summary="file_major_version/file_minor_version agree with the version in the file's trailer",
+    symptoms={
+        TRAILER_NUMBER_RECORDED: "a 2.0 file is recorded as 0.3, the number in its trailer, instead of 2.0",
+    },
 )
 def version_matches_file(view: VersionView):
     for ref, fragment, data_file, facts in each_readable(view):
         info = facts.info
-        if not _recorded_matches(data_file, info):
-            trailer = f"{info.footer_major}.{info.footer_minor}"
-            meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
+        if _recorded_matches(data_file, info):
+            continue
+        recorded = f"{data_file.file_major_version}.{data_file.file_minor_version}"
+        trailer = f"{info.footer_major}.{info.footer_minor}"
+        if (data_file.file_major_version, data_file.file_minor_version) == (info.footer_major, info.footer_minor):
+            # Only possible where the trailer number and the table format's
+            # number differ: a 2.0 file, whose trailer says 0.3.
             yield (
-                f"fragment {fragment.id}: data file '{_name(data_file)}' is recorded as version "
-                f"{data_file.file_major_version}.{data_file.file_minor_version}, but its trailer says {trailer} "
-                f"({meaning})",
+                f"fragment {fragment.id}: data file '{_name(data_file)}' is recorded as version {recorded}, the "
+                f"number in its trailer; the table format records a file with that trailer as version {info.version}",
                 at(view, ref),
+                TRAILER_NUMBER_RECORDED,
             )
+            continue
+        meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
+        yield (
+            f"fragment {fragment.id}: data file '{_name(data_file)}' is recorded as version {recorded}, but its "
+            f"trailer says {trailer} ({meaning})",
+            at(view, ref),
+        )
 
 
 def _version_key(major: int, minor: int) -> str:
@@ -607,7 +635,9 @@ def _format_key(version: str) -> str:
 )
 def same_format_version(view: VersionView):
     # Count (major, minor) pairs first: one key per pair, not per file.
-    pairs = Counter((d.file_major_version, d.file_minor_version) for _, _, d in each_data_file(view))
+    # By the version each record means: a 2.0 file recorded as 0.3 is a 2.0
+    # file (data-file/version-matches-file reports the record itself).
+    pairs = Counter(d.format_version for _, _, d in each_data_file(view))
     counts: Counter = Counter()
     for (major, minor), n in pairs.items():
         counts[_version_key(major, minor)] += n
