@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 import jsonschema
 
 from conformance.describe import load_schema
-from reference_impl.errors import LanceFormatError
+from reference_impl.errors import LanceFormatError, UnreadablePathError
 from reference_impl.json_file import decode_json
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import read_manifest_file
@@ -142,6 +142,8 @@ def _branch_manifests(dataset: DatasetView, branch: str | None) -> dict[int, str
     if storage is None:
         return None
     loaded = dataset.cached(("rules.refs.listing", branch), lambda: list_versions(storage).manifests())
+    if isinstance(loaded.error, UnreadablePathError):
+        raise loaded.error  # there, but unreadable: not a missing directory (the engine reports it)
     return loaded.value if loaded.ok else None
 
 
