@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -100,6 +101,19 @@ def test_a_named_pipe_in_place_of_any_file_is_refused_promptly(dataset, which):
             storage.read(targets[which])
     assert caught.value.path == str(dataset / targets[which])
     assert str(dataset / targets[which]) in str(caught.value)
+
+
+def test_a_socket_in_place_of_a_tag_is_refused():
+    import socket
+
+    # A short root: AF_UNIX addresses hold about a hundred bytes.
+    with tempfile.TemporaryDirectory(dir="/tmp") as directory:
+        tags = Path(directory) / "_refs" / "tags"
+        tags.mkdir(parents=True)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            server.bind(str(tags / "t.json"))
+            with pytest.raises(UnreadablePathError, match="is a socket, not a regular file"):
+                Storage(directory).read("_refs/tags/t.json")
 
 
 def test_describe_refuses_a_named_pipe_with_a_clean_error(dataset):
