@@ -254,7 +254,7 @@ def _kind(mode: int) -> str:
     ):
         if test(mode):
             return name
-    return "not a file"
+    return "an entry of an unknown kind"
 
 
 def _require_regular(full: Path, mode: int) -> None:
