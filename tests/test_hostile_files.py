@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from conformance.cli import main
@@ -37,7 +38,7 @@ def source(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("hostile-files") / "ds"
     table = pa.table({"id": pa.array(range(10), pa.int64())})
     dataset = Dataset.create(path, table, stable_row_ids=True)
-    dataset = dataset.delete(pa.compute.field("id") == 3)
+    dataset = dataset.delete(pc.field("id") == 3)
     dataset.create_tag("stable", 1)
     return path
 
