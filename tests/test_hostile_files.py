@@ -236,3 +236,16 @@ def test_the_probe_cannot_read_a_file_without_permission(tmp_path):
     command = without_permission_bypass([sys.executable, "-c", f"open({str(locked)!r}).read()"])
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "PermissionError" in result.stderr
+
+
+def test_a_schema_that_does_not_build_is_reported_against_its_manifest(dataset):
+    from conformance.mutations.edit import edit_manifest
+
+    def childless_list(manifest_file):
+        manifest_file.manifest.schema.fields[0].logical_type = "list"
+
+    edit_manifest(dataset, childless_list)
+    with pytest.raises(CorruptFileError) as caught:
+        Dataset.open(dataset).to_table()
+    assert caught.value.path == str(_latest_manifest(dataset))
+    assert "schema: field 'id' (id 0): logical type 'list' needs 1 child field" in caught.value.problem
