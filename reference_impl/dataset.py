@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from . import entropy, feature_flags
 from .deletions import deletion_file_location, read_deletion_file
-from .errors import PathEscapeError, UnsupportedFeatureError
+from .errors import NamingSchemeError, PathEscapeError, UnsupportedFeatureError
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
@@ -60,6 +60,14 @@ class Dataset:
         storage = Storage(local_path(uri))
         resolved, relpath, scheme = resolve_version(storage, version)
         manifest_file = read_manifest_file(storage, relpath)
+        if resolved is not None and manifest_file.manifest.version != resolved:
+            # The name is how readers find a version (naming.name-matches-version):
+            # a manifest holding another version is not the version asked for.
+            raise NamingSchemeError(
+                manifest_file.path,
+                f"the file name says version {resolved} ({scheme.value} naming scheme) but the manifest "
+                f"holds version {manifest_file.manifest.version}",
+            )
         dataset = cls(storage, manifest_file, scheme)
         if check_features:
             dataset.check_reader_features()
@@ -157,7 +165,7 @@ class Dataset:
         when the dataset does not use stable row ids."""
         if not self.uses_stable_row_ids:
             return None
-        return fragment_row_ids(self.storage, fragment)
+        return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path)
 
     def root_storage(self) -> Storage:
         """The storage of the dataset root, where ``_refs/`` lives, also when

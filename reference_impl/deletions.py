@@ -217,7 +217,7 @@ def inspect_deletion_file(
     ``storage`` or a file that cannot be read raises the storage's
     :class:`~reference_impl.errors.LanceFormatError`."""
     storage.path(relpath)  # a path leading out of storage raises here
-    if not storage.exists(relpath):
+    if not storage.has_entry(relpath):
         return DeletionFileContent(DeletionStatus.MISSING, "the file does not exist")
     size = storage.size(relpath)
     if size > max_bytes:

@@ -33,7 +33,8 @@ class VersionNotFoundError(LanceFormatError):
 
 class NamingSchemeError(LanceFormatError):
     """Manifest names mix the V1 and V2 naming schemes (layout: naming
-    schemes), or a name fits neither."""
+    schemes), a name fits neither, or the version a manifest's name encodes
+    is not the version the manifest holds."""
 
 
 class UnsupportedFeatureError(LanceFormatError):
@@ -48,3 +49,12 @@ class PathEscapeError(LanceFormatError):
 
 class CommitConflictError(LanceFormatError):
     """A manifest for the version being committed already exists."""
+
+
+class UnreadablePathError(LanceFormatError):
+    """A file or directory of the dataset cannot be read: the operating
+    system refuses or fails (permission denied, an I/O error, a loop of
+    symbolic links), or the entry is not what the format keeps there (a named
+    pipe, socket or device where a file belongs, a file where a directory
+    belongs). Such an entry is never opened: opening a named pipe would wait
+    for a writer forever."""

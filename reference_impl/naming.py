@@ -118,14 +118,15 @@ def list_versions(storage: Storage) -> VersionListing:
 def read_hint(storage: Storage) -> int | None:
     """The version ``latest_version_hint.json`` names, or None when it is
     missing or unreadable. Only a hint: version resolution never uses it."""
-    import json
+    from .errors import LanceFormatError
+    from .json_file import read_json_file
 
     try:
-        text = storage.read(f"{VERSIONS_DIR}/{LATEST_HINT}")
-        value = json.loads(text).get("version")
-    except Exception:  # a hint that does not parse is simply no hint
+        document = read_json_file(storage, f"{VERSIONS_DIR}/{LATEST_HINT}")
+    except LanceFormatError:  # a hint that cannot be read is simply no hint
         return None
-    return value if isinstance(value, int) and value >= 0 else None
+    value = document.get("version") if isinstance(document, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def committed_manifests(storage: Storage) -> tuple[dict[int, str], NamingScheme | None]:

@@ -45,6 +45,7 @@ from urllib.parse import quote, unquote
 
 from . import entropy
 from .errors import CorruptFileError, LanceFormatError
+from .json_file import read_json_file
 from .storage import Storage
 
 REFS_DIR = "_refs"
@@ -207,11 +208,7 @@ def _opt_str(value: Any, key: str, path: str) -> str | None:
 
 def _load_json(storage: Storage, relpath: str) -> tuple[dict, str]:
     path = str(storage.path(relpath))
-    data = storage.read(relpath)
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptFileError(path, f"not valid UTF-8 JSON: {exc}") from None
+    obj = read_json_file(storage, relpath)
     if not isinstance(obj, dict):
         raise CorruptFileError(path, f"expected a JSON object, found {type(obj).__name__}")
     return obj, path

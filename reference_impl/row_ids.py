@@ -459,17 +459,23 @@ def load_stored_sequence(storage: Storage, stored: StoredSequence, context: str)
     raise TypeError(f"{context}: not a stored sequence: {stored!r}")
 
 
-def _describe(fragment: Fragment, stored: StoredSequence, storage: Storage, what: str) -> str:
+def _describe(fragment: Fragment, stored: StoredSequence, storage: Storage, what: str, manifest_path: str | None) -> str:
+    """The file an error about the sequence names: the external file, or
+    for an inline sequence the manifest holding it (when known)."""
     if isinstance(stored, ExternalFile):
         return f"{storage.path(stored.path)} [{stored.offset}, +{stored.size}) ({what} of fragment {fragment.id})"
-    return f"fragment {fragment.id} inline {what}"
+    if manifest_path is None:
+        return f"fragment {fragment.id} inline {what}"
+    return f"{manifest_path} (inline {what} of fragment {fragment.id})"
 
 
-def _fragment_sequence(storage: Storage, fragment: Fragment, attr: str, what: str, decode, max_rows: int | None):
+def _fragment_sequence(
+    storage: Storage, fragment: Fragment, attr: str, what: str, decode, max_rows: int | None, manifest_path: str | None
+):
     stored = getattr(fragment, attr)
     if stored is None:
         return None
-    context = _describe(fragment, stored, storage, what)
+    context = _describe(fragment, stored, storage, what, manifest_path)
     limit = _limit(max_rows)
     if fragment.physical_rows > limit:
         raise CorruptFileError(
@@ -483,14 +489,20 @@ def _fragment_sequence(storage: Storage, fragment: Fragment, attr: str, what: st
     return values
 
 
-def fragment_row_ids(storage: Storage, fragment: Fragment, *, max_rows: int | None = None) -> list[int] | None:
+def fragment_row_ids(
+    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
+) -> list[int] | None:
     """The row id of every physical row of ``fragment`` (deleted ones
-    included), or None when the fragment stores no row id sequence."""
-    return _fragment_sequence(storage, fragment, "row_id_sequence", "row id sequence", decode_row_id_sequence, max_rows)
+    included), or None when the fragment stores no row id sequence. Errors
+    about an inline sequence name ``manifest_path``, the manifest holding
+    the fragment, when it is given."""
+    return _fragment_sequence(
+        storage, fragment, "row_id_sequence", "row id sequence", decode_row_id_sequence, max_rows, manifest_path
+    )
 
 
 def fragment_created_at_versions(
-    storage: Storage, fragment: Fragment, *, max_rows: int | None = None
+    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
 ) -> list[int] | None:
     """Per physical row, the version that created it; None when not stored."""
     return _fragment_sequence(
@@ -500,11 +512,12 @@ def fragment_created_at_versions(
         "created-at version sequence",
         decode_version_sequence,
         max_rows,
+        manifest_path,
     )
 
 
 def fragment_last_updated_at_versions(
-    storage: Storage, fragment: Fragment, *, max_rows: int | None = None
+    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
 ) -> list[int] | None:
     """Per physical row, the version that last updated it; None when not stored."""
     return _fragment_sequence(
@@ -514,4 +527,5 @@ def fragment_last_updated_at_versions(
         "last-updated-at version sequence",
         decode_version_sequence,
         max_rows,
+        manifest_path,
     )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from .errors import CorruptFileError
+from .errors import CorruptFileError, LanceFormatError
 from .file_format import LanceFileReader
 from .fragments import TOMBSTONE_FIELD_ID, Fragment
 from .row_ids import row_address
@@ -38,13 +38,22 @@ def field_with_descendants(schema: Schema, top: Field) -> list[Field]:
     return fields
 
 
+def arrow_schema_of(dataset: "Dataset") -> pa.Schema:
+    """The version's schema as Arrow; an error in it names the manifest
+    holding it (the schema module knows no file)."""
+    try:
+        return dataset.schema.to_arrow()
+    except LanceFormatError as exc:
+        raise type(exc)(dataset.manifest_file.path, f"schema: {exc.problem}") from None
+
+
 def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool = False,
                    with_row_address: bool = False, include_deleted: bool = False) -> pa.Table:
     """The visible rows of ``fragment``, every column of the schema; with
     ``include_deleted``, every physical row (data evolution writes values for
     deleted rows too, so that new data files line up with the old ones)."""
     schema = dataset.schema
-    arrow_schema = schema.to_arrow()
+    arrow_schema = arrow_schema_of(dataset)
     source_of: dict[int, int] = {}
     for index, data_file in enumerate(fragment.files):
         for field_id in data_file.fields:
@@ -104,7 +113,7 @@ def scan(dataset: "Dataset", *, with_row_id: bool = False, with_row_address: boo
         for fragment in dataset.fragments
     ]
     if not parts:
-        empty = dataset.schema.to_arrow()
+        empty = arrow_schema_of(dataset)
         if with_row_id:
             empty = empty.append(pa.field(ROW_ID, pa.uint64()))
         if with_row_address:

@@ -14,12 +14,13 @@ Files may also live under a *declared base path* (``Manifest.base_paths``);
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import unquote, urlparse
 
-from .errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError
+from .errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError, UnreadablePathError
 
 
 def local_path(uri: str | os.PathLike) -> Path:
@@ -82,30 +83,80 @@ class Storage:
         return Storage(path, writable=False)
 
     # -- reads ----------------------------------------------------------------
+    #
+    # Every entry is examined with stat before it is opened, and only a
+    # regular file is opened (with O_NONBLOCK, and checked again with fstat,
+    # in case it was swapped between the two calls): a named pipe in place of
+    # a manifest would otherwise block the open until a writer appears, and a
+    # device could do anything. Every OSError becomes an UnreadablePathError
+    # naming the path, so no caller ever sees a bare OSError.
+
+    @staticmethod
+    def _stat(full: Path) -> os.stat_result | None:
+        """The entry's status (symlinks followed); None when nothing is there."""
+        try:
+            return os.stat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise UnreadablePathError(str(full), f"cannot examine: {exc.strerror or exc}") from None
+        except ValueError as exc:  # an embedded NUL byte, refused by path() already
+            raise PathEscapeError(str(full), str(exc)) from None
 
     def exists(self, relpath: str) -> bool:
+        """Whether ``relpath`` is a regular file (a path leading outside the
+        root, a directory or a special file is not)."""
         try:
-            return self.path(relpath).is_file()
+            full = self.path(relpath)
         except PathEscapeError:
             return False
+        status = self._stat(full)
+        return status is not None and stat.S_ISREG(status.st_mode)
+
+    def has_entry(self, relpath: str) -> bool:
+        """Whether anything is at ``relpath``: a file, a directory, or a
+        special file that :meth:`read` will refuse (with a message saying
+        what it is, where :meth:`exists` would only say it is not a file)."""
+        try:
+            full = self.path(relpath)
+        except PathEscapeError:
+            return False
+        return self._stat(full) is not None
 
     def is_dir(self, relpath: str) -> bool:
         try:
-            return self.path(relpath).is_dir()
+            full = self.path(relpath)
         except PathEscapeError:
             return False
+        status = self._stat(full)
+        return status is not None and stat.S_ISDIR(status.st_mode)
 
     def size(self, relpath: str) -> int:
-        return self._size(self.path(relpath))
+        return self._regular_file_status(self.path(relpath)).st_size
 
-    @staticmethod
-    def _size(full: Path) -> int:
+    @classmethod
+    def _regular_file_status(cls, full: Path) -> os.stat_result:
+        status = cls._stat(full)
+        if status is None:
+            raise LanceFormatError(str(full), "file does not exist")
+        _require_regular(full, status.st_mode)
+        return status
+
+    @classmethod
+    def _open_regular_file(cls, full: Path) -> tuple[int, int]:
+        """A read-only descriptor of the regular file ``full``, and its size."""
+        cls._regular_file_status(full)
         try:
-            return full.stat().st_size
-        except FileNotFoundError:
-            raise LanceFormatError(str(full), "file does not exist") from None
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
-            raise LanceFormatError(str(full), f"cannot stat: {exc.strerror}") from None
+            raise UnreadablePathError(str(full), f"cannot open: {exc.strerror or exc}") from None
+        try:
+            status = os.fstat(fd)
+            _require_regular(full, status.st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, status.st_size
 
     def read(self, relpath: str, offset: int = 0, length: int | None = None) -> bytes:
         """Bytes ``[offset, offset + length)`` of a file; the whole file by default.
@@ -114,25 +165,24 @@ class Storage:
         past the end is a :class:`CorruptFileError`, not a short read.
         """
         full = self.path(relpath)
-        size = self._size(full)
-        if length is None:
-            length = size - offset
-        if offset < 0 or length < 0 or offset + length > size:
-            raise CorruptFileError(
-                str(full), f"byte range [{offset}, {offset + length}) is outside the file ({size} bytes)"
-            )
+        fd, size = self._open_regular_file(full)
         try:
-            with open(full, "rb") as handle:
-                handle.seek(offset)
-                data = handle.read(length)
-        except OSError as exc:
-            raise LanceFormatError(str(full), f"cannot read: {exc.strerror}") from None
+            if length is None:
+                length = size - offset
+            if offset < 0 or length < 0 or offset + length > size:
+                raise CorruptFileError(
+                    str(full), f"byte range [{offset}, {offset + length}) is outside the file ({size} bytes)"
+                )
+            data = _pread_exactly(fd, length, offset, full)
+        finally:
+            os.close(fd)
         if len(data) != length:
             raise CorruptFileError(str(full), f"short read: wanted {length} bytes at {offset}, got {len(data)}")
         return data
 
     def list_dir(self, relpath: str) -> list[str]:
-        """Names of the entries of a directory; empty when it does not exist."""
+        """Names of the entries of a directory; empty when it does not exist
+        (or is not a directory)."""
         try:
             full = self.path(relpath)
         except PathEscapeError:
@@ -142,7 +192,7 @@ class Storage:
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError as exc:
-            raise LanceFormatError(str(full), f"cannot list: {exc.strerror}") from None
+            raise UnreadablePathError(str(full), f"cannot list: {exc.strerror or exc}") from None
 
     # -- writes ---------------------------------------------------------------
 
@@ -191,3 +241,44 @@ class Storage:
     def delete(self, relpath: str) -> None:
         full = self._check_writable(relpath)
         full.unlink(missing_ok=True)
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular entry is, in words."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "an entry of an unknown kind"
+
+
+def _require_regular(full: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise UnreadablePathError(str(full), f"is {_kind(mode)}, not a regular file; it is not opened")
+
+
+#: The most one read(2) returns on Linux; larger ranges take several.
+_READ_CHUNK = 0x7FFFF000
+
+
+def _pread_exactly(fd: int, length: int, offset: int, full: Path) -> bytes:
+    """``length`` bytes at ``offset`` (fewer only when the file ends first)."""
+    try:
+        if length <= _READ_CHUNK:
+            return os.pread(fd, length, offset)
+        parts = []
+        while length > 0:
+            part = os.pread(fd, min(length, _READ_CHUNK), offset)
+            if not part:
+                break
+            parts.append(part)
+            offset += len(part)
+            length -= len(part)
+        return b"".join(parts)
+    except OSError as exc:
+        raise UnreadablePathError(str(full), f"cannot read: {exc.strerror or exc}") from None

@@ -5,7 +5,11 @@ on each selected version (version-scoped rules), collects what they yield as
 :class:`~conformance.validator.registry.Finding` objects, and guarantees that
 no exception escapes: a rule that fails unexpectedly is reported as an
 ``validator.internal-error`` finding naming the rule, so that a bug in one rule
-never hides the findings of the others.
+never hides the findings of the others. A file or directory a rule cannot read
+(permission denied, an I/O error, a named pipe where a file belongs) is a
+``validator.unreadable`` finding naming the path: the dataset cannot be vouched
+for, but nothing is wrong with the rule. The report is produced even when the
+dataset cannot be listed at all.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field as dc_field
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import NotADatasetError
+from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import Storage, local_path
 
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from .baseline import BaselineOutcome
 
 INTERNAL_ERROR_RULE = "validator.internal-error"
+UNREADABLE_RULE = "validator.unreadable"
 
 
 @dataclass
@@ -77,7 +82,11 @@ class Report:
 def open_dataset_view(path: str | os.PathLike) -> DatasetView:
     """A view of ``path``; :class:`NotADatasetError` when it holds no dataset."""
     root = local_path(path)
-    if not root.is_dir():
+    try:
+        is_dir = root.is_dir()
+    except OSError as exc:
+        raise UnreadablePathError(str(root), f"cannot examine: {exc.strerror or exc}") from None
+    if not is_dir:
         raise NotADatasetError(str(root), "not a directory")
     storage = Storage(root, writable=False)
     view = DatasetView(storage)
@@ -85,6 +94,17 @@ def open_dataset_view(path: str | os.PathLike) -> DatasetView:
     if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
         raise NotADatasetError(str(root), "no manifest under _versions/ and no _latest.manifest")
     return view
+
+
+def unreadable_finding(root: str | os.PathLike, error: UnreadablePathError, requirements: tuple[str, ...],
+                       version: int | None, doing: str) -> Finding:
+    """The finding for a path that could not be read while ``doing``
+    something; located relative to ``root`` when the path lies under it."""
+    root_text = os.fspath(root)
+    location = error.path
+    if location == root_text or location.startswith(root_text.rstrip(os.sep) + os.sep):
+        location = os.path.relpath(location, root_text)
+    return Finding(UNREADABLE_RULE, Severity.ERROR, requirements, f"{doing}: {error}", version, location)
 
 
 def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
@@ -96,6 +116,11 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
             else:
                 message, location, *symptom = item
                 findings.append(rule.finding(message, version=version, location=location, symptom=next(iter(symptom), None)))
+    except UnreadablePathError as exc:
+        storage = subject.storage if isinstance(subject, DatasetView) else subject.dataset.storage
+        findings.append(
+            unreadable_finding(storage.root, exc, rule.requirements, version, f"rule {rule.id} could not complete")
+        )
     except Exception as exc:  # the engine's promise: one failing rule never stops validation
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         findings.append(
@@ -159,7 +184,12 @@ def applies_under(rule: Rule, revision: SpecRevision) -> bool:
 
 def _validate(path, version: int | None, all_versions: bool, rules: list[str] | None,
               spec_revision: SpecRevision) -> Report:
-    view = open_dataset_view(path)
+    try:
+        view = open_dataset_view(path)
+    except UnreadablePathError as exc:  # not even listable: the report says why
+        root = local_path(path).absolute()
+        return Report(str(root), [], [], [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],
+                      spec_revision=spec_revision)
     view.spec_revision = spec_revision
     selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
     available = sorted(view.manifest_paths())

@@ -177,15 +177,16 @@ def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
     if not dataset.uses_stable_row_ids:
         return moved
     moved.row_ids = []
+    manifest_path = dataset.manifest_file.path  # errors about inline sequences name it
     for fragment in run:
         visible = _visible_offsets(dataset, fragment)
-        row_ids = fragment_row_ids(dataset.storage, fragment)
+        row_ids = fragment_row_ids(dataset.storage, fragment, manifest_path=manifest_path)
         if row_ids is None:
             raise ValueError(f"fragment {fragment.id} of a stable-row-id dataset has no row id sequence")
-        created = fragment_created_at_versions(dataset.storage, fragment)
+        created = fragment_created_at_versions(dataset.storage, fragment, manifest_path=manifest_path)
         if created is None:
             created = [DEFAULT_CREATED_AT_VERSION] * fragment.physical_rows
-        updated = fragment_last_updated_at_versions(dataset.storage, fragment) or created
+        updated = fragment_last_updated_at_versions(dataset.storage, fragment, manifest_path=manifest_path) or created
         moved.row_ids.extend(row_ids[i] for i in visible)
         moved.created_at.extend(created[i] for i in visible)
         moved.last_updated_at.extend(updated[i] for i in visible)

@@ -296,7 +296,7 @@ class _CheckedFile(Storage):
         self._relpath, self._full = relpath, full
         # os-level calls: a buffered file object costs more than the read
         # itself for the small files a validation opens by the thousand.
-        fd = os.open(full, os.O_RDONLY)
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
         try:
             self._size = os.fstat(fd).st_size
             self._tail_start = max(0, self._size - TAIL_BYTES)
@@ -336,7 +336,7 @@ def _read_tail(located: Located) -> FileTail:
     costs more than the read itself for the small files a validation opens
     by the thousand). Reads before the tail go to the file's storage."""
     full = located.full
-    fd = os.open(full, os.O_RDONLY)
+    fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
     try:
         # The size of a regular file is where its end is; seeking there is
         # cheaper than os.fstat, whose stat_result costs more to build than

@@ -14,6 +14,9 @@ TRANSACTION_FILE_NAME = re.compile(
     r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$"
 )
 
+#: How many missing versions a gap finding lists.
+SHOWN_MISSING = 10
+
 
 @rule(
     "history/gapless",
@@ -28,12 +31,20 @@ TRANSACTION_FILE_NAME = re.compile(
 )
 def gapless(dataset: DatasetView):
     versions = sorted(dataset.manifest_paths())
-    missing = sorted(set(range(versions[0], versions[-1] + 1)) - set(versions)) if versions else []
-    if missing:
-        shown = ", ".join(str(v) for v in missing[:10]) + (" ..." if len(missing) > 10 else "")
+    # Version numbers come from file names, and a name may claim version
+    # 2^64 - 1: the gaps are counted between neighbours, never enumerated.
+    gaps = [(low, high) for low, high in zip(versions, versions[1:]) if high - low > 1]
+    if gaps:
+        missing = sum(high - low - 1 for low, high in gaps)
+        shown = []
+        for low, high in gaps:
+            shown.extend(range(low + 1, min(high, low + 1 + SHOWN_MISSING - len(shown))))
+            if len(shown) >= SHOWN_MISSING:
+                break
+        listed = ", ".join(str(v) for v in shown) + (" ..." if missing > len(shown) else "")
         yield (
-            f"versions {shown} between {versions[0]} and {versions[-1]} have no manifest "
-            "(skipped, or removed by a cleanup)",
+            f"versions {listed} between {versions[0]} and {versions[-1]} have no manifest ({missing} in all; "
+            "skipped, or removed by a cleanup)",
             "_versions",
         )
 

@@ -15,7 +15,6 @@ need: each branch's version listing and its newest manifest.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -23,7 +22,8 @@ from pathlib import PurePosixPath
 import jsonschema
 
 from conformance.describe import load_schema
-from reference_impl.errors import LanceFormatError
+from reference_impl.errors import LanceFormatError, UnreadablePathError
+from reference_impl.json_file import decode_json
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
@@ -92,13 +92,9 @@ def _load(storage: Storage, kind: str, directory: str) -> list[RefFile]:
             if size > MAX_REF_BYTES:
                 ref.problem = f"the file holds {size} bytes, far more than a ref file needs"
                 continue
-            text = storage.read(relpath).decode("utf-8")
-            document = json.loads(text)
+            document = decode_json(storage.read(relpath, 0, size), relpath)
         except LanceFormatError as exc:
             ref.problem = exc.problem
-            continue
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            ref.problem = f"not UTF-8 JSON: {exc}"
             continue
         if not isinstance(document, dict):
             ref.problem = f"expected a JSON object, found {type(document).__name__}"
@@ -146,6 +142,8 @@ def _branch_manifests(dataset: DatasetView, branch: str | None) -> dict[int, str
     if storage is None:
         return None
     loaded = dataset.cached(("rules.refs.listing", branch), lambda: list_versions(storage).manifests())
+    if isinstance(loaded.error, UnreadablePathError):
+        raise loaded.error  # there, but unreadable: not a missing directory (the engine reports it)
     return loaded.value if loaded.ok else None
 
 
