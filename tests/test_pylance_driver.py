@@ -25,7 +25,7 @@ PYLANCE_OLD = "pylance-0.20"
 U64_MAX = (1 << 64) - 1
 OLD_RELEASE_SCENARIOS = (
     "appends_deletes", "schema_evolution", "overwrite", "scalar_index",
-    "update_compaction", "tags", "default_format_nested", "v2_0_history", "legacy_history",
+    "update_compaction", "tags", "default_format_nested", "v2_0_history", "legacy_history", "vector_index_delta",
 )
 
 #: ``{scenario: {version: document}}`` of one writer.
@@ -403,7 +403,7 @@ def test_shallow_clone_base_paths(documents_14, pylance_datasets):
 @pytest.mark.old_pylance
 def test_old_release_writes_legacy_files_except_by_default(documents_old):
     for name, by_version in documents_old.items():
-        expected = "2.0" if name in ("default_format_nested", "v2_0_history") else "0.1"
+        expected = "2.0" if name in ("default_format_nested", "v2_0_history", "vector_index_delta") else "0.1"
         for version, document in by_version.items():
             assert document["data_format"]["version"] == expected, f"{name}@{version}"
 

@@ -3,8 +3,9 @@ release per minor line from 0.15 on (``conformance.peers.old_pylance``), each
 installed in a venv of its own.
 
 For each release the writer script builds a small corpus (creates, appends,
-deletes, schema changes, an index, compaction, tags, legacy and 2.0 storage,
-as far as the release can: what it cannot write is skipped and reported),
+deletes, schema changes, a scalar index, a vector index with a delta segment,
+compaction, tags, legacy and 2.0 storage, as far as the release can: what it
+cannot write is skipped and reported),
 every version of every dataset is validated, and the reference reader reads
 every version of the release's 2.0 dataset as pylance does. The property: no version
 has an error, and the known writer defects (conformance/data/writer_defects.json)

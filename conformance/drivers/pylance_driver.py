@@ -89,6 +89,8 @@ def unreported_keys() -> frozenset[str]:
         unreported.add("table_metadata")
     if not hasattr(dataset_class, "describe_indices"):
         unreported.add("indices[].type_url")
+    if not hasattr(dataset_class, "tags"):
+        unreported.add("tags")  # releases before 0.16 have no tags
     data_file_fields = _data_file_fields()
     if "file_size_bytes" not in data_file_fields:
         unreported.add("fragments[].files[].file_size_bytes")
@@ -203,7 +205,6 @@ def describe(uri: str, version: int | None = None) -> dict:
         raise ValueError("lance.debug.format_manifest did not render a Manifest")
 
     fragments = _describe_fragments(dataset, manifest)
-    data_storage_format = manifest["data_storage_format"]
     return {
         "describe_format": DESCRIBE_FORMAT,
         "version": int(dataset.version),
@@ -215,11 +216,8 @@ def describe(uri: str, version: int | None = None) -> dict:
         "reader_feature_flags": int(manifest["reader_feature_flags"]),
         "writer_feature_flags": int(manifest["writer_feature_flags"]),
         "max_fragment_id": _optional_int(manifest["max_fragment_id"]),
-        "next_row_id": int(manifest["next_row_id"]),
-        "data_format": {
-            "file_format": str(data_storage_format["file_format"]),
-            "version": str(dataset.data_storage_version),
-        },
+        "next_row_id": _next_row_id(manifest),
+        "data_format": _data_format(dataset, manifest, fragments),
         "writer_version": _writer_version(manifest["writer_version"]),
         "indices": _describe_indices(dataset, manifest),
         "config": _config(dataset, manifest),
@@ -258,6 +256,31 @@ def _naming_scheme(dataset) -> str | None:
     if name == "_latest.manifest":
         return "legacy"
     raise ValueError(f"manifest path {path!r} of version {version} follows no known naming scheme")
+
+
+def _data_format(dataset, manifest: "DebugStruct", fragments: list[dict]) -> dict:
+    """The dataset's data storage format as the release sees it.
+
+    Releases before 0.16 keep no dataset-level format (their manifest has no
+    ``data_storage_format`` and the dataset no ``data_storage_version``): each
+    data file carries its own version, so the format they read is the one
+    the data files say, the first file of the first fragment as later
+    releases infer it for a manifest without ``data_format``; a dataset
+    without data files is legacy (0.1) to them, as to those later releases.
+    """
+    if "data_storage_format" in manifest.fields and hasattr(dataset, "data_storage_version"):
+        return {
+            "file_format": str(manifest["data_storage_format"]["file_format"]),
+            "version": str(dataset.data_storage_version),
+        }
+    first_file = next((files[0] for files in (f["files"] for f in fragments) if files), None)
+    if first_file is None or first_file["file_major_version"] < 2:
+        return {"file_format": "lance", "version": LEGACY_FORMAT_VERSION}
+    return {"file_format": "lance", "version": f"{first_file['file_major_version']}.{first_file['file_minor_version']}"}
+
+
+#: How pylance names the legacy (v1) data storage format.
+LEGACY_FORMAT_VERSION = "0.1"
 
 
 def _describe_schema(schema: "DebugStruct") -> list[dict]:
@@ -387,6 +410,29 @@ def _describe_data_file_document(data_file: dict) -> dict:
     }
 
 
+def _scans_row_addresses(dataset) -> bool:
+    """Whether the release's scanner takes ``with_row_address`` (0.16 on)."""
+    import inspect
+
+    return "with_row_address" in inspect.signature(dataset.scanner).parameters
+
+
+def _scanned_row_ids(dataset) -> list[int]:
+    """``_rowid`` of every visible row, scanning as little as the release allows.
+
+    An empty projection is cheapest, but pylance 0.11 refuses it on 2.0 data
+    files ("Does not find any data file for schema"); it then scans the first
+    top-level column, which every data file of a fragment covers between them.
+    """
+    try:
+        table = dataset.to_table(columns=[], with_row_id=True)
+    except Exception:
+        if not dataset.schema.names:
+            raise
+        table = dataset.to_table(columns=dataset.schema.names[:1], with_row_id=True)
+    return table.column("_rowid").to_pylist()
+
+
 def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[tuple[int, int | None]]]:
     """``{fragment_id: [(offset, row_id), ...]}`` of visible rows, by offset.
 
@@ -394,9 +440,20 @@ def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[
     ones it considers visible, so the offsets missing from a fragment are the
     ones it treats as deleted.
     """
-    table = dataset.to_table(columns=[], with_row_address=True, with_row_id=with_row_ids)
-    addresses = table.column("_rowaddr").to_pylist()
-    row_ids = table.column("_rowid").to_pylist() if with_row_ids else [None] * len(addresses)
+    if _scans_row_addresses(dataset):
+        table = dataset.to_table(columns=[], with_row_address=True, with_row_id=with_row_ids)
+        addresses = table.column("_rowaddr").to_pylist()
+        row_ids = table.column("_rowid").to_pylist() if with_row_ids else [None] * len(addresses)
+    elif not with_row_ids:
+        # Before row addresses could be asked for (0.16), a scan's row id of
+        # a dataset without stable row ids *is* the row address.
+        addresses = _scanned_row_ids(dataset)
+        row_ids = [None] * len(addresses)
+    else:
+        raise RuntimeError(
+            "this pylance release scans no row addresses, and with stable row ids its row ids are not addresses: "
+            "it cannot show which rows of a fragment are visible"
+        )
     by_fragment: dict[int, list[tuple[int, int | None]]] = {}
     for address, row_id in zip(addresses, row_ids):
         by_fragment.setdefault(address >> 32, []).append((address & ROW_OFFSET_MASK, row_id))
@@ -505,7 +562,17 @@ def _describe_base_paths(dataset) -> list[dict]:
     return described
 
 
+def _next_row_id(manifest: "DebugStruct") -> int:
+    """Releases before stable row ids (0.11) have no ``next_row_id``: to them
+    it is the field's default, 0, which is also what a manifest of a dataset
+    without stable row ids records (and one with them has a reader flag such
+    a release refuses)."""
+    return int(manifest.fields.get("next_row_id", 0))
+
+
 def _describe_tags(dataset) -> list[dict]:
+    if not hasattr(dataset, "tags"):
+        return []  # a release without tags (``tags`` is unreported)
     tags = dataset.tags.list()
     return [
         {

@@ -34,7 +34,7 @@ _ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("15.0.0", "1.26.4", ("0.11.1", "0.14.1")),
     # pylance 0.15 to 0.18 require numpy < 2.
     ("17.0.0", "1.26.4", ("0.15.0", "0.16.1", "0.17.0", "0.18.2", "0.19.2")),
-    ("18.1.0", "2.2.6", ("0.20.0", "0.21.0", "0.22.0", "0.23.2")),
+    ("18.1.0", "2.2.6", ("0.20.0", "0.21.0", "0.22.0", "0.23.0", "0.23.2")),
     ("19.0.1", "2.2.6", ("0.24.1", "0.25.2", "0.26.1")),
     ("20.0.0", "2.2.6", ("0.27.0", "0.27.2", "0.28.0", "0.29.0", "0.30.0")),
     (
@@ -52,7 +52,7 @@ _ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 #: writing datasets with them and their neighbours. 0.11.1 is older than the
 #: lines covered: it is where the 2.0 file version begins (0.11.0 and older
 #: write an experimental layout of their own under ``use_experimental_writer``).
-BISECTION_RELEASES: tuple[str, ...] = ("0.11.1", "0.14.1", "0.27.0", "8.0.0")
+BISECTION_RELEASES: tuple[str, ...] = ("0.11.1", "0.14.1", "0.23.0", "0.27.0", "8.0.0")
 
 #: Minor lines from 0.15 on that no release here covers, and why.
 UNCOVERED_LINES: dict[str, str] = {

@@ -202,6 +202,35 @@ def write_legacy_history(path):
     require(lance.dataset(str(path)).count_rows() == 38, "create, append and delete should leave 38 rows")
 
 
+VECTOR_DIMENSION = 32
+
+
+def vector_rows(start, count):
+    """Vectors derived from the row id alone, varied enough to train PQ."""
+    values = [((i * 2654435761 + k * 40503) % 1000003) / 1000003.0
+              for i in range(start, start + count) for k in range(VECTOR_DIMENSION)]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(values, pa.float32()), VECTOR_DIMENSION)
+    return pa.table({"id": pa.array(range(start, start + count), pa.int64()), "vector": vectors})
+
+
+def write_vector_index_delta(path):
+    """A vector index, an append, then a delta segment for the new fragment
+    (``optimize_indices(num_indices_to_merge=0)``): two segments of one index."""
+    lance.write_dataset(vector_rows(0, 512), str(path))
+    lance.dataset(str(path)).create_index("vector", index_type="IVF_PQ", num_partitions=1, num_sub_vectors=2)
+    lance.write_dataset(vector_rows(512, 512), str(path), mode="append")
+    optimizer = lance.dataset(str(path)).optimize
+    if not hasattr(optimizer, "optimize_indices"):
+        raise ScenarioUnsupported("lance %s cannot optimize indices" % lance.__version__)
+    optimizer.optimize_indices(num_indices_to_merge=0)
+    dataset = lance.dataset(str(path))
+    if hasattr(dataset, "describe_indices"):
+        segments = [len(index.segments) for index in dataset.describe_indices()]
+    else:
+        segments = [len(dataset.list_indices())]
+    require(segments == [2], "expected one index of two segments, found %r" % segments)
+
+
 WRITERS = {
     "appends_deletes": (write_appends_deletes, ("delete",)),
     "schema_evolution": (write_schema_evolution, ("add_columns", "alter_columns", "drop_columns", "merge")),
@@ -212,6 +241,7 @@ WRITERS = {
     "default_format_nested": (write_default_format_nested, ()),
     "v2_0_history": (write_v2_0_history, ("delete",)),
     "legacy_history": (write_legacy_history, ("delete",)),
+    "vector_index_delta": (write_vector_index_delta, ("create_index", "optimize")),
 }
 
 

@@ -242,9 +242,10 @@ lance.dataset(sys.argv[1]).optimize.optimize_indices(num_indices_to_merge=0)
 @pytest.mark.old_pylance
 def test_an_old_release_repeats_covered_fragments_in_a_delta_segment(tmp_path):
     """pylance 0.20 gives a delta segment of a vector index the earlier
-    segment's fragments as well as its own (releases up to 0.22 do,
-    docs/spec-discrepancies.md): index/segments-disjoint reports it; the
-    same steps under pylance 14 draw nothing from it."""
+    segment's fragments as well as its own (releases before 0.23.0 do,
+    docs/spec-discrepancies.md): index/segments-disjoint reports it as a
+    warning naming that known writer defect and its releases; the same steps
+    under pylance 14 draw nothing from it."""
     import os
     import subprocess
 
@@ -265,7 +266,11 @@ def test_an_old_release_repeats_covered_fragments_in_a_delta_segment(tmp_path):
         overlapping = [f for f in findings if f.rule == "index/segments-disjoint"]
         assert bool(overlapping) == overlaps, (writer, overlapping)
         if overlaps:
-            assert [f.version for f in overlapping] == [4] and "both cover fragments 0:" in overlapping[0].message
+            (finding,) = overlapping
+            assert finding.version == 4 and "both cover fragments 0:" in finding.message
+            assert finding.severity is Severity.WARNING
+            assert finding.known_defect == "lance-delta-index-segment-repeats-fragments"
+            assert "lance releases >= 0.11.1 and < 0.23.0" in finding.message
 
 
 def test_overlapping_segments_name_both_uuids(base_datasets, tmp_path):
@@ -275,6 +280,9 @@ def test_overlapping_segments_name_both_uuids(base_datasets, tmp_path):
     let_two_segments_of_an_index_cover_one_fragment(root)
     (finding,) = _findings(root, "index/segments-disjoint", all_versions=False)
     assert finding.severity is Severity.ERROR and "both cover fragments 2:" in finding.message
+    # Neither segment holds all of the other's fragments: not the symptom of
+    # the old releases' delta segments, whoever wrote it.
+    assert finding.symptom is None
     assert finding.location.endswith("index_section.indices[1].fragment_bitmap")
 
 

@@ -94,11 +94,21 @@ def delta_segments(view: VersionView):
             )
 
 
+#: Symptom of index/segments-disjoint: a later segment covers every fragment
+#: of an earlier one besides its own, as a delta segment of old pylance
+#: releases does (conformance/data/writer_defects.json).
+DELTA_REPEATS_EARLIER = "delta-repeats-earlier-fragments"
+
+
 @rule(
     "index/segments-disjoint",
     severity=Severity.ERROR,
     requirements=("index.segments-disjoint",),
     summary="The segments of one index (entries sharing a name, fields and type) cover disjoint fragments",
+    symptoms={
+        DELTA_REPEATS_EARLIER: "a later segment covers all of an earlier segment's fragments as well as fragments "
+        "of its own",
+    },
 )
 def segments_disjoint(view: VersionView):
     """Upstream's index overview (Basic Concepts): each segment of an index
@@ -115,10 +125,12 @@ def segments_disjoint(view: VersionView):
             shared = bitmap & other_bitmap
             if shared:
                 shown = ", ".join(str(v) for v in list(shared.to_array()[:5])) + (" ..." if len(shared) > 5 else "")
+                repeats_earlier = len(shared) == len(other_bitmap) and len(bitmap) > len(other_bitmap)
                 yield (
                     f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments {shown}: "
                     "a fragment belongs to at most one segment of an index",
                     _at(view, position, "fragment_bitmap"),
+                    DELTA_REPEATS_EARLIER if repeats_earlier else None,
                 )
                 break  # one finding per segment, naming the first it overlaps
         earlier.append((index, bitmap))
