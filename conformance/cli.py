@@ -86,6 +86,7 @@ def _rules(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
+    _quiet_peers()
     return run_demo(args.out)
 
 
