@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
+import conformance
 from conformance import strategies
 from conformance.mutations import manifest_mutators
 from conformance.requirements import load_requirements
@@ -27,8 +28,10 @@ from reference_impl.deletions import (
     encode_arrow_deletions,
     encode_bitmap_deletions,
 )
+from reference_impl.commit import WRITER_LIBRARY
 from reference_impl.file_format import LanceFileReader, write_file
 from reference_impl.logical_types import is_valid_logical_type, schema_from_arrow, schema_to_arrow
+from reference_impl.manifest import WriterVersion
 from reference_impl.manifest_file import decode_manifest_file, encode_manifest_file
 from reference_impl.naming import NamingScheme, manifest_path
 from reference_impl.row_ids import decode_row_id_sequence, encode_row_id_sequence
@@ -113,7 +116,9 @@ def test_manifests_pass_the_manifest_rules(case):
 @FAST
 @given(strategies.manifests())
 def test_manifest_invariants(manifest):
-    """The guarantees manifests() states, checked directly."""
+    """The guarantees manifests() states, checked directly; the writer is
+    this project at its own version."""
+    assert manifest.writer_version == WriterVersion(WRITER_LIBRARY, conformance.__version__)
     ids = [f.id for f in manifest.fragments]
     assert len(ids) == len(set(ids))
     assert all(i <= manifest.max_fragment_id for i in ids)
@@ -176,6 +181,15 @@ def test_every_step_kind_applies(kind, tmp_path):
     else:
         assert dataset.version >= 2, f"the {kind.KIND} step committed nothing"
     assert _serious(tmp_path / "ds") == []
+
+
+def test_a_recipe_refuses_a_step_that_is_not_a_step_kind(tmp_path):
+    """Steps are dispatched on their type; a stray value (the old string
+    kinds included) is a TypeError naming it, not a silent no-op."""
+    table = pa.table({"id": pa.array([1], pa.int64())})
+    recipe = strategies.DatasetRecipe(table, stable_row_ids=False, naming="v2", max_rows_per_file=1, steps=["append"])
+    with pytest.raises(TypeError, match="'append'"):
+        recipe.build(tmp_path / "ds")
 
 
 @settings(max_examples=examples(1 / 10), **_TOLERANT)
