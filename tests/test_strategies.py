@@ -5,6 +5,7 @@ names, as the validator sees it."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import re
@@ -597,3 +598,19 @@ def test_strategies_shrink_where_their_docstrings_say(name):
     build, claim = _SHRINK_CLAIMS[name]
     simplest = _simplest(build())
     assert claim(simplest), simplest
+
+
+def test_the_strategies_the_readme_names_exist():
+    """The README's "Property tests" section names public strategies that
+    build with no arguments (or the ones it shows), as it promises."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Property tests for your implementation", 1)[1].split("\n## ", 1)[0]
+    calls = set(re.findall(r"`(?:strategies\.)?([a-z_]+)\(([^`)]*)\)`", section))
+    named = {name for name, _ in calls if name in strategies.__all__}
+    assert {"arrow_tables", "manifests", "mutations", "dataset_recipes", "manifest_mutations"} <= named
+    for name, arguments in sorted(calls):
+        if name in strategies.__all__:
+            call = ast.parse(f"f({arguments})", mode="eval").body
+            keywords = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+            built = getattr(strategies, name)(*[ast.literal_eval(a) for a in call.args], **keywords)
+            assert isinstance(built, st.SearchStrategy), name
