@@ -128,7 +128,7 @@ def fragments(
     and was read at a version below ``version``; the data file path is
     relative and lies under ``data/``. The data file itself is not written.
 
-    Shrinks towards fragment ``fragment_id`` (or 0) of one row without a
+    Shrinks towards fragment ``fragment_id`` (or 0) of few rows without a
     deletion file."""
     ids = [0] if field_ids is None else [check_count("field_ids[]", i) for i in field_ids]
     check_count("version", version, at_least=1)
@@ -253,9 +253,9 @@ def manifests(
     Data files, deletion files and indices are not written; this is the
     manifest alone.
 
-    Shrinks towards version 2 with ``min_fields`` leaf fields and
-    ``min_fragments`` one-row fragments, without deletion files or stable
-    row ids unless asked for."""
+    Shrinks towards an early version with ``min_fields`` leaf fields and
+    ``min_fragments`` fragments of few rows, without deletion files or
+    stable row ids unless asked for."""
     arguments = _manifest_arguments(min_fragments, max_fragments, min_fields, max_fields, stable_row_ids, deletions)
     return _manifests(*arguments)
 
