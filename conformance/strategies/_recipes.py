@@ -5,7 +5,7 @@ implementation writes as one version per commit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Union, get_args
+from typing import TYPE_CHECKING, ClassVar, Literal, Union, get_args
 
 import pyarrow as pa
 from hypothesis import strategies as st
@@ -118,7 +118,7 @@ class DatasetRecipe:
 
     first: pa.Table
     stable_row_ids: bool
-    naming: str
+    naming: Literal["v2", "v1"]
     max_rows_per_file: int
     steps: list[DatasetStep]
 
