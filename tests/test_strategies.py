@@ -5,15 +5,21 @@ names, as the validator sees it."""
 
 from __future__ import annotations
 
+import ast
 import copy
+import inspect
+import re
 import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, find, given, settings, strategies as st
+from hypothesis.errors import InvalidArgument
 
+import conformance
 from conformance import strategies
+from conformance.mutations import manifest_mutators
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
 from reference_impl import feature_flags as ff
@@ -23,13 +29,22 @@ from reference_impl.deletions import (
     encode_arrow_deletions,
     encode_bitmap_deletions,
 )
+from reference_impl.commit import WRITER_LIBRARY
 from reference_impl.file_format import LanceFileReader, write_file
 from reference_impl.logical_types import is_valid_logical_type, schema_from_arrow, schema_to_arrow
+from reference_impl.manifest import WriterVersion
 from reference_impl.manifest_file import decode_manifest_file, encode_manifest_file
 from reference_impl.naming import NamingScheme, manifest_path
 from reference_impl.row_ids import decode_row_id_sequence, encode_row_id_sequence
 from reference_impl.storage import Storage
-from reference_impl.transactions import OPERATIONS, read_transaction_file, write_transaction_file
+from reference_impl.transactions import (
+    OPERATIONS,
+    Append,
+    ReserveFragments,
+    UpdateConfig,
+    read_transaction_file,
+    write_transaction_file,
+)
 from reference_impl.wire import transaction_pb2
 from tests.hypothesis_budget import examples
 
@@ -39,9 +54,11 @@ _TOLERANT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Hea
 FAST = settings(max_examples=examples(1 / 2), **_TOLERANT)
 SLOW = settings(max_examples=examples(1 / 6), **_TOLERANT)
 
+#: Requirement id -> the manifest mutator breaking it (conformance.mutations).
+MANIFEST_MUTATORS = manifest_mutators()
 #: Every rule citing a requirement some manifest mutator breaks: the
 #: manifest-level rules a valid generated manifest must pass.
-MUTATED_REQUIREMENTS = set(strategies.MANIFEST_MUTATORS)
+MUTATED_REQUIREMENTS = set(MANIFEST_MUTATORS)
 MANIFEST_RULES = sorted({r.id for r in all_rules() if MUTATED_REQUIREMENTS & set(r.requirements)})
 
 
@@ -100,7 +117,9 @@ def test_manifests_pass_the_manifest_rules(case):
 @FAST
 @given(strategies.manifests())
 def test_manifest_invariants(manifest):
-    """The guarantees manifests() states, checked directly."""
+    """The guarantees manifests() states, checked directly; the writer is
+    this project at its own version."""
+    assert manifest.writer_version == WriterVersion(WRITER_LIBRARY, conformance.__version__)
     ids = [f.id for f in manifest.fragments]
     assert len(ids) == len(set(ids))
     assert all(i <= manifest.max_fragment_id for i in ids)
@@ -136,20 +155,42 @@ def test_generated_datasets_draw_no_error_or_warning(recipe):
         assert _serious(dataset.uri) == []
 
 
-@pytest.mark.parametrize("kind", strategies.STEP_KINDS)
+_STEP_TABLE = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", None, "c"]})
+#: One small step of each kind.
+_ONE_STEP_OF_EACH_KIND = {
+    strategies.AppendStep: strategies.AppendStep(_STEP_TABLE),
+    strategies.OverwriteStep: strategies.OverwriteStep(_STEP_TABLE),
+    strategies.DeleteStep: strategies.DeleteStep(((0, 1), (2, 0))),
+    strategies.AddColumnStep: strategies.AddColumnStep(1),
+    strategies.DropColumnStep: strategies.DropColumnStep(1),
+    strategies.CompactStep: strategies.CompactStep(3, True),
+    strategies.RestoreStep: strategies.RestoreStep(1),
+    strategies.TagStep: strategies.TagStep(1),
+    strategies.ConfigStep: strategies.ConfigStep(1, 2),
+}
+
+
+@pytest.mark.parametrize("kind", strategies.STEP_KINDS, ids=lambda kind: kind.KIND)
 def test_every_step_kind_applies(kind, tmp_path):
     """Each kind of step commits on a small dataset (a compaction of three
     one-row fragments included) and leaves it valid."""
-    table = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", None, "c"]})
-    step = strategies.DatasetStep(kind, table=table if kind in ("append", "overwrite") else None,
-                                  picks={"delete": (0, 1, 2, 0), "compact": (3, 1), "config": (1, 2)}.get(kind, (1,)))
-    recipe = strategies.DatasetRecipe(table, stable_row_ids=True, naming="v2", max_rows_per_file=1, steps=[step])
+    step = _ONE_STEP_OF_EACH_KIND[kind]
+    recipe = strategies.DatasetRecipe(_STEP_TABLE, stable_row_ids=True, naming="v2", max_rows_per_file=1, steps=[step])
     dataset = recipe.build(tmp_path / "ds")
-    if kind == "tag":
+    if kind is strategies.TagStep:
         assert set(dataset.tags()) == {"tag-0"}
     else:
-        assert dataset.version >= 2, f"the {kind} step committed nothing"
+        assert dataset.version >= 2, f"the {kind.KIND} step committed nothing"
     assert _serious(tmp_path / "ds") == []
+
+
+def test_a_recipe_refuses_a_step_that_is_not_a_step_kind(tmp_path):
+    """Steps are dispatched on their type; a stray value (the old string
+    kinds included) is a TypeError naming it, not a silent no-op."""
+    table = pa.table({"id": pa.array([1], pa.int64())})
+    recipe = strategies.DatasetRecipe(table, stable_row_ids=False, naming="v2", max_rows_per_file=1, steps=["append"])
+    with pytest.raises(TypeError, match="'append'"):
+        recipe.build(tmp_path / "ds")
 
 
 @settings(max_examples=examples(1 / 10), **_TOLERANT)
@@ -198,7 +239,9 @@ def test_transactions_cover_every_operation(operation):
 
 
 def test_transactions_refuse_an_unknown_operation():
-    with pytest.raises(ValueError, match="no_such_operation"):
+    """A caller's mistake, so Hypothesis's own error type (it was ValueError
+    before issue 11)."""
+    with pytest.raises(InvalidArgument, match="no_such_operation"):
         strategies.transactions(["no_such_operation"])
 
 
@@ -273,14 +316,14 @@ def test_arrow_tables_follow_a_given_schema(data):
 
 
 def test_manifest_mutators_name_catalog_requirements_with_rules():
-    """Every MANIFEST_MUTATORS key is a catalog requirement that some rule cites."""
+    """Every manifest mutator breaks a catalog requirement that some rule cites."""
     catalog = load_requirements()
     cited = {req for r in all_rules() for req in r.requirements}
-    assert set(strategies.MANIFEST_MUTATORS) <= set(catalog)
-    assert set(strategies.MANIFEST_MUTATORS) <= cited
+    assert set(MANIFEST_MUTATORS) <= set(catalog)
+    assert set(MANIFEST_MUTATORS) <= cited
 
 
-@pytest.mark.parametrize("requirement_id", sorted(strategies.MANIFEST_MUTATORS))
+@pytest.mark.parametrize("requirement_id", sorted(MANIFEST_MUTATORS))
 def test_manifest_mutation_breaks_its_requirement(requirement_id):
     """For each mutator: the valid manifest draws no error or warning from
     the rules citing the requirement; the mutated one draws at least one that
@@ -299,17 +342,16 @@ def test_manifest_mutation_breaks_its_requirement(requirement_id):
     check()
 
 
-def _mutator_applies(needs: dict, manifest, indices) -> bool:
+def _mutator_applies(needs, manifest, indices) -> bool:
     """Whether a generated dataset's latest manifest has what a manifest
-    mutator needs (the :func:`strategies.indexed_manifests` arguments it
-    names)."""
+    mutator needs (its :class:`~conformance.mutations.ManifestNeeds`)."""
     stable = bool(manifest.reader_feature_flags & ff.STABLE_ROW_IDS)
     return (
-        len(manifest.fragments) >= needs.get("min_fragments", 0)
-        and len(manifest.schema.fields) >= needs.get("min_fields", 0)
-        and len(indices) >= needs.get("min_indices", 0)
-        and needs.get("stable_row_ids", stable) == stable
-        and (not needs.get("deletions") or any(f.deletion_file for f in manifest.fragments))
+        len(manifest.fragments) >= needs.min_fragments
+        and len(manifest.schema.fields) >= needs.min_fields
+        and len(indices) >= needs.min_indices
+        and needs.stable_row_ids in (None, stable)
+        and (not needs.deletions or any(f.deletion_file for f in manifest.fragments))
     )
 
 
@@ -330,13 +372,246 @@ def test_manifest_mutations_of_generated_datasets_are_reported(recipe, data):
         recipe.build(root)
         latest = Dataset.open(root)
         applicable = sorted(
-            requirement for requirement, mutator in strategies.MANIFEST_MUTATORS.items()
+            requirement for requirement, mutator in MANIFEST_MUTATORS.items()
             if _mutator_applies(mutator.needs, latest.manifest, latest.indices)
         )
         assume(applicable)
         requirement = data.draw(st.sampled_from(applicable), label="requirement")
-        mutator = strategies.MANIFEST_MUTATORS[requirement]
+        mutator = MANIFEST_MUTATORS[requirement]
         edit_manifest(root, lambda manifest_file: mutator.apply(manifest_file.manifest, manifest_file.indices))
         findings = validate(root).findings
     reported = [f for f in findings if requirement in f.requirements and f.severity is not Severity.INFO]
     assert reported, [f"{f.rule}: {f.message}" for f in findings]
+
+
+# -- the public surface (issue 11) ----------------------------------------------------
+
+#: The public callables that return a strategy (the rest are types, constants
+#: and :func:`strategies.mutated_requirements`).
+_STRATEGY_FUNCTIONS = sorted(
+    name for name in strategies.__all__
+    if inspect.isfunction(getattr(strategies, name)) and name != "mutated_requirements"
+)
+
+
+def test_all_lists_exactly_the_public_names():
+    """``__all__`` is the package's public namespace: every public name it
+    binds is listed once, and every listed name exists."""
+    public = {name for name in vars(strategies) if not name.startswith("_")}
+    assert len(strategies.__all__) == len(set(strategies.__all__))
+    assert set(strategies.__all__) == public
+
+
+@pytest.mark.parametrize("name", sorted(strategies.__all__))
+def test_every_public_name_is_documented(name):
+    """Each exported name is named in the package docstring; each function
+    and class has its own docstring; each strategy's says what it shrinks
+    towards."""
+    assert re.search(rf"`{re.escape(name)}`", strategies.__doc__), f"{name} is not in the package docstring"
+    obj = getattr(strategies, name)
+    if inspect.isfunction(obj) or inspect.isclass(obj):
+        assert obj.__doc__ and obj.__doc__.strip(), f"{name} has no docstring"
+    if name in _STRATEGY_FUNCTIONS:
+        assert "Shrinks towards" in obj.__doc__ or "Shrinks as" in obj.__doc__, f"{name} does not say how it shrinks"
+
+
+def test_size_arguments_are_keyword_only_with_one_default_each():
+    """Every ``min_*`` / ``max_*`` / ``max_leaves`` argument of a public
+    strategy is keyword-only, and an argument name has the same default
+    wherever it appears."""
+    defaults: dict[str, set] = {}
+    for name in _STRATEGY_FUNCTIONS:
+        for parameter in inspect.signature(getattr(strategies, name)).parameters.values():
+            if parameter.name.startswith(("min_", "max_")):
+                assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, f"{name}({parameter.name}) is positional"
+                defaults.setdefault(parameter.name, set()).add(parameter.default)
+    assert {"min_rows", "max_rows", "min_fragments", "min_fields", "max_fields", "min_writers", "max_steps"} <= set(defaults)
+    assert {name: values for name, values in defaults.items() if len(values) > 1} == {}
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: strategies.arrow_tables(max_rows=-1), "max_rows=-1"),
+        (lambda: strategies.manifests(min_fragments=-2), "min_fragments=-2"),
+        (lambda: strategies.deletion_vectors(-1), "physical_rows=-1"),
+        (lambda: strategies.commit_schedules(min_writers=0), "min_writers=0"),
+        (lambda: strategies.arrow_fields(max_leaves=0), "max_leaves=0"),
+        (lambda: strategies.schemas(min_fields=0), "min_fields=0"),
+    ],
+    ids=["rows", "fragments", "physical-rows", "writers", "leaves", "fields"],
+)
+def test_a_size_below_its_floor_is_an_invalid_argument(build, message):
+    """Negative sizes (and empty schemas, schedules, leaf sets) are refused
+    when the strategy is built."""
+    with pytest.raises(InvalidArgument, match=re.escape(message)):
+        build()
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: strategies.arrow_tables(min_rows=3, max_rows=2),
+        lambda: strategies.arrow_schemas(min_fields=3, max_fields=2),
+        lambda: strategies.indexed_manifests(min_indices=2, max_indices=1),
+        lambda: strategies.manifests(min_fragments=5, max_fragments=4),
+        lambda: strategies.commit_schedules(min_writers=3, max_writers=2),
+        lambda: strategies.dataset_recipes(min_steps=2, max_steps=1),
+        lambda: strategies.deletion_vectors(min_size=3, max_size=2),
+    ],
+    ids=["rows", "fields", "indices", "fragments", "writers", "steps", "deletions"],
+)
+def test_a_minimum_above_its_maximum_is_an_invalid_argument(build):
+    with pytest.raises(InvalidArgument, match="is above"):
+        build()
+
+
+@settings(max_examples=5, deadline=None, database=None)
+@given(strategies.manifests(min_fragments=6))
+def test_only_a_raised_minimum_is_valid(manifest):
+    """``max_*=None`` follows a minimum above the default maximum."""
+    assert len(manifest.fragments) >= 6
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: strategies.arrow_tables(max_rows=2.5),
+        lambda: strategies.arrow_tables(max_rows=True),
+        lambda: strategies.arrow_tables("c0: int32"),
+        lambda: strategies.arrow_values("int32"),
+        lambda: strategies.manifests(stable_row_ids="yes"),
+        lambda: strategies.indices(None, [0], 2),
+    ],
+    ids=["float-size", "bool-size", "schema-as-text", "type-as-text", "flag-as-text", "no-schema"],
+)
+def test_an_argument_of_the_wrong_type_is_an_invalid_argument(build):
+    with pytest.raises(InvalidArgument, match="must be"):
+        build()
+
+
+def test_more_deletions_than_rows_is_an_invalid_argument():
+    with pytest.raises(InvalidArgument, match="physical_rows=3"):
+        strategies.deletion_vectors(3, min_size=5)
+
+
+@pytest.mark.parametrize(
+    "build, name",
+    [
+        (lambda: strategies.transactions(["append", "no_such_operation"]), "no_such_operation"),
+        (lambda: strategies.mutations(["no-such.requirement"]), "no-such.requirement"),
+        (lambda: strategies.manifest_mutations(["no-such.requirement"]), "no-such.requirement"),
+    ],
+    ids=["operation", "mutated-requirement", "manifest-mutated-requirement"],
+)
+def test_an_unknown_name_is_an_invalid_argument(build, name):
+    with pytest.raises(InvalidArgument, match=re.escape(name)):
+        build()
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda: strategies.transactions([]), lambda: strategies.mutations([]), lambda: strategies.manifest_mutations([])],
+    ids=["operations", "mutations", "manifest-mutations"],
+)
+def test_an_empty_selection_is_an_invalid_argument(build):
+    with pytest.raises(InvalidArgument, match="empty selection"):
+        build()
+
+
+def test_one_name_instead_of_a_selection_is_an_invalid_argument():
+    """``transactions("append")`` would otherwise be read as the letters
+    a, p, p, e, n, d."""
+    with pytest.raises(InvalidArgument, match="not one string"):
+        strategies.transactions("append")
+
+
+def _simplest(strategy):
+    """What Hypothesis shrinks ``strategy`` to when every example passes."""
+    return find(strategy, lambda _: True, settings=settings(database=None, derandomize=True))
+
+
+_NESTED_LOGICAL_TYPES = {"struct", "list", "large_list", "list.struct", "large_list.struct", "map"}
+
+#: (strategy, the claim its docstring makes about what it shrinks towards).
+_SHRINK_CLAIMS = {
+    "logical_types": (lambda: strategies.logical_types(), lambda t: t not in _NESTED_LOGICAL_TYPES),
+    "arrow_fields": (
+        lambda: strategies.arrow_fields(),
+        lambda f: f.type in (pa.null(), pa.bool_()) and f.metadata is None,
+    ),
+    "arrow_data_types": (lambda: strategies.arrow_data_types(), lambda t: t == pa.bool_()),
+    "arrow_values": (
+        lambda: st.tuples(strategies.arrow_values(pa.int32()), strategies.arrow_values(pa.string(), nullable=False)),
+        lambda values: values == (None, ""),
+    ),
+    "row_id_sequences": (lambda: strategies.row_id_sequences(), lambda ids: ids == []),
+    "sorted_row_ids": (lambda: strategies.sorted_row_ids(), lambda ids: ids == []),
+    "deletion_vectors": (lambda: strategies.deletion_vectors(10, min_size=2), lambda offsets: offsets == [0, 1]),
+    "fragments": (
+        lambda: strategies.fragments(fragment_id=7),
+        lambda f: (f.id, f.deletion_file) == (7, None),
+    ),
+    "indices": (
+        lambda: strategies.indices(schema_from_arrow(pa.schema([("a", pa.int8()), ("b", pa.utf8())])), [1, 2], 3,
+                                   min_indices=2),
+        lambda found: [(i.name, i.dataset_version, i.fragment_bitmap) for i in found]
+        == [("idx0", 1, None), ("idx1", 1, None)],
+    ),
+    "transactions": (
+        lambda: strategies.transactions(),
+        lambda t: t.operation == Append([]) and t.read_version == 1,
+    ),
+    "mutations": (
+        lambda: strategies.mutations(),
+        lambda m: m.requirement_id == min(strategies.mutated_requirements()),
+    ),
+}
+#: Claims on larger objects, with sizes pinned where the claim is not about
+#: them (shrinking a whole recipe or schedule takes seconds).
+_SHRINK_CLAIMS |= {
+    "arrow_tables": (
+        lambda: strategies.arrow_tables(min_rows=2, max_rows=2),
+        lambda t: t.num_rows == 2 and t.schema == pa.schema([pa.field("c0", pa.bool_())]),
+    ),
+    "manifests": (
+        lambda: strategies.manifests(min_fragments=2, max_fragments=2, max_fields=1),
+        lambda m: [f.deletion_file for f in m.fragments] == [None, None] and m.reader_feature_flags == 0,
+    ),
+    "commit_schedules": (
+        lambda: strategies.commit_schedules(max_writers=2),
+        lambda s: all(isinstance(w.operation, (Append, ReserveFragments, UpdateConfig)) for w in s.writers),
+    ),
+    "dataset_recipes": (
+        lambda: strategies.dataset_recipes(min_steps=1, max_steps=1, max_rows=1),
+        lambda r: [type(step) for step in r.steps] == [strategies.AppendStep] and r.first.num_rows == 0
+        and (r.naming, r.stable_row_ids, r.max_rows_per_file) == ("v2", False, 1),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHRINK_CLAIMS))
+def test_strategies_shrink_where_their_docstrings_say(name):
+    """What a strategy shrinks to when nothing fails has the shape its
+    docstring promises (the direction a counterexample will move in).
+    Derandomized, and only structural claims are checked: where exactly the
+    shrinker stops varies between runs and Hypothesis releases."""
+    build, claim = _SHRINK_CLAIMS[name]
+    simplest = _simplest(build())
+    assert claim(simplest), simplest
+
+
+def test_the_strategies_the_readme_names_exist():
+    """The README's "Property tests" section names public strategies that
+    build with no arguments (or the ones it shows), as it promises."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Property tests for your implementation", 1)[1].split("\n## ", 1)[0]
+    calls = set(re.findall(r"`(?:strategies\.)?([a-z_]+)\(([^`)]*)\)`", section))
+    named = {name for name, _ in calls if name in strategies.__all__}
+    assert {"arrow_tables", "manifests", "mutations", "dataset_recipes", "manifest_mutations"} <= named
+    for name, arguments in sorted(calls):
+        if name in strategies.__all__:
+            call = ast.parse(f"f({arguments})", mode="eval").body
+            keywords = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+            built = getattr(strategies, name)(*[ast.literal_eval(a) for a in call.args], **keywords)
+            assert isinstance(built, st.SearchStrategy), name

@@ -16,19 +16,37 @@ or reader can be held to the same cases::
         assert my_validator_rejects(root, m.breaks)     # yours
 
 :func:`conformance.strategies.mutations` draws them in Hypothesis tests.
+
+Manifest mutators (:func:`manifest_mutators`) are the in-memory kind: each
+breaks one requirement by editing a decoded manifest, and
+:func:`conformance.strategies.manifest_mutations` draws them.
 """
 
 from .bases import BASES, build_bases
 from .edit import copy_dataset
-from .registry import Mutation, MutationDeclarationError, all_mutations, broken_requirements, mutation
+from .registry import (
+    ManifestMutator,
+    ManifestNeeds,
+    Mutation,
+    MutationDeclarationError,
+    all_mutations,
+    broken_requirements,
+    manifest_mutator,
+    manifest_mutators,
+    mutation,
+)
 
 __all__ = [
     "BASES",
+    "ManifestMutator",
+    "ManifestNeeds",
     "Mutation",
     "MutationDeclarationError",
     "all_mutations",
     "broken_requirements",
     "build_bases",
     "copy_dataset",
+    "manifest_mutator",
+    "manifest_mutators",
     "mutation",
 ]

@@ -14,6 +14,14 @@ then reports an info that says so, and nothing worse.
 
 The registry is filled by importing the topic modules in
 :mod:`conformance.mutations.topics`; :func:`all_mutations` does that.
+
+A second kind of entry lives beside them: a :class:`ManifestMutator`,
+registered with :func:`manifest_mutator`, breaks one requirement by editing
+a decoded :class:`~reference_impl.manifest.Manifest` (and its index section)
+in memory instead of a dataset on disk. It states what the manifest must
+hold for the edit to be possible (:class:`ManifestNeeds`), so a generator can
+produce such a manifest directly. :func:`manifest_mutators` returns them,
+filled from :mod:`conformance.mutations.manifests`.
 """
 
 from __future__ import annotations
@@ -22,9 +30,13 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from conformance.validator.registry import Severity, rules_by_id
+
+if TYPE_CHECKING:
+    from reference_impl.indices import IndexMetadata
+    from reference_impl.manifest import Manifest
 
 #: The base every mutation starts from unless it names another.
 DEFAULT_BASE = "plain"
@@ -108,3 +120,57 @@ def broken_requirements() -> dict[str, list[Mutation]]:
         for requirement in entry.breaks:
             found.setdefault(requirement, []).append(entry)
     return found
+
+
+@dataclass(frozen=True)
+class ManifestNeeds:
+    """What a manifest must hold for a :class:`ManifestMutator` to apply: at
+    least so many fragments, top-level fields and indices; stable row ids
+    (True), none (False) or either (None); a deletion file (True) or either
+    (None). The fields have the meaning, and the defaults, of the
+    like-named arguments of :func:`conformance.strategies.indexed_manifests`."""
+
+    min_fragments: int = 0
+    min_fields: int = 1
+    min_indices: int = 0
+    stable_row_ids: bool | None = None
+    deletions: bool | None = None
+
+
+@dataclass(frozen=True)
+class ManifestMutator:
+    """``apply(manifest, indices)`` edits a valid manifest and its index
+    section in place so that they break ``requirement``; possible whenever
+    the manifest holds what ``needs`` says."""
+
+    requirement: str
+    needs: ManifestNeeds
+    apply: Callable[["Manifest", "list[IndexMetadata]"], None]
+    name: str
+
+
+_MANIFEST_MUTATORS: dict[str, ManifestMutator] = {}
+
+
+def manifest_mutator(requirement: str, needs: ManifestNeeds = ManifestNeeds()):
+    """Register a manifest mutator breaking ``requirement``, a requirement
+    some validator rule cites; one mutator per requirement."""
+
+    def register(apply: Callable[["Manifest", "list[IndexMetadata]"], None]):
+        cited = {r for rule in rules_by_id().values() for r in rule.requirements}
+        if requirement not in cited:
+            raise MutationDeclarationError(f"manifest mutator {apply.__name__}: no rule cites {requirement!r}")
+        if requirement in _MANIFEST_MUTATORS:
+            raise MutationDeclarationError(f"manifest mutator for {requirement} is registered twice")
+        _MANIFEST_MUTATORS[requirement] = ManifestMutator(requirement, needs, apply, apply.__name__)
+        return apply
+
+    return register
+
+
+def manifest_mutators() -> dict[str, ManifestMutator]:
+    """Requirement id -> the manifest mutator that breaks it (each of those
+    requirements also has a dataset mutation among :func:`all_mutations`)."""
+    from . import manifests  # noqa: F401  (registers them; imported on demand like the topics)
+
+    return dict(sorted(_MANIFEST_MUTATORS.items()))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import InvalidArgument
 
 from conformance import strategies
 from conformance.mutations import all_mutations, copy_dataset
@@ -102,7 +103,7 @@ def test_mutations_can_be_restricted_to_requirements():
         assert drawn.requirement_id in drawn.mutation.breaks
 
     check()
-    with pytest.raises(ValueError, match="no-such.requirement"):
+    with pytest.raises(InvalidArgument, match="no-such.requirement"):  # a caller's mistake (ValueError before issue 11)
         strategies.mutations(["no-such.requirement"])
 
 
@@ -132,3 +133,19 @@ def test_a_mutation_must_name_what_its_rule_cites():
     with pytest.raises(MutationDeclarationError, match="say which one it breaks"):
         mutation("refs/tag-name")(noop)
     assert not [m for m in all_mutations() if m.name == "noop"], "a refused mutation was registered"
+
+
+def test_a_manifest_mutator_must_break_a_cited_requirement_once():
+    """The registry refuses a manifest mutator for a requirement no rule
+    cites, and a second one for a requirement that already has one."""
+    from conformance.mutations import MutationDeclarationError, manifest_mutator, manifest_mutators
+
+    def noop(manifest, indices):
+        pass
+
+    before = manifest_mutators()
+    with pytest.raises(MutationDeclarationError, match="no rule cites"):
+        manifest_mutator("no-such.requirement")(noop)
+    with pytest.raises(MutationDeclarationError, match="registered twice"):
+        manifest_mutator("fragment.id-unique")(noop)
+    assert manifest_mutators() == before, "a refused manifest mutator was registered"

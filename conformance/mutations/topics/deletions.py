@@ -75,7 +75,7 @@ def give_the_arrow_file_a_bin_extension(root):
 
 
 @mutation("deletion/extension-matches-kind", breaks="deletion.extension-matches-kind")
-def store_a_bitmap_in_thearrow_ipc_file(root):
+def store_a_bitmap_in_the_arrow_ipc_file(root):
     path = _deletion_path(root, 0)
     path.write_bytes(BitMap(_offsets(root, 0)).serialize())
 
