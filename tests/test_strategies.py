@@ -355,6 +355,27 @@ def _mutator_applies(needs, manifest, indices) -> bool:
     )
 
 
+@pytest.mark.parametrize(
+    "requirement", sorted(r for r, mutator in MANIFEST_MUTATORS.items() if mutator.needs.deletions)
+)
+def test_deletion_manifest_mutators_are_reported_on_real_files(tmp_path, requirement):
+    """The deletion mutators, on a dataset on disk whose deletion file marks a
+    row: the break is reported under the mutator's own requirement (the
+    generated-dataset property below reaches this case only by chance)."""
+    import pyarrow.compute as pc
+
+    from conformance.mutations.edit import edit_manifest
+    from reference_impl.dataset import Dataset
+
+    root = tmp_path / "ds"
+    Dataset.create(root, pa.table({"id": [1, 2, 3]})).delete(pc.field("id") == 2)
+    mutator = MANIFEST_MUTATORS[requirement]
+    edit_manifest(root, lambda manifest_file: mutator.apply(manifest_file.manifest, manifest_file.indices))
+    findings = validate(root).findings
+    reported = [f for f in findings if requirement in f.requirements and f.severity is not Severity.INFO]
+    assert reported, [f"{f.rule}: {f.message}" for f in findings]
+
+
 @SLOW
 @given(recipe=strategies.dataset_recipes(), data=st.data())
 def test_manifest_mutations_of_generated_datasets_are_reported(recipe, data):

@@ -112,7 +112,13 @@ def _first_deletion(m: Manifest):
 
 @manifest_mutator("deletion.absent-when-nothing-deleted", _DELETION)
 def record_a_deletion_file_deleting_nothing(m: Manifest, idx: list[IndexMetadata]) -> None:
-    _first_deletion(m).deletion_file.num_deleted_rows = 0
+    # The record names a file no writer wrote (a fresh id) and counts no
+    # deleted rows, so nothing contradicts "this fragment deletes nothing":
+    # kept pointing at the real file, which marks rows, the count would only
+    # disagree with it (deletion.count-matches-metadata) on a dataset on disk.
+    deletion_file = _first_deletion(m).deletion_file
+    deletion_file.id = (deletion_file.id + 1) % (1 << 64)
+    deletion_file.num_deleted_rows = 0
 
 
 @manifest_mutator("deletion.count-within-physical-rows", _DELETION)
