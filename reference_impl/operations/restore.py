@@ -1,5 +1,5 @@
-"""Restoring an old version (transaction specification: ``Restore``; seed
-001, committing datasets).
+"""Restoring an old version (transaction specification: ``Restore``; older
+table format page, "Committing Datasets").
 
 A restore never rewrites history: it commits a *new* version, on top of the
 version read, whose content (schema, fragments, indices, config, metadata)
