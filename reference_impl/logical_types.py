@@ -217,7 +217,7 @@ def parse_logical_type(text: str, *, strict: bool = False) -> ParsedType:
       may itself contain ``:``, e.g. ``+01:00``) or ``-`` for none;
     * ``decimal:128:<P>:<S>`` with 1 <= P <= 38, ``decimal:256:<P>:<S>`` with
       1 <= P <= 76; S is any integer Arrow accepts, and with ``strict=True``
-      must satisfy the seed's 0 <= S <= P;
+      must satisfy the schema format page's 0 <= S <= P;
     * ``fixed_size_binary:<n>``;
     * ``fixed_size_list:<element>:<n>`` with n >= 1, where the element is
       ``lance.bfloat16``, ``struct``, or any leaf type that needs no child
@@ -1017,7 +1017,7 @@ def primary_key_problems(schema: Schema) -> list[str]:
     A primary key field, and all its ancestors, must not be nullable; it must
     be a leaf (no child fields, not a struct, list or map); and it must not be
     within a list or map type. Fixed-size lists count as list types here, as
-    the seed's wording reads, although pylance 14 accepts key columns inside a
+    the overview page's wording reads, although pylance 14 accepts key columns inside a
     fixed-size list of structs. Broken parent links are reported rather than
     followed. An empty list means no problem.
     """

@@ -95,13 +95,13 @@ def canonical(schema: pa.Schema) -> pa.Schema:
 
 def as_pylance_records(fields: list[Field]) -> list[Field]:
     """Our fields with the one attribute pylance records differently: it
-    writes ``type = PARENT`` for every field, where we write the seed's role."""
+    writes ``type = PARENT`` for every field, where we write the schema format page's role."""
     return [dataclasses.replace(f, type=FieldType.PARENT) for f in fields]
 
 
 def field_summary(f: Field) -> tuple:
     """What must agree with pylance; ``type`` is left out because pylance
-    writes PARENT for every field and we write the seed's role (see
+    writes PARENT for every field and we write the schema format page's role (see
     test_field_type_is_the_seed_role_where_pylance_writes_parent)."""
     return (f.id, f.parent_id, f.name, f.logical_type, f.nullable, f.metadata)
 
@@ -832,7 +832,7 @@ def _pylance_accepts(schema: pa.Schema, path: Path) -> bool:
 
 KEY = {PK: "true"}
 PK_RULES = {
-    # name: (schema, seed rule broken?)
+    # name: (schema, overview page rule broken?)
     "non_nullable_leaf": (pa.schema([_f("a", pa.int64(), False, KEY)]), False),
     "in_non_nullable_struct": (pa.schema([_f("s", pa.struct([_f("a", pa.int64(), False, KEY)]), False)]), False),
     "nullable_field": (pa.schema([_f("a", pa.int64(), True, KEY)]), True),
@@ -860,7 +860,7 @@ def test_primary_key_rules_agree_with_pylance(case, tmp_path):
 def test_primary_key_within_fixed_size_list_departure(tmp_path):
     """The table overview page forbids key columns within a list; pylance 14 accepts one
     inside a fixed-size list of structs. This implementation follows the
-    seed."""
+    overview page."""
     schema = pa.schema([
         _f("f", pa.list_(_f("item", pa.struct([_f("x", pa.int64(), False, KEY)]), False), 2), False),
     ])

@@ -6,7 +6,7 @@ regard to case as the index conventions require: the part after the last
 ``/`` must be ``lance.table.MemWalIndexDetails`` (pylance writes
 ``/lance.table.MemWalIndexDetails`` under the index name ``__lance_mem_wal``).
 
-pylance 14 adds two fields the seed does not define: 11, a string map of
+pylance 14 adds two fields table.proto does not define: 11, a string map of
 writer defaults, and 12, a flag meaning "maintain every index of the table"
 (in which case ``maintained_indexes`` is left empty). Both are kept as
 unknown fields; the flag is honoured when checking catch-up entries.
