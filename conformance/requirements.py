@@ -8,7 +8,12 @@ copy, ``docs/requirements.md``, is generated from it::
 
     python -m conformance.requirements --markdown > docs/requirements.md
 
-and a test fails when the two drift apart.
+and a test fails when the two drift apart. Entries cite their sources by the
+ids of ``conformance/data/spec_sources.json`` (:mod:`conformance.spec_sources`),
+which names each document by repository, path and source commit; its list,
+``docs/spec-sources.md``, is generated here too::
+
+    python -m conformance.requirements --sources > docs/spec-sources.md
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping, Union
 
 from .spec_revisions import REVISIONS, SpecRevision, revision as spec_revision
+from .spec_sources import SourceDocument, load_documents, render_markdown as render_sources_markdown
 
 CATALOG_RESOURCE = ("data", "requirements.json")
 
@@ -56,22 +62,8 @@ TOPICS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# What each source document is.
-DOCUMENTS: Mapping[str, str] = MappingProxyType(
-    {
-        "seed:000": "table.proto, current revision",
-        "seed:001": "older table-format page (layout, deletions, commits, naming, conflicts, external store, row ids)",
-        "seed:002": "schema format page",
-        "seed:003": "table.proto, older revision",
-        "seed:004": "current table-format overview page",
-        "upstream:transaction.md": "upstream transaction specification (with the operation messages it embeds)",
-        "upstream:row_id_lineage.md": "upstream row id and lineage specification",
-        "upstream:layout.md": "upstream storage layout specification",
-        "upstream:versioning.md": "upstream format versioning (feature flags)",
-        "upstream:branch_tag.md": "upstream branch and tag specification",
-        "upstream:index/index.md": "upstream index overview (docs/src/format/index/index.md: segments, storage)",
-    }
-)
+# The source documents requirements cite, by id (conformance/data/spec_sources.json).
+DOCUMENTS: Mapping[str, SourceDocument] = load_documents()
 
 
 @dataclass(frozen=True)
@@ -130,7 +122,19 @@ def _catalog() -> tuple[Requirement, ...]:
         if item.id in seen:
             raise ValueError(f"requirement id {item.id!r} appears twice in {'/'.join(CATALOG_RESOURCE)}")
         seen.add(item.id)
+    check_cited_documents(requirements)
     return requirements
+
+
+def check_cited_documents(requirements: Iterable[Requirement]) -> None:
+    """ValueError naming the first requirement that cites a document
+    ``conformance/data/spec_sources.json`` does not define."""
+    for item in requirements:
+        for cited in (item.source_document, *(document for document, _ in item.also_in)):
+            if cited not in DOCUMENTS:
+                raise ValueError(
+                    f"requirement {item.id!r} cites {cited!r}, which conformance/data/spec_sources.json does not define"
+                )
 
 
 @lru_cache(maxsize=None)
@@ -166,8 +170,19 @@ GENERATED_NOTICE = (
 )
 
 
-def _document_label(document: str) -> str:
-    return f"{document} ({DOCUMENTS[document]})" if document in DOCUMENTS else document
+def citation_counts(requirements: Iterable[Requirement] | None = None) -> Counter[str]:
+    """How many times the catalog cites each source document (source and
+    also_in together)."""
+    items = _catalog() if requirements is None else requirements
+    return Counter(
+        document for item in items for document in (item.source_document, *(doc for doc, _ in item.also_in))
+    )
+
+
+def render_sources(requirements: Iterable[Requirement] | None = None) -> str:
+    """docs/spec-sources.md: every source document with its upstream location
+    and how often the catalog cites it."""
+    return render_sources_markdown(DOCUMENTS, citation_counts(requirements))
 
 
 def _render_entry(item: Requirement) -> list[str]:
@@ -242,10 +257,14 @@ def render_markdown(requirements: Union[Mapping[str, Requirement], Iterable[Requ
         "",
         "## Sources",
         "",
-        "| document | what it is |",
-        "| --- | --- |",
+        "Each entry cites a source document by its id and a section (a heading of the page, or "
+        "`Message.field` of a protobuf file). docs/spec-sources.md names every document by repository, "
+        "path and source commit.",
+        "",
+        "| document | what it is | upstream location |",
+        "| --- | --- | --- |",
     ]
-    lines += [f"| `{doc}` | {what} |" for doc, what in DOCUMENTS.items()]
+    lines += [f"| `{doc.id}` | {doc.title} | `{doc.location}` |" for doc in DOCUMENTS.values()]
     lines += [""] + _render_revisions()
     lines += [
         "## Topics",
@@ -276,15 +295,20 @@ def render_markdown(requirements: Union[Mapping[str, Requirement], Iterable[Requ
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m conformance.requirements",
-        description="Print the requirements catalog.",
+        description="Print the requirements catalog or its source documents.",
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--markdown", action="store_true", help="the catalog as Markdown (docs/requirements.md)")
     what.add_argument("--ids", action="store_true", help="one requirement id per line")
+    what.add_argument(
+        "--sources", action="store_true", help="the source documents as Markdown (docs/spec-sources.md)"
+    )
     args = parser.parse_args(argv)
     catalog = load_requirements()
     if args.markdown:
         sys.stdout.write(render_markdown(catalog))
+    elif args.sources:
+        sys.stdout.write(render_sources(catalog.values()))
     else:
         sys.stdout.write("".join(f"{rid}\n" for rid in catalog))
     return 0

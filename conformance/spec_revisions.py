@@ -60,7 +60,7 @@ class Source:
     repository: str
     path: str
     section: str
-    #: The stored state of the page that was read (None for the seeds).
+    #: The stored state of the page that was read (None where docs/spec-sources.md gives it).
     commit: str | None = None
 
     def __str__(self) -> str:
@@ -160,7 +160,8 @@ REVISIONS: tuple[SpecRevision, ...] = (
         "the format as the seeds describe it, with the upstream pages of the same period filling in: "
         "flags 1 to 16 defined, 32 and up unknown",
         (
-            Source("seeds", "table.proto (current revision)", "Manifest.reader_feature_flags"),
+            Source("lance-format/lance", "protos/table.proto",
+                   "Manifest.reader_feature_flags (docs/spec-sources.md, table-proto)"),
             Source("lancedb/lance", _VERSIONING, _FLAG_TABLE, "731871fabd8096c38354c4d3efb77baab0c27005"),
         ),
         _SEED_FLAGS,

@@ -410,7 +410,7 @@ MEM_WAL_DETAILS_TYPE = "lance.table.MemWalIndexDetails"
 def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
     """Record merge progress in the MemWAL index (upstream mem_wal.md: "MemWAL
     Index Details", merge progress; "Background Job Expectations", MemTable
-    Merger; "Appendix 2: Concurrent Merger Example"; seed 000,
+    Merger; "Appendix 2: Concurrent Merger Example"; table.proto,
     ``MemWalIndexDetails.merged_generations``).
 
     ``merged_generations`` keeps, per region, the last generation merged into
@@ -493,7 +493,7 @@ def _mem_wal_index(indices: list[IndexMetadata]) -> tuple[int, IndexMetadata, ta
 
 def _region_id_bytes(region_id: str | None) -> bytes:
     """A region id as its 16 bytes; regions are named by version-4 UUIDs
-    (seed 000, ``MergedGeneration.region_id``)."""
+    (table.proto, ``MergedGeneration.region_id``)."""
     if region_id is None:
         raise LanceFormatError("commit", "a merged generation names no region")
     try:

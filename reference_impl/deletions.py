@@ -21,7 +21,7 @@ What the reference writer produces, and why
     compression. The seeds call the column an ``Int32Array``, but every pylance
     release we looked at (0.7.5 through 14.0.2) writes ``uint32`` and pylance
     14 refuses any other schema (``int32``, or a nullable ``uint32``) with a
-    "corrupt file" error; a file in the seed's form would make the dataset
+    "corrupt file" error; a file in table.proto's form would make the dataset
     unreadable by the reference peer. The departure is recorded in
     docs/spec-discrepancies.md.
 

@@ -1,11 +1,11 @@
 """Logical type strings and the Arrow <-> Lance schema conversion.
 
-Seed 002 (schema format) describes how a Lance schema is stored: a flat,
+The schema format page describes how a Lance schema is stored: a flat,
 depth-first list of ``Field`` messages whose ``logical_type`` strings stand for
 Arrow data types ("Data Types", "Type Conversion Reference"), whose ids are
 assigned depth-first from 0 and then incrementally ("Field IDs"), whose nesting
 is carried by ``parent_id`` (-1 at the top level) and whose metadata is a map of
-string to bytes ("Field Metadata"). Seed 004 ("Unenforced Primary Key") says
+string to bytes ("Field Metadata"). The table overview page ("Unenforced Primary Key") says
 how Arrow field metadata marks primary key columns and which columns may be
 part of a primary key.
 
@@ -14,7 +14,7 @@ manifests it writes; every such choice is listed in
 ``docs/spec-discrepancies.md`` under "Schema and logical types". In short:
 
 * pylance writes ``type = PARENT`` (0) for every field, leaves included;
-  here every field gets the role seed 002 describes (:func:`field_role`),
+  here every field gets the role the schema format page describes (:func:`field_role`),
   and readers accept either.
 * Dictionaries are always written ``...:false`` (never ordered), and view
   types are written as their plain counterparts.
@@ -60,19 +60,19 @@ from .schema import TOP_LEVEL_PARENT, Field, FieldType, Schema
 # Metadata keys and extension names
 # --------------------------------------------------------------------------
 
-#: Arrow's key for the name of an extension type (seed 002, "Arrow Extension
+#: Arrow's key for the name of an extension type (schema format page, "Arrow Extension
 #: Type Metadata").
 EXTENSION_NAME_KEY = "ARROW:extension:name"
 #: Arrow's key for the serialized parameters of an extension type.
 EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
-#: Field metadata marking a (legacy) blob column (seed 002, "Blob Type").
+#: Field metadata marking a (legacy) blob column (schema format page, "Blob Type").
 BLOB_METADATA_KEY = "lance-encoding:blob"
-#: Field metadata marking a primary key column (seed 004).
+#: Field metadata marking a primary key column (table overview page).
 PRIMARY_KEY_KEY = "lance-schema:unenforced-primary-key"
-#: Field metadata giving the 1-based position inside a composite key (seed 004).
+#: Field metadata giving the 1-based position inside a composite key (table overview page).
 PRIMARY_KEY_POSITION_KEY = "lance-schema:unenforced-primary-key:position"
 
-#: Extension name of bfloat16 values (seed 002, "BFloat16 Type").
+#: Extension name of bfloat16 values (schema format page, "BFloat16 Type").
 BFLOAT16_EXTENSION = "lance.bfloat16"
 #: Extension name pylance stores on JSON columns.
 LANCE_JSON_EXTENSION = "lance.json"
@@ -91,7 +91,7 @@ _U32_MAX = 2**32 - 1
 _I32_MAX = 2**31 - 1
 
 # --------------------------------------------------------------------------
-# The grammar of logical type strings (seed 002, "Data Types")
+# The grammar of logical type strings (schema format page, "Data Types")
 # --------------------------------------------------------------------------
 
 #: Logical types that are a single word and map to one Arrow type.
@@ -204,7 +204,7 @@ def parse_logical_type(text: str, *, strict: bool = False) -> ParsedType:
     """Parse a logical type string, raising :class:`ValueError` if it is not
     well formed.
 
-    The grammar is the one of seed 002 ("Data Types" and "Type Conversion
+    The grammar is the one of the schema format page ("Data Types" and "Type Conversion
     Reference"), with numbers written in canonical decimal (no sign, no
     leading zeros) as every writer produces them:
 
@@ -217,7 +217,7 @@ def parse_logical_type(text: str, *, strict: bool = False) -> ParsedType:
       may itself contain ``:``, e.g. ``+01:00``) or ``-`` for none;
     * ``decimal:128:<P>:<S>`` with 1 <= P <= 38, ``decimal:256:<P>:<S>`` with
       1 <= P <= 76; S is any integer Arrow accepts, and with ``strict=True``
-      must satisfy the seed's 0 <= S <= P;
+      must satisfy the schema format page's 0 <= S <= P;
     * ``fixed_size_binary:<n>``;
     * ``fixed_size_list:<element>:<n>`` with n >= 1, where the element is
       ``lance.bfloat16``, ``struct``, or any leaf type that needs no child
@@ -281,7 +281,7 @@ def _parse(text: str, *, strict: bool) -> ParsedType:
         if abs(scale) > _I32_MAX:
             raise ValueError(f"{text!r}: scale out of range")
         if strict and not 0 <= scale <= precision:
-            raise ValueError(f"{text!r}: seed 002 requires 0 <= scale <= precision")
+            raise ValueError(f"{text!r}: the schema format page requires 0 <= scale <= precision")
         return ParsedType(text=text, kind="decimal", bit_width=bits, precision=precision, scale=scale)
 
     if head == "fixed_size_binary":
@@ -348,7 +348,7 @@ def _check_i32(value: int, whole: str) -> None:
 
 
 def logical_type_of(data_type: pa.DataType) -> str:
-    """The logical type string of an Arrow data type (seed 002, "Type
+    """The logical type string of an Arrow data type (schema format page, "Type
     Conversion Reference").
 
     Extension types are described by their storage type, except Arrow's
@@ -467,7 +467,7 @@ def _unsupported(where: str, problem: str) -> UnsupportedFeatureError:
 
 def arrow_type_of(logical_type: str, children: list[pa.Field]) -> pa.DataType:
     """The Arrow data type of a logical type string, given the already
-    converted child fields (seed 002, "Type Conversion Reference").
+    converted child fields (schema format page, "Type Conversion Reference").
 
     ``children`` are used by ``struct`` (its fields), the list types (the
     element), ``map`` (the ``entries`` struct with key and value) and
@@ -575,16 +575,16 @@ def schema_from_arrow(arrow_schema: pa.Schema, first_id: int = 0, *, blob_v2: bo
     """Convert an Arrow schema into a Lance :class:`Schema`.
 
     Fields are numbered depth-first (a field, then its children in order)
-    starting at ``first_id`` (seed 002, "Field ID Assignment"); top-level
+    starting at ``first_id`` (schema format page, "Field ID Assignment"); top-level
     fields get ``parent_id`` -1. Each field records the logical type of its
     Arrow type, its nullability and its metadata (as bytes); extension types
     contribute ``ARROW:extension:name`` / ``ARROW:extension:metadata`` as
     they do over the Arrow C data interface, and the extension name is also
     copied into the legacy ``extension_name``. The primary key flags come from
-    the seed 004 metadata (see :func:`_primary_key_from_metadata`).
+    the table overview page metadata (see :func:`_primary_key_from_metadata`).
 
     The result is what pylance 14 stores in the manifest, except ``type``:
-    this gives each field the role seed 002 describes (:func:`field_role`),
+    this gives each field the role the schema format page describes (:func:`field_role`),
     where pylance writes ``PARENT`` for every field. The legacy ``encoding``
     is filled in, JSON columns become ``json`` with
     extension name ``lance.json``. With ``blob_v2=True`` every field carrying
@@ -699,7 +699,7 @@ def _metadata_dict(metadata: dict | None, what: str) -> dict[str, bytes]:
 
 
 def _primary_key_from_metadata(metadata: dict[str, bytes]) -> tuple[bool, int]:
-    """Seed 004 primary key flags, read the way pylance 14 reads them.
+    """Primary key flags of the table overview page, read the way pylance 14 reads them.
 
     The flag counts when its value is ``true``, ``1`` or ``yes`` in any case
     (no surrounding blanks). A position counts when it is an unsigned 32-bit
@@ -799,7 +799,7 @@ def _exported_extension_parameters(dt: pa.DataType) -> bytes | None:
 
 def next_field_id(schema: Schema, used_field_ids: Iterable[int] = ()) -> int:
     """The id the next new field receives: one more than the largest id in
-    the schema or in ``used_field_ids`` (seed 002, "New field assignment").
+    the schema or in ``used_field_ids`` (schema format page, "New field assignment").
 
     pylance passes the field ids its data files still reference, so a column
     that was dropped but whose data is still on disk does not have its id
@@ -973,7 +973,7 @@ def _ipc_round_trip(schema: pa.Schema) -> pa.Schema:
 
 
 def field_role(logical_type: str) -> FieldType:
-    """The role seed 002 describes for a field of this logical type: PARENT
+    """The role the schema format page describes for a field of this logical type: PARENT
     for a struct, REPEATED for the list types, maps and fixed-size lists of
     structs (fields whose child repeats), LEAF for everything else.
 
@@ -995,7 +995,7 @@ def _in_primary_key(f: Field) -> bool:
 
 
 def primary_key_fields(schema: Schema) -> list[Field]:
-    """The primary key columns in key order (seed 004, "Unenforced Primary
+    """The primary key columns in key order (table overview page, "Unenforced Primary
     Key"): fields with an explicit position first, by position (equal
     positions by field id), then the fields without one, by field id.
 
@@ -1012,12 +1012,12 @@ def primary_key_fields(schema: Schema) -> list[Field]:
 
 
 def primary_key_problems(schema: Schema) -> list[str]:
-    """Every way the primary key columns break the rules of seed 004.
+    """Every way the primary key columns break the rules of the table overview page.
 
     A primary key field, and all its ancestors, must not be nullable; it must
     be a leaf (no child fields, not a struct, list or map); and it must not be
     within a list or map type. Fixed-size lists count as list types here, as
-    the seed's wording reads, although pylance 14 accepts key columns inside a
+    the overview page's wording reads, although pylance 14 accepts key columns inside a
     fixed-size list of structs. Broken parent links are reported rather than
     followed. An empty list means no problem.
     """

@@ -1,9 +1,9 @@
 """The manifest: one version of a table (table format: manifest).
 
 :class:`Manifest` mirrors the ``Manifest`` message of the current
-``table.proto`` (seed 000). Manifests written under the older revision
-(seed 003) decode into the same class: the renamed schema metadata field has the
-same number, and the fields added since take their defaults.
+``table.proto`` (docs/spec-sources.md, table-proto). Manifests written under
+the older revision (table-proto-2024-01) decode into the same class: the
+renamed schema metadata field has the same number, and the fields added since take their defaults.
 """
 
 from __future__ import annotations

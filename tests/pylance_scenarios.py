@@ -409,7 +409,7 @@ def build_stable_row_ids(path: Path) -> None:
     row_ids = dataset.to_table(columns=["id"], with_row_id=True)
     by_id = dict(zip(row_ids.column("id").to_pylist(), row_ids.column("_rowid").to_pylist()))
     # Compaction moves rows without changing their ids. pylance 14 also keeps
-    # the id of an updated row (seed 001 expects a new one; see
+    # the id of an updated row (older table format page expects a new one; see
     # docs/spec-discrepancies.md), so row 5 now sits in a later fragment as 5.
     _require(by_id[0] == 0 and by_id[29] == 29, "row ids moved by compaction")
     _require(by_id[5] == 5, f"the updated row now has row id {by_id[5]}")

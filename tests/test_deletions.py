@@ -146,7 +146,7 @@ def test_pylance_reads_our_deletion_files(tmp_path, file_type, offsets, expected
 
 
 def test_pylance_refuses_the_seeds_int32_column(tmp_path):
-    """Why the writer departs from the seed: an Int32 column (as the seed
+    """Why the writer departs from table.proto: an Int32 column (as table.proto
     describes) makes pylance 14 report a corrupt file; our reader takes it."""
     path = tmp_path / "ds"
     lance.write_dataset(_table(0, 100), path)

@@ -24,6 +24,7 @@ from conformance.fixtures.case import case_dirs, load_case
 from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE, REFERENCE, all_specs
 from conformance.fixtures.expected import EXPECTED_DIR, load_expected
 from conformance.fixtures.features import FEATURES
+from conformance.spec_sources import load_documents
 from conformance.fixtures.generate import CASES_DIR, generate
 from conformance.fixtures.matrix import build_matrix
 from conformance.fixtures.promote import promote
@@ -89,10 +90,14 @@ def test_at_least_forty_cases_from_every_writer():
     assert ("lance", "0.20.0") in libraries
 
 
-def test_every_seed_feature_appears_in_a_case():
+def test_every_specification_feature_appears_in_a_case():
     covered = {feature for case in corpus_cases() for feature in case.features}
     missing = sorted(set(FEATURES) - covered)
     assert not missing, f"features no case exercises: {missing}"
+
+
+def test_every_feature_names_a_source_document():
+    assert sorted({f.id for f in FEATURES.values() if f.document not in load_documents()}) == []
 
 
 def test_every_registered_case_is_in_the_corpus():

@@ -1,5 +1,5 @@
-"""Logical types, field ids and the primary key (schema format, seed 002;
-table format "Unenforced Primary Key", seed 004), checked against what
+"""Logical types, field ids and the primary key (the schema format page;
+the table overview page, "Unenforced Primary Key"), checked against what
 pylance 14 writes and reads.
 
 Every pylance check writes a real dataset, parses the manifest it committed
@@ -95,13 +95,13 @@ def canonical(schema: pa.Schema) -> pa.Schema:
 
 def as_pylance_records(fields: list[Field]) -> list[Field]:
     """Our fields with the one attribute pylance records differently: it
-    writes ``type = PARENT`` for every field, where we write the seed's role."""
+    writes ``type = PARENT`` for every field, where we write the schema format page's role."""
     return [dataclasses.replace(f, type=FieldType.PARENT) for f in fields]
 
 
 def field_summary(f: Field) -> tuple:
     """What must agree with pylance; ``type`` is left out because pylance
-    writes PARENT for every field and we write the seed's role (see
+    writes PARENT for every field and we write the schema format page's role (see
     test_field_type_is_the_seed_role_where_pylance_writes_parent)."""
     return (f.id, f.parent_id, f.name, f.logical_type, f.nullable, f.metadata)
 
@@ -347,7 +347,7 @@ def test_default_write_matches_blob_v2_conversion(tmp_path):
 
 
 def test_seed_field_id_example(tmp_path):
-    """Seed 002 "Field ID Assignment": a, b, c.x, c.y, c.z, d get 0..6."""
+    """The schema format page "Field ID Assignment": a, b, c.x, c.y, c.z, d get 0..6."""
     schema = pa.schema([
         _f("a", pa.int32()), _f("b", pa.int32()),
         _f("c", pa.struct([_f("x", pa.int32()), _f("y", pa.int32()), _f("z", pa.int32())])),
@@ -360,7 +360,7 @@ def test_seed_field_id_example(tmp_path):
 
 
 def test_seed_nested_structure_example():
-    """Seed 002 "Nested Structure" example, field for field."""
+    """The schema format page "Nested Structure" example, field for field."""
     schema = pa.schema([
         _f("id", pa.int64(), False),
         _f("user", pa.struct([_f("name", pa.string()), _f("email", pa.string())])),
@@ -379,7 +379,7 @@ def test_seed_nested_structure_example():
 
 def test_field_type_is_the_seed_role_where_pylance_writes_parent(family_datasets):
     """pylance stores ``type = PARENT`` even for leaves; the reference gives
-    every field the role seed 002 describes (field_role)."""
+    every field the role the schema format page describes (field_role)."""
     stored = stored_schema(family_datasets["lists"])
     assert {f.type for f in stored.fields} == {FieldType.PARENT}
     ours = schema_from_arrow(lance.dataset(family_datasets["lists"]).schema)
@@ -794,12 +794,12 @@ def test_arbitrary_field_lists_convert_or_raise_format_errors(rows):
 
 
 # --------------------------------------------------------------------------
-# (5) The unenforced primary key (seed 004)
+# (5) The unenforced primary key (table overview page)
 # --------------------------------------------------------------------------
 
 
 def test_seed_vector_embeddings_example(tmp_path):
-    """Seed 002 "With Vector Embeddings": id is the primary key at position
+    """The schema format page "With Vector Embeddings": id is the primary key at position
     1, embedding a bfloat16 fixed-size list."""
     schema = pa.schema([
         _f("id", pa.int64(), False, {PK: "true", POS: "1"}),
@@ -832,7 +832,7 @@ def _pylance_accepts(schema: pa.Schema, path: Path) -> bool:
 
 KEY = {PK: "true"}
 PK_RULES = {
-    # name: (schema, seed rule broken?)
+    # name: (schema, overview page rule broken?)
     "non_nullable_leaf": (pa.schema([_f("a", pa.int64(), False, KEY)]), False),
     "in_non_nullable_struct": (pa.schema([_f("s", pa.struct([_f("a", pa.int64(), False, KEY)]), False)]), False),
     "nullable_field": (pa.schema([_f("a", pa.int64(), True, KEY)]), True),
@@ -858,9 +858,9 @@ def test_primary_key_rules_agree_with_pylance(case, tmp_path):
 
 
 def test_primary_key_within_fixed_size_list_departure(tmp_path):
-    """Seed 004 forbids key columns within a list; pylance 14 accepts one
+    """The table overview page forbids key columns within a list; pylance 14 accepts one
     inside a fixed-size list of structs. This implementation follows the
-    seed."""
+    overview page."""
     schema = pa.schema([
         _f("f", pa.list_(_f("item", pa.struct([_f("x", pa.int64(), False, KEY)]), False), 2), False),
     ])

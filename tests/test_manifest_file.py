@@ -125,7 +125,7 @@ def test_random_byte_corruption_never_escapes_as_a_foreign_exception(indexed_dat
 
 
 def _old_revision_manifest_bytes() -> bytes:
-    """A manifest as the older table.proto revision (seed 003) wrote it: no
+    """A manifest as the older table.proto revision (table-proto-2024-01) wrote it: no
     data_format, no file versions or sizes in DataFile, no transaction
     section, and a max_fragment_id of 0 left off the wire (it had no
     presence then)."""

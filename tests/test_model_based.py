@@ -6,7 +6,7 @@ overwrite and tag, and keeps a plain in-memory model of every version.
 The model of a version is its visible rows in scan order (dicts, with
 ``_rowid`` when the dataset uses stable row ids) and its schema (column
 names and Arrow types). Model rules, from the operations' docstrings and
-seed 001 (move-stable row ids):
+the older table format page (move-stable row ids):
 
 * append adds rows after all others, with the next row ids;
 * delete drops the rows its predicate selects (null selects nothing);

@@ -172,7 +172,7 @@ def test_schema_field_ids_unique_and_parents_listed_first(origin):
 
 
 def test_data_files_match_the_dataset_data_format(origin):
-    """Seed 000: every file of a version has the dataset's file format version."""
+    """table.proto: every file of a version has the dataset's file format version."""
     for label, document in origin.each_document():
         expected = document["data_format"]["version"]
         for fragment in document["fragments"]:

@@ -3,6 +3,7 @@ its ids, its coverage of the specification, and the generated docs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -19,14 +20,26 @@ from conformance.requirements import (
     TOPICS,
     Requirement,
     catalog_text,
+    check_cited_documents,
     load_requirements,
     render_markdown,
+    render_sources,
     requirement,
 )
+from conformance.spec_sources import GENERATED_NOTICE as SOURCES_NOTICE, Match, sources_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "requirements.md"
-SEEDS = ("seed:000", "seed:001", "seed:002", "seed:003", "seed:004")
+SOURCES_DOC = ROOT / "docs" / "spec-sources.md"
+# The five documents the project was asked to cover (table.proto now and in an
+# older revision, the older table-format page, the schema page, the overview).
+SPECIFICATION = (
+    "table-proto",
+    "table-format-page-2025-07",
+    "schema-format-page",
+    "table-proto-2024-01",
+    "table-overview-page",
+)
 ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*)$")
 # A requirement id mentioned inside another entry's prose.
 MENTIONED_ID = re.compile(
@@ -74,9 +87,52 @@ def test_levels_and_sources_are_known(catalog):
             assert (document, section) != (item.source_document, item.source_section), item.id
 
 
-def test_every_seed_is_cited(catalog):
+def test_every_specification_document_is_a_primary_source(catalog):
     cited = Counter(item.source_document for item in catalog.values())
-    assert [seed for seed in SEEDS if not cited[seed]] == []
+    assert [document for document in SPECIFICATION if not cited[document]] == []
+
+
+def test_source_documents_match_their_schema():
+    schema = load_schema("spec-sources.schema.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(json.loads(sources_text()), schema, cls=jsonschema.Draft202012Validator)
+
+
+@pytest.mark.parametrize("bad_id", ["se" + "ed-000", "seeds", "Table-Proto", "table_proto"])
+def test_source_document_ids_are_kebab_case_and_never_name_a_seed(bad_id):
+    schema = load_schema("spec-sources.schema.json")
+    entry = dict(json.loads(sources_text())[0], id=bad_id)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([entry], schema, cls=jsonschema.Draft202012Validator)
+
+
+def test_every_source_names_its_upstream_location():
+    for document in DOCUMENTS.values():
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", document.repository), document.id
+        assert re.fullmatch(r"[0-9a-f]{40}", document.commit), document.id
+        assert document.path and not document.path.startswith("/"), document.id
+        assert document.url == f"https://github.com/{document.repository}/blob/{document.commit}/{document.path}"
+        # A commit that is not the exact text read says how it differs.
+        if document.match in (Match.NEAREST, Match.RENDERED):
+            assert document.differences, document.id
+
+
+def test_a_requirement_citing_an_undefined_document_is_refused(catalog):
+    item = next(iter(catalog.values()))
+    stray = dataclasses.replace(item, also_in=(("no-such-page", "Manifest"),))
+    with pytest.raises(ValueError, match="no-such-page.*spec_sources.json does not define"):
+        check_cited_documents([stray])
+    check_cited_documents(catalog.values())
+
+
+def test_spec_sources_doc_is_a_fresh_render(catalog):
+    rendered = render_sources(catalog.values())
+    assert rendered.splitlines()[0] == SOURCES_NOTICE
+    for document in DOCUMENTS.values():
+        assert document.commit in rendered and document.repository in rendered and document.path in rendered
+    assert SOURCES_DOC.read_text(encoding="utf-8") == rendered, (
+        "docs/spec-sources.md is stale: run `python -m conformance.requirements --sources > docs/spec-sources.md`"
+    )
 
 
 def test_every_upstream_page_is_cited(catalog):

@@ -135,7 +135,7 @@ def test_visible_row_ids_are_unique_and_below_next_row_id(stable_dataset):
 
 
 def test_update_keeps_the_row_id_and_creation_version(stable_dataset):
-    """pylance 14 departs from the seed here: an updated row keeps its row id
+    """pylance 14 departs from the older table format page here: an updated row keeps its row id
     and created-at version; only last-updated-at moves."""
     update_version = 5
     assert type(lance.dataset(stable_dataset).read_transaction(update_version).operation).__name__ == "Update"

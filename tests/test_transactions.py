@@ -190,7 +190,7 @@ def test_pylance_reads_a_transaction_we_wrote(history, tmp_path, embed):
     its file). pylance 14 embeds each transaction in the manifest file too, so
     the manifest is re-encoded by the reference: without a transaction section
     (pylance must read our file) or with ours embedded (``transaction_section``
-    as the seed numbers it). Either way pylance reports our operation."""
+    as table.proto numbers it). Either way pylance reports our operation."""
     copy = tmp_path / "copy"
     shutil.copytree(history[0], copy)
     storage = Storage(copy)
@@ -223,8 +223,8 @@ def test_pylance_reads_a_transaction_we_wrote(history, tmp_path, embed):
 
 def test_pylance_embeds_the_transaction_at_field_23(history):
     """pylance 14 keeps a copy of each transaction inside the manifest file,
-    but records its position in Manifest field 23, which neither the seed nor
-    this project's table.proto knows (the seed's transaction_section is field
+    but records its position in Manifest field 23, which neither the specification's
+    nor this project's table.proto knows (their transaction_section is field
     21). Pinned here because the manifest reader misses it."""
     from google.protobuf.unknown_fields import UnknownFieldSet
 

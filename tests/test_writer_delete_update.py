@@ -4,11 +4,11 @@ checked three ways: pylance reads every version exactly as we do
 the data give the same visible rows and deleted offsets, and a Hypothesis
 property compares the reference dataset with a plain in-memory model.
 
-Seed passages: seed 001 "Deletion" and seed 004 "Deletion Files" (deletion
-files, their name and kinds), seed 000 ``DataFragment.physical_rows`` and
-``DeletionFile.num_deleted_rows``, seed 001 "Feature: Move-Stable Row IDs"
-(updated rows get new row ids), and ``transaction.proto`` (``Delete``,
-``Update``).
+Spec passages: the older table format page "Deletion" and the table overview
+page "Deletion Files" (deletion files, their name and kinds), table.proto
+``DataFragment.physical_rows`` and ``DeletionFile.num_deleted_rows``, the older
+table format page "Feature: Move-Stable Row IDs" (updated rows get new row
+ids), and ``transaction.proto`` (``Delete``, ``Update``).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def between(low: int, high: int) -> tuple[pc.Expression, str]:
 
 def fragment_shapes(description: dict) -> list[tuple]:
     """What a delete or update decides per fragment: id, physical rows and
-    deleted offsets (seed 000 ``DataFragment``, ``DeletionFile``)."""
+    deleted offsets (table.proto ``DataFragment``, ``DeletionFile``)."""
     return [
         (f["id"], f["physical_rows"], f["num_deleted_rows"], f["deleted_offsets"]) for f in description["fragments"]
     ]
@@ -154,7 +154,7 @@ def test_deletes_agree_with_pylance_at_every_step(tmp_path, naming, stable):
 
 
 def test_a_delete_writes_one_deletion_file_per_fragment_built_on_the_version_read(tmp_path):
-    """Seed 001 "Deletion": ``_deletions/{fragment_id}-{read_version}-{id}``,
+    """The older table format page "Deletion": ``_deletions/{fragment_id}-{read_version}-{id}``,
     read_version being the version the delete read; the manifest records
     ``num_deleted_rows``; the ``Delete`` transaction carries the updated
     fragments, the removed ids and the predicate."""
@@ -211,7 +211,7 @@ def test_offsets_that_are_already_deleted_change_nothing(tmp_path):
 
 @pytest.mark.parametrize("stable", [False, True])
 def test_dense_deletions_go_to_bitmaps_and_sparse_ones_to_arrow_files(tmp_path, stable):
-    """Seed 001: Roaring bitmaps (``.bin``) for dense sets, Arrow files for
+    """The older table format page: Roaring bitmaps (``.bin``) for dense sets, Arrow files for
     small ones; the kind is chosen from the union, so a fragment can move
     from ``.arrow`` to ``.bin`` as deletions accumulate. pylance reads both."""
     path = tmp_path / "ds"
@@ -279,7 +279,7 @@ def test_updates_agree_with_pylance(tmp_path, naming, stable):
     """REWRITE_ROWS: the selected rows are deleted from their fragments (a
     fragment whose rows all move is removed) and written with their new
     values as a new fragment after the others. With stable row ids the
-    moved rows get new ids (seed 001), so row ids are compared with pylance
+    moved rows get new ids (older table format page), so row ids are compared with pylance
     only without them."""
     ours = tmp_path / "ours"
     ds = create(ours, naming, stable)
@@ -323,7 +323,7 @@ def test_an_update_records_rewrite_rows_and_the_modified_fields(tmp_path):
 
 
 def test_updated_rows_get_new_row_ids_and_versions(tmp_path):
-    """Seed 001 (move-stable row ids): an updated row "is typically assigned
+    """The older table format page (move-stable row ids): an updated row "is typically assigned
     a new row id rather than reusing the old one"; the new ids come from
     ``next_row_id`` and the rows' created and last-updated versions are the
     update's version. Rows left in place keep their ids and versions.

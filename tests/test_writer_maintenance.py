@@ -100,7 +100,7 @@ def pylance_rows(path, version=None, *, stable: bool) -> list[dict]:
 def assert_history_invariants(path) -> None:
     """Along the versions of the main branch: max_fragment_id and next_row_id
     never go down, and a fragment id that comes back (restore) names the same
-    fragment as before (seed 000: ids unique within a dataset; seed 001: row
+    fragment as before (table.proto: ids unique within a dataset; older table format page: row
     ids assigned from a monotonically increasing next_row_id)."""
     first_file_of: dict[int, str] = {}
     previous = None
@@ -154,7 +154,7 @@ def test_compaction_matches_pylance(tmp_path, naming, stable):
     assert [(f.id, f.physical_rows, f.deletion_file) for f in after.fragments] == [
         (new_ids[0], 20, None), (new_ids[1], 8, None)
     ]
-    # Moved rows keep their ids and their versions (seed 001).
+    # Moved rows keep their ids and their versions (older table format page).
     assert pylance_rows(path, stable=stable) == expected == pylance_rows(peer, stable=stable)
     if stable:
         assert after.manifest.next_row_id == before.manifest.next_row_id
@@ -194,7 +194,7 @@ def _metadata_index(ds: Dataset, fragment_ids) -> IndexMetadata:
 
 def test_compaction_refuses_data_files_it_cannot_write(tmp_path):
     """The new fragments would hold 2.0 files in a dataset of another file
-    version (seed 000, DataStorageFormat: every file has the dataset's version)."""
+    version (table.proto, DataStorageFormat: every file has the dataset's version)."""
     path = str(tmp_path / "ds")
     lance.write_dataset(rows(0, 4), path, max_rows_per_file=2, data_storage_version="2.1")
     with pytest.raises(UnsupportedFeatureError):
@@ -477,7 +477,7 @@ def test_shallow_clone_matches_pylance(tmp_path, naming, stable):
     (their_base,) = theirs.manifest.base_paths
     assert (base.id, base.path, base.is_dataset_root) == (0, str(source), True)
     assert (their_base.id, their_base.path, their_base.is_dataset_root) == (0, str(source), True)
-    # Seed 000 names the base after the tag; pylance 14 leaves it unnamed.
+    # table.proto names the base after the tag; pylance 14 leaves it unnamed.
     assert (base.name, their_base.name) == ("published", None)
     for clone in (ours, theirs):
         assert [(f.id, [d.path for d in f.files]) for f in clone.fragments] == [

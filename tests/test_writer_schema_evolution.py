@@ -1,5 +1,5 @@
 """Schema evolution and metadata changes by the reference writer, checked
-against pylance (seed 002 "Field IDs" / "Schema Evolution"; seed 004 "Data
+against pylance (schema format page "Field IDs" / "Schema Evolution"; table overview page "Data
 Evolution"; transaction.proto ``Merge``, ``Project``, ``UpdateConfig``).
 
 Each operation runs on a dataset the reference writer made (three fragments,
@@ -286,7 +286,7 @@ def test_cast_tombstones_the_old_ids_and_pylance_reads_it(base):
     assert field_rows(ds.uri)[-2:] == [(8, -1, "marks", "list", True), (9, 8, "item", "int64", True)]
     theirs_files = [[d.fields for d in f.files] for f in Dataset.open(theirs).fragments]
     for fragment, their_files in zip(ds.fragments, theirs_files):
-        # Seed 004: the old file lists -2 where pylance leaves the old ids.
+        # The table overview page: the old file lists -2 where pylance leaves the old ids.
         assert fragment.files[0].fields == [TOMBSTONE_FIELD_ID, 1, 2, 3, 4, TOMBSTONE_FIELD_ID, TOMBSTONE_FIELD_ID]
         assert their_files[0] == [0, 1, 2, 3, 4, 5, 6]
         assert fragment.files[1].fields == their_files[1] == [7, 8, 9]

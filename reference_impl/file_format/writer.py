@@ -463,7 +463,7 @@ class _Encoder:
         of the file, its pages describe where they are.
 
         pylance treats the key's presence as the mark, whatever its value
-        (seed 001 shows "true"/"false"), and reads a marked column only in
+        (older table format page shows "true"/"false"), and reads a marked column only in
         this encoding, so the writer follows it. pylance accepts only
         large_binary there.
         """

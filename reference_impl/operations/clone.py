@@ -1,4 +1,4 @@
-"""Shallow clones (seed 000, ``Manifest.base_paths`` and ``BasePath``;
+"""Shallow clones (table.proto, ``Manifest.base_paths`` and ``BasePath``;
 transaction specification: ``Clone``; upstream ``layout.md``, shallow clone).
 
 A shallow clone is a new dataset whose first manifest lists the source
@@ -17,10 +17,10 @@ The first manifest
       config, table metadata, data format and high-water marks
       (``max_fragment_id``, ``next_row_id``);
     * adds the base path with the next free id (0 when the source has none;
-      seed 000: "the key ... starts from 0, increased by 1 for each new base
-      path"), whose ``path`` is the source root as an absolute path (seed 000:
+      table.proto: "the key ... starts from 0, increased by 1 for each new base
+      path"), whose ``path`` is the source root as an absolute path (table.proto:
       "This absolute path will be directly used") and whose ``name`` is the
-      tag cloned from (seed 000: "When we use shallow clone and the target
+      tag cloned from (table.proto: "When we use shallow clone and the target
       version is a tag, the tag name will be set here"), else the source
       branch, else absent. pylance 14 leaves ``name`` absent when cloning a
       tag (docs/spec-discrepancies.md);
@@ -78,7 +78,7 @@ def shallow_clone(
     the files left where they are. Returns the clone, opened.
 
     ``relative_base_path`` records the source root relative to the clone's
-    root instead of as an absolute path: a departure from seed 000 that
+    root instead of as an absolute path: a departure from table.proto that
     readers must tolerate (pylance stores what it is given), used where the
     two datasets must move together, as in the golden fixtures."""
     from ..dataset import Dataset

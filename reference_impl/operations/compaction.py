@@ -1,5 +1,5 @@
 """Compaction (transaction specification: ``ReserveFragments``, ``Rewrite``;
-seed 001, move-stable row ids; upstream ``row_id_lineage.md``).
+the older table format page, move-stable row ids; upstream ``row_id_lineage.md``).
 
 Compaction moves rows without changing them: the visible rows of some small
 fragments (or of fragments carrying deletions) are written again as fewer,
@@ -31,13 +31,13 @@ Which fragments are rewritten (the rule)
     their row versions are the same.
 
     Only data files of version 2.0 are written, so a dataset of another data
-    storage version is refused (seed 000, ``DataStorageFormat``: one file
+    storage version is refused (table.proto, ``DataStorageFormat``: one file
     version per dataset) before anything is committed.
 
 Row ids and row versions
     Without stable row ids, a moved row's id is its new row address, and
     indices stop covering the rewritten fragments (the commit drops them
-    from the index bitmaps). With stable row ids (reader flag 2), seed 001 says
+    from the index bitmaps). With stable row ids (reader flag 2), the older table format page says
     the id "is stable after being moved (such as during compaction)": each
     new fragment's row id sequence holds the moved rows' ids in their new
     order, and its created-at and last-updated-at version sequences hold the
@@ -169,7 +169,7 @@ class MovedRows:
 
 
 def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
-    """Read the visible rows of ``run`` (seed 004, deletion files: a deleted
+    """Read the visible rows of ``run`` (table overview page, deletion files: a deleted
     offset is not a row of the table) and, with stable row ids, their ids and
     versions from the fragments' sequences, masked the same way."""
     tables = [fragment_table(dataset, fragment) for fragment in run]

@@ -3,7 +3,7 @@ transaction specification: ``Delete``, ``Update``; move-stable row ids).
 
 Deleting rows never rewrites data: each affected fragment gets a new
 deletion file listing the union of its old and new deleted offsets, written
-against the version read (seed 001, "Deletion"; seed 004, "Deletion
+against the version read (older table format page, "Deletion"; table overview page, "Deletion
 Files"), or leaves the table when every one of its physical rows is gone.
 One ``Delete`` transaction records both kinds of change.
 
@@ -12,7 +12,7 @@ deleted from their fragments as above and written again, with their new
 values, as new fragments, all in one ``Update`` transaction. The commit
 (:func:`reference_impl.commit.build_manifest`) gives the new fragments their
 ids and, when the dataset uses stable row ids, *new* row ids with this
-version as their created and last-updated version: seed 001 (move-stable row
+version as their created and last-updated version: the older table format page (move-stable row
 ids) says an updated row "is typically assigned a new row id rather than
 reusing the old one", so that secondary indices never see stale values under
 a reused id. pylance 14 keeps the old id instead (docs/spec-discrepancies.md).

@@ -1,25 +1,25 @@
-"""Recording and removing indices (seed 000, ``IndexMetadata``; transaction
+"""Recording and removing indices (table.proto, ``IndexMetadata``; transaction
 specification: ``CreateIndex``).
 
-The table format treats an index's payload as a plugin's business (seed 000:
+The table format treats an index's payload as a plugin's business (table.proto:
 "Indexes are plugins, and so the format of the details message is flexible
 and not fully defined by the table format"). This writer records index
 *metadata* only and writes no payload:
 
-* ``uuid``: a fresh random UUID (seed 000: "unique across all the dataset
+* ``uuid``: a fresh random UUID (table.proto: "unique across all the dataset
   versions");
 * ``fields``: the field ids of the indexed columns;
 * ``name``: given, or ``{column}_idx`` with the columns joined by ``_`` (the
-  name pylance picks); seed 000: "Must be unique within one dataset version";
+  name pylance picks); table.proto: "Must be unique within one dataset version";
 * ``dataset_version``: the version the index is built from, which is the
   version read (pylance records the same);
 * ``fragment_bitmap``: every fragment of that version;
 * ``index_details``: an ``Any`` whose type URL is the one pylance 14 writes
-  for the index type (seed 000: a name like "btree" converts to
+  for the index type (table.proto: a name like "btree" converts to
   ``/lance.table.BTreeIndexDetails``) and whose payload is empty (every
   field of the details message at its default);
 * ``index_version`` 0, ``created_at`` the commit time in milliseconds, no
-  ``files`` (seed 000: "If this is empty, the index files sizes are
+  ``files`` (table.proto: "If this is empty, the index files sizes are
   unknown").
 
 Replacing an index of the same name lists the old one in ``removed_indices``

@@ -1,7 +1,7 @@
 """Changing table config, table metadata, schema metadata and field metadata.
 
-Spec sections: seed 000 ``Manifest.config`` and ``Manifest.table_metadata``
-(string maps of the table), seed 002 "Field Metadata" and the schema metadata
+Spec sections: table.proto ``Manifest.config`` and ``Manifest.table_metadata``
+(string maps of the table), the schema format page "Field Metadata" and the schema metadata
 map, transaction.proto ``UpdateConfig``. Every change is one ``UpdateConfig``
 transaction written with the current fields (``config_updates``,
 ``table_metadata_updates``, ``schema_metadata_updates``,
@@ -83,7 +83,7 @@ def update_map(values: Mapping[str, str | None] | None, replace: bool, what: str
 
 
 def _field_updates(dataset: "Dataset", field_metadata, replace: bool) -> dict[int, UpdateMap]:
-    """Field metadata updates by field id (seed 002: "use the field ids
+    """Field metadata updates by field id (schema format page: "use the field ids
     rather than field names")."""
     if field_metadata is None:
         return {}

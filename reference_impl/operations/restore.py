@@ -1,5 +1,5 @@
-"""Restoring an old version (transaction specification: ``Restore``; seed
-001, committing datasets).
+"""Restoring an old version (transaction specification: ``Restore``; older
+table format page, "Committing Datasets").
 
 A restore never rewrites history: it commits a *new* version, on top of the
 version read, whose content (schema, fragments, indices, config, metadata)
@@ -7,7 +7,7 @@ is that of the version restored. The manifest of that version is read and
 handed to the commit (``restore_source``), which copies its content and
 keeps the high-water marks: ``max_fragment_id`` and ``next_row_id`` never go
 back, so ids handed out after the restored version are never handed out
-again (seed 001, "Assigning Row IDs"; pylance 14 does the same).
+again (older table format page, "Assigning Row IDs"; pylance 14 does the same).
 
 Like every other operation, the restore is committed on top of ``dataset``;
 if another version was committed since it was read, the commit fails with

@@ -1,8 +1,8 @@
 """Schema evolution: adding, dropping and altering columns.
 
-Spec sections: seed 002 "Field IDs" (initial and new field assignment, ids
+Spec sections: the schema format page "Field IDs" (initial and new field assignment, ids
 immutable and possibly sparse) and "Schema Evolution" (add, drop, rename,
-type evolution); seed 004 "Schema & Fields" and "Data Evolution" (new columns
+type evolution); table overview page "Schema & Fields" and "Data Evolution" (new columns
 are new data files appended to every fragment, "with values computed for all
 existing rows in the fragment"; a rewritten column's old id becomes the ``-2``
 tombstone in the old data file).
@@ -108,7 +108,7 @@ def preserves_nullability(old: Schema, new: Schema) -> bool:
 
 
 def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
-    """Refuse a schema change that breaks a primary key rule of seed 004
+    """Refuse a schema change that breaks a primary key rule of the table overview page
     ("Unenforced Primary Key": key fields and their ancestors not nullable,
     leaves only) that ``old`` did not already break."""
     introduced = set(primary_key_problems(new)) - set(primary_key_problems(old))
@@ -117,7 +117,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
 
 
 def check_writable(dataset: "Dataset") -> None:
-    """Data evolution writes 2.0 data files; seed 000 (``DataStorageFormat``)
+    """Data evolution writes 2.0 data files; table.proto (``DataStorageFormat``)
     wants every file of a dataset in its file format version."""
     fmt = dataset.manifest.data_format
     check_writable_version(fmt.version if fmt else "2.0")
@@ -128,7 +128,7 @@ def check_writable(dataset: "Dataset") -> None:
 
 def physical_rows(dataset: "Dataset", fragment: Fragment) -> pa.Table:
     """Every physical row of ``fragment``, deleted ones included, every column
-    of the schema (seed 004 "Data Evolution": values for all existing rows)."""
+    of the schema (table overview page "Data Evolution": values for all existing rows)."""
     return fragment_table(dataset, fragment, include_deleted=True)
 
 
@@ -144,8 +144,8 @@ def with_new_data_file(dataset: "Dataset", fragment: Fragment, table: pa.Table, 
 
 
 def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
-    """Add columns computed from the existing ones (seed 002 "Add Column";
-    seed 004 "Data Evolution").
+    """Add columns computed from the existing ones (schema format page "Add Column";
+    the table overview page "Data Evolution").
 
     ``columns`` maps each new column to its values. A key is a name (the
     column is nullable and takes the type of the values) or a
@@ -254,7 +254,7 @@ def _name(field: pa.Field | str) -> str:
 
 
 def drop_columns(dataset: "Dataset", names) -> "Dataset":
-    """Remove fields from the schema (seed 002 "Drop Column") by committing a
+    """Remove fields from the schema (schema format page "Drop Column") by committing a
     ``Project``.
 
     ``names`` is a path or a list of paths (dotted for fields inside structs).
@@ -312,11 +312,11 @@ def alter_columns(dataset: "Dataset", *alterations: Mapping) -> "Dataset":
     ``nullable`` and ``data_type``. Paths are resolved against the schema as
     it is before the call; a field can be altered once per call.
 
-    * ``name`` (seed 002 "Rename Column": the id remains the same) must not be
+    * ``name`` (schema format page "Rename Column": the id remains the same) must not be
       taken by a sibling.
     * ``nullable``: making a field non-nullable is refused when a visible row
       holds a null in it (pylance refuses it too).
-    * ``data_type`` (seed 002 "Type Evolution"; seed 004 "Data Evolution"):
+    * ``data_type`` (schema format page "Type Evolution"; table overview page "Data Evolution"):
       only top-level columns, within a type family as pylance allows
       (:func:`castable`), and the cast must not lose values. The column gets
       a new field id (its children too) and its metadata minus extension keys;
@@ -372,7 +372,7 @@ def _new_name(name) -> str:
 
 
 def _check_sibling_names(schema: Schema) -> None:
-    """Seed 002: fields are addressed by name among their siblings, so two
+    """The schema format page: fields are addressed by name among their siblings, so two
     siblings cannot share one."""
     seen: set[tuple[int, str]] = set()
     for f in schema.fields:
@@ -510,7 +510,7 @@ def _replace_subtree(schema: Schema, old_id: int, subtree: list[Field]) -> Schem
 
 
 def _tombstoned(fragment: Fragment, ids: set[int]) -> Fragment:
-    """``fragment`` whose data files list ``-2`` in place of ``ids`` (seed 004
+    """``fragment`` whose data files list ``-2`` in place of ``ids`` (table overview page
     "Data Evolution"); column indices are unchanged, so every other id still
     names its column."""
     files = [

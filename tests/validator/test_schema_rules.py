@@ -164,7 +164,7 @@ def test_repeated_or_gapped_positions_are_infos(nested):
 
 
 def test_pylance_key_departures_are_infos(tmp_path):
-    """Keys pylance writes against the seed's letter: a key inside a
+    """Keys pylance writes against the overview page's letter: a key inside a
     fixed-size list of structs, membership through the position alone, equal
     positions, and a key changed by an overwrite."""
     struct = pa.struct([pa.field("k", pa.int32(), False, {PK: "true"})])

@@ -290,7 +290,7 @@ def give_a_data_file_a_plain_name(root):
 @mutation("data-file/legacy-version-recorded", base="legacy", breaks="data-file.zero-version-is-legacy")
 def commit_a_delete_over_legacy_files_with_pylance(root):
     """pylance records legacy files as 0.2, the trailer's version, where the
-    seed marks them 0.0: the version its delete commits is one more that
+    table.proto marks them 0.0: the version its delete commits is one more that
     lists them so."""
     import lance
 

@@ -118,7 +118,7 @@ def merge_a_region_with_a_short_id(root):
 # -- region snapshots ------------------------------------------------------------------
 #
 # pylance keeps region manifests under _mem_wal/ and writes no inline
-# snapshots; these mutations store snapshots as the seed describes them: a
+# snapshots; these mutations store snapshots as table.proto describes them: a
 # Lance file (written here by the reference 2.0 writer) with one row per
 # region and one column per RegionManifest field.
 

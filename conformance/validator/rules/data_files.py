@@ -573,7 +573,7 @@ def size(view: VersionView):
 def _recorded_matches(data_file: DataFile, info: FileInfo) -> bool:
     major, minor = data_file.file_major_version, data_file.file_minor_version
     if info.layout == LAYOUT_LEGACY:
-        # 0.0 is the seed's marker for any legacy file; pylance records the
+        # 0.0 is table.proto's marker for any legacy file; pylance records the
         # trailer's own 0.2 (docs/spec-discrepancies.md).
         return major == 0 and minor in (0, info.footer_minor)
     return (major, minor) == (info.major, info.minor)

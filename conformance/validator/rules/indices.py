@@ -21,7 +21,7 @@ from ..context import VersionView
 from ..registry import Severity, rule
 
 INDICES_DIR = "_indices"
-#: What counts as small enough to keep in the manifest: seed 000 keeps
+#: What counts as small enough to keep in the manifest: table.proto keeps
 #: fragment-reuse content inline "under 200 KB" (and row id sequences under
 #: about 200 KB); index details are held to the same size.
 INLINE_LIMIT = 200 * 1024
@@ -78,7 +78,7 @@ def name_unique(view: VersionView):
     "index/delta-segments",
     severity=Severity.INFO,
     requirements=("index.name-unique",),
-    summary="Index names are unique in a version as seed 000 says (delta indices share one; "
+    summary="Index names are unique in a version as table.proto says (delta indices share one; "
     "see docs/spec-discrepancies.md)",
 )
 def delta_segments(view: VersionView):
@@ -89,7 +89,7 @@ def delta_segments(view: VersionView):
         if count > 1:
             yield (
                 f"{count} index entries share the name '{name}': delta indices, which upstream index.md allows "
-                "and seed 000 does not",
+                "and table.proto does not",
                 view.at("index_section"),
             )
 

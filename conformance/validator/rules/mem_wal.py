@@ -6,13 +6,13 @@ regard to case as the index conventions require: the part after the last
 ``/`` must be ``lance.table.MemWalIndexDetails`` (pylance writes
 ``/lance.table.MemWalIndexDetails`` under the index name ``__lance_mem_wal``).
 
-pylance 14 adds two fields the seed does not define: 11, a string map of
+pylance 14 adds two fields table.proto does not define: 11, a string map of
 writer defaults, and 12, a flag meaning "maintain every index of the table"
 (in which case ``maintained_indexes`` is left empty). Both are kept as
 unknown fields; the flag is honoured when checking catch-up entries.
 
 Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
-row per region and one column per ``RegionManifest`` field (seed 000). They
+row per region and one column per ``RegionManifest`` field (table.proto). They
 are read from memory with the reference reader
 (:class:`reference_impl.file_format.LanceFileReader`, through
 :class:`_InlineFile`), which decodes 2.0 files; a snapshot in another file
@@ -45,7 +45,7 @@ from .data_files import is_absolute, printable
 
 MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
-#: pylance 14's "maintain all indexes" flag (not in seed 000).
+#: pylance 14's "maintain all indexes" flag (not in table.proto).
 PYLANCE_MAINTAIN_ALL_FIELD = 12
 LANCE_MAGIC = b"LANC"
 _SHOWN = 5

@@ -48,7 +48,7 @@ MAX_ROWS = DEFAULT_MAX_ROWS
 #: External sequences larger than this are not read.
 MAX_SEQUENCE_BYTES = 1 << 28
 #: Sequences below this many bytes belong inline in the fragment, larger ones
-#: in an external file (seed 000 ``DataFragment.row_id_sequence``: "about 200 KB").
+#: in an external file (table.proto ``DataFragment.row_id_sequence``: "about 200 KB").
 INLINE_LIMIT = 200 * 1024
 
 SEQUENCES = {

@@ -89,7 +89,7 @@ class _State:
 def _same_fields(a, b) -> bool:
     """Field lists equal in everything but ``type``: the role is implied by the
     logical type, and pylance rewrites every role as PARENT when it commits on
-    top of a dataset that records the seed's roles (docs/spec-discrepancies.md)."""
+    top of a dataset that records the schema format page's roles (docs/spec-discrepancies.md)."""
     return len(a) == len(b) and all(replace(x, type=y.type) == y for x, y in zip(a, b))
 
 
