@@ -100,8 +100,16 @@ def same_fragments(previous: VersionState, current: VersionState):
         yield f"fragment(s) {listed(added, sort=True)} were added, though the operation adds none"
 
 
-def named_fragments(view, where: str, previous: VersionState, current: VersionState, removed: set[int],
-                    changed: set[int], what: str, verb: str):
+def named_fragments(
+    view,
+    where: str,
+    previous: VersionState,
+    current: VersionState,
+    removed: set[int],
+    changed: set[int],
+    what: str,
+    verb: str,
+):
     """(message, location) when a Delete or an Update names fragments the
     version it read lacks, keeps a fragment it removes, or loses one it
     ``verb`` (changes without removing)."""

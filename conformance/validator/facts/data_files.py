@@ -55,7 +55,6 @@ WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 # -- where a data file is ------------------------------------------------------
 
 
-
 class FileStatus(str, Enum):
     """Where a data file (or a declared base path) stands before it is read."""
 
@@ -179,7 +178,9 @@ def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage]
     if not isinstance(path, str) or not path:
         return Located(FileStatus.ESCAPES, problem="the path is empty")
     if is_absolute(path):
-        return Located(FileStatus.ESCAPES, problem="the path is absolute; data file paths are relative to the data directory")
+        return Located(
+            FileStatus.ESCAPES, problem="the path is absolute; data file paths are relative to the data directory"
+        )
     relpath = f"data/{path}" if is_root else path
     root = str(storage.root)
     return view.dataset.memo(
@@ -429,9 +430,7 @@ def each_legacy(view: VersionView) -> list[tuple[tuple[int, int], Fragment, Data
     """:func:`each_data_file` for the legacy (``is_legacy``) data files only,
     listed once per version for the rules on legacy files: most versions
     have none, and those rules then skip the walk."""
-    return view.memo(
-        "data_files.legacy", lambda: [entry for entry in each_data_file(view) if entry[2].is_legacy]
-    )
+    return view.memo("data_files.legacy", lambda: [entry for entry in each_data_file(view) if entry[2].is_legacy])
 
 
 def at(view: VersionView, ref: tuple[int, int]) -> str:

@@ -125,7 +125,8 @@ def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded
             return Decoded(status, exc.problem)
     if len(values) != fragment.physical_rows:
         return Decoded(
-            SequenceStatus.COUNT, f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows"
+            SequenceStatus.COUNT,
+            f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows",
         )
     return Decoded(SequenceStatus.OK, values=values)
 

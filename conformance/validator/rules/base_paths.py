@@ -214,22 +214,23 @@ def clone_writes_local(view: VersionView):
             data.append(fragment_id)
         deletion = fragment.deletion_file
         before = previous.fragments.get(fragment_id)
-        if (
-            deletion is not None
-            and deletion.base_id in source
-            and (before is None or before.deletion_file != deletion)
-        ):
+        if deletion is not None and deletion.base_id in source and (before is None or before.deletion_file != deletion):
             deletions.append(fragment_id)
     old_indices = {i.uuid for i in previous.indices}
     indices = sorted({i.name for i in current.indices if i.base_id in source and i.uuid not in old_indices})
     where = f"the shallow clone's source (base path {listed(source, sort=True)})"
     if data:
-        yield f"fragment(s) {listed(data, sort=True)} have data files new in this version under {where}", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(data, sort=True)} have data files new in this version under {where}",
+            view.at("fragments"),
+        )
     if deletions:
-        yield f"fragment(s) {listed(deletions, sort=True)} have deletion files new in this version under {where}", view.at(
-            "fragments"
+        yield (
+            f"fragment(s) {listed(deletions, sort=True)} have deletion files new in this version under {where}",
+            view.at("fragments"),
         )
     if indices:
-        yield f"index(es) {listed((repr(n) for n in indices), sort=True)} new in this version are under {where}", view.at(
-            "index_section"
+        yield (
+            f"index(es) {listed((repr(n) for n in indices), sort=True)} new in this version are under {where}",
+            view.at("index_section"),
         )

@@ -110,7 +110,10 @@ def uuid_based_name(view: VersionView):
 def readable(view: VersionView):
     for ref, fragment, data_file, facts in each_inspected(view):
         if not facts.ok:
-            yield f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {facts.error.problem}", at(view, ref)
+            yield (
+                f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {facts.error.problem}",
+                at(view, ref),
+            )
 
 
 #: Symptom of data-file/size: a legacy file recorded as smaller than it is.
@@ -172,7 +175,8 @@ def version_matches_file(view: VersionView):
             # Only possible where the trailer number and the table format's
             # number differ: a 2.0 file, whose trailer says 0.3.
             yield (
-                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, the "
+                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, "
+                "the "
                 f"number in its trailer; the table format records a file with that trailer as version {info.version}",
                 at(view, ref),
                 TRAILER_NUMBER_RECORDED,
@@ -180,7 +184,8 @@ def version_matches_file(view: VersionView):
             continue
         meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
         yield (
-            f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, but its "
+            f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, but "
+            "its "
             f"trailer says {trailer} ({meaning})",
             at(view, ref),
         )
@@ -366,7 +371,8 @@ def legacy_every_field(view: VersionView):
         if len(ids) != len(stored):
             unlisted = [i for i in stored if i not in set(ids)]
             yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists {len(ids)} field ids but "
+                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists {len(ids)} field ids "
+                "but "
                 f"stores {len(stored)} fields (its own schema: {listed(stored, 12)})"
                 + (f"; not listed: {listed(unlisted)}" if unlisted else ""),
                 at(view, ref),
@@ -393,9 +399,9 @@ def legacy_ids_follow_columns(view: VersionView):
         ]
         if wrong:
             yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids that do not follow "
-                "its columns: "
-                + listed(f"column {p} holds field {w} but {h} is listed" for p, h, w in wrong),
+                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids that do not "
+                "follow "
+                "its columns: " + listed(f"column {p} holds field {w} but {h} is listed" for p, h, w in wrong),
                 at(view, ref),
             )
 
@@ -429,7 +435,8 @@ def column_indices_per_field(view: VersionView):
     for ref, fragment, data_file in each_data_file(view):
         if len(data_file.column_indices) != len(data_file.fields) and not data_file.is_legacy:
             yield (
-                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' lists {len(data_file.fields)} field ids "
+                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' lists {len(data_file.fields)} field "
+                "ids "
                 f"but {len(data_file.column_indices)} column_indices",
                 at(view, ref),
             )
@@ -452,7 +459,8 @@ def column_indices_distinct(view: VersionView):
         repeated = sorted(c for c, n in counts.items() if n > 1)
         if repeated:
             yield (
-                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' repeats column indices {listed(repeated)}",
+                f"fragment {fragment.id}: data file '{data_file_name(data_file)}' repeats column indices "
+                f"{listed(repeated)}",
                 at(view, ref),
             )
 

@@ -243,8 +243,10 @@ def absent_when_nothing_deleted(view: VersionView):
     for fragment, content in _with_deletions(view):
         if content.ok and content.entries == 0:
             yield f"{_describe(fragment)}: the deletion file marks no row", content.location
-        elif not content.ok and fragment.deletion_file.num_deleted_rows == 0 and content.status not in (
-            DeletionStatus.TOO_MANY, DeletionStatus.TOO_LARGE
+        elif (
+            not content.ok
+            and fragment.deletion_file.num_deleted_rows == 0
+            and content.status not in (DeletionStatus.TOO_MANY, DeletionStatus.TOO_LARGE)
         ):
             yield (
                 f"{_describe(fragment)}: num_deleted_rows is 0, yet the fragment names a deletion file",

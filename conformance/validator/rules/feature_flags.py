@@ -164,7 +164,10 @@ def stable_row_ids(view: VersionView):
     if enabled:
         without = [f.id for f in manifest.fragments if f.row_id_sequence is None]
         if without:
-            yield f"stable row ids are on but fragments {listed(without)} store no row id sequence", view.at("fragments")
+            yield (
+                f"stable row ids are on but fragments {listed(without)} store no row id sequence",
+                view.at("fragments"),
+            )
 
 
 @rule(

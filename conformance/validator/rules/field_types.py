@@ -176,7 +176,10 @@ def children_fit_type(view: VersionView):
         if child_kind is None:
             continue  # the child's own type is reported elsewhere
         if parsed.child_must_be_struct and child_kind != "struct":
-            yield f"{field_label(f)} is a {f.logical_type!r} field but its child {child.name!r} is a {child_kind!r}", where
+            yield (
+                f"{field_label(f)} is a {f.logical_type!r} field but its child {child.name!r} is a {child_kind!r}",
+                where,
+            )
         elif f.logical_type in ("list", "large_list") and child_kind == "struct":
             yield (
                 f"{field_label(f)} has a struct element, so its logical type must be {f.logical_type + '.struct'!r}",
@@ -211,10 +214,13 @@ def field_kind(view: VersionView):
             wrong.append((i, f, role))
     if wrong:
         all_parent = all(f.type is FieldType.PARENT for _, f, _ in wrong)
-        detail = listed([f"{field_label(f)} is {f.type.name}, its type makes it {role.name}" for _, f, role in wrong], sep="; ")
+        detail = listed(
+            [f"{field_label(f)} is {f.type.name}, its type makes it {role.name}" for _, f, role in wrong], sep="; "
+        )
         note = f" ({view.writer} wrote PARENT for every field; see docs/spec-discrepancies.md)" if all_parent else ""
-        yield f"{len(wrong)} fields have a type that disagrees with their logical type{note}: {detail}", view.at(
-            f"fields[{wrong[0][0]}].type"
+        yield (
+            f"{len(wrong)} fields have a type that disagrees with their logical type{note}: {detail}",
+            view.at(f"fields[{wrong[0][0]}].type"),
         )
 
 

@@ -60,13 +60,12 @@ def max_id_covers(view: VersionView):
     highest = max(ids)
     recorded = view.manifest.max_fragment_id
     if recorded is None and highest > 0:
-        yield f"max_fragment_id is absent, but the version has fragments up to id {highest}", view.at(
-            "max_fragment_id"
-        )
+        yield f"max_fragment_id is absent, but the version has fragments up to id {highest}", view.at("max_fragment_id")
     elif recorded is not None and highest > recorded:
         above = sorted(i for i in set(ids) if i > recorded)
-        yield f"max_fragment_id is {recorded}, but fragments have higher ids: {listed(above)}", view.at(
-            "max_fragment_id"
+        yield (
+            f"max_fragment_id is {recorded}, but fragments have higher ids: {listed(above)}",
+            view.at("max_fragment_id"),
         )
 
 
@@ -249,7 +248,8 @@ def new_ids_above_max(view: VersionView):
     if not low:
         return
     message = (
-        f"fragment(s) {listed(low, sort=True)} added by the {operation.NAME} are not above max_fragment_id {limit} of version "
+        f"fragment(s) {listed(low, sort=True)} added by the {operation.NAME} are not above max_fragment_id {limit} of "
+        "version "
         f"{previous.version}"
     )
     if isinstance(operation, Overwrite):

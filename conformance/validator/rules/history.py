@@ -12,9 +12,7 @@ from ..facts.text import listed
 from ..facts.transactions import transaction_file
 from ..registry import Scope, Severity, rule
 
-TRANSACTION_FILE_NAME = re.compile(
-    r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$"
-)
+TRANSACTION_FILE_NAME = re.compile(r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$")
 
 #: How many missing versions a gap finding lists.
 SHOWN_MISSING = 10
@@ -88,8 +86,9 @@ def file_decodes(view: VersionView):
 )
 def file_missing(view: VersionView):
     if not view.manifest.transaction_file and view.manifest_file.transaction is None:
-        yield "the version records no transaction (concurrent writers must assume it conflicts)", view.at(
-            "transaction_file"
+        yield (
+            "the version records no transaction (concurrent writers must assume it conflicts)",
+            view.at("transaction_file"),
         )
 
 
@@ -134,4 +133,7 @@ def embedded_matches_file(view: VersionView):
         return
     loaded = transaction_file(view)
     if loaded.ok and loaded.value != embedded:
-        yield "the embedded transaction differs from the transaction file", f"_transactions/{view.manifest.transaction_file}"
+        yield (
+            "the embedded transaction differs from the transaction file",
+            f"_transactions/{view.manifest.transaction_file}",
+        )

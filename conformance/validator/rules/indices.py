@@ -127,7 +127,8 @@ def segments_disjoint(view: VersionView):
             if shared:
                 repeats_earlier = len(shared) == len(other_bitmap) and len(bitmap) > len(other_bitmap)
                 yield (
-                    f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments {listed(shared)}: "
+                    f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments "
+                    f"{listed(shared)}: "
                     "a fragment belongs to at most one segment of an index",
                     _at(view, position, "fragment_bitmap"),
                     DELTA_REPEATS_EARLIER if repeats_earlier else None,
@@ -280,7 +281,8 @@ def fragment_bitmap_from_dataset_version(view: VersionView):
         foreign = bitmap - existing
         if foreign:
             yield (
-                f"index '{index.name}' ({index.uuid}) covers fragments {listed(foreign)} that version {index.dataset_version} "
+                f"index '{index.name}' ({index.uuid}) covers fragments {listed(foreign)} that version "
+                f"{index.dataset_version} "
                 f"did not have (a compaction remapped the index without moving its dataset_version, as {view.writer} "
                 "does)",
                 _at(view, position, "fragment_bitmap"),

@@ -19,6 +19,9 @@ are read from memory with the reference reader
 version is reported as not checked. pylance 14 keeps its region manifests
 under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
 snapshots other writers made.
+
+One cohesive concept, the MemWAL index, in one module (about 600 lines): its
+rules share the decoded index details and region snapshots.
 """
 
 from __future__ import annotations
@@ -197,15 +200,26 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     try:
         reader = LanceFileReader(_InlineFile(data, label), _InlineFile.NAME)
         if reader.num_rows > MAX_SNAPSHOT_REGIONS:
-            return _Snapshots(SnapshotStatus.UNCHECKED, f"{reader.num_rows} regions is more than this validator decodes")
+            return _Snapshots(
+                SnapshotStatus.UNCHECKED, f"{reader.num_rows} regions is more than this validator decodes"
+            )
         table = reader.read()
         columns = {name: table.column(name).to_pylist() for name in set(table.column_names)}
     except UnsupportedFeatureError as exc:
         return _Snapshots(SnapshotStatus.UNCHECKED, exc.problem)
     except CorruptFileError as exc:
         return _Snapshots(SnapshotStatus.CORRUPT, exc.problem)
-    except (LanceFormatError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError,
-            pa.ArrowException) as exc:
+    except (
+        LanceFormatError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        pa.ArrowException,
+    ) as exc:
         return _Snapshots(SnapshotStatus.UNCHECKED, f"cannot be read by this validator: {exc}")
     rows = table.num_rows
     blank = [None] * rows
@@ -472,7 +486,8 @@ def maintained_indexes_exist(view: VersionView):
         missing = [n for n in mem_wal.details.maintained_indexes if n not in names]
         if missing:
             yield (
-                f"MemWAL index {mem_wal.index.name!r} maintains {listed(map(repr, missing))}, which this version has no "
+                f"MemWAL index {mem_wal.index.name!r} maintains {listed(map(repr, missing))}, which this version has "
+                "no "
                 "index of that name for",
                 _where(view, mem_wal, "maintained_indexes"),
             )
@@ -491,7 +506,8 @@ def catchup_names_maintained(view: VersionView):
         stray = [c.index_name for c in mem_wal.details.index_catchup if c.index_name not in maintained]
         if stray:
             yield (
-                f"MemWAL index {mem_wal.index.name!r} tracks catch-up for {listed(map(repr, stray))}, which it does not "
+                f"MemWAL index {mem_wal.index.name!r} tracks catch-up for {listed(map(repr, stray))}, which it does "
+                "not "
                 "maintain",
                 _where(view, mem_wal, "index_catchup"),
             )

@@ -27,7 +27,6 @@ _LIST_KINDS = ("list", "large_list", "list.struct", "large_list.struct")
 _MAP_KINDS = ("map",)
 
 
-
 # --------------------------------------------------------------------------
 # The unenforced primary key
 # --------------------------------------------------------------------------
@@ -51,8 +50,9 @@ def key_non_nullable(view: VersionView):
             yield f"primary key {field_label(f)} is nullable", where
         for a in tree.ancestors(f):
             if a.nullable:
-                yield f"primary key {field_label(f)} has a nullable ancestor {a.name!r} (id {a.id})", view.at(
-                    f"fields[{tree.position[a.id]}].nullable"
+                yield (
+                    f"primary key {field_label(f)} has a nullable ancestor {a.name!r} (id {a.id})",
+                    view.at(f"fields[{tree.position[a.id]}].nullable"),
                 )
 
 
@@ -68,7 +68,8 @@ def key_leaf(view: VersionView):
         kids = tree.children.get(f.id, [])
         if kids or field_role(f.logical_type) is not FieldType.LEAF:
             yield (
-                f"primary key {field_label(f)} is not a leaf: logical type {f.logical_type!r}, {len(kids)} child fields",
+                f"primary key {field_label(f)} is not a leaf: logical type {f.logical_type!r}, {len(kids)} child "
+                "fields",
                 view.at(f"fields[{tree.position.get(f.id, 0)}]"),
             )
 
@@ -213,9 +214,7 @@ def key_fixed(view: VersionView):
     after = [(f.id, f.name) for f in _key_fields(view)]
     if [i for i, _ in before] == [i for i, _ in after]:
         return
-    message = (
-        f"the primary key was {before} in version {previous.version} and is {after or 'gone'} now"
-    )
+    message = f"the primary key was {before} in version {previous.version} and is {after or 'gone'} now"
     operation = version_operation(view)
     if isinstance(operation, (Overwrite, Restore)):
         yield tolerated(

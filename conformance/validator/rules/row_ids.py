@@ -61,8 +61,9 @@ def external_range_in_file(view: VersionView):
         for attr, what in SEQUENCES.items():
             decoded = sequence(view, fragment, attr)
             if decoded is not None and decoded.status is SequenceStatus.EXTERNAL:
-                yield f"fragment {fragment.id}: the external {what} cannot be read: {decoded.message}", sequence_location(
-                    view, index, fragment, attr
+                yield (
+                    f"fragment {fragment.id}: the external {what} cannot be read: {decoded.message}",
+                    sequence_location(view, index, fragment, attr),
                 )
 
 
@@ -82,7 +83,10 @@ def external_range_in_file(view: VersionView):
 def sequence_decodes(view: VersionView):
     for index, fragment, decoded in row_id_sequences(view):
         if decoded.status is SequenceStatus.DECODE:
-            yield f"fragment {fragment.id}: {decoded.message}", sequence_location(view, index, fragment, "row_id_sequence")
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
 
 
 @rule(
@@ -94,7 +98,10 @@ def sequence_decodes(view: VersionView):
 def one_per_row(view: VersionView):
     for index, fragment, decoded in row_id_sequences(view):
         if decoded.status is SequenceStatus.COUNT:
-            yield f"fragment {fragment.id}: {decoded.message}", sequence_location(view, index, fragment, "row_id_sequence")
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
 
 
 def _visible(view: VersionView, fragment: Fragment, ids: list[int]) -> tuple[list[int], list[int]] | None:
@@ -121,7 +128,10 @@ def unique(view: VersionView):
     seen = BitMap64()
     for index, fragment, decoded in row_id_sequences(view):
         if decoded.status is SequenceStatus.DUPLICATE:
-            yield f"fragment {fragment.id}: {decoded.message}", sequence_location(view, index, fragment, "row_id_sequence")
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
             continue
         if not decoded.ok:
             continue
@@ -479,9 +489,9 @@ def new_row_versions(view: VersionView):
     previous = view.dataset.version_view(view.version - 1) if view.version > 0 else None
     if previous is None and not isinstance(operation, Overwrite):
         return
-    before = {} if previous is None or isinstance(operation, Overwrite) else {
-        f.id: f for f in previous.manifest.fragments
-    }
+    before = (
+        {} if previous is None or isinstance(operation, Overwrite) else {f.id: f for f in previous.manifest.fragments}
+    )
     start = previous.manifest.next_row_id if previous is not None and stable_row_ids_enabled(previous) else 0
     version = view.version
     for index, fragment in storing_fragments(view):
@@ -522,7 +532,8 @@ def new_row_versions(view: VersionView):
                 "row-id/new-row-versions",
                 Severity.INFO,
                 NEW_ROW_VERSIONS,
-                f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets {listed(kept_creation)}) "
+                f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets "
+                f"{listed(kept_creation)}) "
                 f"keep their created-at version instead of taking {version}, as {view.writer} does (see "
                 "docs/spec-discrepancies.md)",
                 version,

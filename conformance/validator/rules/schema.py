@@ -45,7 +45,10 @@ def field_ids_unique(view: VersionView):
     for i, f in enumerate(view.manifest.schema.fields):
         if f.id in seen:
             first = view.manifest.schema.fields[seen[f.id]]
-            yield f"{field_label(f)} reuses the id of field {first.name!r} (fields[{seen[f.id]}])", view.at(f"fields[{i}]")
+            yield (
+                f"{field_label(f)} reuses the id of field {first.name!r} (fields[{seen[f.id]}])",
+                view.at(f"fields[{i}]"),
+            )
         else:
             seen[f.id] = i
 
@@ -74,7 +77,10 @@ def parent_exists(view: VersionView):
         if f.parent_id == TOP_LEVEL_PARENT or f.parent_id in ids:
             continue
         hint = " (top-level fields have parent_id -1)" if f.parent_id < TOP_LEVEL_PARENT else ""
-        yield f"{field_label(f)} has parent_id {f.parent_id}, which names no field{hint}", view.at(f"fields[{i}].parent_id")
+        yield (
+            f"{field_label(f)} has parent_id {f.parent_id}, which names no field{hint}",
+            view.at(f"fields[{i}].parent_id"),
+        )
 
 
 @rule(
@@ -284,7 +290,8 @@ def new_field_ids(view: VersionView):
     reused = [f for f in view.manifest.schema.fields if f.id not in known and 0 <= f.id <= ceiling]
     if reused:
         yield (
-            f"new fields {listed([field_label(f) for f in reused], sep='; ')} got ids at or below {ceiling}, an id an earlier "
+            f"new fields {listed([field_label(f) for f in reused], sep='; ')} got ids at or below {ceiling}, an id an "
+            "earlier "
             "version already used (allowed: some systems reuse dropped ids)",
             view.at("fields"),
         )

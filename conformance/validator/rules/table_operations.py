@@ -74,7 +74,10 @@ def create_index(view: VersionView):
     removed = {i.uuid for i in operation.removed_indices} - created
     absent = created - in_section
     if absent:
-        yield f"index(es) {listed(absent, sort=True)} the CreateIndex adds are not in the index section", view.at("index_section")
+        yield (
+            f"index(es) {listed(absent, sort=True)} the CreateIndex adds are not in the index section",
+            view.at("index_section"),
+        )
     kept = removed & in_section
     if kept:
         yield f"index(es) {listed(kept, sort=True)} the CreateIndex removes are still listed", view.at("index_section")
@@ -82,12 +85,14 @@ def create_index(view: VersionView):
     # go without being listed among removed_indices.
     replaced_names = {i.name for i in operation.new_indices}
     vanished = {
-        i.uuid for i in previous.indices
+        i.uuid
+        for i in previous.indices
         if i.uuid not in in_section and i.uuid not in removed and i.name not in replaced_names
     }
     if vanished:
         yield (
-            f"index(es) {listed(vanished, sort=True)} of version {previous.version} disappeared, though the CreateIndex does not "
+            f"index(es) {listed(vanished, sort=True)} of version {previous.version} disappeared, though the "
+            "CreateIndex does not "
             "remove them",
             view.at("index_section"),
         )
@@ -219,8 +224,9 @@ def update_config(view: VersionView):
     if operation.schema_metadata:
         accepted.append(_encoded(operation.schema_metadata))
     if current.schema.metadata not in accepted:
-        yield f"the schema metadata is not version {previous.version}'s with the recorded changes applied", view.at(
-            "schema_metadata"
+        yield (
+            f"the schema metadata is not version {previous.version}'s with the recorded changes applied",
+            view.at("schema_metadata"),
         )
     yield from _field_metadata(view, operation, previous, current)
 
@@ -229,7 +235,10 @@ def _field_metadata(view: VersionView, operation: UpdateConfig, previous: Versio
     named = set(operation.field_metadata_updates) | set(operation.field_metadata)
     unknown = [i for i in named if previous.schema.field_by_id(i) is None]
     if unknown:
-        yield f"the UpdateConfig changes metadata of field(s) {listed(unknown, sort=True)}, which do not exist", view.at("schema")
+        yield (
+            f"the UpdateConfig changes metadata of field(s) {listed(unknown, sort=True)}, which do not exist",
+            view.at("schema"),
+        )
     wrong = []
     for field in previous.schema.fields:
         after = current.schema.field_by_id(field.id)
@@ -243,7 +252,10 @@ def _field_metadata(view: VersionView, operation: UpdateConfig, previous: Versio
         if after.metadata not in accepted:
             wrong.append(field.id)
     if wrong:
-        yield f"the metadata of field(s) {listed(wrong, sort=True)} is not what the recorded changes make of it", view.at("schema")
+        yield (
+            f"the metadata of field(s) {listed(wrong, sort=True)} is not what the recorded changes make of it",
+            view.at("schema"),
+        )
 
 
 # -- UpdateBases -----------------------------------------------------------------------
@@ -269,14 +281,16 @@ def update_bases(view: VersionView):
     new = {b.id: b for b in current.manifest.base_paths}
     altered = [i for i in old if new.get(i) != old[i]]
     if altered:
-        yield f"base path(s) {listed(altered, sort=True)} of version {previous.version} were removed or changed", view.at(
-            "base_paths"
+        yield (
+            f"base path(s) {listed(altered, sort=True)} of version {previous.version} were removed or changed",
+            view.at("base_paths"),
         )
     added = Counter(_base_key(b) for i, b in new.items() if i not in old)
     wanted = Counter(_base_key(b) for b in transaction.operation.new_bases)
     if added != wanted:
         yield (
-            f"the version adds base path(s) {listed((p for p, _, _ in added), sort=True) or 'none'}, the UpdateBases records "
+            f"the version adds base path(s) {listed((p for p, _, _ in added), sort=True) or 'none'}, the UpdateBases "
+            "records "
             f"{listed((p for p, _, _ in wanted), sort=True) or 'none'}",
             view.at("base_paths"),
         )
@@ -313,7 +327,8 @@ def clone(view: VersionView):
         local = sorted({fragment_id for fragment_id, d in files if d.base_id is None})
         if local:
             yield (
-                f"fragment(s) {listed(local, sort=True)} of the shallow Clone have data files in the clone's own directory; a "
+                f"fragment(s) {listed(local, sort=True)} of the shallow Clone have data files in the clone's own "
+                "directory; a "
                 "shallow clone copies metadata only and reaches every data file through a base path",
                 view.at("fragments"),
             )
@@ -364,7 +379,8 @@ def rebase_conflicts(view: VersionView):
             if touched & removed:
                 yield (
                     f"the Update read version {transaction.read_version} and changes fragment(s) "
-                    f"{listed(touched & removed, sort=True)}, which the Rewrite of version {other_version} removed; it had to "
+                    f"{listed(touched & removed, sort=True)}, which the Rewrite of version {other_version} removed; "
+                    "it had to "
                     "fail with a retryable conflict",
                     where,
                 )
@@ -384,7 +400,11 @@ def unknown_operation(view: VersionView):
     if found is None or not isinstance(found[0].operation, UnknownOperation):
         return
     numbers = found[0].operation.field_numbers
-    what = f"an operation this specification does not know (field {listed(numbers, sort=True)})" if numbers else "no operation"
+    what = (
+        f"an operation this specification does not know (field {listed(numbers, sort=True)})"
+        if numbers
+        else "no operation"
+    )
     yield f"the transaction carries {what}; concurrent writers must treat it as conflicting", found[1]
 
 
@@ -407,4 +427,7 @@ def uuid_unique(dataset: DatasetView):
             owners.setdefault(found[0].uuid, []).append(version)
     for uuid, versions in sorted(owners.items(), key=lambda item: item[1]):
         if len(versions) > 1:
-            yield f"versions {listed(versions, sort=True)} record transactions with the same uuid {uuid}", "_transactions"
+            yield (
+                f"versions {listed(versions, sort=True)} record transactions with the same uuid {uuid}",
+                "_transactions",
+            )

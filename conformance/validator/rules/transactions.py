@@ -120,7 +120,10 @@ def delete(view: VersionView):
         if not rebased(transaction, view.version) and new.deletion_file != updated[fragment_id].deletion_file:
             other_file.append(fragment_id)
     if rebuilt:
-        yield f"the Delete changed the data files or physical rows of fragment(s) {listed(rebuilt, sort=True)}", view.at("fragments")
+        yield (
+            f"the Delete changed the data files or physical rows of fragment(s) {listed(rebuilt, sort=True)}",
+            view.at("fragments"),
+        )
     if fewer:
         yield (
             f"fragment(s) {listed(fewer, sort=True)} have fewer deleted rows than in version {previous.version}",
@@ -187,7 +190,10 @@ def overwrite(view: VersionView):
     declared = {(b.path, b.name, b.is_dataset_root) for b in current.manifest.base_paths}
     undeclared = [b.path for b in operation.initial_bases if (b.path, b.name, b.is_dataset_root) not in declared]
     if undeclared:
-        yield f"base path(s) {listed(undeclared, sort=True)} the Overwrite declares are not in the manifest", view.at("base_paths")
+        yield (
+            f"base path(s) {listed(undeclared, sort=True)} the Overwrite declares are not in the manifest",
+            view.at("base_paths"),
+        )
 
 
 # -- Rewrite ---------------------------------------------------------------------------
@@ -212,14 +218,25 @@ def rewrite(view: VersionView):
 
     still_there = (old_ids & after) - set(new_fragments)
     if still_there:
-        yield f"old fragment(s) {listed(still_there, sort=True)} the Rewrite replaces are still in the version", view.at("fragments")
+        yield (
+            f"old fragment(s) {listed(still_there, sort=True)} the Rewrite replaces are still in the version",
+            view.at("fragments"),
+        )
     missing = set(new_fragments) - after
     if missing:
-        yield f"new fragment(s) {listed(missing, sort=True)} the Rewrite records are not in the version", view.at("fragments")
-    differing = [i for i in set(new_fragments) & after if fragment_shape(current.fragments[i]) != fragment_shape(new_fragments[i])]
+        yield (
+            f"new fragment(s) {listed(missing, sort=True)} the Rewrite records are not in the version",
+            view.at("fragments"),
+        )
+    differing = [
+        i
+        for i in set(new_fragments) & after
+        if fragment_shape(current.fragments[i]) != fragment_shape(new_fragments[i])
+    ]
     if differing:
         yield (
-            f"new fragment(s) {listed(differing, sort=True)} differ from the Rewrite's record (physical rows or data files)",
+            f"new fragment(s) {listed(differing, sort=True)} differ from the Rewrite's record (physical rows or data "
+            "files)",
             view.at("fragments"),
         )
     unrecorded = after - before - set(new_fragments)
@@ -257,7 +274,8 @@ def rewrite_ids_reserved(view: VersionView):
     unreserved = {i for i in new_ids if limit is None or i > limit}
     if unreserved:
         yield (
-            f"new fragment id(s) {listed(unreserved, sort=True)} exceed max_fragment_id {limit} of version {previous.version}: "
+            f"new fragment id(s) {listed(unreserved, sort=True)} exceed max_fragment_id {limit} of version "
+            f"{previous.version}: "
             "no ReserveFragments set them aside before the Rewrite",
             where,
         )
@@ -305,15 +323,23 @@ def merge(view: VersionView):
     recorded = {f.id: f for f in operation.fragments}
     unrecorded = set(current.fragments) - set(recorded)
     if unrecorded:
-        yield f"fragment(s) {listed(unrecorded, sort=True)} are not among the fragments the Merge records", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(unrecorded, sort=True)} are not among the fragments the Merge records",
+            view.at("fragments"),
+        )
     dropped = set(recorded) - set(current.fragments)
     if dropped:
         yield f"fragment(s) {listed(dropped, sort=True)} the Merge records are not in the version", view.at("fragments")
     differing = [
-        i for i in set(recorded) & set(current.fragments) if fragment_paths(current.fragments[i]) != fragment_paths(recorded[i])
+        i
+        for i in set(recorded) & set(current.fragments)
+        if fragment_paths(current.fragments[i]) != fragment_paths(recorded[i])
     ]
     if differing:
-        yield f"fragment(s) {listed(differing, sort=True)} do not have the data files the Merge records", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(differing, sort=True)} do not have the data files the Merge records",
+            view.at("fragments"),
+        )
     if not same_fields(current.schema.fields, operation.schema.fields):
         yield "the schema's fields are not the ones the Merge records", view.at("schema")
     # pylance never fills Merge.schema_metadata and keeps the previous
@@ -323,8 +349,9 @@ def merge(view: VersionView):
     if not operation.schema.metadata and previous is not None:
         accepted.append(previous.schema.metadata)
     if current.schema.metadata not in accepted:
-        yield "the schema metadata is neither the one the Merge records nor the previous one", view.at(
-            "schema_metadata"
+        yield (
+            "the schema metadata is neither the one the Merge records nor the previous one",
+            view.at("schema_metadata"),
         )
 
 
@@ -354,19 +381,27 @@ def project(view: VersionView):
         if new.deletion_file != old.deletion_file:
             deletions.append(fragment_id)
     if changed:
-        yield f"fragment(s) {listed(changed, sort=True)} have new or changed data files after a Project", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(changed, sort=True)} have new or changed data files after a Project",
+            view.at("fragments"),
+        )
     if dropped:
         yield (
-            f"fragment(s) {listed(dropped, sort=True)} lost a data file that still holds fields of the schema after a Project",
+            f"fragment(s) {listed(dropped, sort=True)} lost a data file that still holds fields of the schema after a "
+            "Project",
             view.at("fragments"),
         )
     if deletions:
-        yield f"fragment(s) {listed(deletions, sort=True)} have other deletion files after a Project", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(deletions, sort=True)} have other deletion files after a Project",
+            view.at("fragments"),
+        )
     if not same_fields(current.schema.fields, transaction.operation.schema.fields):
         yield "the schema's fields are not the ones the Project records", view.at("schema")
     if current.schema.metadata != previous.schema.metadata:
-        yield f"the schema metadata differs from version {previous.version}'s; a Project carries none", view.at(
-            "schema_metadata"
+        yield (
+            f"the schema metadata differs from version {previous.version}'s; a Project carries none",
+            view.at("schema_metadata"),
         )
 
 
@@ -420,7 +455,8 @@ def update(view: VersionView):
         )
     if unlike:
         yield (
-            f"fragment(s) {listed(unlike, sort=True)} do not have the data and deletion files the Update records for them",
+            f"fragment(s) {listed(unlike, sort=True)} do not have the data and deletion files the Update records for "
+            "them",
             view.at("fragments"),
         )
     added = [current.fragments[i] for i in sorted(after - before)]
@@ -476,16 +512,21 @@ def data_replacement(view: VersionView):
     unknown = set(replacements) - set(previous.fragments)
     if unknown:
         yield (
-            f"the DataReplacement names fragment(s) {listed(unknown, sort=True)}, which version {previous.version} does not have",
+            f"the DataReplacement names fragment(s) {listed(unknown, sort=True)}, which version {previous.version} "
+            "does not have",
             where,
         )
     absent = [
-        i for i, files in replacements.items()
+        i
+        for i, files in replacements.items()
         if i in current.fragments
         and any(f is None or f.path not in fragment_paths(current.fragments[i]) for f in files)
     ]
     if absent:
-        yield f"fragment(s) {listed(absent, sort=True)} do not hold the data files the DataReplacement records", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(absent, sort=True)} do not hold the data files the DataReplacement records",
+            view.at("fragments"),
+        )
     for message in untouched(previous, current, set(replacements)):
         yield message, view.at("fragments")
     if not same_schema(current.schema, previous.schema):
