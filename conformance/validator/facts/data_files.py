@@ -14,9 +14,9 @@ versions is resolved and read once per validation run:
   row count kept in the legacy metadata (cache key ``("footer", location)``).
 
 For the rules: a file whose base is undeclared or missing is left to the base
-path rules, one whose path escapes to ``data-file/path``, a missing one to ``data-file/exists``
-and an unreadable one to ``data-file/readable``: the other rules skip it, so
-that one defect is reported once.
+path rules, one whose path escapes to ``data-file/path``, a missing one to
+``data-file/exists`` and an unreadable one to ``data-file/readable``: the other
+rules skip it, so that one defect is reported once.
 """
 
 from __future__ import annotations

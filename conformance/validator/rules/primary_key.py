@@ -18,10 +18,9 @@ from reference_impl.transactions import Overwrite, Restore
 from ..context import VersionView
 from ..facts.findings import tolerated
 from ..facts.schema_tree import SchemaTree, field_label, metadata_text, schema_tree
-from ..facts.transactions import previous_version, version_operation
 from ..facts.text import listed
+from ..facts.transactions import previous_version, version_operation
 from ..registry import Severity, rule
-
 
 _LIST_KINDS = ("list", "large_list", "list.struct", "large_list.struct")
 _MAP_KINDS = ("map",)
