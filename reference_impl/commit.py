@@ -331,8 +331,8 @@ def _apply_create_index(b: _Builder, op: CreateIndex) -> None:
 
 
 def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
-    _apply_map(b.config, op.config_updates)
-    _apply_map(b.table_metadata, op.table_metadata_updates)
+    apply_update_map(b.config, op.config_updates)
+    apply_update_map(b.table_metadata, op.table_metadata_updates)
     # The deprecated form of the same changes.
     b.config.update(op.upsert_values)
     for key in op.delete_keys:
@@ -348,18 +348,20 @@ def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
     # Schema and field metadata hold bytes; updates carry UTF-8 text.
     fields = [replace(f, metadata=dict(f.metadata)) for f in b.schema.fields]
     schema = Schema(fields, dict(b.schema.metadata))
-    _apply_map(schema.metadata, op.schema_metadata_updates, encode=True)
+    apply_update_map(schema.metadata, op.schema_metadata_updates, encode=True)
     schema.metadata.update({k: v.encode() for k, v in op.schema_metadata.items()})
     for field_id, update in field_updates.items():
         field = schema.field_by_id(field_id)
         if field is None:
             raise LanceFormatError("commit", f"field metadata update names field {field_id}, which does not exist")
-        _apply_map(field.metadata, update, encode=True)
+        apply_update_map(field.metadata, update, encode=True)
     b.schema = schema
 
 
-def _apply_map(target: dict, update: UpdateMap | None, *, encode: bool = False) -> None:
-    """Apply an UpdateMap: replace or merge, and remove keys whose value is absent."""
+def apply_update_map(target: dict, update: UpdateMap | None, *, encode: bool = False) -> None:
+    """Apply an UpdateMap to ``target`` in place: replace or merge, and remove
+    keys whose value is absent (public: the validator checks recorded
+    UpdateConfig operations with it)."""
     if update is None:
         return
     if update.replace:

@@ -15,7 +15,7 @@ import pytest
 
 from conformance.describe import load_schema
 from conformance.validator import Severity, validate
-from conformance.validator.rules import deletions as deletion_rules, row_ids as row_id_rules
+from conformance.validator.facts import deletions as deletion_facts, row_ids as row_id_facts
 
 from conformance.mutations.edit import copy_dataset, edit_manifest
 from conformance.mutations.topics.deletions import (
@@ -173,7 +173,7 @@ def test_unreferenced_deletion_files_are_an_info(base_datasets, tmp_path):
 
 def test_files_beyond_the_size_limit_are_reported_not_read(base_datasets, tmp_path, monkeypatch):
     root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
-    monkeypatch.setattr(deletion_rules, "MAX_FILE_BYTES", 16)
+    monkeypatch.setattr(deletion_facts, "MAX_FILE_BYTES", 16)
     findings = _findings(root, "deletion/")
     assert {f.rule for f in findings} == {"deletion/unchecked"}
 
@@ -193,7 +193,7 @@ def test_ids_kept_through_an_update_are_an_info(pylance_datasets):
 
 
 def test_fragments_beyond_the_row_limit_are_reported_not_expanded(base_datasets, monkeypatch):
-    monkeypatch.setattr(row_id_rules, "MAX_ROWS", 10)
+    monkeypatch.setattr(row_id_facts, "MAX_ROWS", 10)
     findings = _findings(base_datasets["stable_row_ids"], "row-id/")
     assert {f.rule for f in findings} == {"row-id/unchecked"}
 

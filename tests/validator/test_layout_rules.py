@@ -102,7 +102,7 @@ def test_names_that_are_not_uuid_based_are_an_info_that_names_them(plain):
 
 
 def test_a_data_file_read_by_every_version_is_read_once(plain, monkeypatch):
-    from conformance.validator.rules import data_files
+    from conformance.validator.facts import data_files
 
     calls = []
     real = data_files.inspect_file

@@ -217,7 +217,7 @@ def grow_a_deletion_file_past_the_readable_size(root):
     three offsets (a sparse file: nothing is written): no longer the file of
     three offsets num_deleted_rows counts, and too large for the validator
     to read and count."""
-    from conformance.validator.rules.deletions import MAX_FILE_BYTES
+    from conformance.validator.facts.deletions import MAX_FILE_BYTES
 
     path = _deletion_path(root, 0)
     with open(path, "r+b") as handle:

@@ -269,7 +269,7 @@ def keep_fragment_0s_row_ids_in_a_huge_file(root):
     """An external row id sequence larger than the validator reads
     (MAX_SEQUENCE_BYTES), in a sparse file that really is that large: the
     sequence is reported as unchecked, not read."""
-    from conformance.validator.rules.row_ids import MAX_SEQUENCE_BYTES
+    from conformance.validator.facts.row_ids import MAX_SEQUENCE_BYTES
 
     data = encode_row_id_sequence(range(0, 40))
     size = MAX_SEQUENCE_BYTES + 1

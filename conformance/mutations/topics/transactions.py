@@ -1,5 +1,6 @@
 """Mutations for the rules comparing each version with the one before through
-its transaction (conformance/validator/rules/transactions.py).
+its transaction (conformance/validator/rules/transactions.py and
+table_operations.py).
 
 Most of them leave the manifests alone and make the recorded transaction
 disagree with them: the transaction file and the copy embedded in the

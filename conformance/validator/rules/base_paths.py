@@ -9,20 +9,9 @@ from reference_impl.transactions import Clone, Restore
 
 from ..context import DatasetView, VersionView
 from ..registry import Finding, Severity, rule
-from .data_files import (
-    BASE_INVALID,
-    BASE_UNUSABLE,
-    MISSING,
-    OK,
-    base_storages,
-    check_file,
-    each_data_file,
-    locate,
-    printable,
-    shown,
-    uses,
-)
-from .transactions import _few, _recorded, _state, clone_source_bases
+from ..facts.data_files import FileStatus, base_storages, check_file, each_data_file, locate
+from ..facts.text import listed, printable, uses
+from ..facts.transactions import clone_source_bases, recorded_transaction, version_state
 
 EXISTS_REQUIREMENTS = ("base-path.resolution", "data-file.exists")
 
@@ -57,7 +46,7 @@ def _find_base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
 def ids_unique(view: VersionView):
     repeated = sorted(i for i, n in Counter(b.id for b in view.manifest.base_paths).items() if n > 1)
     if repeated:
-        yield f"base path ids {shown(repeated)} are declared more than once", view.at("base_paths")
+        yield f"base path ids {listed(repeated)} are declared more than once", view.at("base_paths")
 
 
 @rule(
@@ -70,7 +59,7 @@ def ids_sequential(view: VersionView):
     ids = sorted({b.id for b in view.manifest.base_paths})
     if ids and ids != list(range(len(ids))):
         yield (
-            f"base path ids are [{shown(ids)}] rather than 0 to {len(ids) - 1} ({view.writer} numbered them so, "
+            f"base path ids are [{listed(ids)}] rather than 0 to {len(ids) - 1} ({view.writer} numbered them so, "
             "see docs/spec-discrepancies.md)",
             view.at("base_paths"),
         )
@@ -87,7 +76,7 @@ def base_id_declared(view: VersionView):
     for base_id, users in sorted(_base_ids_in_use(view).items()):
         if base_id not in declared:
             yield (
-                f"base_id {base_id} is not declared in base_paths but {uses(len(users))} it ({shown(users, 3)})",
+                f"base_id {base_id} is not declared in base_paths but {uses(len(users))} it ({listed(users, 3)})",
                 view.at(users[0].split(" ", 1)[0]),
             )
 
@@ -121,11 +110,11 @@ def exists(view: VersionView):
     users = _base_ids_in_use(view)
     for index, base in enumerate(view.manifest.base_paths):
         found = bases.get(base.id)
-        if found is None or found.status == OK:
+        if found is None or found.status is FileStatus.OK:
             continue
         using = users.get(base.id, [])
         where = view.at(f"base_paths[{index}]")
-        if found.status == BASE_UNUSABLE:
+        if found.status is FileStatus.BASE_UNUSABLE:
             yield Finding(
                 "base-path/exists",
                 Severity.INFO,
@@ -135,10 +124,10 @@ def exists(view: VersionView):
                 where,
             )
         elif using:
-            state = "is not usable" if found.status == BASE_INVALID else "does not exist"
+            state = "is not usable" if found.status is FileStatus.BASE_INVALID else "does not exist"
             yield (
                 f"base path {base.id} ('{printable(base.path, 200)}') {state} ({found.problem}), but "
-                f"{uses(len(using))} it ({shown(using, 3)})",
+                f"{uses(len(using))} it ({listed(using, 3)})",
                 where,
             )
         else:
@@ -166,11 +155,11 @@ def dataset_root_flag(view: VersionView):
         if data_file.base_id is None:
             continue
         located = locate(view, data_file, bases)
-        if located.status != MISSING:
+        if located.status is not FileStatus.MISSING:
             continue
         base = bases[data_file.base_id]
         other = data_file.path if base.is_dataset_root else f"data/{data_file.path}"
-        if check_file(base.storage, other).status == OK:
+        if check_file(base.storage, other).status is FileStatus.OK:
             misplaced.setdefault(data_file.base_id, []).append(printable(other))
     for index, base in enumerate(view.manifest.base_paths):
         files = misplaced.pop(base.id, None)
@@ -178,7 +167,7 @@ def dataset_root_flag(view: VersionView):
             flag = "true" if base.is_dataset_root else "false"
             yield (
                 f"base path {base.id} has is_dataset_root {flag}, but its data files are at "
-                f"{shown(files, 3)} as if it were {'not ' if base.is_dataset_root else ''}a dataset root",
+                f"{listed(files, 3)} as if it were {'not ' if base.is_dataset_root else ''}a dataset root",
                 view.at(f"base_paths[{index}]"),
             )
 
@@ -191,7 +180,7 @@ def _shallow_clone_source(dataset: DatasetView) -> tuple[int, frozenset[int]] | 
     def compute():
         versions = sorted(dataset.manifest_paths())
         view = dataset.version_view(versions[0]) if versions else None
-        found = _recorded(view) if view is not None else None
+        found = recorded_transaction(view) if view is not None else None
         if found is None or not isinstance(found[0].operation, Clone) or not found[0].operation.is_shallow:
             return None
         source = clone_source_bases(view.manifest, found[0].operation)
@@ -211,11 +200,11 @@ def clone_writes_local(view: VersionView):
     clone = _shallow_clone_source(view.dataset)
     if clone is None or view.version <= clone[0]:
         return
-    found = _recorded(view)
+    found = recorded_transaction(view)
     if found is not None and isinstance(found[0].operation, (Clone, Restore)):
         return  # the files of a restored version were written before
     source = clone[1]
-    current, previous = _state(view.dataset, view.version), _state(view.dataset, view.version - 1)
+    current, previous = version_state(view.dataset, view.version), version_state(view.dataset, view.version - 1)
     if current is None or previous is None:
         return
     old_files = {(d.base_id, d.path) for f in previous.fragments.values() for d in f.files}
@@ -225,22 +214,23 @@ def clone_writes_local(view: VersionView):
             data.append(fragment_id)
         deletion = fragment.deletion_file
         before = previous.fragments.get(fragment_id)
-        if (
-            deletion is not None
-            and deletion.base_id in source
-            and (before is None or before.deletion_file != deletion)
-        ):
+        if deletion is not None and deletion.base_id in source and (before is None or before.deletion_file != deletion):
             deletions.append(fragment_id)
     old_indices = {i.uuid for i in previous.indices}
     indices = sorted({i.name for i in current.indices if i.base_id in source and i.uuid not in old_indices})
-    where = f"the shallow clone's source (base path {_few(source)})"
+    where = f"the shallow clone's source (base path {listed(source, sort=True)})"
     if data:
-        yield f"fragment(s) {_few(data)} have data files new in this version under {where}", view.at("fragments")
+        yield (
+            f"fragment(s) {listed(data, sort=True)} have data files new in this version under {where}",
+            view.at("fragments"),
+        )
     if deletions:
-        yield f"fragment(s) {_few(deletions)} have deletion files new in this version under {where}", view.at(
-            "fragments"
+        yield (
+            f"fragment(s) {listed(deletions, sort=True)} have deletion files new in this version under {where}",
+            view.at("fragments"),
         )
     if indices:
-        yield f"index(es) {_few(repr(n) for n in indices)} new in this version are under {where}", view.at(
-            "index_section"
+        yield (
+            f"index(es) {listed((repr(n) for n in indices), sort=True)} new in this version are under {where}",
+            view.at("index_section"),
         )

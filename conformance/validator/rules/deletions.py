@@ -1,35 +1,17 @@
 """Rules on deletion files (table format: deletion files).
 
 Every rule here looks at a fragment's deletion file through
-:func:`deletion_content`: the reference reader's
-:func:`~reference_impl.deletions.inspect_deletion_file`, run once per file and
-validation run, with the manifest-level problems (an unknown kind, an
-undeclared base) and a finding location added. That reader never expands a
-file beyond what the fragment can hold: a ``.bin`` file stays a Roaring
-bitmap, and an ``.arrow`` file is only decoded once its metadata shows its
-row count and the declared size of each buffer fit the fragment's physical
-rows (see :mod:`reference_impl.deletions`).
-
-A file that is larger than :data:`MAX_FILE_BYTES`, or an Arrow file with more
-than :data:`MAX_ARROW_OFFSETS` offsets in a fragment that has that many rows,
-is reported by ``deletion/unchecked`` (info) instead of being read.
+:func:`~conformance.validator.facts.deletions.deletion_content`, which reads
+each file once per validation run and never expands it beyond what the
+fragment can hold. A file too large to read is reported by
+``deletion/unchecked`` (info) instead of being read.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from pyroaring import BitMap
-
-from reference_impl.deletions import (
-    DELETIONS_DIR,
-    DeletionFileContent,
-    DeletionStatus,
-    deletion_file_location,
-    inspect_deletion_file,
-)
-from reference_impl.deletions import MAX_FILE_BYTES as _READER_MAX_FILE_BYTES
+from reference_impl.deletions import DELETIONS_DIR, DeletionStatus, deletion_file_location
 from reference_impl.errors import LanceFormatError
 from reference_impl.fragments import DeletionFileType, Fragment
 from reference_impl.naming import list_versions
@@ -38,128 +20,11 @@ from reference_impl.refs import BRANCHES_DIR, TREE_DIR, decode_ref_file_name, is
 from reference_impl.storage import Storage
 
 from ..context import DatasetView, VersionView
+from ..facts.deletions import DeletionContent, DeletionLookup, deletion_content, deletion_location
+from ..facts.text import listed
 from ..registry import Scope, Severity, rule
 
-#: Deletion files larger than this are not read (the reader's own limit,
-#: passed to it on every read).
-MAX_FILE_BYTES = _READER_MAX_FILE_BYTES
-#: Arrow deletion files listing more offsets than this are not decoded.
-MAX_ARROW_OFFSETS = 1 << 26
-
 DELETION_FILE_NAME = re.compile(r"^(\d+)-(\d+)-(\d+)\.(arrow|bin)$")
-
-
-@dataclass
-class DeletionContent:
-    """What one deletion file holds, or why it could not be read.
-
-    ``status`` is one of the reader's :class:`DeletionStatus` values (``ok``,
-    ``missing``, ``kind-mismatch``, ``arrow-layout``, ``bitmap-layout``,
-    ``too-many``: the file lists more offsets than the fragment has rows, so
-    some are repeated or out of range; ``too-large``: not read, see the module
-    docstring), or one found before the file is read: ``unreadable`` (the
-    file exists but cannot be read, or its path leads out of the dataset),
-    ``unknown-kind`` (a file_type that is neither ARROW_ARRAY nor BITMAP) and
-    ``undeclared-base`` (a base_id the manifest does not declare: the
-    base-path rules report it).
-    """
-
-    status: str
-    location: str
-    message: str = ""
-    #: What the reference reader made of the file (None when it was not read).
-    file: DeletionFileContent | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == DeletionStatus.OK.value
-
-    @property
-    def offsets(self) -> BitMap:
-        """The distinct non-negative offsets (status ok)."""
-        return self.file.offsets if self.file is not None else BitMap()
-
-    @property
-    def entries(self) -> int:
-        """How many values the file lists (an Arrow column may repeat one)."""
-        return self.file.entries if self.file is not None else 0
-
-    @property
-    def negatives(self) -> int:
-        """How many values are negative (only an int32 column can hold them)."""
-        return self.file.negatives if self.file is not None else 0
-
-    @property
-    def distinct_negatives(self) -> int:
-        return self.file.distinct_negatives if self.file is not None else 0
-
-    @property
-    def column_type(self) -> str | None:
-        """The Arrow column type ("int32" or "uint32") of an ``.arrow`` file."""
-        return self.file.column_type if self.file is not None else None
-
-
-def _location(storage: Storage, relpath: str, root: Storage) -> str:
-    """A finding location: relative to the dataset root when the file is under it."""
-    if storage.root == root.root:
-        return relpath
-    return f"{storage.root}/{relpath}"
-
-
-def _positions(view: VersionView) -> dict[int, int]:
-    """The index of each fragment object in the manifest, by ``id()`` (the
-    first, should one object be listed twice); built once per version rather
-    than scanning the fragments for each deletion file."""
-
-    def compute():
-        found: dict[int, int] = {}
-        for index, fragment in enumerate(view.manifest.fragments):
-            found.setdefault(id(fragment), index)
-        return found
-
-    return view.memo("deletions.positions", compute)
-
-
-def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent | None:
-    """The content of ``fragment``'s deletion file (None when it has none),
-    read at most once per validation run."""
-    deletion_file = fragment.deletion_file
-    if deletion_file is None:
-        return None
-    manifest = view.manifest
-    position = _positions(view).get(id(fragment))
-    in_manifest = view.at(f"fragments[{position}].deletion_file")
-    if not isinstance(deletion_file.file_type, DeletionFileType):
-        return DeletionContent(
-            "unknown-kind",
-            in_manifest,
-            f"file_type {deletion_file.file_type!r} is neither ARROW_ARRAY (0) nor BITMAP (1)",
-        )
-    if deletion_file.base_id is not None and manifest.base_path(deletion_file.base_id) is None:
-        return DeletionContent("undeclared-base", in_manifest)
-    root = view.dataset.storage
-    try:
-        storage, relpath = deletion_file_location(root, fragment.id, deletion_file, manifest.base_paths)
-    except LanceFormatError as exc:
-        return DeletionContent("unreadable", in_manifest, exc.problem)
-    location = _location(storage, relpath, root)
-    limit = max(0, fragment.physical_rows)
-    key = ("rules.deletions", str(storage.root), relpath, limit)
-    loaded = view.dataset.cached(
-        key,
-        lambda: inspect_deletion_file(
-            storage,
-            relpath,
-            deletion_file.file_type,
-            physical_rows=limit,
-            max_offsets=MAX_ARROW_OFFSETS,
-            max_bytes=MAX_FILE_BYTES,
-        ),
-    )
-    if not loaded.ok:
-        return DeletionContent("unreadable", location, loaded.error.problem)
-    found = loaded.value
-    return DeletionContent(found.status.value, location, found.problem, found)
 
 
 # -- rules ---------------------------------------------------------------------------
@@ -190,9 +55,9 @@ def _describe(fragment: Fragment) -> str:
 )
 def file_exists(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status == "missing" and _other_kind_path(view, fragment) is None:
+        if content.status is DeletionStatus.MISSING and _other_kind_path(view, fragment) is None:
             yield f"{_describe(fragment)}: no deletion file at the derived location", content.location
-        elif content.status == "unreadable":
+        elif content.status is DeletionLookup.UNREADABLE:
             yield f"{_describe(fragment)}: the deletion file cannot be read: {content.message}", content.location
 
 
@@ -211,7 +76,7 @@ def _other_kind_path(view: VersionView, fragment: Fragment) -> str | None:
     except LanceFormatError:
         return None
     candidate = relpath[: -len(deletion_file.file_type.extension)] + other.extension
-    return _location(storage, candidate, view.dataset.storage) if storage.exists(candidate) else None
+    return deletion_location(storage, candidate, view.dataset.storage) if storage.exists(candidate) else None
 
 
 @rule(
@@ -222,9 +87,9 @@ def _other_kind_path(view: VersionView, fragment: Fragment) -> str | None:
 )
 def extension_matches_kind(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status in ("unknown-kind", "kind-mismatch"):
+        if content.status in (DeletionLookup.UNKNOWN_KIND, DeletionStatus.KIND_MISMATCH):
             yield f"{_describe(fragment)}: {content.message}", content.location
-        elif content.status == "missing":
+        elif content.status is DeletionStatus.MISSING:
             other = _other_kind_path(view, fragment)
             if other is not None:
                 yield (
@@ -242,7 +107,7 @@ def extension_matches_kind(view: VersionView):
 )
 def arrow_layout(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status == "arrow-layout":
+        if content.status is DeletionStatus.ARROW_LAYOUT:
             yield f"{_describe(fragment)}: {content.message}", content.location
 
 
@@ -258,11 +123,10 @@ def arrow_uint32(view: VersionView):
         content.location for _, content in _with_deletions(view) if content.ok and content.column_type == "uint32"
     ]
     if unsigned:
-        shown = ", ".join(unsigned[:3]) + (" ..." if len(unsigned) > 3 else "")
         yield (
             f"{len(unsigned)} .arrow deletion files hold a uint32 column, not the seeds' Int32 (the form "
             f"{view.writer} wrote; "
-            f"see docs/spec-discrepancies.md): {shown}",
+            f"see docs/spec-discrepancies.md): {listed(unsigned, 3)}",
             unsigned[0] if len(unsigned) == 1 else view.at("fragments"),
         )
 
@@ -275,7 +139,7 @@ def arrow_uint32(view: VersionView):
 )
 def bitmap_layout(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status == "bitmap-layout":
+        if content.status is DeletionStatus.BITMAP_LAYOUT:
             yield f"{_describe(fragment)}: {content.message}", content.location
 
 
@@ -318,7 +182,7 @@ def offsets_distinct(view: VersionView):
 )
 def offsets_in_range(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status == "too-many":
+        if content.status is DeletionStatus.TOO_MANY:
             yield f"{_describe(fragment)}: {content.message}, so some are repeated or out of range", content.location
         if not content.ok:
             continue
@@ -379,8 +243,10 @@ def absent_when_nothing_deleted(view: VersionView):
     for fragment, content in _with_deletions(view):
         if content.ok and content.entries == 0:
             yield f"{_describe(fragment)}: the deletion file marks no row", content.location
-        elif not content.ok and fragment.deletion_file.num_deleted_rows == 0 and content.status not in (
-            "too-many", "too-large"
+        elif (
+            not content.ok
+            and fragment.deletion_file.num_deleted_rows == 0
+            and content.status not in (DeletionStatus.TOO_MANY, DeletionStatus.TOO_LARGE)
         ):
             yield (
                 f"{_describe(fragment)}: num_deleted_rows is 0, yet the fragment names a deletion file",
@@ -396,7 +262,7 @@ def absent_when_nothing_deleted(view: VersionView):
 )
 def unchecked(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status == "too-large":
+        if content.status is DeletionStatus.TOO_LARGE:
             yield f"{_describe(fragment)}: not checked: {content.message}", content.location
 
 
@@ -478,9 +344,8 @@ def unreferenced_files(dataset: DatasetView):
         return
     orphans = [name for name in entries if DELETION_FILE_NAME.match(name) and name not in referenced]
     if orphans:
-        shown = ", ".join(orphans[:5]) + (" ..." if len(orphans) > 5 else "")
         yield (
             f"{len(orphans)} deletion files are referred to by no retained version (left by a failed commit or "
-            f"an incomplete cleanup): {shown}",
+            f"an incomplete cleanup): {listed(orphans)}",
             DELETIONS_DIR,
         )

@@ -13,6 +13,7 @@ from reference_impl import feature_flags as flags
 
 from ...spec_revisions import REVISIONS, Pairing, SpecRevision, first_defining
 from ..context import VersionView
+from ..facts.text import listed
 from ..registry import Severity, rule
 
 _KNOWN_BITS = ("feature-flags.known-bits", "feature-flags.known-bits-to-2048")
@@ -144,7 +145,7 @@ def deletion_files(view: VersionView):
     holders = [f.id for f in view.manifest.fragments if f.deletion_file is not None]
     if holders:
         yield from _requires(view, flags.DELETION_FILES, reader=True, writer=True,
-                             reason=f"fragments {holders[:5]} have deletion files")
+                             reason=f"fragments {listed(holders)} have deletion files")
 
 
 @rule(
@@ -159,11 +160,14 @@ def stable_row_ids(view: VersionView):
     enabled = bool(manifest.reader_feature_flags & flags.STABLE_ROW_IDS)
     if with_ids:
         yield from _requires(view, flags.STABLE_ROW_IDS, reader=True, writer=True,
-                             reason=f"fragments {with_ids[:5]} store row id sequences")
+                             reason=f"fragments {listed(with_ids)} store row id sequences")
     if enabled:
         without = [f.id for f in manifest.fragments if f.row_id_sequence is None]
         if without:
-            yield f"stable row ids are on but fragments {without[:5]} store no row id sequence", view.at("fragments")
+            yield (
+                f"stable row ids are on but fragments {listed(without)} store no row id sequence",
+                view.at("fragments"),
+            )
 
 
 @rule(

@@ -9,8 +9,9 @@ from reference_impl.transactions import Append, Merge, Overwrite, Restore, Updat
 
 from ..context import DatasetView, VersionView
 from ..registry import Finding, Severity, rule
-from .data_files import each_readable, printable, shown
-from .transactions import _few, _operation_of
+from ..facts.data_files import each_readable
+from ..facts.text import listed, printable
+from ..facts.transactions import operation_of
 
 U32_MAX = (1 << 32) - 1
 #: Fragments named one by one before a rule sums up the rest.
@@ -31,7 +32,7 @@ def _ids(view: VersionView) -> list[int]:
 def id_unique(view: VersionView):
     repeated = sorted(i for i, n in Counter(_ids(view)).items() if n > 1)
     if repeated:
-        yield f"fragment ids used by more than one fragment: {shown(repeated)}", view.at("fragments")
+        yield f"fragment ids used by more than one fragment: {listed(repeated)}", view.at("fragments")
 
 
 @rule(
@@ -43,7 +44,7 @@ def id_unique(view: VersionView):
 def id_fits_u32(view: VersionView):
     wide = sorted({i for i in _ids(view) if i > U32_MAX})
     if wide:
-        yield f"fragment ids that do not fit in 32 bits: {shown(wide)}", view.at("fragments")
+        yield f"fragment ids that do not fit in 32 bits: {listed(wide)}", view.at("fragments")
 
 
 @rule(
@@ -59,13 +60,12 @@ def max_id_covers(view: VersionView):
     highest = max(ids)
     recorded = view.manifest.max_fragment_id
     if recorded is None and highest > 0:
-        yield f"max_fragment_id is absent, but the version has fragments up to id {highest}", view.at(
-            "max_fragment_id"
-        )
+        yield f"max_fragment_id is absent, but the version has fragments up to id {highest}", view.at("max_fragment_id")
     elif recorded is not None and highest > recorded:
         above = sorted(i for i in set(ids) if i > recorded)
-        yield f"max_fragment_id is {recorded}, but fragments have higher ids: {shown(above)}", view.at(
-            "max_fragment_id"
+        yield (
+            f"max_fragment_id is {recorded}, but fragments have higher ids: {listed(above)}",
+            view.at("max_fragment_id"),
         )
 
 
@@ -230,7 +230,7 @@ _ADDING = (Append, Overwrite, Update, Merge)
 def new_ids_above_max(view: VersionView):
     found = None
     for kind in _ADDING:
-        found = _operation_of(view, kind)
+        found = operation_of(view, kind)
         if found is not None:
             break
     if found is None or found[3] is None:
@@ -248,7 +248,8 @@ def new_ids_above_max(view: VersionView):
     if not low:
         return
     message = (
-        f"fragment(s) {_few(low)} added by the {operation.NAME} are not above max_fragment_id {limit} of version "
+        f"fragment(s) {listed(low, sort=True)} added by the {operation.NAME} are not above max_fragment_id {limit} of "
+        "version "
         f"{previous.version}"
     )
     if isinstance(operation, Overwrite):

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 
-from reference_impl.transactions import Clone, read_transaction_file
+from reference_impl.transactions import Clone
 
 from ..context import DatasetView, VersionView
+from ..facts.text import listed
+from ..facts.transactions import transaction_file
 from ..registry import Scope, Severity, rule
 
-TRANSACTION_FILE_NAME = re.compile(
-    r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$"
-)
+TRANSACTION_FILE_NAME = re.compile(r"^(\d+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.txn$")
 
 #: How many missing versions a gap finding lists.
 SHOWN_MISSING = 10
@@ -41,25 +41,11 @@ def gapless(dataset: DatasetView):
             shown.extend(range(low + 1, min(high, low + 1 + SHOWN_MISSING - len(shown))))
             if len(shown) >= SHOWN_MISSING:
                 break
-        listed = ", ".join(str(v) for v in shown) + (" ..." if missing > len(shown) else "")
         yield (
-            f"versions {listed} between {versions[0]} and {versions[-1]} have no manifest ({missing} in all; "
-            "skipped, or removed by a cleanup)",
+            f"versions {listed(shown, SHOWN_MISSING, total=missing)} between {versions[0]} and {versions[-1]} have "
+            f"no manifest ({missing} in all; skipped, or removed by a cleanup)",
             "_versions",
         )
-
-
-def _transaction(view: VersionView):
-    name = view.manifest.transaction_file
-    manifest_file = view.manifest_file
-    # The embedded copy, when there is one, spares decoding the file again
-    # when both hold the same bytes (checks unchanged, see decode_transaction).
-    embedded = None
-    if manifest_file.transaction is not None and manifest_file.transaction_bytes is not None:
-        embedded = (manifest_file.transaction_bytes, manifest_file.transaction)
-    return view.dataset.cached(
-        ("txn", name), lambda: read_transaction_file(view.dataset.storage, name, embedded=embedded)
-    )
 
 
 @rule(
@@ -87,7 +73,7 @@ def file_name(view: VersionView):
 )
 def file_decodes(view: VersionView):
     if view.manifest.transaction_file:
-        loaded = _transaction(view)
+        loaded = transaction_file(view)
         if not loaded.ok:
             yield loaded.error.problem, f"_transactions/{view.manifest.transaction_file}"
 
@@ -100,8 +86,9 @@ def file_decodes(view: VersionView):
 )
 def file_missing(view: VersionView):
     if not view.manifest.transaction_file and view.manifest_file.transaction is None:
-        yield "the version records no transaction (concurrent writers must assume it conflicts)", view.at(
-            "transaction_file"
+        yield (
+            "the version records no transaction (concurrent writers must assume it conflicts)",
+            view.at("transaction_file"),
         )
 
 
@@ -118,7 +105,7 @@ def read_version(view: VersionView):
     name = view.manifest.transaction_file
     candidates = []
     if name:
-        loaded = _transaction(view)
+        loaded = transaction_file(view)
         if loaded.ok:
             candidates.append((loaded.value, f"_transactions/{name}"))
     if view.manifest_file.transaction is not None:
@@ -144,6 +131,9 @@ def embedded_matches_file(view: VersionView):
     embedded = view.manifest_file.transaction
     if embedded is None or not view.manifest.transaction_file:
         return
-    loaded = _transaction(view)
+    loaded = transaction_file(view)
     if loaded.ok and loaded.value != embedded:
-        yield "the embedded transaction differs from the transaction file", f"_transactions/{view.manifest.transaction_file}"
+        yield (
+            "the embedded transaction differs from the transaction file",
+            f"_transactions/{view.manifest.transaction_file}",
+        )

@@ -18,6 +18,7 @@ from reference_impl.storage import Storage, local_path
 from reference_impl.wire import table_pb2
 
 from ..context import VersionView
+from ..facts.text import listed
 from ..registry import Severity, rule
 
 INDICES_DIR = "_indices"
@@ -124,10 +125,10 @@ def segments_disjoint(view: VersionView):
         for other, other_bitmap in earlier:
             shared = bitmap & other_bitmap
             if shared:
-                shown = ", ".join(str(v) for v in list(shared.to_array()[:5])) + (" ..." if len(shared) > 5 else "")
                 repeats_earlier = len(shared) == len(other_bitmap) and len(bitmap) > len(other_bitmap)
                 yield (
-                    f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments {shown}: "
+                    f"segments {other.uuid} and {index.uuid} of index '{index.name}' both cover fragments "
+                    f"{listed(shared)}: "
                     "a fragment belongs to at most one segment of an index",
                     _at(view, position, "fragment_bitmap"),
                     DELTA_REPEATS_EARLIER if repeats_earlier else None,
@@ -279,9 +280,9 @@ def fragment_bitmap_from_dataset_version(view: VersionView):
             existing = BitMap(f.id for f in loaded.value.manifest.fragments if 0 <= f.id < 2**32)
         foreign = bitmap - existing
         if foreign:
-            shown = ", ".join(str(v) for v in list(foreign.to_array()[:5])) + (" ..." if len(foreign) > 5 else "")
             yield (
-                f"index '{index.name}' ({index.uuid}) covers fragments {shown} that version {index.dataset_version} "
+                f"index '{index.name}' ({index.uuid}) covers fragments {listed(foreign)} that version "
+                f"{index.dataset_version} "
                 f"did not have (a compaction remapped the index without moving its dataset_version, as {view.writer} "
                 "does)",
                 _at(view, position, "fragment_bitmap"),
@@ -346,20 +347,20 @@ def file_sizes_match(view: VersionView):
         storage, directory = located
         if not storage.is_dir(directory):
             continue  # index/directory-present
-        for number, listed in enumerate(index.files):
-            relpath = f"{directory}/{listed.path}"
+        for number, entry in enumerate(index.files):
+            relpath = f"{directory}/{entry.path}"
             where = _file_location(view, storage, relpath)
             if not storage.exists(relpath):
-                yield f"index '{index.name}' lists '{listed.path}', which is not in its directory", where
+                yield f"index '{index.name}' lists '{entry.path}', which is not in its directory", where
                 continue
             try:
                 size = storage.size(relpath)
             except LanceFormatError as exc:
-                yield f"index '{index.name}': cannot read the size of '{listed.path}': {exc.problem}", where
+                yield f"index '{index.name}': cannot read the size of '{entry.path}': {exc.problem}", where
                 continue
-            if size != listed.size_bytes:
+            if size != entry.size_bytes:
                 yield (
-                    f"index '{index.name}' lists '{listed.path}' as {listed.size_bytes} bytes; the file has {size}",
+                    f"index '{index.name}' lists '{entry.path}' as {entry.size_bytes} bytes; the file has {size}",
                     _at(view, position, f"files[{number}].size_bytes"),
                 )
 

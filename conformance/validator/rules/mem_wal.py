@@ -19,6 +19,9 @@ are read from memory with the reference reader
 version is reported as not checked. pylance 14 keeps its region manifests
 under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
 snapshots other writers made.
+
+One cohesive concept, the MemWAL index, in one module (about 600 lines): its
+rules share the decoded index details and region snapshots.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import uuid as uuid_module
 from collections import Counter
 from dataclasses import dataclass, field as dc_field
+from enum import Enum
 from pathlib import Path
 
 import pyarrow as pa
@@ -41,14 +45,14 @@ from reference_impl.wire import table_pb2
 
 from ..context import VersionView
 from ..registry import Finding, Severity, rule
-from .data_files import is_absolute, printable
+from ..facts.data_files import is_absolute
+from ..facts.text import listed, printable
 
 MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
 #: pylance 14's "maintain all indexes" flag (not in table.proto).
 PYLANCE_MAINTAIN_ALL_FIELD = 12
 LANCE_MAGIC = b"LANC"
-_SHOWN = 5
 #: Snapshots larger than this, or with more regions, are not decoded.
 MAX_SNAPSHOT_BYTES = 64 << 20
 MAX_SNAPSHOT_REGIONS = 1 << 20
@@ -97,11 +101,6 @@ def _mem_wals(view: VersionView):
 
 def _where(view: VersionView, mem_wal: _MemWal, detail: str = "") -> str:
     return view.at(f"indices[{mem_wal.position}].index_details" + (f".{detail}" if detail else ""))
-
-
-def _short(items) -> str:
-    items = list(items)
-    return ", ".join(repr(x) for x in items[:_SHOWN]) + (" ..." if len(items) > _SHOWN else "")
 
 
 @rule(
@@ -172,13 +171,21 @@ class _Region:
         return self.region_id.hex() if self.region_id is not None else "(no region_id)"
 
 
+class SnapshotStatus(str, Enum):
+    """What decoding a MemWAL index's ``inline_snapshots`` found."""
+
+    OK = "ok"
+    #: The reference reader refuses the bytes.
+    CORRUPT = "corrupt"
+    #: Too large, or a file or type this validator does not read.
+    UNCHECKED = "unchecked"
+
+
 @dataclass
 class _Snapshots:
-    """The decoded ``inline_snapshots`` of one MemWAL index: ``status`` is
-    ``ok``, ``corrupt`` (the reference reader refuses the bytes) or
-    ``unchecked`` (too large, or a file or type this validator does not read)."""
+    """The decoded ``inline_snapshots`` of one MemWAL index."""
 
-    status: str
+    status: SnapshotStatus
     message: str = ""
     regions: list[_Region] = dc_field(default_factory=list)
 
@@ -189,20 +196,31 @@ def _integer(value) -> int | None:
 
 def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     if len(data) > MAX_SNAPSHOT_BYTES:
-        return _Snapshots("unchecked", f"{len(data)} bytes is more than this validator decodes")
+        return _Snapshots(SnapshotStatus.UNCHECKED, f"{len(data)} bytes is more than this validator decodes")
     try:
         reader = LanceFileReader(_InlineFile(data, label), _InlineFile.NAME)
         if reader.num_rows > MAX_SNAPSHOT_REGIONS:
-            return _Snapshots("unchecked", f"{reader.num_rows} regions is more than this validator decodes")
+            return _Snapshots(
+                SnapshotStatus.UNCHECKED, f"{reader.num_rows} regions is more than this validator decodes"
+            )
         table = reader.read()
         columns = {name: table.column(name).to_pylist() for name in set(table.column_names)}
     except UnsupportedFeatureError as exc:
-        return _Snapshots("unchecked", exc.problem)
+        return _Snapshots(SnapshotStatus.UNCHECKED, exc.problem)
     except CorruptFileError as exc:
-        return _Snapshots("corrupt", exc.problem)
-    except (LanceFormatError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError,
-            pa.ArrowException) as exc:
-        return _Snapshots("unchecked", f"cannot be read by this validator: {exc}")
+        return _Snapshots(SnapshotStatus.CORRUPT, exc.problem)
+    except (
+        LanceFormatError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        pa.ArrowException,
+    ) as exc:
+        return _Snapshots(SnapshotStatus.UNCHECKED, f"cannot be read by this validator: {exc}")
     rows = table.num_rows
     blank = [None] * rows
     regions = []
@@ -225,7 +243,7 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
                 entries,
             )
         )
-    return _Snapshots("ok", regions=regions)
+    return _Snapshots(SnapshotStatus.OK, regions=regions)
 
 
 def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
@@ -244,7 +262,7 @@ def _regions(view: VersionView):
     """(MemWAL index, its decoded regions) for every readable snapshot."""
     for mem_wal in _mem_wals(view):
         snapshots = _snapshots(view, mem_wal)
-        if snapshots is not None and snapshots.status == "ok":
+        if snapshots is not None and snapshots.status is SnapshotStatus.OK:
             yield mem_wal, snapshots.regions
 
 
@@ -274,12 +292,12 @@ def inline_snapshot(view: VersionView):
             )
             continue
         snapshots = _snapshots(view, mem_wal)
-        if snapshots.status == "corrupt":
+        if snapshots.status is SnapshotStatus.CORRUPT:
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: inline_snapshots is no valid Lance file: {snapshots.message}",
                 _where(view, mem_wal, "inline_snapshots"),
             )
-        elif snapshots.status == "unchecked":
+        elif snapshots.status is SnapshotStatus.UNCHECKED:
             yield Finding(
                 "mem-wal/inline-snapshot",
                 Severity.INFO,
@@ -306,7 +324,7 @@ def flushed_below_current_generation(view: VersionView):
                 yield (
                     f"MemWAL index {mem_wal.index.name!r}: region {region.label} has current_generation "
                     f"{region.current_generation} (the next to create) but lists flushed generation(s) "
-                    f"{_short(late)}",
+                    f"{listed(map(repr, late))}",
                     _where(view, mem_wal, "inline_snapshots"),
                 )
 
@@ -372,7 +390,7 @@ def region_spec_id_immutable(view: VersionView):
         if changed:
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: region spec ids changed since version {previous_view.version} "
-                f"({'; '.join(changed[:_SHOWN])}{' ...' if len(changed) > _SHOWN else ''}); a region keeps the "
+                f"({listed(changed, sep='; ')}); a region keeps the "
                 "spec it was created with",
                 _where(view, mem_wal, "inline_snapshots"),
             )
@@ -390,7 +408,7 @@ def spec_ids_unique(view: VersionView):
         repeated = sorted(i for i, n in counts.items() if n > 1)
         if repeated:
             yield (
-                f"MemWAL index {mem_wal.index.name!r}: region spec ids {repeated[:_SHOWN]} are used more than once",
+                f"MemWAL index {mem_wal.index.name!r}: region spec ids {listed(repeated)} are used more than once",
                 _where(view, mem_wal, "region_specs"),
             )
 
@@ -409,7 +427,7 @@ def region_field_ids_unique(view: VersionView):
             if repeated:
                 yield (
                     f"MemWAL index {mem_wal.index.name!r}: region spec {spec.spec_id} repeats region field ids "
-                    f"{_short(repeated)}",
+                    f"{listed(map(repr, repeated))}",
                     _where(view, mem_wal, f"region_specs[{s}].fields"),
                 )
 
@@ -447,7 +465,7 @@ def source_ids_exist(view: VersionView):
                 if missing:
                     yield (
                         f"MemWAL index {mem_wal.index.name!r}: region field {field.field_id!r} of spec "
-                        f"{spec.spec_id} reads field ids {missing[:_SHOWN]}, which the schema does not have",
+                        f"{spec.spec_id} reads field ids {listed(missing)}, which the schema does not have",
                         _where(view, mem_wal, f"region_specs[{s}].fields[{r}].source_ids"),
                     )
 
@@ -468,7 +486,8 @@ def maintained_indexes_exist(view: VersionView):
         missing = [n for n in mem_wal.details.maintained_indexes if n not in names]
         if missing:
             yield (
-                f"MemWAL index {mem_wal.index.name!r} maintains {_short(missing)}, which this version has no "
+                f"MemWAL index {mem_wal.index.name!r} maintains {listed(map(repr, missing))}, which this version has "
+                "no "
                 "index of that name for",
                 _where(view, mem_wal, "maintained_indexes"),
             )
@@ -487,7 +506,8 @@ def catchup_names_maintained(view: VersionView):
         stray = [c.index_name for c in mem_wal.details.index_catchup if c.index_name not in maintained]
         if stray:
             yield (
-                f"MemWAL index {mem_wal.index.name!r} tracks catch-up for {_short(stray)}, which it does not "
+                f"MemWAL index {mem_wal.index.name!r} tracks catch-up for {listed(map(repr, stray))}, which it does "
+                "not "
                 "maintain",
                 _where(view, mem_wal, "index_catchup"),
             )
@@ -509,10 +529,11 @@ def primary_key_index_listed(view: VersionView):
         if _type_name(index.type_url) == BTREE_TYPE_NAME and set(index.fields) == key
     }
     for mem_wal in _mem_wals(view):
-        listed = [n for n in mem_wal.details.maintained_indexes if n in key_indexes]
-        if listed:
+        key_listed = [n for n in mem_wal.details.maintained_indexes if n in key_indexes]
+        if key_listed:
             yield (
-                f"MemWAL index {mem_wal.index.name!r} lists the primary key btree index {_short(listed)}, which "
+                f"MemWAL index {mem_wal.index.name!r} lists the primary key btree index "
+                f"{listed(map(repr, key_listed))}, which "
                 "is maintained implicitly",
                 _where(view, mem_wal, "maintained_indexes"),
             )
@@ -596,7 +617,7 @@ def merged_generations_atomic(view: VersionView):
             if g > before.get(region, 0)
         ]
         if advanced:
-            shown = "; ".join(f"region {r}: {a} -> {b}" for r, a, b in advanced[:_SHOWN])
+            shown = listed([f"region {r}: {a} -> {b}" for r, a, b in advanced], sep="; ")
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: merged generations advanced in a version made by "
                 f"{getattr(operation, 'NAME', None) or 'an unknown operation'}, not a merge-insert: {shown}",

@@ -16,6 +16,7 @@ import re
 from reference_impl.naming import parse_manifest_name
 
 from ..context import DatasetView, VersionView
+from ..facts.text import listed
 from ..registry import Scope, Severity, rule
 
 
@@ -31,8 +32,8 @@ from ..registry import Scope, Severity, rule
 def no_mixture(dataset: DatasetView):
     listing = dataset.listing
     if listing.is_mixed:
-        v1 = ", ".join(p for _, p in sorted(listing.v1.items())[:3])
-        v2 = ", ".join(p for _, p in sorted(listing.v2.items())[:3])
+        v1 = listed([p for _, p in sorted(listing.v1.items())], 3)
+        v2 = listed([p for _, p in sorted(listing.v2.items())], 3)
         yield (
             f"{len(listing.v1)} manifests use V1 names ({v1}) and {len(listing.v2)} use V2 names ({v2})",
             "_versions",

@@ -35,18 +35,17 @@ from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
 from ..context import VersionView
 from ..registry import Finding, Severity, rule
-from .data_files import _CheckedFile, _name, at, base_storages, file_facts, locate, shown
-from .schema import _label, _tree
+from ..facts.data_files import CheckedFile, at, base_storages, data_file_name, file_facts, locate
+from ..facts.schema_tree import field_label, schema_tree
+from ..facts.text import listed
 
 #: Data files larger than this are not read for nulls.
 MAX_CHECKED_BYTES = 64 << 20
-#: Fragments named one by one before a message sums up the rest.
-_SHOWN = 5
 
 
 def _non_nullable(view: VersionView) -> dict[int, Field]:
     """Rooted fields that are not nullable, by id."""
-    tree = _tree(view)
+    tree = schema_tree(view)
     return {i: f for i, f in tree.by_id.items() if not f.nullable and i in tree.rooted}
 
 
@@ -61,26 +60,26 @@ def non_nullable_stored(view: VersionView):
     required = _non_nullable(view)
     if not required:
         return
-    tree = _tree(view)
+    tree = schema_tree(view)
     present_by_layout: dict[frozenset, set[int]] = {}
     missing: dict[int, list[int]] = {}
     for fragment in view.manifest.fragments:
-        listed = frozenset(i for d in fragment.files for i in d.fields if i >= 0)
-        present = present_by_layout.get(listed)
+        stored_ids = frozenset(i for d in fragment.files for i in d.fields if i >= 0)
+        present = present_by_layout.get(stored_ids)
         if present is None:
             present = set()
-            for field_id in listed:
+            for field_id in stored_ids:
                 f = tree.by_id.get(field_id)
                 if f is not None and field_id in tree.rooted:
                     present.add(field_id)
                     present.update(a.id for a in tree.ancestors(f))
-            present_by_layout[listed] = present
+            present_by_layout[stored_ids] = present
         for field_id, f in required.items():
             if field_id not in present and (f.parent_id == TOP_LEVEL_PARENT or f.parent_id in present):
                 missing.setdefault(field_id, []).append(fragment.id)
     for field_id, fragments in sorted(missing.items()):
         yield (
-            f"{_label(required[field_id])} is not nullable, but fragment(s) {shown(fragments, _SHOWN)} store no "
+            f"{field_label(required[field_id])} is not nullable, but fragment(s) {listed(fragments)} store no "
             "column for it, so it reads as nulls there",
             view.at("fragments"),
         )
@@ -123,7 +122,7 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int],
         children.setdefault(f.parent_id, []).append(f)
     counts: Counter = Counter()
     try:
-        storage = _CheckedFile(located.location.storage, relpath, located.full)
+        storage = CheckedFile(located.location.storage, relpath, located.full)
         table = LanceFileReader(storage, relpath).read(
             requested, file_field_ids=list(data_file.fields), column_indices=list(data_file.column_indices)
         )
@@ -158,7 +157,7 @@ def non_nullable_values(view: VersionView):
     required = _non_nullable(view)
     if not required:
         return
-    tree = _tree(view)
+    tree = schema_tree(view)
     schema = view.manifest.schema
     bases = base_storages(view)
     unchecked: Counter = Counter()
@@ -208,8 +207,8 @@ def non_nullable_values(view: VersionView):
                 continue
             for field_id, nulls in sorted(loaded.value.items()):
                 yield (
-                    f"fragment {fragment.id}: data file '{_name(data_file)}' holds {nulls} null(s) in "
-                    f"{_label(required[field_id])}, which is not nullable",
+                    f"fragment {fragment.id}: data file '{data_file_name(data_file)}' holds {nulls} null(s) in "
+                    f"{field_label(required[field_id])}, which is not nullable",
                     at(view, (f_index, d_index)),
                 )
     if unchecked:

@@ -3,7 +3,8 @@ specification; table format: ``DataFragment.row_id_sequence``).
 
 Sequences are decoded by :mod:`reference_impl.row_ids`, whose decoders never
 produce more values than the limit they are given: here the fragment's
-``physical_rows``, itself capped at :data:`MAX_ROWS` (a larger fragment is
+``physical_rows``, itself capped at
+:data:`~conformance.validator.facts.row_ids.MAX_ROWS` (a larger fragment is
 reported by ``row-id/unchecked`` rather than expanded). Cross-fragment checks
 keep the ids in 64-bit Roaring bitmaps, not Python sets.
 
@@ -22,156 +23,31 @@ all its ids, built once per run.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from pyroaring import BitMap64
 
-from reference_impl import feature_flags as flags
-from reference_impl.errors import CorruptFileError, LanceFormatError
 from reference_impl.fragments import ExternalFile, Fragment
-from reference_impl.row_ids import (
-    DEFAULT_MAX_ROWS,
-    decode_row_id_sequence,
-    decode_version_sequence,
-    row_id_segment_kinds,
-)
 from reference_impl.transactions import Append, Clone, Overwrite, Restore, Rewrite, Update
 
 from ..context import VersionView
+from ..facts.deletions import deletion_content
+from ..facts.row_ids import (
+    SEQUENCES,
+    SequenceStatus,
+    row_id_sequences,
+    sequence,
+    sequence_location,
+    stable_row_ids_enabled,
+    storing_fragments,
+)
+from ..facts.text import listed
+from ..facts.transactions import recorded_transaction, rewrite_groups
 from ..registry import Finding, Severity, rule
-from .deletions import deletion_content
-from .transactions import _groups, _recorded
 
-#: Fragments with more physical rows than this are not expanded.
-MAX_ROWS = DEFAULT_MAX_ROWS
-#: External sequences larger than this are not read.
-MAX_SEQUENCE_BYTES = 1 << 28
 #: Sequences below this many bytes belong inline in the fragment, larger ones
 #: in an external file (table.proto ``DataFragment.row_id_sequence``: "about 200 KB").
 INLINE_LIMIT = 200 * 1024
-
-SEQUENCES = {
-    "row_id_sequence": "row id sequence",
-    "created_at_version_sequence": "created-at version sequence",
-    "last_updated_at_version_sequence": "last-updated-at version sequence",
-}
-
-
-@dataclass
-class Decoded:
-    """One stored sequence of one fragment, decoded or not.
-
-    ``status``: ``ok``; ``external`` (the external byte range cannot be read);
-    ``decode`` (the bytes are not a valid message); ``count`` (not one value
-    per physical row); ``duplicate`` (a row id sequence repeats an id);
-    ``too-large`` (not expanded).
-    """
-
-    status: str
-    message: str = ""
-    values: list[int] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-def _key(stored) -> tuple:
-    if isinstance(stored, ExternalFile):
-        return ("external", stored.path, stored.offset, stored.size)
-    return ("inline", hashlib.blake2b(bytes(stored), digest_size=16).digest())
-
-
-def sequence(view: VersionView, fragment: Fragment, attr: str) -> Decoded | None:
-    """The decoded sequence ``attr`` of ``fragment`` (see :data:`SEQUENCES`);
-    None when the fragment does not store it."""
-    stored = getattr(fragment, attr)
-    if stored is None:
-        return None
-    key = ("rules.row_ids", attr, _key(stored), fragment.physical_rows)
-    loaded = view.dataset.cached(key, lambda: _decode(view, fragment, attr, stored))
-    if loaded.ok:
-        return loaded.value
-    return Decoded("decode", loaded.error.problem)
-
-
-def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded:
-    what = SEQUENCES[attr]
-    context = f"fragment {fragment.id} {what}"
-    if fragment.physical_rows > MAX_ROWS:
-        return Decoded("too-large", f"{fragment.physical_rows} physical rows is more than this validator expands")
-    if isinstance(stored, ExternalFile):
-        storage = view.dataset.storage
-        if stored.size > MAX_SEQUENCE_BYTES:
-            return Decoded("too-large", f"the external {what} holds {stored.size} bytes")
-        try:
-            data = storage.read(stored.path, stored.offset, stored.size)
-        except LanceFormatError as exc:
-            return Decoded("external", exc.problem)
-    else:
-        data = bytes(stored)
-    limit = fragment.physical_rows
-    if attr == "row_id_sequence":
-        try:
-            row_id_segment_kinds(data, context)
-        except CorruptFileError as exc:
-            return Decoded("decode", exc.problem)
-        try:
-            values = decode_row_id_sequence(data, context, max_rows=limit)
-        except CorruptFileError as exc:
-            # The segments are valid (checked above): what is left is too
-            # many values for the fragment, or a repeated id.
-            return Decoded("duplicate" if "more than once" in exc.problem else "count", exc.problem)
-    else:
-        try:
-            values = decode_version_sequence(data, context, max_rows=limit)
-        except CorruptFileError as exc:
-            return Decoded("count" if "more than the limit" in exc.problem else "decode", exc.problem)
-    if len(values) != fragment.physical_rows:
-        return Decoded(
-            "count", f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows"
-        )
-    return Decoded("ok", values=values)
-
-
-def _where(view: VersionView, index: int, fragment: Fragment, attr: str) -> str:
-    stored = getattr(fragment, attr)
-    if isinstance(stored, ExternalFile):
-        return f"{stored.path}#[{stored.offset}, +{stored.size})"
-    return view.at(f"fragments[{index}].{attr}")
-
-
-def _enabled(view: VersionView) -> bool:
-    return bool(view.manifest.reader_feature_flags & flags.STABLE_ROW_IDS)
-
-
-def _storing(view: VersionView) -> list[tuple[int, Fragment]]:
-    """(index, fragment) for the fragments that store any sequence, listed
-    once per version: the rules here look at no other fragment (sequence()
-    is None for them), and most tables store none."""
-    return view.memo(
-        "row_ids.storing",
-        lambda: [
-            (index, fragment)
-            for index, fragment in enumerate(view.manifest.fragments)
-            if fragment.row_id_sequence is not None
-            or fragment.last_updated_at_version_sequence is not None
-            or fragment.created_at_version_sequence is not None
-        ],
-    )
-
-
-def _row_ids(view: VersionView) -> list[tuple[int, Fragment, Decoded]]:
-    """(index, fragment, Decoded) for every fragment storing row ids (once per version)."""
-    return view.memo(
-        "row_ids.row_ids",
-        lambda: [
-            (index, fragment, sequence(view, fragment, "row_id_sequence"))
-            for index, fragment in _storing(view)
-            if fragment.row_id_sequence is not None
-        ],
-    )
 
 
 @rule(
@@ -181,12 +57,13 @@ def _row_ids(view: VersionView) -> list[tuple[int, Fragment, Decoded]]:
     summary="An external row id or version sequence names a file under the root and a byte range inside it",
 )
 def external_range_in_file(view: VersionView):
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         for attr, what in SEQUENCES.items():
             decoded = sequence(view, fragment, attr)
-            if decoded is not None and decoded.status == "external":
-                yield f"fragment {fragment.id}: the external {what} cannot be read: {decoded.message}", _where(
-                    view, index, fragment, attr
+            if decoded is not None and decoded.status is SequenceStatus.EXTERNAL:
+                yield (
+                    f"fragment {fragment.id}: the external {what} cannot be read: {decoded.message}",
+                    sequence_location(view, index, fragment, attr),
                 )
 
 
@@ -204,9 +81,12 @@ def external_range_in_file(view: VersionView):
     summary="Each row id sequence decodes as a RowIdSequence of well-formed segments",
 )
 def sequence_decodes(view: VersionView):
-    for index, fragment, decoded in _row_ids(view):
-        if decoded.status == "decode":
-            yield f"fragment {fragment.id}: {decoded.message}", _where(view, index, fragment, "row_id_sequence")
+    for index, fragment, decoded in row_id_sequences(view):
+        if decoded.status is SequenceStatus.DECODE:
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
 
 
 @rule(
@@ -216,9 +96,12 @@ def sequence_decodes(view: VersionView):
     summary="A fragment's row id sequence has exactly one id per physical row",
 )
 def one_per_row(view: VersionView):
-    for index, fragment, decoded in _row_ids(view):
-        if decoded.status == "count":
-            yield f"fragment {fragment.id}: {decoded.message}", _where(view, index, fragment, "row_id_sequence")
+    for index, fragment, decoded in row_id_sequences(view):
+        if decoded.status is SequenceStatus.COUNT:
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
 
 
 def _visible(view: VersionView, fragment: Fragment, ids: list[int]) -> tuple[list[int], list[int]] | None:
@@ -235,15 +118,6 @@ def _visible(view: VersionView, fragment: Fragment, ids: list[int]) -> tuple[lis
     return visible, gone
 
 
-def _shown(ids: BitMap64, limit: int = 5) -> str:
-    values = []
-    for value in ids:
-        values.append(str(value))
-        if len(values) == limit:
-            break
-    return ", ".join(values) + (" ..." if len(ids) > limit else "")
-
-
 @rule(
     "row-id/unique",
     severity=Severity.ERROR,
@@ -252,9 +126,12 @@ def _shown(ids: BitMap64, limit: int = 5) -> str:
 )
 def unique(view: VersionView):
     seen = BitMap64()
-    for index, fragment, decoded in _row_ids(view):
-        if decoded.status == "duplicate":
-            yield f"fragment {fragment.id}: {decoded.message}", _where(view, index, fragment, "row_id_sequence")
+    for index, fragment, decoded in row_id_sequences(view):
+        if decoded.status is SequenceStatus.DUPLICATE:
+            yield (
+                f"fragment {fragment.id}: {decoded.message}",
+                sequence_location(view, index, fragment, "row_id_sequence"),
+            )
             continue
         if not decoded.ok:
             continue
@@ -266,8 +143,8 @@ def unique(view: VersionView):
         if shared:
             yield (
                 f"fragment {fragment.id}: {len(shared)} visible rows have ids that visible rows of earlier "
-                f"fragments also have ({_shown(shared)})",
-                _where(view, index, fragment, "row_id_sequence"),
+                f"fragments also have ({listed(shared)})",
+                sequence_location(view, index, fragment, "row_id_sequence"),
             )
         seen |= mine
 
@@ -280,7 +157,7 @@ def unique(view: VersionView):
 )
 def kept_on_update(view: VersionView):
     visible, deleted = BitMap64(), BitMap64()
-    for _, fragment, decoded in _row_ids(view):
+    for _, fragment, decoded in row_id_sequences(view):
         if not decoded.ok:
             continue
         split = _visible(view, fragment, decoded.values)
@@ -291,7 +168,7 @@ def kept_on_update(view: VersionView):
     shared = visible & deleted
     if shared:
         yield (
-            f"{len(shared)} row ids of deleted rows are carried by visible rows ({_shown(shared)}): the rows were "
+            f"{len(shared)} row ids of deleted rows are carried by visible rows ({listed(shared)}): the rows were "
             f"updated keeping their ids, as {view.writer} does (see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
@@ -304,17 +181,17 @@ def kept_on_update(view: VersionView):
     summary="With stable row ids, every row id is below next_row_id",
 )
 def below_next_row_id(view: VersionView):
-    if not _enabled(view):
+    if not stable_row_ids_enabled(view):
         return
     bound = view.manifest.next_row_id
-    for index, fragment, decoded in _row_ids(view):
+    for index, fragment, decoded in row_id_sequences(view):
         if decoded.ok and decoded.values:
             largest = max(decoded.values)
             if largest >= bound:
                 over = sum(1 for value in decoded.values if value >= bound)
                 yield (
                     f"fragment {fragment.id}: {over} row ids (the largest {largest}) are not below next_row_id {bound}",
-                    _where(view, index, fragment, "row_id_sequence"),
+                    sequence_location(view, index, fragment, "row_id_sequence"),
                 )
 
 
@@ -326,7 +203,7 @@ def below_next_row_id(view: VersionView):
 )
 def next_row_id_zero(view: VersionView):
     manifest = view.manifest
-    if _enabled(view) and manifest.next_row_id == 0:
+    if stable_row_ids_enabled(view) and manifest.next_row_id == 0:
         rows = sum(max(0, f.physical_rows) for f in manifest.fragments)
         if rows:
             yield f"next_row_id is 0, yet the fragments hold {rows} physical rows", view.at("next_row_id")
@@ -339,7 +216,7 @@ def next_row_id_zero(view: VersionView):
     summary="next_row_id is left at 0 when stable row ids are off (it means nothing then)",
 )
 def next_row_id_without_flag(view: VersionView):
-    if not _enabled(view) and view.manifest.next_row_id:
+    if not stable_row_ids_enabled(view) and view.manifest.next_row_id:
         yield (
             f"next_row_id is {view.manifest.next_row_id} but stable row ids (flag 2) are off, so it means nothing",
             view.at("next_row_id"),
@@ -353,11 +230,11 @@ def next_row_id_without_flag(view: VersionView):
     summary="Created-at and last-updated-at sequences decode and give one version per physical row",
 )
 def version_sequences_cover_rows(view: VersionView):
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         for attr in ("created_at_version_sequence", "last_updated_at_version_sequence"):
             decoded = sequence(view, fragment, attr)
-            if decoded is not None and decoded.status in ("decode", "count"):
-                yield f"fragment {fragment.id}: {decoded.message}", _where(view, index, fragment, attr)
+            if decoded is not None and decoded.status in (SequenceStatus.DECODE, SequenceStatus.COUNT):
+                yield f"fragment {fragment.id}: {decoded.message}", sequence_location(view, index, fragment, attr)
 
 
 @rule(
@@ -367,7 +244,7 @@ def version_sequences_cover_rows(view: VersionView):
     summary="Per row, created-at <= last-updated-at <= the manifest's version",
 )
 def versions_ordered(view: VersionView):
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         created = sequence(view, fragment, "created_at_version_sequence")
         updated = sequence(view, fragment, "last_updated_at_version_sequence")
         for attr, decoded in (("created_at_version_sequence", created), ("last_updated_at_version_sequence", updated)):
@@ -377,15 +254,15 @@ def versions_ordered(view: VersionView):
                     yield (
                         f"fragment {fragment.id}: {SEQUENCES[attr]} names version {latest}, later than this "
                         f"version {view.version}",
-                        _where(view, index, fragment, attr),
+                        sequence_location(view, index, fragment, attr),
                     )
         if created is not None and updated is not None and created.ok and updated.ok:
             earlier = [i for i, (c, u) in enumerate(zip(created.values, updated.values)) if u < c]
             if earlier:
                 yield (
-                    f"fragment {fragment.id}: {len(earlier)} rows (offsets {earlier[:5]}) were last updated before "
+                    f"fragment {fragment.id}: {len(earlier)} rows (offsets {listed(earlier)}) were last updated before "
                     "they were created",
-                    _where(view, index, fragment, "last_updated_at_version_sequence"),
+                    sequence_location(view, index, fragment, "last_updated_at_version_sequence"),
                 )
 
 
@@ -396,13 +273,13 @@ def versions_ordered(view: VersionView):
     summary="Sequences of fragments too large for this validator to expand are reported, not expanded",
 )
 def unchecked(view: VersionView):
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         for attr, what in SEQUENCES.items():
             decoded = sequence(view, fragment, attr)
-            if decoded is not None and decoded.status == "too-large":
+            if decoded is not None and decoded.status is SequenceStatus.TOO_LARGE:
                 yield (
                     f"fragment {fragment.id}: {what} not checked: {decoded.message}",
-                    _where(view, index, fragment, attr),
+                    sequence_location(view, index, fragment, attr),
                 )
 
 
@@ -421,7 +298,7 @@ class _AllIds:
 def _all_ids(view: VersionView) -> _AllIds:
     def compute() -> _AllIds:
         found, decoded_fragments = BitMap64(), 0
-        for _, _, decoded in _row_ids(view):
+        for _, _, decoded in row_id_sequences(view):
             if decoded.ok:
                 found.update(decoded.values)
                 decoded_fragments += 1
@@ -444,16 +321,16 @@ class _Step:
 
 
 def _step(view: VersionView) -> _Step | None:
-    if not _enabled(view) or view.version <= 0:
+    if not stable_row_ids_enabled(view) or view.version <= 0:
         return None
     previous = view.dataset.version_view(view.version - 1)
-    if previous is None or not _enabled(previous):
+    if previous is None or not stable_row_ids_enabled(previous):
         return None
-    found = _recorded(view)
+    found = recorded_transaction(view)
     before = {f.id: f for f in previous.manifest.fragments}
     changed = [
         (index, fragment, decoded)
-        for index, fragment, decoded in _row_ids(view)
+        for index, fragment, decoded in row_id_sequences(view)
         if before.get(fragment.id) != fragment
     ]
     return _Step(view, previous, found[0].operation if found else None, changed)
@@ -494,18 +371,18 @@ def never_reused(view: VersionView):
             if old:
                 yield (
                     f"fragment {fragment.id}: {len(old)} of the rows the {step.operation.NAME} wrote carry ids below "
-                    f"next_row_id {before} of version {step.previous.version} ({_shown(old)}): ids handed out "
+                    f"next_row_id {before} of version {step.previous.version} ({listed(old)}): ids handed out "
                     "before were given to new rows",
-                    _where(view, index, fragment, "row_id_sequence"),
+                    sequence_location(view, index, fragment, "row_id_sequence"),
                 )
             continue
         revived = old - held.ids if held.complete else BitMap64()
         if revived:
             yield (
                 f"fragment {fragment.id}: {len(revived)} rows carry ids below next_row_id {before} of version "
-                f"{step.previous.version} that no row of that version had ({_shown(revived)}): retired ids were "
+                f"{step.previous.version} that no row of that version had ({listed(revived)}): retired ids were "
                 "given to other rows",
-                _where(view, index, fragment, "row_id_sequence"),
+                sequence_location(view, index, fragment, "row_id_sequence"),
             )
 
 
@@ -536,9 +413,9 @@ def sequential_assignment(view: VersionView):
         problems.append(f"{count - len(assigned)} of them repeat an id")
     missing, beyond = expected - assigned, assigned - expected
     if missing:
-        problems.append(f"ids {_shown(missing)} between them are given to no row")
+        problems.append(f"ids {listed(missing)} between them are given to no row")
     if beyond:
-        problems.append(f"ids {_shown(beyond)} lie at or above next_row_id")
+        problems.append(f"ids {listed(beyond)} lie at or above next_row_id")
     yield (
         f"next_row_id went from {start} (version {step.previous.version}) to {end}, so the new rows should carry "
         f"ids {start} to {end - 1} in turn; {count} rows carry ids from {start} on, and " + "; ".join(problems),
@@ -572,7 +449,7 @@ def stable_across_moves(view: VersionView):
         return
     before = {f.id: f for f in step.previous.manifest.fragments}
     now = {f.id: f for f in view.manifest.fragments}
-    for position, (old, new) in enumerate(_groups(step.operation)):
+    for position, (old, new) in enumerate(rewrite_groups(step.operation)):
         old_ids = {f.id for f in old}
         new_ids = {f.id for f in new}
         if not old_ids <= set(before) or not new_ids <= set(now):
@@ -584,9 +461,9 @@ def stable_across_moves(view: VersionView):
         lost, gained = moved - kept, kept - moved
         details = []
         if lost:
-            details.append(f"{len(lost)} moved rows lost their ids ({_shown(lost)})")
+            details.append(f"{len(lost)} moved rows lost their ids ({listed(lost)})")
         if gained:
-            details.append(f"{len(gained)} ids appear that no moved row had ({_shown(gained)})")
+            details.append(f"{len(gained)} ids appear that no moved row had ({listed(gained)})")
         yield (
             f"rewrite group {position} (fragments {sorted(old_ids)} of version {step.previous.version} into "
             f"{sorted(new_ids)}): " + "; ".join(details),
@@ -605,19 +482,19 @@ NEW_ROW_VERSIONS = ("row-id.new-row-versions",)
     "(pylance keeps an updated row's created-at: info)",
 )
 def new_row_versions(view: VersionView):
-    found = _recorded(view)
+    found = recorded_transaction(view)
     operation = found[0].operation if found else None
     if not isinstance(operation, (Append, Overwrite, Update)):
         return
     previous = view.dataset.version_view(view.version - 1) if view.version > 0 else None
     if previous is None and not isinstance(operation, Overwrite):
         return
-    before = {} if previous is None or isinstance(operation, Overwrite) else {
-        f.id: f for f in previous.manifest.fragments
-    }
-    start = previous.manifest.next_row_id if previous is not None and _enabled(previous) else 0
+    before = (
+        {} if previous is None or isinstance(operation, Overwrite) else {f.id: f for f in previous.manifest.fragments}
+    )
+    start = previous.manifest.next_row_id if previous is not None and stable_row_ids_enabled(previous) else 0
     version = view.version
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         if fragment.id in before:
             continue  # not written by this version (an updated fragment keeps its rows)
         created = sequence(view, fragment, "created_at_version_sequence")
@@ -637,25 +514,26 @@ def new_row_versions(view: VersionView):
                 stale_update.append(offset)
             elif copy and c != version and ids is not None:
                 kept_creation.append(offset)
-        where = _where(view, index, fragment, "created_at_version_sequence")
+        where = sequence_location(view, index, fragment, "created_at_version_sequence")
         if wrong_new:
             yield (
                 f"fragment {fragment.id}: {len(wrong_new)} rows the {operation.NAME} created (offsets "
-                f"{wrong_new[:5]}) do not have created-at and last-updated-at version {version}",
+                f"{listed(wrong_new)}) do not have created-at and last-updated-at version {version}",
                 where,
             )
         if stale_update:
             yield (
-                f"fragment {fragment.id}: {len(stale_update)} rows the Update rewrote (offsets {stale_update[:5]}) "
+                f"fragment {fragment.id}: {len(stale_update)} rows the Update rewrote (offsets {listed(stale_update)}) "
                 f"do not have last-updated-at version {version}",
-                _where(view, index, fragment, "last_updated_at_version_sequence"),
+                sequence_location(view, index, fragment, "last_updated_at_version_sequence"),
             )
         if kept_creation:
             yield Finding(
                 "row-id/new-row-versions",
                 Severity.INFO,
                 NEW_ROW_VERSIONS,
-                f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets {kept_creation[:5]}) "
+                f"fragment {fragment.id}: {len(kept_creation)} rows the Update rewrote (offsets "
+                f"{listed(kept_creation)}) "
                 f"keep their created-at version instead of taking {version}, as {view.writer} does (see "
                 "docs/spec-discrepancies.md)",
                 version,
@@ -673,7 +551,7 @@ def new_row_versions(view: VersionView):
     summary=f"Row id and version sequences under {INLINE_LIMIT // 1024} KB are inline, larger ones external",
 )
 def inline_when_small(view: VersionView):
-    for index, fragment in _storing(view):
+    for index, fragment in storing_fragments(view):
         for attr, what in SEQUENCES.items():
             stored = getattr(fragment, attr)
             if stored is None:
@@ -683,11 +561,11 @@ def inline_when_small(view: VersionView):
                     yield (
                         f"fragment {fragment.id}: the {what} is kept in an external file though it is only "
                         f"{stored.size} bytes; sequences under {INLINE_LIMIT // 1024} KB belong inline",
-                        _where(view, index, fragment, attr),
+                        sequence_location(view, index, fragment, attr),
                     )
             elif len(stored) >= INLINE_LIMIT:
                 yield (
                     f"fragment {fragment.id}: the {what} is {len(stored)} bytes inline; sequences of "
                     f"{INLINE_LIMIT // 1024} KB and more belong in an external file",
-                    _where(view, index, fragment, attr),
+                    sequence_location(view, index, fragment, attr),
                 )

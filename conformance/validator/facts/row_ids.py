@@ -1,0 +1,172 @@
+"""What the validator knows about stored row id and row version sequences
+(row id & lineage specification; table format: ``DataFragment.row_id_sequence``).
+
+Sequences are decoded by :mod:`reference_impl.row_ids`, whose decoders never
+produce more values than the limit they are given: here the fragment's
+``physical_rows``, itself capped at :data:`MAX_ROWS` (a larger fragment is not
+expanded: its status is ``TOO_LARGE``). Each stored sequence is decoded once
+per validation run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import Enum
+
+from reference_impl import feature_flags as flags
+from reference_impl.errors import CorruptFileError, LanceFormatError
+from reference_impl.fragments import ExternalFile, Fragment
+from reference_impl.row_ids import (
+    DEFAULT_MAX_ROWS,
+    decode_row_id_sequence,
+    decode_version_sequence,
+    row_id_segment_kinds,
+)
+
+from ..context import VersionView
+
+#: Fragments with more physical rows than this are not expanded.
+MAX_ROWS = DEFAULT_MAX_ROWS
+#: External sequences larger than this are not read.
+MAX_SEQUENCE_BYTES = 1 << 28
+SEQUENCES = {
+    "row_id_sequence": "row id sequence",
+    "created_at_version_sequence": "created-at version sequence",
+    "last_updated_at_version_sequence": "last-updated-at version sequence",
+}
+
+
+class SequenceStatus(str, Enum):
+    """What decoding one stored sequence of one fragment found."""
+
+    #: One value per physical row (row ids: none repeated).
+    OK = "ok"
+    #: The external byte range cannot be read.
+    EXTERNAL = "external"
+    #: The bytes are not a valid message.
+    DECODE = "decode"
+    #: Not one value per physical row.
+    COUNT = "count"
+    #: A row id sequence repeats an id.
+    DUPLICATE = "duplicate"
+    #: Not expanded: the fragment or the external sequence is too large.
+    TOO_LARGE = "too-large"
+
+
+@dataclass
+class Decoded:
+    """One stored sequence of one fragment, decoded (``values``) or not
+    (``message`` says why)."""
+
+    status: SequenceStatus
+    message: str = ""
+    values: list[int] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is SequenceStatus.OK
+
+
+def _key(stored) -> tuple:
+    if isinstance(stored, ExternalFile):
+        return ("external", stored.path, stored.offset, stored.size)
+    return ("inline", hashlib.blake2b(bytes(stored), digest_size=16).digest())
+
+
+def sequence(view: VersionView, fragment: Fragment, attr: str) -> Decoded | None:
+    """The decoded sequence ``attr`` of ``fragment`` (see :data:`SEQUENCES`);
+    None when the fragment does not store it."""
+    stored = getattr(fragment, attr)
+    if stored is None:
+        return None
+    key = ("rules.row_ids", attr, _key(stored), fragment.physical_rows)
+    loaded = view.dataset.cached(key, lambda: _decode(view, fragment, attr, stored))
+    if loaded.ok:
+        return loaded.value
+    return Decoded(SequenceStatus.DECODE, loaded.error.problem)
+
+
+def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded:
+    what = SEQUENCES[attr]
+    context = f"fragment {fragment.id} {what}"
+    if fragment.physical_rows > MAX_ROWS:
+        return Decoded(
+            SequenceStatus.TOO_LARGE, f"{fragment.physical_rows} physical rows is more than this validator expands"
+        )
+    if isinstance(stored, ExternalFile):
+        storage = view.dataset.storage
+        if stored.size > MAX_SEQUENCE_BYTES:
+            return Decoded(SequenceStatus.TOO_LARGE, f"the external {what} holds {stored.size} bytes")
+        try:
+            data = storage.read(stored.path, stored.offset, stored.size)
+        except LanceFormatError as exc:
+            return Decoded(SequenceStatus.EXTERNAL, exc.problem)
+    else:
+        data = bytes(stored)
+    limit = fragment.physical_rows
+    if attr == "row_id_sequence":
+        try:
+            row_id_segment_kinds(data, context)
+        except CorruptFileError as exc:
+            return Decoded(SequenceStatus.DECODE, exc.problem)
+        try:
+            values = decode_row_id_sequence(data, context, max_rows=limit)
+        except CorruptFileError as exc:
+            # The segments are valid (checked above): what is left is too
+            # many values for the fragment, or a repeated id.
+            status = SequenceStatus.DUPLICATE if "more than once" in exc.problem else SequenceStatus.COUNT
+            return Decoded(status, exc.problem)
+    else:
+        try:
+            values = decode_version_sequence(data, context, max_rows=limit)
+        except CorruptFileError as exc:
+            status = SequenceStatus.COUNT if "more than the limit" in exc.problem else SequenceStatus.DECODE
+            return Decoded(status, exc.problem)
+    if len(values) != fragment.physical_rows:
+        return Decoded(
+            SequenceStatus.COUNT,
+            f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows",
+        )
+    return Decoded(SequenceStatus.OK, values=values)
+
+
+def sequence_location(view: VersionView, index: int, fragment: Fragment, attr: str) -> str:
+    """A finding location for sequence ``attr`` of the fragment at ``index``."""
+    stored = getattr(fragment, attr)
+    if isinstance(stored, ExternalFile):
+        return f"{stored.path}#[{stored.offset}, +{stored.size})"
+    return view.at(f"fragments[{index}].{attr}")
+
+
+def stable_row_ids_enabled(view: VersionView) -> bool:
+    """Whether the version sets the stable row ids feature flag."""
+    return bool(view.manifest.reader_feature_flags & flags.STABLE_ROW_IDS)
+
+
+def storing_fragments(view: VersionView) -> list[tuple[int, Fragment]]:
+    """(index, fragment) for the fragments that store any sequence, listed
+    once per version: the rules here look at no other fragment (sequence()
+    is None for them), and most tables store none."""
+    return view.memo(
+        "row_ids.storing",
+        lambda: [
+            (index, fragment)
+            for index, fragment in enumerate(view.manifest.fragments)
+            if fragment.row_id_sequence is not None
+            or fragment.last_updated_at_version_sequence is not None
+            or fragment.created_at_version_sequence is not None
+        ],
+    )
+
+
+def row_id_sequences(view: VersionView) -> list[tuple[int, Fragment, Decoded]]:
+    """(index, fragment, Decoded) for every fragment storing row ids (once per version)."""
+    return view.memo(
+        "row_ids.row_ids",
+        lambda: [
+            (index, fragment, sequence(view, fragment, "row_id_sequence"))
+            for index, fragment in storing_fragments(view)
+            if fragment.row_id_sequence is not None
+        ],
+    )

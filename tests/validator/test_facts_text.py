@@ -1,0 +1,31 @@
+"""The one way findings list examples (conformance.validator.facts.text.listed)."""
+
+from __future__ import annotations
+
+from pyroaring import BitMap64
+
+from conformance.validator.facts.text import SHOWN, listed
+
+
+def test_a_short_list_is_listed_whole():
+    assert listed([3, 1, 2]) == "3, 1, 2"
+    assert listed([]) == ""
+
+
+def test_a_long_list_says_how_many_were_left_out():
+    assert listed(range(SHOWN + 3)) == "0, 1, 2, 3, 4, and 3 more"
+    assert listed(["a", "b", "c"], 2, sep="; ") == "a; b; and 1 more"
+
+
+def test_sorting_and_a_known_total():
+    assert listed({5, 3, 9}, 2, sort=True) == "3, 5, and 1 more"
+    assert listed(x for x in [7, 8]) == "7, 8"
+    assert listed([10, 11], 10, total=12) == "10, 11, and 10 more"
+
+
+def test_a_huge_bitmap_costs_no_more_than_its_first_items():
+    """Only the first ``limit`` items of a sized collection are read: listing
+    2^40 row ids returns at once."""
+    ids = BitMap64()
+    ids.add_range(0, 1 << 40)
+    assert listed(ids) == f"0, 1, 2, 3, 4, and {(1 << 40) - 5} more"
