@@ -1,4 +1,6 @@
 """lance-conformance: spec validator, canonical descriptions, drivers and the
 conformance suite for the Lance table format."""
 
-__version__ = "0.1.0"
+from reference_impl import __version__  # one version for the distribution
+
+__all__ = ["__version__"]

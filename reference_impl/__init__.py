@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["Dataset"]
+from ._version import __version__
+
+__all__ = ["Dataset", "__version__"]
 
 
 def __getattr__(name: str):

@@ -19,12 +19,14 @@ replaced, because step 4 never overwrites an existing manifest.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid as uuid_module
 from dataclasses import dataclass, field as dc_field, replace
 from typing import Callable
 
 from . import entropy, feature_flags
+from ._version import __version__
 from .errors import LanceFormatError, UnsupportedFeatureError
 from .fragments import Fragment
 from .indices import IndexMetadata, encode_fragment_bitmap
@@ -40,11 +42,13 @@ from .transactions import (
     DataReplacement,
     Delete,
     Merge,
+    Operation,
     Overwrite,
     Project,
     ReserveFragments,
     Restore,
     Rewrite,
+    RewriteGroup,
     Transaction,
     UpdateBases,
     UpdateConfig,
@@ -61,8 +65,6 @@ WRITER_LIBRARY = "lance-conformance"
 
 
 def _writer_version() -> WriterVersion:
-    from conformance import __version__
-
     return WriterVersion(WRITER_LIBRARY, __version__)
 
 
@@ -108,12 +110,7 @@ def build_manifest(
 
     new_version = read.version + 1 if read else 1
     builder = _Builder(read, read_indices, new_version, settings, transaction.uuid)
-    apply = _APPLY.get(type(operation))
-    if apply is None:
-        raise UnsupportedFeatureError(
-            "commit", f"the reference writer does not commit {type(operation).__name__} operations"
-        )
-    apply(builder, operation)
+    _apply(operation, builder)
     return builder.finish(transaction)
 
 
@@ -234,11 +231,20 @@ def content_feature_flags(manifest: Manifest, *, stable_row_ids: bool) -> tuple[
     return reader, writer
 
 
-def _apply_append(b: _Builder, op: Append) -> None:
+# Each operation's effect on the manifest being built is registered beside
+# its handler; an operation without one is refused.
+@functools.singledispatch
+def _apply(operation: Operation, b: _Builder) -> None:
+    raise UnsupportedFeatureError("commit", f"the reference writer does not commit {type(operation).__name__} operations")
+
+
+@_apply.register(Append)
+def _apply_append(op: Append, b: _Builder) -> None:
     b.fragments.extend(b.assign_ids(op.fragments))
 
 
-def _apply_overwrite(b: _Builder, op: Overwrite) -> None:
+@_apply.register(Overwrite)
+def _apply_overwrite(op: Overwrite, b: _Builder) -> None:
     b.schema = op.schema
     b.fragments = b.assign_ids(op.fragments)
     b.indices = []
@@ -249,12 +255,14 @@ def _apply_overwrite(b: _Builder, op: Overwrite) -> None:
         b.base_paths = list(op.initial_bases)
 
 
-def _apply_delete(b: _Builder, op: Delete) -> None:
+@_apply.register(Delete)
+def _apply_delete(op: Delete, b: _Builder) -> None:
     b.replace_fragments(op.updated_fragments, op.deleted_fragment_ids)
     _drop_from_index_bitmaps(b, set(op.deleted_fragment_ids))
 
 
-def _apply_update(b: _Builder, op: Update) -> None:
+@_apply.register(Update)
+def _apply_update(op: Update, b: _Builder) -> None:
     """Rows moved to new fragments (REWRITE_ROWS: the old fragments only gain
     deletions, so indices still cover what is left of them), or columns
     rewritten in place (REWRITE_COLUMNS: indices on those columns stop
@@ -274,7 +282,8 @@ def _apply_update(b: _Builder, op: Update) -> None:
     _record_merged_generations(b, op.merged_generations, "Update")
 
 
-def _apply_merge(b: _Builder, op: Merge) -> None:
+@_apply.register(Merge)
+def _apply_merge(op: Merge, b: _Builder) -> None:
     """New columns over the same rows. With stable row ids every row counts as
     updated by this version (row id & lineage: last-updated-at versions)."""
     b.schema = op.schema
@@ -287,7 +296,8 @@ def _apply_merge(b: _Builder, op: Merge) -> None:
     b.keep_indices_on_existing_fields()
 
 
-def _apply_project(b: _Builder, op: Project) -> None:
+@_apply.register(Project)
+def _apply_project(op: Project, b: _Builder) -> None:
     # The Project message carries fields only: schema metadata is unchanged.
     b.schema = Schema(list(op.schema.fields), dict(b.schema.metadata))
     remaining = set(op.schema.field_ids())
@@ -298,11 +308,13 @@ def _apply_project(b: _Builder, op: Project) -> None:
     b.keep_indices_on_existing_fields()
 
 
-def _apply_reserve(b: _Builder, op: ReserveFragments) -> None:
+@_apply.register(ReserveFragments)
+def _apply_reserve(op: ReserveFragments, b: _Builder) -> None:
     b.max_fragment_id = (b.max_fragment_id if b.max_fragment_id is not None else -1) + op.num_fragments
 
 
-def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
+@_apply.register(Rewrite)
+def _apply_rewrite(op: Rewrite, b: _Builder) -> None:
     """Compaction: each group's old fragments are replaced by new ones whose
     ids were reserved earlier. With stable row ids the new fragments carry the
     moved rows' ids and versions. Indices stop covering the rewritten
@@ -317,20 +329,20 @@ def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
         _drop_from_index_bitmaps(b, old_ids)
 
 
-def _legacy_group(op: Rewrite):
-    from .transactions import RewriteGroup
-
+def _legacy_group(op: Rewrite) -> RewriteGroup:
     return RewriteGroup(old_fragments=op.old_fragments, new_fragments=op.new_fragments)
 
 
-def _apply_create_index(b: _Builder, op: CreateIndex) -> None:
+@_apply.register(CreateIndex)
+def _apply_create_index(op: CreateIndex, b: _Builder) -> None:
     replaced_names = {i.name for i in op.new_indices}
     removed = {i.uuid for i in op.removed_indices}
     b.indices = [i for i in b.indices if i.name not in replaced_names and i.uuid not in removed]
     b.indices.extend(op.new_indices)
 
 
-def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
+@_apply.register(UpdateConfig)
+def _apply_update_config(op: UpdateConfig, b: _Builder) -> None:
     _apply_map(b.config, op.config_updates)
     _apply_map(b.table_metadata, op.table_metadata_updates)
     # The deprecated form of the same changes.
@@ -371,7 +383,8 @@ def _apply_map(target: dict, update: UpdateMap | None, *, encode: bool = False) 
             target[entry.key] = entry.value.encode() if encode else entry.value
 
 
-def _apply_data_replacement(b: _Builder, op: DataReplacement) -> None:
+@_apply.register(DataReplacement)
+def _apply_data_replacement(op: DataReplacement, b: _Builder) -> None:
     by_fragment: dict[int, list] = {}
     for group in op.replacements:
         by_fragment.setdefault(group.fragment_id, []).append(group.new_file)
@@ -393,7 +406,8 @@ def _apply_data_replacement(b: _Builder, op: DataReplacement) -> None:
     b.fragments = updated
 
 
-def _apply_update_bases(b: _Builder, op: UpdateBases) -> None:
+@_apply.register(UpdateBases)
+def _apply_update_bases(op: UpdateBases, b: _Builder) -> None:
     taken = {base.id for base in b.base_paths}
     for base in op.new_bases:
         if base.id in taken or any(base.path == other.path for other in b.base_paths):
@@ -407,7 +421,8 @@ MEM_WAL_INDEX_NAME = "__lance_mem_wal"
 MEM_WAL_DETAILS_TYPE = "lance.table.MemWalIndexDetails"
 
 
-def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
+@_apply.register(UpdateMemWalState)
+def _apply_update_mem_wal_state(op: UpdateMemWalState, b: _Builder) -> None:
     """Record merge progress in the MemWAL index (upstream mem_wal.md: "MemWAL
     Index Details", merge progress; "Background Job Expectations", MemTable
     Merger; "Appendix 2: Concurrent Merger Example"; seed 000,
@@ -514,23 +529,6 @@ def _drop_from_index_bitmaps(b: _Builder, fragment_ids: set[int], *, only: Index
             index.fragment_bitmap = encode_fragment_bitmap(set(covered) - fragment_ids)
 
 
-_APPLY: dict[type, Callable] = {
-    Append: _apply_append,
-    Overwrite: _apply_overwrite,
-    Delete: _apply_delete,
-    Update: _apply_update,
-    Merge: _apply_merge,
-    Project: _apply_project,
-    ReserveFragments: _apply_reserve,
-    Rewrite: _apply_rewrite,
-    CreateIndex: _apply_create_index,
-    UpdateConfig: _apply_update_config,
-    DataReplacement: _apply_data_replacement,
-    UpdateBases: _apply_update_bases,
-    UpdateMemWalState: _apply_update_mem_wal_state,
-}
-
-
 def _restored(read: Manifest, source: ManifestFile, transaction: Transaction, settings: CommitSettings):
     """A Restore: the content of the old version under a new version number.
     The high-water marks (max_fragment_id, next_row_id) never go back."""
@@ -566,7 +564,7 @@ STEP_TRANSACTION_WRITTEN = "transaction-written"
 STEP_BEFORE_MANIFEST = "before-manifest"
 
 
-def new_transaction(read_version: int, operation, *, tag: str = "", properties=None) -> Transaction:
+def new_transaction(read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
     return Transaction(
         read_version=read_version,
         uuid=str(entropy.current().uuid4()),
