@@ -19,7 +19,7 @@ def __getattr__(name: str):
     # on first use keeps ``import reference_impl.naming`` (and the other
     # submodules that do not need Arrow) light.
     if name == "Dataset":
-        from .dataset import Dataset
+        from .dataset import Dataset  # lazy: see above
 
         return Dataset
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

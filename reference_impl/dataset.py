@@ -15,6 +15,7 @@ from typing import Callable
 import pyarrow as pa
 
 from . import entropy, feature_flags
+from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import CommitConflictError, LanceFormatError, NamingSchemeError, PathEscapeError, UnsupportedFeatureError
@@ -224,7 +225,7 @@ class Dataset:
         storage = Storage(local_path(uri))
         if list_versions(storage).manifests():
             raise CommitConflictError(str(storage.root), "a dataset already exists here")
-        schema = Schema.from_arrow(table.schema)
+        schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )
@@ -246,7 +247,7 @@ class Dataset:
 
     def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
         """Replace every row (and the schema) with ``table``."""
-        schema = Schema.from_arrow(table.schema)
+        schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             self.storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )

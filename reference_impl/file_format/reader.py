@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..schema import TOP_LEVEL_PARENT, Field
+from ..arrow_schema import schema_to_arrow
+from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..storage import Storage
 from ..wire import encodings_v2_0_pb2 as enc
 from ..wire import file2_pb2
@@ -587,9 +588,7 @@ class LanceFileReader:
             raise ValueError("file_field_ids and column_indices must be given together, with equal lengths")
         plan = _ReadPlan(self.path, fields, file_field_ids, column_indices)
         if arrow_schema is None:
-            from ..schema import Schema
-
-            arrow_schema = Schema(list(fields)).to_arrow()
+            arrow_schema = schema_to_arrow(Schema(list(fields)))
         names = [f.name for f in plan.top_level]
         if arrow_schema.names != names:
             raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")

@@ -63,9 +63,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..logical_types import BLOB_METADATA_KEY
 from ..schema import TOP_LEVEL_PARENT, Field
 from ..storage import Storage
+from ..type_grammar import BLOB_METADATA_KEY
 from ..wire import encodings_v2_0_pb2 as enc
 from ..wire import file2_pb2, file_pb2
 from . import bitmaps

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ..arrow_schema import schema_to_arrow
 from ..fragment_writer import check_writable_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
@@ -173,7 +174,7 @@ def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
     offset is not a row of the table) and, with stable row ids, their ids and
     versions from the fragments' sequences, masked the same way."""
     tables = [fragment_table(dataset, fragment) for fragment in run]
-    moved = MovedRows(pa.concat_tables(tables) if tables else dataset.schema.to_arrow().empty_table())
+    moved = MovedRows(pa.concat_tables(tables) if tables else schema_to_arrow(dataset.schema).empty_table())
     if not dataset.uses_stable_row_ids:
         return moved
     moved.row_ids = []

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import acero
 
+from ..arrow_schema import schema_to_arrow
 from ..deletions import write_deletion_file
 from ..fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
 from ..fragments import Fragment
@@ -107,7 +108,7 @@ def update(
         if offsets:
             selected[fragment.id] = offsets
             old_rows.append(rows)
-    old = pa.concat_tables(old_rows) if old_rows else dataset.schema.to_arrow().empty_table()
+    old = pa.concat_tables(old_rows) if old_rows else schema_to_arrow(dataset.schema).empty_table()
     new = _with_new_values(old, targets, list(values.values()))
 
     new_fragments = write_fragments(
@@ -256,7 +257,7 @@ def _resolve_target(schema: Schema, name: str) -> _Target:
     through struct columns (schema format: fields are nested by parent id)."""
     parts = (name,) if any(f.name == name for f in schema.top_level()) else tuple(name.split("."))
     candidates = schema.top_level()
-    arrow_type = pa.struct(list(schema.to_arrow()))
+    arrow_type = pa.struct(list(schema_to_arrow(schema)))
     fields: list[Field] = []
     arrow_field = None
     for part in parts:

@@ -41,21 +41,16 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyarrow import acero
 
+from ..arrow_schema import add_fields, schema_from_arrow, schema_to_arrow
 from ..errors import UnsupportedFeatureError
 from ..fragment_writer import check_writable_version, write_data_file
 from ..fragments import TOMBSTONE_FIELD_ID, Fragment
-from ..logical_types import (
-    EXTENSION_METADATA_KEY,
-    EXTENSION_NAME_KEY,
-    add_fields,
-    next_field_id,
-    primary_key_problems,
-    schema_from_arrow,
-)
 from ..scan import field_with_descendants, fragment_table
-from ..schema import TOP_LEVEL_PARENT, Field, Schema
+from ..schema import TOP_LEVEL_PARENT, Field, Schema, next_field_id, primary_key_problems
 from ..transactions import Merge, Project
+from ..type_grammar import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -135,7 +130,7 @@ def physical_rows(dataset: "Dataset", fragment: Fragment) -> pa.Table:
 def with_new_data_file(dataset: "Dataset", fragment: Fragment, table: pa.Table, fields: list[Field]) -> Fragment:
     """``fragment`` with one more data file holding ``table``, whose columns
     are the top-level ``fields`` (descendants follow their parent)."""
-    arrow_schema = Schema(fields).to_arrow()
+    arrow_schema = schema_to_arrow(Schema(fields))
     data_file = write_data_file(dataset.storage, table.cast(arrow_schema), fields)
     return dataclasses.replace(fragment, files=[*fragment.files, data_file])
 
@@ -166,7 +161,7 @@ def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
     requested = [(_requested_field(key), _check_producer(key, value)) for key, value in columns.items()]
 
     values = {f.id: _evaluate_all(physical_rows(dataset, f), requested) for f in dataset.fragments}
-    sample = next(iter(values.values()), None) or _evaluate_all(dataset.schema.to_arrow().empty_table(), requested)
+    sample = next(iter(values.values()), None) or _evaluate_all(schema_to_arrow(dataset.schema).empty_table(), requested)
     arrow_fields = [_final_field(field, values, index, sample) for index, (field, _) in enumerate(requested)]
 
     schema = add_fields(dataset.schema, arrow_fields, used_field_ids=data_file_field_ids(dataset))
@@ -217,8 +212,6 @@ def _evaluate_all(table: pa.Table, requested) -> list[pa.Array]:
 def _evaluate(producer, table: pa.Table) -> pa.Array:
     """Apply an expression (projected in row order) or a function to ``table``."""
     if isinstance(producer, pc.Expression):
-        import pyarrow.acero as acero
-
         plan = acero.Declaration.from_sequence(
             [
                 acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
@@ -443,7 +436,7 @@ def _cast_target(schema: Schema, field: Field, data_type) -> pa.DataType | None:
             field.name,
             "only top-level columns can change type: a nested field's new data file would repeat its parent's id",
         )
-    current = Schema(field_with_descendants(schema, field)).to_arrow().field(0).type
+    current = schema_to_arrow(Schema(field_with_descendants(schema, field))).field(0).type
     if current == data_type:
         return None
     if not castable(current, data_type):
@@ -465,7 +458,7 @@ def _commit_casts(dataset: "Dataset", schema: Schema, casts: list[tuple[Field, p
         new_tops.append(subtree[0])
 
     cast_fields = [f for top in new_tops for f in field_with_descendants(schema, top)]
-    targets = pa.schema([schema.to_arrow().field(top.name) for top in new_tops])
+    targets = pa.schema([schema_to_arrow(schema).field(top.name) for top in new_tops])
     fragments = []
     for fragment in dataset.fragments:
         rows = physical_rows(dataset, fragment)
