@@ -27,7 +27,7 @@ from typing import Callable
 
 from . import entropy, feature_flags
 from ._version import __version__
-from .errors import LanceFormatError, UnsupportedFeatureError
+from .errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
 from .fragments import Fragment
 from .indices import IndexMetadata, encode_fragment_bitmap
 from .manifest import DataStorageFormat, Manifest, WriterVersion
@@ -102,10 +102,10 @@ def build_manifest(
     """
     operation = transaction.operation
     if read is None and not isinstance(operation, Overwrite):
-        raise LanceFormatError("commit", f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
+        raise InvalidOperationError(f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
     if isinstance(operation, Restore):
         if restore_source is None or restore_source.manifest.version != operation.version:
-            raise LanceFormatError("commit", f"restoring version {operation.version} needs its manifest")
+            raise InvalidOperationError(f"restoring version {operation.version} needs its manifest")
         return _restored(read, restore_source, transaction, settings)
 
     new_version = read.version + 1 if read else 1
@@ -251,7 +251,7 @@ def _apply_overwrite(op: Overwrite, b: _Builder) -> None:
     b.config.update(op.config_upsert_values)
     if op.initial_bases:
         if b.read is not None:
-            raise LanceFormatError("commit", "base paths can only be declared when the dataset is created")
+            raise InvalidOperationError("base paths can only be declared when the dataset is created")
         b.base_paths = list(op.initial_bases)
 
 
@@ -324,7 +324,7 @@ def _apply_rewrite(op: Rewrite, b: _Builder) -> None:
     for group in groups:
         old_ids = {f.id for f in group.old_fragments}
         if b.stable_row_ids and any(f.row_id_sequence is None for f in group.new_fragments):
-            raise LanceFormatError("commit", "rewritten fragments must carry the row ids of the rows they moved")
+            raise InvalidOperationError("rewritten fragments must carry the row ids of the rows they moved")
         b.fragments = [f for f in b.fragments if f.id not in old_ids] + list(group.new_fragments)
         _drop_from_index_bitmaps(b, old_ids)
 
@@ -365,7 +365,7 @@ def _apply_update_config(op: UpdateConfig, b: _Builder) -> None:
     for field_id, update in field_updates.items():
         field = schema.field_by_id(field_id)
         if field is None:
-            raise LanceFormatError("commit", f"field metadata update names field {field_id}, which does not exist")
+            raise InvalidOperationError(f"field metadata update names field {field_id}, which does not exist")
         _apply_map(field.metadata, update, encode=True)
     b.schema = schema
 
@@ -398,11 +398,11 @@ def _apply_data_replacement(op: DataReplacement, b: _Builder) -> None:
         for new_file in new_files:
             same = [i for i, d in enumerate(files) if sorted(d.fields) == sorted(new_file.fields)]
             if not same:
-                raise LanceFormatError("commit", f"fragment {fragment.id} has no data file with fields {new_file.fields}")
+                raise InvalidOperationError(f"fragment {fragment.id} has no data file with fields {new_file.fields}")
             files[same[0]] = new_file
         updated.append(replace(fragment, files=files))
     if by_fragment:
-        raise LanceFormatError("commit", f"data replacement names missing fragments {sorted(by_fragment)}")
+        raise InvalidOperationError(f"data replacement names missing fragments {sorted(by_fragment)}")
     b.fragments = updated
 
 
@@ -411,7 +411,7 @@ def _apply_update_bases(op: UpdateBases, b: _Builder) -> None:
     taken = {base.id for base in b.base_paths}
     for base in op.new_bases:
         if base.id in taken or any(base.path == other.path for other in b.base_paths):
-            raise LanceFormatError("commit", f"base path {base.id} ({base.path}) is already declared")
+            raise InvalidOperationError(f"base path {base.id} ({base.path}) is already declared")
         b.base_paths.append(base)
         taken.add(base.id)
 
@@ -460,13 +460,12 @@ def _record_merged_generations(b: _Builder, merged_generations: list, operation:
     for merged in merged_generations:
         region = _region_id_bytes(merged.region_id)
         if region in seen:
-            raise LanceFormatError("commit", f"region {merged.region_id} is named twice in one {operation}")
+            raise InvalidOperationError(f"region {merged.region_id} is named twice in one {operation}")
         seen.add(region)
         current = recorded.get(region)
         floor = current.generation if current is not None else 0
         if merged.generation <= floor:
-            raise LanceFormatError(
-                "commit",
+            raise InvalidOperationError(
                 f"region {merged.region_id}: generation {merged.generation} is not above the merged generation "
                 f"{floor} already recorded; merge progress never goes back",
             )
@@ -491,7 +490,7 @@ def _mem_wal_index(indices: list[IndexMetadata]) -> tuple[int, IndexMetadata, ta
     """The position, entry and decoded details of the table's one MemWAL index."""
     found = [(i, index) for i, index in enumerate(indices) if index.name == MEM_WAL_INDEX_NAME]
     if not found:
-        raise LanceFormatError("commit", f"the table has no MemWAL index ({MEM_WAL_INDEX_NAME}) to record merges in")
+        raise InvalidOperationError(f"the table has no MemWAL index ({MEM_WAL_INDEX_NAME}) to record merges in")
     if len(found) > 1:
         raise LanceFormatError("commit", f"the table has {len(found)} MemWAL indices; it may have at most one")
     position, entry = found[0]
@@ -510,13 +509,13 @@ def _region_id_bytes(region_id: str | None) -> bytes:
     """A region id as its 16 bytes; regions are named by version-4 UUIDs
     (seed 000, ``MergedGeneration.region_id``)."""
     if region_id is None:
-        raise LanceFormatError("commit", "a merged generation names no region")
+        raise InvalidOperationError("a merged generation names no region")
     try:
         parsed = uuid_module.UUID(region_id)
     except ValueError:
-        raise LanceFormatError("commit", f"region id {region_id!r} is not a UUID") from None
+        raise InvalidOperationError(f"region id {region_id!r} is not a UUID") from None
     if parsed.version != 4 or parsed.variant != uuid_module.RFC_4122:
-        raise LanceFormatError("commit", f"region id {region_id} is not a version-4 UUID")
+        raise InvalidOperationError(f"region id {region_id} is not a version-4 UUID")
     return parsed.bytes
 
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
-from ..errors import CommitConflictError, UnsupportedFeatureError
+from ..errors import CommitConflictError, InvalidOperationError, UnsupportedFeatureError
 from ..fragments import Fragment
 from ..indices import IndexMetadata
 from ..manifest import BasePath, Manifest
@@ -193,6 +193,6 @@ def _clone_source(
     root = dataset.root_storage()
     found = read_tag(root, tag)
     if version is not None and version != found.version:
-        raise ValueError(f"tag {tag!r} points to version {found.version}, not {version}")
+        raise InvalidOperationError(f"tag {tag!r} points to version {found.version}, not {version}")
     where = root.root if found.branch is None else root.root / TREE_DIR / found.branch
     return open_dataset(where, found.version), tag

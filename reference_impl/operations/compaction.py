@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..arrow_schema import schema_to_arrow
+from ..errors import InvalidOperationError
 from ..fragment_writer import check_writable_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
@@ -95,7 +96,7 @@ def compact(
     the module docstring); returns the version of the ``Rewrite`` commit, or
     ``dataset`` itself when nothing needs rewriting (nothing is committed)."""
     if target_rows_per_fragment < 1:
-        raise ValueError("target_rows_per_fragment must be positive")
+        raise InvalidOperationError("target_rows_per_fragment must be positive")
     version = dataset.manifest.data_format.version if dataset.manifest.data_format else "legacy"
     check_writable_version(version)
     runs = plan_compaction(

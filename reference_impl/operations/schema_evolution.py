@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 from pyarrow import acero
 
 from ..arrow_schema import add_fields, schema_from_arrow, schema_to_arrow
-from ..errors import UnsupportedFeatureError
+from ..errors import InvalidOperationError, UnsupportedFeatureError
 from ..fragment_writer import check_writable_version, write_data_file
 from ..fragments import TOMBSTONE_FIELD_ID, Fragment
 from ..scan import field_with_descendants, fragment_table
@@ -108,7 +108,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
     leaves only) that ``old`` did not already break."""
     introduced = set(primary_key_problems(new)) - set(primary_key_problems(old))
     if introduced:
-        raise ValueError("the change breaks the primary key: " + "; ".join(sorted(introduced)))
+        raise InvalidOperationError("the change breaks the primary key: " + "; ".join(sorted(introduced)))
 
 
 def check_writable(dataset: "Dataset") -> None:
@@ -157,7 +157,7 @@ def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
     """
     check_writable(dataset)
     if not isinstance(columns, Mapping) or not columns:
-        raise ValueError("columns must be a non-empty mapping of new columns to their values")
+        raise InvalidOperationError("columns must be a non-empty mapping of new columns to their values")
     requested = [(_requested_field(key), _check_producer(key, value)) for key, value in columns.items()]
 
     values = {f.id: _evaluate_all(physical_rows(dataset, f), requested) for f in dataset.fragments}
@@ -200,11 +200,11 @@ def _evaluate_all(table: pa.Table, requested) -> list[pa.Array]:
     for field, producer in requested:
         array = _evaluate(producer, table)
         if len(array) != table.num_rows:
-            raise ValueError(f"column {_name(field)!r}: got {len(array)} values for {table.num_rows} rows")
+            raise InvalidOperationError(f"column {_name(field)!r}: got {len(array)} values for {table.num_rows} rows")
         if isinstance(field, pa.Field):
             array = array.cast(field.type)
             if not field.nullable and array.null_count:
-                raise ValueError(f"column {field.name!r} is not nullable but {array.null_count} values are null")
+                raise InvalidOperationError(f"column {field.name!r} is not nullable but {array.null_count} values are null")
         arrays.append(array)
     return arrays
 
@@ -259,19 +259,19 @@ def drop_columns(dataset: "Dataset", names) -> "Dataset":
     """
     paths = [names] if isinstance(names, str) else list(names)
     if not paths:
-        raise ValueError("no column to drop")
+        raise InvalidOperationError("no column to drop")
     schema = dataset.schema
     removed: set[int] = set()
     for path in paths:
         field = resolve_path(schema, path)
         parent = schema.field_by_id(field.parent_id)
         if parent is not None and parent.logical_type != "struct":
-            raise ValueError(f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field")
+            raise InvalidOperationError(f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field")
         removed |= subtree_ids(schema, field)
     removed |= _emptied_structs(schema, removed)
     kept = [f for f in schema.fields if f.id not in removed]
     if not any(f.parent_id == TOP_LEVEL_PARENT for f in kept):
-        raise ValueError("cannot drop every column of a dataset")
+        raise InvalidOperationError("cannot drop every column of a dataset")
     new_schema = Schema(kept)
     check_primary_key_kept_valid(schema, new_schema)
     return dataset.commit(Project(schema=new_schema, preserves_nullability=preserves_nullability(schema, new_schema)))
@@ -320,7 +320,7 @@ def alter_columns(dataset: "Dataset", *alterations: Mapping) -> "Dataset":
     Without a cast the change is a ``Project``; with one, a ``Merge``.
     """
     if not alterations:
-        raise ValueError("no alteration given")
+        raise InvalidOperationError("no alteration given")
     old = dataset.schema
     fields = {f.id: dataclasses.replace(f) for f in old.fields}
     casts: list[tuple[Field, pa.DataType]] = []
@@ -348,19 +348,19 @@ def _altered_field(schema: Schema, alteration: Mapping, seen: set[int]) -> Field
         raise TypeError(f"an alteration is a mapping, not {type(alteration).__name__}")
     unknown = set(alteration) - _ALTERATION_KEYS
     if unknown:
-        raise ValueError(f"unknown alteration keys {sorted(unknown)}; allowed: {sorted(_ALTERATION_KEYS)}")
+        raise InvalidOperationError(f"unknown alteration keys {sorted(unknown)}; allowed: {sorted(_ALTERATION_KEYS)}")
     if not set(alteration) & {"name", "nullable", "data_type"}:
-        raise ValueError(f"alteration of {alteration.get('path')!r} changes nothing")
+        raise InvalidOperationError(f"alteration of {alteration.get('path')!r} changes nothing")
     field = resolve_path(schema, alteration.get("path"))
     if field.id in seen:
-        raise ValueError(f"{alteration['path']!r} is altered twice; give one alteration per field")
+        raise InvalidOperationError(f"{alteration['path']!r} is altered twice; give one alteration per field")
     seen.add(field.id)
     return field
 
 
 def _new_name(name) -> str:
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{name!r} is not a field name")
+        raise InvalidOperationError(f"{name!r} is not a field name")
     return name
 
 
@@ -370,7 +370,7 @@ def _check_sibling_names(schema: Schema) -> None:
     seen: set[tuple[int, str]] = set()
     for f in schema.fields:
         if (f.parent_id, f.name) in seen:
-            raise ValueError(f"two fields named {f.name!r} would share a parent")
+            raise InvalidOperationError(f"two fields named {f.name!r} would share a parent")
         seen.add((f.parent_id, f.name))
 
 
@@ -381,7 +381,7 @@ def _new_nullability(dataset: "Dataset", field: Field, alteration: Mapping) -> b
     if not nullable and field.nullable:
         nulls = _visible_nulls(dataset, alteration["path"])
         if nulls:
-            raise ValueError(f"{alteration['path']!r} holds {nulls} nulls and cannot be made non-nullable")
+            raise InvalidOperationError(f"{alteration['path']!r} holds {nulls} nulls and cannot be made non-nullable")
     return nullable
 
 
@@ -440,7 +440,7 @@ def _cast_target(schema: Schema, field: Field, data_type) -> pa.DataType | None:
     if current == data_type:
         return None
     if not castable(current, data_type):
-        raise ValueError(f"cannot cast {field.name!r} from {current} to {data_type}")
+        raise InvalidOperationError(f"cannot cast {field.name!r} from {current} to {data_type}")
     return data_type
 
 
