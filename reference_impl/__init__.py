@@ -2,6 +2,18 @@
 
 One module per topic of the specification; each cites the section it
 implements. See README.md for the map.
+
+Layers, top down (README, "Layers"; enforced by the import-linter contracts
+in pyproject.toml): the dataset API (``dataset``), the operations
+(``operations/``), the commit (``commit``), reading and writing rows
+(``scan``, ``fragment_writer``), the data file format (``file_format/``), the
+format core (manifests, schema and types, fragments, deletions, row ids,
+indices, transactions, refs, naming, storage) and the foundation (``wire/``,
+``errors``, ``entropy``, ``feature_flags``). A module imports only from its
+own layer and those below; nothing here imports ``conformance``. Conflict
+resolution and commit handlers for an external manifest store belong to the
+commit layer, object storage beside ``storage``, the 2.1 file format in
+``file_format/``.
 """
 
 from typing import TYPE_CHECKING

@@ -15,6 +15,12 @@ touches no file. Conflict detection and rebase plug in between steps 3 and 4
 function). A crash before step 4 leaves the dataset at the previous version:
 the files written so far are unreferenced, and no committed version is ever
 replaced, because step 4 never overwrites an existing manifest.
+
+Size. One cohesive concept (about 630 lines): each operation's effect on
+the manifest is a handler registered on :func:`_apply` with
+``functools.singledispatch`` next to its definition, followed by the commit
+protocol itself. Conflict resolution and commit handlers for an external
+manifest store will be modules of their own beside this one.
 """
 
 from __future__ import annotations

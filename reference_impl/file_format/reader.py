@@ -24,6 +24,9 @@ must lie inside the file, and a column's values may not add up to more bytes
 than the file holds). The exception is
 nulls, which Arrow materializes without any stored data (an all-null page,
 a field the file lacks): those are capped by :data:`MAX_NULL_VALUES`.
+
+Size. One cohesive concept (about 640 lines): decoding the 2.0 encodings;
+the 2.1 file format will be a reader module of its own.
 """
 
 from __future__ import annotations
