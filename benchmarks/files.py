@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
-from reference_impl.schema import Schema
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.storage import Storage
 
 from .common import DATA_DIR, Measurement, best_of
@@ -75,7 +75,7 @@ def _remove(name: str) -> None:
 
 
 def _write_with_reference(table: pa.Table) -> None:
-    write_file(_storage(), REFERENCE_FILE, table, Schema.from_arrow(table.schema).fields)
+    write_file(_storage(), REFERENCE_FILE, table, schema_from_arrow(table.schema).fields)
 
 
 def _write_with_pylance(table: pa.Table) -> None:
@@ -111,7 +111,7 @@ def bench_write_file(repeats: int = 5) -> Measurement:
     pylance_seconds = best_of(repeats, lambda: _write_with_pylance(table), lambda: _remove(PYLANCE_FILE))
 
     start = time.perf_counter()
-    write_v2_0(table, Schema.from_arrow(table.schema).fields)
+    write_v2_0(table, schema_from_arrow(table.schema).fields)
     encode_seconds = time.perf_counter() - start
     identical = _digest(REFERENCE_FILE) == _digest(PYLANCE_FILE)
     size_mb = (FILES_DIR / REFERENCE_FILE).stat().st_size / 1e6

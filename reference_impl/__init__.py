@@ -2,6 +2,18 @@
 
 One module per topic of the specification; each cites the section it
 implements. See README.md for the map.
+
+Layers, top down (README, "Layers"; enforced by the import-linter contracts
+in pyproject.toml): the dataset API (``dataset``), the operations
+(``operations/``), the commit (``commit``), reading and writing rows
+(``scan``, ``fragment_writer``), the data file format (``file_format/``), the
+format core (manifests, schema and types, fragments, deletions, row ids,
+indices, transactions, refs, naming, storage) and the foundation (``wire/``,
+``errors``, ``entropy``, ``feature_flags``). A module imports only from its
+own layer and those below; nothing here imports ``conformance``. Conflict
+resolution and commit handlers for an external manifest store belong to the
+commit layer, object storage beside ``storage``, the 2.1 file format in
+``file_format/``.
 """
 
 from typing import TYPE_CHECKING
@@ -9,7 +21,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["Dataset"]
+from ._version import __version__
+
+__all__ = ["Dataset", "__version__"]
 
 
 def __getattr__(name: str):
@@ -17,7 +31,7 @@ def __getattr__(name: str):
     # on first use keeps ``import reference_impl.naming`` (and the other
     # submodules that do not need Arrow) light.
     if name == "Dataset":
-        from .dataset import Dataset
+        from .dataset import Dataset  # lazy: see above
 
         return Dataset
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,17 +15,25 @@ touches no file. Conflict detection and rebase plug in between steps 3 and 4
 function). A crash before step 4 leaves the dataset at the previous version:
 the files written so far are unreferenced, and no committed version is ever
 replaced, because step 4 never overwrites an existing manifest.
+
+Size. One cohesive concept (about 630 lines): each operation's effect on
+the manifest is a handler registered on :func:`_apply` with
+``functools.singledispatch`` next to its definition, followed by the commit
+protocol itself. Conflict resolution and commit handlers for an external
+manifest store will be modules of their own beside this one.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid as uuid_module
 from dataclasses import dataclass, field as dc_field, replace
 from typing import Callable
 
 from . import entropy, feature_flags
-from .errors import LanceFormatError, UnsupportedFeatureError
+from ._version import __version__
+from .errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
 from .fragments import Fragment
 from .indices import IndexMetadata, encode_fragment_bitmap
 from .manifest import DataStorageFormat, Manifest, WriterVersion
@@ -40,11 +48,13 @@ from .transactions import (
     DataReplacement,
     Delete,
     Merge,
+    Operation,
     Overwrite,
     Project,
     ReserveFragments,
     Restore,
     Rewrite,
+    RewriteGroup,
     Transaction,
     UpdateBases,
     UpdateConfig,
@@ -61,8 +71,6 @@ WRITER_LIBRARY = "lance-conformance"
 
 
 def _writer_version() -> WriterVersion:
-    from conformance import __version__
-
     return WriterVersion(WRITER_LIBRARY, __version__)
 
 
@@ -100,20 +108,15 @@ def build_manifest(
     """
     operation = transaction.operation
     if read is None and not isinstance(operation, Overwrite):
-        raise LanceFormatError("commit", f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
+        raise InvalidOperationError(f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
     if isinstance(operation, Restore):
         if restore_source is None or restore_source.manifest.version != operation.version:
-            raise LanceFormatError("commit", f"restoring version {operation.version} needs its manifest")
+            raise InvalidOperationError(f"restoring version {operation.version} needs its manifest")
         return _restored(read, restore_source, transaction, settings)
 
     new_version = read.version + 1 if read else 1
     builder = _Builder(read, read_indices, new_version, settings, transaction.uuid)
-    apply = _APPLY.get(type(operation))
-    if apply is None:
-        raise UnsupportedFeatureError(
-            "commit", f"the reference writer does not commit {type(operation).__name__} operations"
-        )
-    apply(builder, operation)
+    _apply(operation, builder)
     return builder.finish(transaction)
 
 
@@ -234,27 +237,38 @@ def content_feature_flags(manifest: Manifest, *, stable_row_ids: bool) -> tuple[
     return reader, writer
 
 
-def _apply_append(b: _Builder, op: Append) -> None:
+# Each operation's effect on the manifest being built is registered beside
+# its handler; an operation without one is refused.
+@functools.singledispatch
+def _apply(operation: Operation, b: _Builder) -> None:
+    raise UnsupportedFeatureError("commit", f"the reference writer does not commit {type(operation).__name__} operations")
+
+
+@_apply.register(Append)
+def _apply_append(op: Append, b: _Builder) -> None:
     b.fragments.extend(b.assign_ids(op.fragments))
 
 
-def _apply_overwrite(b: _Builder, op: Overwrite) -> None:
+@_apply.register(Overwrite)
+def _apply_overwrite(op: Overwrite, b: _Builder) -> None:
     b.schema = op.schema
     b.fragments = b.assign_ids(op.fragments)
     b.indices = []
     b.config.update(op.config_upsert_values)
     if op.initial_bases:
         if b.read is not None:
-            raise LanceFormatError("commit", "base paths can only be declared when the dataset is created")
+            raise InvalidOperationError("base paths can only be declared when the dataset is created")
         b.base_paths = list(op.initial_bases)
 
 
-def _apply_delete(b: _Builder, op: Delete) -> None:
+@_apply.register(Delete)
+def _apply_delete(op: Delete, b: _Builder) -> None:
     b.replace_fragments(op.updated_fragments, op.deleted_fragment_ids)
     _drop_from_index_bitmaps(b, set(op.deleted_fragment_ids))
 
 
-def _apply_update(b: _Builder, op: Update) -> None:
+@_apply.register(Update)
+def _apply_update(op: Update, b: _Builder) -> None:
     """Rows moved to new fragments (REWRITE_ROWS: the old fragments only gain
     deletions, so indices still cover what is left of them), or columns
     rewritten in place (REWRITE_COLUMNS: indices on those columns stop
@@ -274,7 +288,8 @@ def _apply_update(b: _Builder, op: Update) -> None:
     _record_merged_generations(b, op.merged_generations, "Update")
 
 
-def _apply_merge(b: _Builder, op: Merge) -> None:
+@_apply.register(Merge)
+def _apply_merge(op: Merge, b: _Builder) -> None:
     """New columns over the same rows. With stable row ids every row counts as
     updated by this version (row id & lineage: last-updated-at versions)."""
     b.schema = op.schema
@@ -287,7 +302,8 @@ def _apply_merge(b: _Builder, op: Merge) -> None:
     b.keep_indices_on_existing_fields()
 
 
-def _apply_project(b: _Builder, op: Project) -> None:
+@_apply.register(Project)
+def _apply_project(op: Project, b: _Builder) -> None:
     # The Project message carries fields only: schema metadata is unchanged.
     b.schema = Schema(list(op.schema.fields), dict(b.schema.metadata))
     remaining = set(op.schema.field_ids())
@@ -298,11 +314,13 @@ def _apply_project(b: _Builder, op: Project) -> None:
     b.keep_indices_on_existing_fields()
 
 
-def _apply_reserve(b: _Builder, op: ReserveFragments) -> None:
+@_apply.register(ReserveFragments)
+def _apply_reserve(op: ReserveFragments, b: _Builder) -> None:
     b.max_fragment_id = (b.max_fragment_id if b.max_fragment_id is not None else -1) + op.num_fragments
 
 
-def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
+@_apply.register(Rewrite)
+def _apply_rewrite(op: Rewrite, b: _Builder) -> None:
     """Compaction: each group's old fragments are replaced by new ones whose
     ids were reserved earlier. With stable row ids the new fragments carry the
     moved rows' ids and versions. Indices stop covering the rewritten
@@ -312,25 +330,25 @@ def _apply_rewrite(b: _Builder, op: Rewrite) -> None:
     for group in groups:
         old_ids = {f.id for f in group.old_fragments}
         if b.stable_row_ids and any(f.row_id_sequence is None for f in group.new_fragments):
-            raise LanceFormatError("commit", "rewritten fragments must carry the row ids of the rows they moved")
+            raise InvalidOperationError("rewritten fragments must carry the row ids of the rows they moved")
         b.fragments = [f for f in b.fragments if f.id not in old_ids] + list(group.new_fragments)
         _drop_from_index_bitmaps(b, old_ids)
 
 
-def _legacy_group(op: Rewrite):
-    from .transactions import RewriteGroup
-
+def _legacy_group(op: Rewrite) -> RewriteGroup:
     return RewriteGroup(old_fragments=op.old_fragments, new_fragments=op.new_fragments)
 
 
-def _apply_create_index(b: _Builder, op: CreateIndex) -> None:
+@_apply.register(CreateIndex)
+def _apply_create_index(op: CreateIndex, b: _Builder) -> None:
     replaced_names = {i.name for i in op.new_indices}
     removed = {i.uuid for i in op.removed_indices}
     b.indices = [i for i in b.indices if i.name not in replaced_names and i.uuid not in removed]
     b.indices.extend(op.new_indices)
 
 
-def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
+@_apply.register(UpdateConfig)
+def _apply_update_config(op: UpdateConfig, b: _Builder) -> None:
     apply_update_map(b.config, op.config_updates)
     apply_update_map(b.table_metadata, op.table_metadata_updates)
     # The deprecated form of the same changes.
@@ -353,7 +371,7 @@ def _apply_update_config(b: _Builder, op: UpdateConfig) -> None:
     for field_id, update in field_updates.items():
         field = schema.field_by_id(field_id)
         if field is None:
-            raise LanceFormatError("commit", f"field metadata update names field {field_id}, which does not exist")
+            raise InvalidOperationError(f"field metadata update names field {field_id}, which does not exist")
         apply_update_map(field.metadata, update, encode=True)
     b.schema = schema
 
@@ -373,7 +391,8 @@ def apply_update_map(target: dict, update: UpdateMap | None, *, encode: bool = F
             target[entry.key] = entry.value.encode() if encode else entry.value
 
 
-def _apply_data_replacement(b: _Builder, op: DataReplacement) -> None:
+@_apply.register(DataReplacement)
+def _apply_data_replacement(op: DataReplacement, b: _Builder) -> None:
     by_fragment: dict[int, list] = {}
     for group in op.replacements:
         by_fragment.setdefault(group.fragment_id, []).append(group.new_file)
@@ -387,19 +406,20 @@ def _apply_data_replacement(b: _Builder, op: DataReplacement) -> None:
         for new_file in new_files:
             same = [i for i, d in enumerate(files) if sorted(d.fields) == sorted(new_file.fields)]
             if not same:
-                raise LanceFormatError("commit", f"fragment {fragment.id} has no data file with fields {new_file.fields}")
+                raise InvalidOperationError(f"fragment {fragment.id} has no data file with fields {new_file.fields}")
             files[same[0]] = new_file
         updated.append(replace(fragment, files=files))
     if by_fragment:
-        raise LanceFormatError("commit", f"data replacement names missing fragments {sorted(by_fragment)}")
+        raise InvalidOperationError(f"data replacement names missing fragments {sorted(by_fragment)}")
     b.fragments = updated
 
 
-def _apply_update_bases(b: _Builder, op: UpdateBases) -> None:
+@_apply.register(UpdateBases)
+def _apply_update_bases(op: UpdateBases, b: _Builder) -> None:
     taken = {base.id for base in b.base_paths}
     for base in op.new_bases:
         if base.id in taken or any(base.path == other.path for other in b.base_paths):
-            raise LanceFormatError("commit", f"base path {base.id} ({base.path}) is already declared")
+            raise InvalidOperationError(f"base path {base.id} ({base.path}) is already declared")
         b.base_paths.append(base)
         taken.add(base.id)
 
@@ -409,7 +429,8 @@ MEM_WAL_INDEX_NAME = "__lance_mem_wal"
 MEM_WAL_DETAILS_TYPE = "lance.table.MemWalIndexDetails"
 
 
-def _apply_update_mem_wal_state(b: _Builder, op: UpdateMemWalState) -> None:
+@_apply.register(UpdateMemWalState)
+def _apply_update_mem_wal_state(op: UpdateMemWalState, b: _Builder) -> None:
     """Record merge progress in the MemWAL index (upstream mem_wal.md: "MemWAL
     Index Details", merge progress; "Background Job Expectations", MemTable
     Merger; "Appendix 2: Concurrent Merger Example"; table.proto,
@@ -447,13 +468,12 @@ def _record_merged_generations(b: _Builder, merged_generations: list, operation:
     for merged in merged_generations:
         region = _region_id_bytes(merged.region_id)
         if region in seen:
-            raise LanceFormatError("commit", f"region {merged.region_id} is named twice in one {operation}")
+            raise InvalidOperationError(f"region {merged.region_id} is named twice in one {operation}")
         seen.add(region)
         current = recorded.get(region)
         floor = current.generation if current is not None else 0
         if merged.generation <= floor:
-            raise LanceFormatError(
-                "commit",
+            raise InvalidOperationError(
                 f"region {merged.region_id}: generation {merged.generation} is not above the merged generation "
                 f"{floor} already recorded; merge progress never goes back",
             )
@@ -478,7 +498,7 @@ def _mem_wal_index(indices: list[IndexMetadata]) -> tuple[int, IndexMetadata, ta
     """The position, entry and decoded details of the table's one MemWAL index."""
     found = [(i, index) for i, index in enumerate(indices) if index.name == MEM_WAL_INDEX_NAME]
     if not found:
-        raise LanceFormatError("commit", f"the table has no MemWAL index ({MEM_WAL_INDEX_NAME}) to record merges in")
+        raise InvalidOperationError(f"the table has no MemWAL index ({MEM_WAL_INDEX_NAME}) to record merges in")
     if len(found) > 1:
         raise LanceFormatError("commit", f"the table has {len(found)} MemWAL indices; it may have at most one")
     position, entry = found[0]
@@ -497,13 +517,13 @@ def _region_id_bytes(region_id: str | None) -> bytes:
     """A region id as its 16 bytes; regions are named by version-4 UUIDs
     (table.proto, ``MergedGeneration.region_id``)."""
     if region_id is None:
-        raise LanceFormatError("commit", "a merged generation names no region")
+        raise InvalidOperationError("a merged generation names no region")
     try:
         parsed = uuid_module.UUID(region_id)
     except ValueError:
-        raise LanceFormatError("commit", f"region id {region_id!r} is not a UUID") from None
+        raise InvalidOperationError(f"region id {region_id!r} is not a UUID") from None
     if parsed.version != 4 or parsed.variant != uuid_module.RFC_4122:
-        raise LanceFormatError("commit", f"region id {region_id} is not a version-4 UUID")
+        raise InvalidOperationError(f"region id {region_id} is not a version-4 UUID")
     return parsed.bytes
 
 
@@ -514,23 +534,6 @@ def _drop_from_index_bitmaps(b: _Builder, fragment_ids: set[int], *, only: Index
         covered = index.fragment_ids()
         if covered is not None and fragment_ids & set(covered):
             index.fragment_bitmap = encode_fragment_bitmap(set(covered) - fragment_ids)
-
-
-_APPLY: dict[type, Callable] = {
-    Append: _apply_append,
-    Overwrite: _apply_overwrite,
-    Delete: _apply_delete,
-    Update: _apply_update,
-    Merge: _apply_merge,
-    Project: _apply_project,
-    ReserveFragments: _apply_reserve,
-    Rewrite: _apply_rewrite,
-    CreateIndex: _apply_create_index,
-    UpdateConfig: _apply_update_config,
-    DataReplacement: _apply_data_replacement,
-    UpdateBases: _apply_update_bases,
-    UpdateMemWalState: _apply_update_mem_wal_state,
-}
 
 
 def _restored(read: Manifest, source: ManifestFile, transaction: Transaction, settings: CommitSettings):
@@ -568,7 +571,7 @@ STEP_TRANSACTION_WRITTEN = "transaction-written"
 STEP_BEFORE_MANIFEST = "before-manifest"
 
 
-def new_transaction(read_version: int, operation, *, tag: str = "", properties=None) -> Transaction:
+def new_transaction(read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
     return Transaction(
         read_version=read_version,
         uuid=str(entropy.current().uuid4()),

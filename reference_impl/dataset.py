@@ -15,16 +15,31 @@ from typing import Callable
 import pyarrow as pa
 
 from . import entropy, feature_flags
+from .arrow_schema import schema_from_arrow
+from .commit import commit, new_transaction
 from .deletions import deletion_file_location, read_deletion_file
-from .errors import NamingSchemeError, PathEscapeError, UnsupportedFeatureError
+from .errors import CommitConflictError, LanceFormatError, NamingSchemeError, PathEscapeError, UnsupportedFeatureError
+from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
 from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
+from .operations.clone import shallow_clone
+from .operations.compaction import compact
+from .operations.delete import delete, update
+from .operations.indices import create_index, drop_index
+from .operations.mem_wal import update_mem_wal_state
+from .operations.metadata import update_metadata
+from .operations.refs import create_branch, create_tag, delete_tag
+from .operations.restore import restore
+from .operations.schema_evolution import add_columns, alter_columns, drop_columns
+from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
+from .scan import scan
 from .schema import Schema
 from .storage import Storage, local_path
+from .transactions import Append, Operation, Overwrite
 
 
 @dataclass
@@ -171,9 +186,6 @@ class Dataset:
         """The storage of the dataset root, where ``_refs/`` lives, also when
         this version belongs to a branch (kept under ``tree/{branch}/``;
         upstream branch_tag.md)."""
-        from .errors import LanceFormatError
-        from .refs import TREE_DIR
-
         branch = self.manifest.branch
         if branch is None:
             return self.storage
@@ -186,8 +198,6 @@ class Dataset:
     def tags(self):
         """Tags of the dataset (``_refs/tags`` of the root, whichever branch
         this version is on), by name."""
-        from .refs import list_tags
-
         return list_tags(self.root_storage())
 
     # -- reading rows ------------------------------------------------------------
@@ -195,8 +205,6 @@ class Dataset:
     def to_table(self, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
         """Every visible row of this version (deleted rows dropped, missing
         columns as nulls), with ``_rowid`` / ``_rowaddr`` columns on request."""
-        from .scan import scan
-
         return scan(self, with_row_id=with_row_id, with_row_address=with_row_address)
 
     # -- writing -------------------------------------------------------------------
@@ -213,16 +221,11 @@ class Dataset:
         max_rows_per_file: int | None = None,
     ) -> "Dataset":
         """Create a dataset at ``uri`` holding ``table`` (version 1)."""
-        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
-        from .transactions import Overwrite
-
         check_writable_version(data_storage_version)
         storage = Storage(local_path(uri))
         if list_versions(storage).manifests():
-            from .errors import CommitConflictError
-
             raise CommitConflictError(str(storage.root), "a dataset already exists here")
-        schema = Schema.from_arrow(table.schema)
+        schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )
@@ -237,9 +240,6 @@ class Dataset:
 
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
         """Add ``table``'s rows as new fragments."""
-        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
-        from .transactions import Append
-
         fragments = write_fragments(
             self.storage, table, self.schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )
@@ -247,10 +247,7 @@ class Dataset:
 
     def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
         """Replace every row (and the schema) with ``table``."""
-        from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
-        from .transactions import Overwrite
-
-        schema = Schema.from_arrow(table.schema)
+        schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             self.storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )
@@ -258,7 +255,7 @@ class Dataset:
 
     def commit(
         self,
-        operation,
+        operation: Operation,
         *,
         tag: str = "",
         restore_source: ManifestFile | None = None,
@@ -281,9 +278,7 @@ class Dataset:
         )
 
     @classmethod
-    def _commit_to(cls, storage, read, naming, operation, **options) -> "Dataset":
-        from .commit import commit, new_transaction
-
+    def _commit_to(cls, storage, read, naming, operation: Operation, **options) -> "Dataset":
         tag = options.pop("tag", "")
         transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag)
         nanos = entropy.current().time_ns()
@@ -302,16 +297,12 @@ class Dataset:
     def delete(self, where) -> "Dataset":
         """Delete rows: ``where`` is a pyarrow compute expression over the
         columns, or a mapping ``{fragment_id: [physical offsets]}``."""
-        from .operations.delete import delete
-
         return delete(self, where)
 
     def update(self, values, where=None) -> "Dataset":
         """Set columns to new values (``{name: expression or scalar}``) on the
         rows ``where`` selects (every row by default): the old rows are
         deleted and the new ones written as new fragments."""
-        from .operations.delete import update
-
         return update(self, values, where)
 
     def add_columns(self, columns) -> "Dataset":
@@ -320,30 +311,22 @@ class Dataset:
         type, nullability and metadata) to a pyarrow compute expression over
         the existing columns, or to a function from a fragment's physical rows
         (``pa.Table``) to an array."""
-        from .operations.schema_evolution import add_columns
-
         return add_columns(self, columns)
 
     def drop_columns(self, names) -> "Dataset":
         """Remove columns (and nested fields, by dotted path) from the schema."""
-        from .operations.schema_evolution import drop_columns
-
         return drop_columns(self, names)
 
     def alter_columns(self, *alterations) -> "Dataset":
         """Alter columns; each alteration is a mapping with ``path`` (dotted)
         and any of ``name`` (rename), ``nullable`` and ``data_type`` (a cast,
         which writes the column anew)."""
-        from .operations.schema_evolution import alter_columns
-
         return alter_columns(self, *alterations)
 
     def update_metadata(self, *, config=None, table_metadata=None, schema_metadata=None, field_metadata=None,
                         replace: bool = False) -> "Dataset":
         """Change table config, table metadata, schema metadata or field
         metadata (``{field path: {key: value}}``); a value of None removes the key."""
-        from .operations.metadata import update_metadata
-
         return update_metadata(
             self, config=config, table_metadata=table_metadata, schema_metadata=schema_metadata,
             field_metadata=field_metadata, replace=replace,
@@ -354,61 +337,43 @@ class Dataset:
         """Rewrite small fragments (and fragments with more than the threshold
         share of rows deleted) into fewer, larger ones: a ReserveFragments
         commit, then a Rewrite."""
-        from .operations.compaction import compact
-
         return compact(self, target_rows_per_fragment=target_rows_per_fragment,
                        materialize_deletions=materialize_deletions,
                        materialize_deletions_threshold=materialize_deletions_threshold)
 
     def restore(self, version: int) -> "Dataset":
         """Commit a new version whose content is that of ``version``."""
-        from .operations.restore import restore
-
         return restore(self, version)
 
     def create_index(self, columns, *, name: str | None = None, index_type: str = "BTREE",
                      replace: bool = True) -> "Dataset":
         """Record a new index over ``columns`` (metadata only: the index
         payload is opaque to the table format)."""
-        from .operations.indices import create_index
-
         return create_index(self, columns, name=name, index_type=index_type, replace=replace)
 
     def drop_index(self, name: str) -> "Dataset":
-        from .operations.indices import drop_index
-
         return drop_index(self, name)
 
     def update_mem_wal_state(self, merged) -> "Dataset":
         """Record MemWAL merge progress: ``merged`` maps region ids (UUID
         strings) to the last generation merged into the table."""
-        from .operations.mem_wal import update_mem_wal_state
-
         return update_mem_wal_state(self, merged)
 
     def create_tag(self, name: str, version: int | None = None) -> None:
         """Tag ``version`` (this one by default) as ``name``."""
-        from .operations.refs import create_tag
-
         create_tag(self, name, version)
 
     def delete_tag(self, name: str) -> None:
-        from .operations.refs import delete_tag
-
         delete_tag(self, name)
 
     def create_branch(self, name: str, version: int | None = None, *, relative_base_path: bool = False) -> "Dataset":
         """Start branch ``name`` from ``version`` (this one by default) and
         open it."""
-        from .operations.refs import create_branch
-
-        return create_branch(self, name, version, relative_base_path=relative_base_path)
+        return create_branch(self, name, version, relative_base_path=relative_base_path, open_dataset=Dataset.open)
 
     def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None,
                       manifest_naming: str = "v2", relative_base_path: bool = False) -> "Dataset":
         """A new dataset at ``target_uri`` whose files stay here, referenced
         through a base path."""
-        from .operations.clone import shallow_clone
-
         return shallow_clone(self, target_uri, version=version, tag=tag, manifest_naming=manifest_naming,
-                             relative_base_path=relative_base_path)
+                             relative_base_path=relative_base_path, open_dataset=Dataset.open)

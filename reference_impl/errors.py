@@ -58,3 +58,12 @@ class UnreadablePathError(LanceFormatError):
     pipe, socket or device where a file belongs, a file where a directory
     belongs). Such an entry is never opened: opening a named pipe would wait
     for a writer forever."""
+
+
+class InvalidOperationError(ValueError):
+    """The caller asked for something that cannot be done: an operation that
+    does not apply to the version it is committed on (a field, fragment,
+    index or region it names is not there, a base path is declared twice),
+    or arguments that make no sense. The dataset is not at fault, unlike the
+    :class:`LanceFormatError` family; no version was committed. A
+    :class:`ValueError`, as argument errors are in Python."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from . import entropy
+from .arrow_schema import schema_to_arrow
 from .errors import UnsupportedFeatureError
 from .file_format import write_file
 from .fragments import DataFile, Fragment
@@ -65,7 +66,7 @@ def write_fragments(
     """New fragments holding ``table``'s rows; ids are assigned at commit."""
     if max_rows_per_file < 1:
         raise ValueError("max_rows_per_file must be positive")
-    table = table.select(schema.to_arrow().names).cast(schema.to_arrow())
+    table = table.select(schema_to_arrow(schema).names).cast(schema_to_arrow(schema))
     fragments = []
     for start in range(0, table.num_rows, max_rows_per_file):
         chunk = table.slice(start, max_rows_per_file)

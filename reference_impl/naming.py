@@ -20,7 +20,8 @@ import enum
 import re
 from dataclasses import dataclass, field as dc_field
 
-from .errors import NamingSchemeError, NotADatasetError, VersionNotFoundError
+from .errors import LanceFormatError, NamingSchemeError, NotADatasetError, VersionNotFoundError
+from .json_file import read_json_file
 from .storage import Storage
 
 VERSIONS_DIR = "_versions"
@@ -118,9 +119,6 @@ def list_versions(storage: Storage) -> VersionListing:
 def read_hint(storage: Storage) -> int | None:
     """The version ``latest_version_hint.json`` names, or None when it is
     missing or unreadable. Only a hint: version resolution never uses it."""
-    from .errors import LanceFormatError
-    from .json_file import read_json_file
-
     try:
         document = read_json_file(storage, f"{VERSIONS_DIR}/{LATEST_HINT}")
     except LanceFormatError:  # a hint that cannot be read is simply no hint

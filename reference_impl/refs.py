@@ -46,6 +46,7 @@ from urllib.parse import quote, unquote
 from . import entropy
 from .errors import CorruptFileError, LanceFormatError
 from .json_file import read_json_file
+from .naming import resolve_version
 from .storage import Storage
 
 REFS_DIR = "_refs"
@@ -282,8 +283,6 @@ def list_branches(storage: Storage) -> dict[str, Branch]:
 
 def _manifest_size(storage: Storage, branch: str | None, version: int) -> int:
     """Size of the manifest of ``version`` on ``branch`` (main when None)."""
-    from .naming import resolve_version
-
     root = branch_root(branch)
     where = storage if root is None else Storage(storage.path(root), writable=False)
     _, relpath, _ = resolve_version(where, version)

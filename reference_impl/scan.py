@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from .arrow_schema import schema_to_arrow
 from .errors import CorruptFileError, LanceFormatError
 from .file_format import LanceFileReader
 from .fragments import TOMBSTONE_FIELD_ID, Fragment
@@ -42,7 +43,7 @@ def arrow_schema_of(dataset: "Dataset") -> pa.Schema:
     """The version's schema as Arrow; an error in it names the manifest
     holding it (the schema module knows no file)."""
     try:
-        return dataset.schema.to_arrow()
+        return schema_to_arrow(dataset.schema)
     except LanceFormatError as exc:
         raise type(exc)(dataset.manifest_file.path, f"schema: {exc.problem}") from None
 

@@ -29,6 +29,11 @@ Files. ``_transactions/{read_version}-{uuid}.txn`` holds one serialized
 ``Transaction`` with no length prefix or framing (:func:`read_transaction_file`,
 :func:`write_transaction_file`). Manifests may also embed the transaction
 (:mod:`reference_impl.manifest_file`).
+
+Size. One cohesive concept (about 900 lines): the messages of
+``transaction.proto``, one dataclass per operation, each with its own
+conversion to and from protobuf; conflict resolution (a later issue) will
+live beside :mod:`reference_impl.commit`, not here.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
 from reference_impl.manifest import WriterVersion
 from reference_impl.naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
 from reference_impl.row_ids import decode_row_id_sequence
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.schema import Field, Schema
 from reference_impl.transactions import Append, CreateIndex, Delete, Overwrite, Transaction
 from tests.writer_checks import assert_pylance_agrees
@@ -145,7 +146,7 @@ def prepare(ds: Dataset, op: str):
     if op == "append":
         return Append(fragments=write_fragments(ds.storage, rows(100, 7), ds.schema, max_rows_per_file=4))
     if op == "overwrite":
-        schema = Schema.from_arrow(other_rows(1).schema)
+        schema = schema_from_arrow(other_rows(1).schema)
         return Overwrite(fragments=write_fragments(ds.storage, other_rows(6), schema), schema=schema)
     if op == "delete":
         fragment = ds.fragments[-1]

@@ -21,7 +21,8 @@ from conformance.cli import main
 from conformance.describe import load_schema, schema_validator
 from conformance.fixtures.base_paths import CASE_PLACEHOLDER, materialize
 from conformance.fixtures.case import case_dirs, load_case
-from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE, REFERENCE, all_specs
+from conformance.fixtures.all_cases import all_specs
+from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE, REFERENCE
 from conformance.fixtures.expected import EXPECTED_DIR, load_expected
 from conformance.fixtures.features import FEATURES
 from conformance.spec_sources import load_documents

@@ -29,7 +29,7 @@ from conformance.drivers import pylance_driver, reference
 from conformance.validator import Severity, validate
 from reference_impl.commit import MEM_WAL_INDEX_NAME, CommitSettings, build_manifest
 from reference_impl.dataset import Dataset
-from reference_impl.errors import LanceFormatError
+from reference_impl.errors import InvalidOperationError, LanceFormatError
 from reference_impl.manifest import WriterVersion
 from reference_impl.transactions import MergedGeneration, Transaction, UpdateMemWalState
 from reference_impl.wire import table_pb2
@@ -176,7 +176,8 @@ def test_an_empty_update_changes_no_index(mem_wal_table):
 @pytest.mark.requirements("mem-wal.region-id-uuid-v4")
 def test_what_the_spec_forbids_is_refused(mem_wal_table, merged, message):
     dataset = Dataset.open(mem_wal_table).update_mem_wal_state({REGION_A: 2})
-    with pytest.raises(LanceFormatError, match=message):
+    # A caller's mistake: InvalidOperationError since issue 11 (it was LanceFormatError, which means a broken dataset).
+    with pytest.raises(InvalidOperationError, match=message):
         dataset.update_mem_wal_state(merged)
     assert Dataset.open(mem_wal_table).version == dataset.version, "nothing was committed"
 
@@ -184,26 +185,29 @@ def test_what_the_spec_forbids_is_refused(mem_wal_table, merged, message):
 def test_a_region_named_twice_or_not_by_a_uuid_is_refused(mem_wal_table):
     dataset = Dataset.open(mem_wal_table)
     twice = transaction_of(dataset, MergedGeneration(REGION_A, 1), MergedGeneration(REGION_A, 2))
-    with pytest.raises(LanceFormatError, match=f"region {REGION_A} is named twice"):
+    # A caller's mistake: InvalidOperationError since issue 11 (it was LanceFormatError, which means a broken dataset).
+    with pytest.raises(InvalidOperationError, match=f"region {REGION_A} is named twice"):
         build_manifest(dataset.manifest, dataset.indices, twice, settings_for(twice))
     nameless = transaction_of(dataset, MergedGeneration(None, 1))
-    with pytest.raises(LanceFormatError, match="names no region"):
+    with pytest.raises(InvalidOperationError, match="names no region"):
         build_manifest(dataset.manifest, dataset.indices, nameless, settings_for(nameless))
     # Only in memory: a transaction file cannot even hold such an id.
     garbled = transaction_of(dataset, MergedGeneration("region-a", 1))
-    with pytest.raises(LanceFormatError, match="'region-a' is not a UUID"):
+    with pytest.raises(InvalidOperationError, match="'region-a' is not a UUID"):
         build_manifest(dataset.manifest, dataset.indices, garbled, settings_for(garbled))
 
 
 def test_a_table_without_exactly_one_mem_wal_index_is_refused(mem_wal_table, tmp_path):
     plain = Dataset.create(tmp_path / "plain", pa.table({"id": [1, 2]}))
-    with pytest.raises(LanceFormatError, match="the table has no MemWAL index"):
+    # A caller's mistake: InvalidOperationError since issue 11 (it was LanceFormatError, which means a broken dataset).
+    with pytest.raises(InvalidOperationError, match="the table has no MemWAL index"):
         plain.update_mem_wal_state({REGION_A: 1})
 
     dataset = Dataset.open(mem_wal_table)
     transaction = transaction_of(dataset, MergedGeneration(REGION_A, 1))
     entry = mem_wal_entry(dataset)
     doubled = [entry, replace(entry, uuid=str(uuid_module.uuid4()))]
+    # A table holding two MemWAL indices, or a broken one, is a broken dataset: still LanceFormatError.
     with pytest.raises(LanceFormatError, match="2 MemWAL indices; it may have at most one"):
         build_manifest(dataset.manifest, doubled, transaction, settings_for(transaction))
     mistyped = [replace(entry, type_url="/lance.table.BTreeIndexDetails")]
@@ -229,5 +233,6 @@ def test_an_update_records_the_generations_it_merged(mem_wal_table):
     problems = [f"{f.rule}: {f.message}" for f in validate(mem_wal_table, all_versions=True).findings
                 if f.severity is not Severity.INFO]
     assert problems == []
-    with pytest.raises(LanceFormatError, match="not above"):
+    # A caller's mistake: InvalidOperationError since issue 11 (it was LanceFormatError).
+    with pytest.raises(InvalidOperationError, match="not above"):
         after.commit(Update(merged_generations=[MergedGeneration(REGION_B, 4)]))

@@ -45,6 +45,7 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.validator import Severity, validate
+from reference_impl.arrow_schema import schema_to_arrow
 from reference_impl.dataset import Dataset
 
 lance = pytest.importorskip("lance")
@@ -337,7 +338,7 @@ class ReferenceMachine(RuleBasedStateMachine):
     def check_version(self, version: int) -> None:
         ds = self.open(version)
         expected = self.model.versions[version]
-        actual_schema = ds.schema.to_arrow()
+        actual_schema = schema_to_arrow(ds.schema)
         assert [(f.name, f.type) for f in actual_schema] == expected.schema
         assert scan_rows(ds.to_table(with_row_id=self.model.stable)) == expected.rows, f"v{version} rows"
 

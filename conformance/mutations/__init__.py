@@ -23,16 +23,14 @@ breaks one requirement by editing a decoded manifest, and
 """
 
 from .bases import BASES, build_bases
+from .catalog import all_mutations, broken_requirements, manifest_mutators
 from .edit import copy_dataset
 from .registry import (
     ManifestMutator,
     ManifestNeeds,
     Mutation,
     MutationDeclarationError,
-    all_mutations,
-    broken_requirements,
     manifest_mutator,
-    manifest_mutators,
     mutation,
 )
 

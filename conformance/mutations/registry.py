@@ -13,7 +13,8 @@ after a drop), "breaking" it means using the permission: the rule citing it
 then reports an info that says so, and nothing worse.
 
 The registry is filled by importing the topic modules in
-:mod:`conformance.mutations.topics`; :func:`all_mutations` does that.
+:mod:`conformance.mutations.topics`; :func:`conformance.mutations.all_mutations`
+(in :mod:`.catalog`, above them) does that.
 
 A second kind of entry lives beside them: a :class:`ManifestMutator`,
 registered with :func:`manifest_mutator`, breaks one requirement by editing
@@ -26,8 +27,6 @@ filled from :mod:`conformance.mutations.manifests`.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -104,22 +103,10 @@ def mutation(rule: str, *, breaks: tuple[str, ...] | str | None = None, base: st
     return register
 
 
-def all_mutations() -> list[Mutation]:
-    """Every registered mutation, by id."""
-    from . import topics
-
-    for module in pkgutil.iter_modules(topics.__path__):
-        importlib.import_module(f"{topics.__name__}.{module.name}")
+def registered_mutations() -> list[Mutation]:
+    """The mutations registered so far, by id (:func:`.catalog.all_mutations`
+    loads every topic module first)."""
     return [_MUTATIONS[key] for key in sorted(_MUTATIONS)]
-
-
-def broken_requirements() -> dict[str, list[Mutation]]:
-    """Requirement id -> the mutations that break it."""
-    found: dict[str, list[Mutation]] = {}
-    for entry in all_mutations():
-        for requirement in entry.breaks:
-            found.setdefault(requirement, []).append(entry)
-    return found
 
 
 @dataclass(frozen=True)
@@ -168,9 +155,7 @@ def manifest_mutator(requirement: str, needs: ManifestNeeds = ManifestNeeds()):
     return register
 
 
-def manifest_mutators() -> dict[str, ManifestMutator]:
-    """Requirement id -> the manifest mutator that breaks it (each of those
-    requirements also has a dataset mutation among :func:`all_mutations`)."""
-    from . import manifests  # noqa: F401  (registers them; imported on demand like the topics)
-
+def registered_manifest_mutators() -> dict[str, ManifestMutator]:
+    """The manifest mutators registered so far, by requirement id
+    (:func:`.catalog.manifest_mutators` loads them first)."""
     return dict(sorted(_MANIFEST_MUTATORS.items()))

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Union, get_args
 import pyarrow as pa
 from hypothesis import strategies as st
 
+from reference_impl.arrow_schema import schema_to_arrow
+
 from ._arguments import size_range
 from ._tables import arrow_tables
 
@@ -146,7 +148,7 @@ def _fit(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def _apply_step(dataset: "Dataset", step: DatasetStep, number: int, max_rows_per_file: int) -> "Dataset":
-    schema = dataset.schema.to_arrow()
+    schema = schema_to_arrow(dataset.schema)
     match step:
         case AppendStep(table=table):
             return dataset.append(_fit(table, schema), max_rows_per_file=max_rows_per_file)

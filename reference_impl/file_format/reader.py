@@ -24,6 +24,9 @@ must lie inside the file, and a column's values may not add up to more bytes
 than the file holds). The exception is
 nulls, which Arrow materializes without any stored data (an all-null page,
 a field the file lacks): those are capped by :data:`MAX_NULL_VALUES`.
+
+Size. One cohesive concept (about 640 lines): decoding the 2.0 encodings;
+the 2.1 file format will be a reader module of its own.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..schema import TOP_LEVEL_PARENT, Field
+from ..arrow_schema import schema_to_arrow
+from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..storage import Storage
 from ..wire import encodings_v2_0_pb2 as enc
 from ..wire import file2_pb2
@@ -587,9 +591,7 @@ class LanceFileReader:
             raise ValueError("file_field_ids and column_indices must be given together, with equal lengths")
         plan = _ReadPlan(self.path, fields, file_field_ids, column_indices)
         if arrow_schema is None:
-            from ..schema import Schema
-
-            arrow_schema = Schema(list(fields)).to_arrow()
+            arrow_schema = schema_to_arrow(Schema(list(fields)))
         names = [f.name for f in plan.top_level]
         if arrow_schema.names != names:
             raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")

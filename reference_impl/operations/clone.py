@@ -43,11 +43,11 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
-from ..errors import CommitConflictError, UnsupportedFeatureError
+from ..errors import CommitConflictError, InvalidOperationError, UnsupportedFeatureError
 from ..fragments import Fragment
 from ..indices import IndexMetadata
 from ..manifest import BasePath, Manifest
@@ -59,6 +59,11 @@ from ..transactions import Clone, write_transaction_file
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
+
+#: Opens the dataset at a root and version (the latest when None): what the
+#: dataset API passes in (``Dataset.open``), so that operations need not
+#: import the layer above them.
+OpenDataset = Callable[[Path, "int | None"], "Dataset"]
 
 
 # -- public API ----------------------------------------------------------------
@@ -72,6 +77,7 @@ def shallow_clone(
     tag: str | None = None,
     manifest_naming: str = "v2",
     relative_base_path: bool = False,
+    open_dataset: OpenDataset,
 ) -> "Dataset":
     """Create a dataset at ``target_uri`` holding ``version`` (default: the
     version ``dataset`` is at) or the version tag ``tag`` points to, with
@@ -81,9 +87,7 @@ def shallow_clone(
     root instead of as an absolute path: a departure from table.proto that
     readers must tolerate (pylance stores what it is given), used where the
     two datasets must move together, as in the golden fixtures."""
-    from ..dataset import Dataset
-
-    source, ref_name = _clone_source(dataset, version, tag)
+    source, ref_name = _clone_source(dataset, version, tag, open_dataset)
     target = Storage(local_path(target_uri))
     write_shallow_clone(
         source.manifest_file,
@@ -94,7 +98,7 @@ def shallow_clone(
         naming=NamingScheme(manifest_naming),
         relative_base_path=relative_base_path,
     )
-    return Dataset.open(target.root)
+    return open_dataset(target.root, None)
 
 
 def write_shallow_clone(
@@ -179,16 +183,16 @@ def _on_base(fragment: Fragment, base_id: int) -> Fragment:
     return replace(fragment, files=files, deletion_file=deletion)
 
 
-def _clone_source(dataset: "Dataset", version: int | None, tag: str | None) -> tuple["Dataset", str | None]:
+def _clone_source(
+    dataset: "Dataset", version: int | None, tag: str | None, open_dataset: OpenDataset
+) -> tuple["Dataset", str | None]:
     """The dataset (on the right branch, at the right version) to clone and
     the reference name to record."""
-    from ..dataset import Dataset
-
     if tag is None:
         return (dataset if version in (None, dataset.version) else dataset.checkout(version)), dataset.manifest.branch
     root = dataset.root_storage()
     found = read_tag(root, tag)
     if version is not None and version != found.version:
-        raise ValueError(f"tag {tag!r} points to version {found.version}, not {version}")
+        raise InvalidOperationError(f"tag {tag!r} points to version {found.version}, not {version}")
     where = root.root if found.branch is None else root.root / TREE_DIR / found.branch
-    return Dataset.open(where, found.version), tag
+    return open_dataset(where, found.version), tag

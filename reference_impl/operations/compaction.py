@@ -61,6 +61,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ..arrow_schema import schema_to_arrow
+from ..errors import InvalidOperationError
 from ..fragment_writer import check_writable_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
@@ -94,7 +96,7 @@ def compact(
     the module docstring); returns the version of the ``Rewrite`` commit, or
     ``dataset`` itself when nothing needs rewriting (nothing is committed)."""
     if target_rows_per_fragment < 1:
-        raise ValueError("target_rows_per_fragment must be positive")
+        raise InvalidOperationError("target_rows_per_fragment must be positive")
     version = dataset.manifest.data_format.version if dataset.manifest.data_format else "legacy"
     check_writable_version(version)
     runs = plan_compaction(
@@ -173,7 +175,7 @@ def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
     offset is not a row of the table) and, with stable row ids, their ids and
     versions from the fragments' sequences, masked the same way."""
     tables = [fragment_table(dataset, fragment) for fragment in run]
-    moved = MovedRows(pa.concat_tables(tables) if tables else dataset.schema.to_arrow().empty_table())
+    moved = MovedRows(pa.concat_tables(tables) if tables else schema_to_arrow(dataset.schema).empty_table())
     if not dataset.uses_stable_row_ids:
         return moved
     moved.row_ids = []

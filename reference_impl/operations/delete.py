@@ -37,7 +37,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import acero
 
+from ..arrow_schema import schema_to_arrow
 from ..deletions import write_deletion_file
+from ..errors import InvalidOperationError
 from ..fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
 from ..fragments import Fragment
 from ..row_ids import split_row_address
@@ -95,7 +97,7 @@ def update(
     """
     targets = [_resolve_target(dataset.schema, name) for name in values]
     if not targets:
-        raise ValueError("an update needs at least one column to set")
+        raise InvalidOperationError("an update needs at least one column to set")
     _check_disjoint(targets)
     if where is not None and not isinstance(where, pc.Expression):
         raise TypeError(f"update's where must be a pyarrow compute Expression, not {type(where).__name__}")
@@ -107,7 +109,7 @@ def update(
         if offsets:
             selected[fragment.id] = offsets
             old_rows.append(rows)
-    old = pa.concat_tables(old_rows) if old_rows else dataset.schema.to_arrow().empty_table()
+    old = pa.concat_tables(old_rows) if old_rows else schema_to_arrow(dataset.schema).empty_table()
     new = _with_new_values(old, targets, list(values.values()))
 
     new_fragments = write_fragments(
@@ -183,11 +185,11 @@ def _offsets_given(dataset: "Dataset", offsets: Mapping[int, Iterable[int]]) -> 
     for fragment_id, values in offsets.items():
         fragment = fragments.get(fragment_id)
         if fragment is None:
-            raise ValueError(f"fragment {fragment_id} is not in version {dataset.version}")
+            raise InvalidOperationError(f"fragment {fragment_id} is not in version {dataset.version}")
         values = list(values)
         for offset in values:
             if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset < fragment.physical_rows:
-                raise ValueError(
+                raise InvalidOperationError(
                     f"{offset!r} is not a row offset of fragment {fragment_id} "
                     f"({fragment.physical_rows} physical rows)"
                 )
@@ -256,15 +258,15 @@ def _resolve_target(schema: Schema, name: str) -> _Target:
     through struct columns (schema format: fields are nested by parent id)."""
     parts = (name,) if any(f.name == name for f in schema.top_level()) else tuple(name.split("."))
     candidates = schema.top_level()
-    arrow_type = pa.struct(list(schema.to_arrow()))
+    arrow_type = pa.struct(list(schema_to_arrow(schema)))
     fields: list[Field] = []
     arrow_field = None
     for part in parts:
         if not pa.types.is_struct(arrow_type):
-            raise ValueError(f"cannot update {name!r}: {'.'.join(parts[:len(fields)])} is not a struct")
+            raise InvalidOperationError(f"cannot update {name!r}: {'.'.join(parts[:len(fields)])} is not a struct")
         field = next((f for f in candidates if f.name == part), None)
         if field is None or arrow_type.get_field_index(part) < 0:
-            raise ValueError(f"cannot update {name!r}: there is no column {'.'.join(parts[:len(fields) + 1])!r}")
+            raise InvalidOperationError(f"cannot update {name!r}: there is no column {'.'.join(parts[:len(fields) + 1])!r}")
         fields.append(field)
         arrow_field = arrow_type.field(part)
         arrow_type = arrow_field.type
@@ -277,7 +279,7 @@ def _check_disjoint(targets: list[_Target]) -> None:
     for a in targets:
         for b in targets:
             if a is not b and b.path[: len(a.path)] == a.path:
-                raise ValueError(f"cannot set both {a.name!r} and {b.name!r} in one update")
+                raise InvalidOperationError(f"cannot set both {a.name!r} and {b.name!r} in one update")
 
 
 def _values_for(rows: pa.Table, target: _Target, value) -> pa.Array:
@@ -289,11 +291,11 @@ def _values_for(rows: pa.Table, target: _Target, value) -> pa.Array:
         try:
             scalar = pa.scalar(value, type=target.arrow_field.type)
         except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise ValueError(f"{value!r} is not a value of {target.name} ({target.arrow_field.type}): {exc}") from None
+            raise InvalidOperationError(f"{value!r} is not a value of {target.name} ({target.arrow_field.type}): {exc}") from None
         result = pa.repeat(scalar, rows.num_rows)
     result = result.cast(target.arrow_field.type)
     if not target.arrow_field.nullable and result.null_count:
-        raise ValueError(f"{target.name} is not nullable, but the update gives {result.null_count} rows a null")
+        raise InvalidOperationError(f"{target.name} is not nullable, but the update gives {result.null_count} rows a null")
     return result
 
 

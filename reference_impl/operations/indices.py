@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from .. import entropy
-from ..errors import LanceFormatError
+from ..errors import InvalidOperationError
 from ..indices import IndexMetadata, encode_fragment_bitmap
 from ..schema import TOP_LEVEL_PARENT, Schema
 from ..transactions import CreateIndex
@@ -57,9 +57,15 @@ INDEX_TYPE_URLS = {
 }
 
 
-class IndexOperationError(LanceFormatError):
+class IndexOperationError(InvalidOperationError):
     """An index operation that cannot be done (unknown column, name taken,
-    no such index)."""
+    no such index): a caller's mistake. The message starts with the dataset
+    or column it names."""
+
+    def __init__(self, path: str, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
 
 
 # -- public API ----------------------------------------------------------------
@@ -80,13 +86,13 @@ def create_index(
     ``replace`` is False."""
     columns = [columns] if isinstance(columns, str) else list(columns)
     if not columns:
-        raise ValueError("an index needs at least one column")
+        raise InvalidOperationError("an index needs at least one column")
     field_ids = [field_id_of(dataset.schema, column) for column in columns]
     if len(set(field_ids)) != len(field_ids):
-        raise ValueError(f"columns {columns} name a field twice")
+        raise InvalidOperationError(f"columns {columns} name a field twice")
     name = name if name is not None else "_".join(columns) + "_idx"
     if not name:
-        raise ValueError("an index name cannot be empty")
+        raise InvalidOperationError("an index name cannot be empty")
     existing = [index for index in dataset.indices if index.name == name]
     if existing and not replace:
         raise IndexOperationError(dataset.uri, f"an index named {name!r} already exists (pass replace=True)")
@@ -121,7 +127,7 @@ def type_url_of(index_type: str) -> str:
         return index_type
     url = INDEX_TYPE_URLS.get(index_type.upper())
     if url is None:
-        raise ValueError(f"unknown index type {index_type!r}; known: {', '.join(INDEX_TYPE_URLS)}")
+        raise InvalidOperationError(f"unknown index type {index_type!r}; known: {', '.join(INDEX_TYPE_URLS)}")
     return url
 
 

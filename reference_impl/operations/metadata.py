@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidOperationError
 from ..transactions import UpdateConfig, UpdateMap, UpdateMapEntry
 from .schema_evolution import resolve_path
 
@@ -55,7 +56,7 @@ def update_metadata(
     if not isinstance(replace, bool):
         raise TypeError("replace must be True or False")
     if not (config is not None or table_metadata is not None or schema_metadata is not None or field_metadata):
-        raise ValueError("nothing to update: give config, table_metadata, schema_metadata or field_metadata")
+        raise InvalidOperationError("nothing to update: give config, table_metadata, schema_metadata or field_metadata")
     operation = UpdateConfig(
         config_updates=update_map(config, replace, "config"),
         table_metadata_updates=update_map(table_metadata, replace, "table metadata"),
@@ -93,7 +94,7 @@ def _field_updates(dataset: "Dataset", field_metadata, replace: bool) -> dict[in
     for path, values in field_metadata.items():
         field = resolve_path(dataset.schema, path)
         if field.id in updates:
-            raise ValueError(f"field {path!r} is named twice")
+            raise InvalidOperationError(f"field {path!r} is named twice")
         updates[field.id] = update_map(values, replace, f"metadata of field {path!r}")
         if updates[field.id] is None:
             raise TypeError(f"metadata of field {path!r} must be a mapping")

@@ -30,7 +30,7 @@ from ..naming import NamingScheme
 from ..refs import TREE_DIR, branch_path, validate_branch_name, write_branch, write_tag
 from ..refs import delete_tag as delete_tag_file
 from ..storage import Storage
-from .clone import write_shallow_clone
+from .clone import OpenDataset, write_shallow_clone
 from .restore import version_manifest_file
 
 if TYPE_CHECKING:
@@ -50,13 +50,16 @@ def delete_tag(dataset: "Dataset", name: str) -> None:
 
 
 def create_branch(
-    dataset: "Dataset", name: str, version: int | None = None, *, relative_base_path: bool = False
+    dataset: "Dataset",
+    name: str,
+    version: int | None = None,
+    *,
+    relative_base_path: bool = False,
+    open_dataset: OpenDataset,
 ) -> "Dataset":
     """Start branch ``name`` from ``version`` (default: the version
     ``dataset`` is at) of the dataset's branch, and open it.
     ``relative_base_path`` as for :func:`~.clone.shallow_clone`."""
-    from ..dataset import Dataset
-
     validate_branch_name(name)
     root = dataset.root_storage()
     if root.exists(branch_path(name)):
@@ -74,4 +77,4 @@ def create_branch(
         relative_base_path=relative_base_path,
     )
     write_branch(root, name, version, parent_branch=dataset.manifest.branch)
-    return Dataset.open(branch_root.root)
+    return open_dataset(branch_root.root, None)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import CorruptFileError
+from ..errors import CorruptFileError, InvalidOperationError
 from ..manifest_file import ManifestFile, read_manifest_file
 from ..naming import resolve_version
 from ..transactions import Restore
@@ -41,7 +41,7 @@ def version_manifest_file(dataset: "Dataset", version: int) -> ManifestFile:
     (its branch). Raises :class:`~reference_impl.errors.VersionNotFoundError`
     when that version has no manifest."""
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"a version is a positive integer, not {version!r}")
+        raise InvalidOperationError(f"a version is a positive integer, not {version!r}")
     _, relpath, _ = resolve_version(dataset.storage, version)
     source = read_manifest_file(dataset.storage, relpath)
     if source.manifest.version != version:

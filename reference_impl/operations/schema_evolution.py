@@ -41,21 +41,16 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyarrow import acero
 
-from ..errors import UnsupportedFeatureError
+from ..arrow_schema import add_fields, schema_from_arrow, schema_to_arrow
+from ..errors import InvalidOperationError, UnsupportedFeatureError
 from ..fragment_writer import check_writable_version, write_data_file
 from ..fragments import TOMBSTONE_FIELD_ID, Fragment
-from ..logical_types import (
-    EXTENSION_METADATA_KEY,
-    EXTENSION_NAME_KEY,
-    add_fields,
-    next_field_id,
-    primary_key_problems,
-    schema_from_arrow,
-)
 from ..scan import field_with_descendants, fragment_table
-from ..schema import TOP_LEVEL_PARENT, Field, Schema
+from ..schema import TOP_LEVEL_PARENT, Field, Schema, next_field_id, primary_key_problems
 from ..transactions import Merge, Project
+from ..type_grammar import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -113,7 +108,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
     leaves only) that ``old`` did not already break."""
     introduced = set(primary_key_problems(new)) - set(primary_key_problems(old))
     if introduced:
-        raise ValueError("the change breaks the primary key: " + "; ".join(sorted(introduced)))
+        raise InvalidOperationError("the change breaks the primary key: " + "; ".join(sorted(introduced)))
 
 
 def check_writable(dataset: "Dataset") -> None:
@@ -135,7 +130,7 @@ def physical_rows(dataset: "Dataset", fragment: Fragment) -> pa.Table:
 def with_new_data_file(dataset: "Dataset", fragment: Fragment, table: pa.Table, fields: list[Field]) -> Fragment:
     """``fragment`` with one more data file holding ``table``, whose columns
     are the top-level ``fields`` (descendants follow their parent)."""
-    arrow_schema = Schema(fields).to_arrow()
+    arrow_schema = schema_to_arrow(Schema(fields))
     data_file = write_data_file(dataset.storage, table.cast(arrow_schema), fields)
     return dataclasses.replace(fragment, files=[*fragment.files, data_file])
 
@@ -162,11 +157,11 @@ def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
     """
     check_writable(dataset)
     if not isinstance(columns, Mapping) or not columns:
-        raise ValueError("columns must be a non-empty mapping of new columns to their values")
+        raise InvalidOperationError("columns must be a non-empty mapping of new columns to their values")
     requested = [(_requested_field(key), _check_producer(key, value)) for key, value in columns.items()]
 
     values = {f.id: _evaluate_all(physical_rows(dataset, f), requested) for f in dataset.fragments}
-    sample = next(iter(values.values()), None) or _evaluate_all(dataset.schema.to_arrow().empty_table(), requested)
+    sample = next(iter(values.values()), None) or _evaluate_all(schema_to_arrow(dataset.schema).empty_table(), requested)
     arrow_fields = [_final_field(field, values, index, sample) for index, (field, _) in enumerate(requested)]
 
     schema = add_fields(dataset.schema, arrow_fields, used_field_ids=data_file_field_ids(dataset))
@@ -205,11 +200,11 @@ def _evaluate_all(table: pa.Table, requested) -> list[pa.Array]:
     for field, producer in requested:
         array = _evaluate(producer, table)
         if len(array) != table.num_rows:
-            raise ValueError(f"column {_name(field)!r}: got {len(array)} values for {table.num_rows} rows")
+            raise InvalidOperationError(f"column {_name(field)!r}: got {len(array)} values for {table.num_rows} rows")
         if isinstance(field, pa.Field):
             array = array.cast(field.type)
             if not field.nullable and array.null_count:
-                raise ValueError(f"column {field.name!r} is not nullable but {array.null_count} values are null")
+                raise InvalidOperationError(f"column {field.name!r} is not nullable but {array.null_count} values are null")
         arrays.append(array)
     return arrays
 
@@ -217,8 +212,6 @@ def _evaluate_all(table: pa.Table, requested) -> list[pa.Array]:
 def _evaluate(producer, table: pa.Table) -> pa.Array:
     """Apply an expression (projected in row order) or a function to ``table``."""
     if isinstance(producer, pc.Expression):
-        import pyarrow.acero as acero
-
         plan = acero.Declaration.from_sequence(
             [
                 acero.Declaration("table_source", acero.TableSourceNodeOptions(table)),
@@ -266,19 +259,19 @@ def drop_columns(dataset: "Dataset", names) -> "Dataset":
     """
     paths = [names] if isinstance(names, str) else list(names)
     if not paths:
-        raise ValueError("no column to drop")
+        raise InvalidOperationError("no column to drop")
     schema = dataset.schema
     removed: set[int] = set()
     for path in paths:
         field = resolve_path(schema, path)
         parent = schema.field_by_id(field.parent_id)
         if parent is not None and parent.logical_type != "struct":
-            raise ValueError(f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field")
+            raise InvalidOperationError(f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field")
         removed |= subtree_ids(schema, field)
     removed |= _emptied_structs(schema, removed)
     kept = [f for f in schema.fields if f.id not in removed]
     if not any(f.parent_id == TOP_LEVEL_PARENT for f in kept):
-        raise ValueError("cannot drop every column of a dataset")
+        raise InvalidOperationError("cannot drop every column of a dataset")
     new_schema = Schema(kept)
     check_primary_key_kept_valid(schema, new_schema)
     return dataset.commit(Project(schema=new_schema, preserves_nullability=preserves_nullability(schema, new_schema)))
@@ -327,7 +320,7 @@ def alter_columns(dataset: "Dataset", *alterations: Mapping) -> "Dataset":
     Without a cast the change is a ``Project``; with one, a ``Merge``.
     """
     if not alterations:
-        raise ValueError("no alteration given")
+        raise InvalidOperationError("no alteration given")
     old = dataset.schema
     fields = {f.id: dataclasses.replace(f) for f in old.fields}
     casts: list[tuple[Field, pa.DataType]] = []
@@ -355,19 +348,19 @@ def _altered_field(schema: Schema, alteration: Mapping, seen: set[int]) -> Field
         raise TypeError(f"an alteration is a mapping, not {type(alteration).__name__}")
     unknown = set(alteration) - _ALTERATION_KEYS
     if unknown:
-        raise ValueError(f"unknown alteration keys {sorted(unknown)}; allowed: {sorted(_ALTERATION_KEYS)}")
+        raise InvalidOperationError(f"unknown alteration keys {sorted(unknown)}; allowed: {sorted(_ALTERATION_KEYS)}")
     if not set(alteration) & {"name", "nullable", "data_type"}:
-        raise ValueError(f"alteration of {alteration.get('path')!r} changes nothing")
+        raise InvalidOperationError(f"alteration of {alteration.get('path')!r} changes nothing")
     field = resolve_path(schema, alteration.get("path"))
     if field.id in seen:
-        raise ValueError(f"{alteration['path']!r} is altered twice; give one alteration per field")
+        raise InvalidOperationError(f"{alteration['path']!r} is altered twice; give one alteration per field")
     seen.add(field.id)
     return field
 
 
 def _new_name(name) -> str:
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{name!r} is not a field name")
+        raise InvalidOperationError(f"{name!r} is not a field name")
     return name
 
 
@@ -377,7 +370,7 @@ def _check_sibling_names(schema: Schema) -> None:
     seen: set[tuple[int, str]] = set()
     for f in schema.fields:
         if (f.parent_id, f.name) in seen:
-            raise ValueError(f"two fields named {f.name!r} would share a parent")
+            raise InvalidOperationError(f"two fields named {f.name!r} would share a parent")
         seen.add((f.parent_id, f.name))
 
 
@@ -388,7 +381,7 @@ def _new_nullability(dataset: "Dataset", field: Field, alteration: Mapping) -> b
     if not nullable and field.nullable:
         nulls = _visible_nulls(dataset, alteration["path"])
         if nulls:
-            raise ValueError(f"{alteration['path']!r} holds {nulls} nulls and cannot be made non-nullable")
+            raise InvalidOperationError(f"{alteration['path']!r} holds {nulls} nulls and cannot be made non-nullable")
     return nullable
 
 
@@ -443,11 +436,11 @@ def _cast_target(schema: Schema, field: Field, data_type) -> pa.DataType | None:
             field.name,
             "only top-level columns can change type: a nested field's new data file would repeat its parent's id",
         )
-    current = Schema(field_with_descendants(schema, field)).to_arrow().field(0).type
+    current = schema_to_arrow(Schema(field_with_descendants(schema, field))).field(0).type
     if current == data_type:
         return None
     if not castable(current, data_type):
-        raise ValueError(f"cannot cast {field.name!r} from {current} to {data_type}")
+        raise InvalidOperationError(f"cannot cast {field.name!r} from {current} to {data_type}")
     return data_type
 
 
@@ -465,7 +458,7 @@ def _commit_casts(dataset: "Dataset", schema: Schema, casts: list[tuple[Field, p
         new_tops.append(subtree[0])
 
     cast_fields = [f for top in new_tops for f in field_with_descendants(schema, top)]
-    targets = pa.schema([schema.to_arrow().field(top.name) for top in new_tops])
+    targets = pa.schema([schema_to_arrow(schema).field(top.name) for top in new_tops])
     fragments = []
     for fragment in dataset.fragments:
         rows = physical_rows(dataset, fragment)
