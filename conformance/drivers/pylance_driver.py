@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field as dc_field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..describe import (
     DESCRIBE_FORMAT,
@@ -71,6 +71,9 @@ ROW_OFFSET_MASK = (1 << 32) - 1
 #: Paths use ``.`` for nesting and ``[]`` for "every element of a list". It is
 #: empty for pylance 14, which exposes every key, some of them only through
 #: ``lance.debug`` (see below).
+#: Declared here for type checkers (a declaration without a value binds no
+#: name, so the module ``__getattr__`` below still computes it).
+UNREPORTED: frozenset[str]
 
 
 def __getattr__(name: str):
@@ -364,7 +367,8 @@ def _describe_fragments(dataset, manifest: "DebugStruct") -> list[FragmentDescri
                 num_deleted_rows=num_deleted_rows,
                 deleted_offsets=deleted_offsets,
                 files=record.files,
-                row_ids=[row_id for _, row_id in rows] if stable_row_ids else None,
+                # With stable row ids every visible row was scanned with one.
+                row_ids=cast("list[int]", [row_id for _, row_id in rows]) if stable_row_ids else None,
             )
         )
     return described
@@ -703,6 +707,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         if match is None:
             raise ValueError(f"cannot parse pylance's debug rendering at {text[position:position + 40]!r}")
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         if kind != "space":
             tokens.append((kind, match.group()))
         position = match.end()
@@ -734,7 +739,8 @@ class _DebugParser:
         """Items separated by commas (trailing comma allowed) up to ``close``."""
         items = []
         while not self.at(close):
-            if self.peek() is not None and self.peek()[0] == "rest":
+            token = self.peek()
+            if token is not None and token[0] == "rest":
                 self.take()  # ``..`` of a non-exhaustive struct
             else:
                 items.append(item())
@@ -811,6 +817,7 @@ def parse_rust_debug(text: str) -> Any:
     """
     parser = _DebugParser(text)
     value = parser.value()
-    if parser.peek() is not None:
-        raise ValueError(f"trailing text after the rendered value: {parser.peek()[1]!r}")
+    trailing = parser.peek()
+    if trailing is not None:
+        raise ValueError(f"trailing text after the rendered value: {trailing[1]!r}")
     return value
