@@ -125,7 +125,9 @@ class Description(TypedDict):
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     """A JSON Schema shipped in ``conformance/schemas``."""
-    text = resources.files("conformance").joinpath("schemas", name).read_text()
+    # One name per joinpath: importlib's Traversable takes only one before
+    # Python 3.11.
+    text = resources.files("conformance").joinpath("schemas").joinpath(name).read_text()
     return json.loads(text)
 
 
@@ -169,8 +171,9 @@ def to_text(document: Description) -> str:
     writer = document.get("writer_version")
     if writer:
         lines.append(f"written by {writer['library']} {writer['version']}")
-    if document.get("data_format"):
-        lines.append(f"data format {document['data_format']['file_format']} {document['data_format']['version']}")
+    data_format = document.get("data_format")
+    if data_format:
+        lines.append(f"data format {data_format['file_format']} {data_format['version']}")
     lines.append("schema:")
     depth = {-1: 0}
     for field in document["schema"]:
