@@ -18,7 +18,7 @@ import base64
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable, Literal, TypedDict
+from typing import Any, Iterable, Literal, Mapping, TypedDict
 
 DESCRIBE_FORMAT = 1
 
@@ -141,7 +141,7 @@ def schema_validator(name: str):
     return jsonschema.Draft202012Validator(schema)
 
 
-def validate_description(document: dict) -> None:
+def validate_description(document: Mapping[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
     import jsonschema
 

@@ -39,6 +39,7 @@ inside an old release's own environment too
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field as dc_field
 from typing import TYPE_CHECKING, Any, cast
@@ -161,14 +162,14 @@ FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
 # ---------------------------------------------------------------------------
 
 
-def versions(uri: str) -> list[int]:
+def versions(uri: str | os.PathLike[str]) -> list[int]:
     """Every version pylance lists for the dataset, ascending."""
     import lance
 
     return sorted(int(entry["version"]) for entry in lance.dataset(str(uri)).versions())
 
 
-def read_table(uri: str, version: int | None = None) -> pa.Table:
+def read_table(uri: str | os.PathLike[str], version: int | None = None) -> pa.Table:
     """The visible rows of one version as pylance scans them.
 
     Blob columns are read as their values (``blob_handling="all_binary"``):
@@ -210,7 +211,7 @@ def _with_blob_values(dataset, blob_columns: list[str]) -> "pa.Table":
     return table
 
 
-def describe(uri: str, version: int | None = None) -> Description:
+def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:
     """The canonical describe document of one version, as pylance sees it."""
     import lance
     import lance.debug
