@@ -137,7 +137,7 @@ def _print_results(results, output_format: str) -> None:
         print(f"{result.status.upper():16} {result.case}{extra}")
         for line in result.problems + result.notes:
             print(f"    {line}")
-    counts = {}
+    counts: dict[str, int] = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     print(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no cases")

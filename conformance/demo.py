@@ -48,7 +48,8 @@ def _write_with_pylance(root: Path) -> dict[str, Path]:
     lance.write_dataset(_rows(0, 50), path, enable_v2_manifest_paths=False, data_storage_version="2.0")
     dataset = lance.dataset(path)
     dataset.add_columns({"twice": "id * 2"})
-    dataset.alter_columns({"path": "name", "name": "label"})
+    # pylance annotates each alteration as an iterable of them; it is one dict.
+    dataset.alter_columns({"path": "name", "name": "label"})  # type: ignore[dict-item]
     dataset.create_scalar_index("id", "BTREE")
     dataset.tags.create("first", 1)
     datasets[path.name] = path

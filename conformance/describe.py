@@ -3,7 +3,13 @@
 Every reader-facing view in lance-conformance goes through this document: the
 ``describe`` command prints it, every driver produces it from its own
 implementation, and conformance checks compare two of them. Its JSON Schema is
-``conformance/schemas/describe.schema.json``.
+``conformance/schemas/describe.schema.json``; :class:`Description` and the
+shapes it is made of are the same document as typed dictionaries, which every
+driver builds (their keys are declared in the schema's order, the order the
+JSON is written in).
+
+Standard library only: the pylance driver imports this module inside an old
+pylance release's own environment (:mod:`conformance.drivers.release`).
 """
 
 from __future__ import annotations
@@ -12,15 +18,116 @@ import base64
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal, Mapping, TypedDict
 
 DESCRIBE_FORMAT = 1
+
+#: The manifest naming scheme; ``legacy`` for a dataset known only through
+#: ``_latest.manifest``.
+NamingScheme = Literal["v1", "v2", "legacy"]
+
+
+class FieldDescription(TypedDict):
+    """One schema field; fields are listed depth first, in manifest order."""
+
+    id: int
+    parent_id: int
+    name: str
+    logical_type: str
+    nullable: bool
+
+
+class DataFileDescription(TypedDict):
+    """One data file of a fragment, as the manifest records it."""
+
+    path: str
+    fields: list[int]
+    column_indices: list[int]
+    file_major_version: int
+    file_minor_version: int
+    #: The recorded size; 0 means unknown.
+    file_size_bytes: int | None
+    base_id: int | None
+
+
+class FragmentDescription(TypedDict):
+    """One fragment: its rows, deleted offsets (ascending), files and the
+    stable row ids of its visible rows (None without stable row ids)."""
+
+    id: int
+    physical_rows: int
+    num_deleted_rows: int
+    deleted_offsets: list[int]
+    files: list[DataFileDescription]
+    row_ids: list[int] | None
+
+
+class DataFormatDescription(TypedDict):
+    file_format: str
+    version: str
+
+
+class WriterVersionDescription(TypedDict):
+    library: str
+    version: str
+
+
+class IndexDescription(TypedDict):
+    """One index segment; the document lists them by (name, uuid)."""
+
+    name: str
+    uuid: str
+    fields: list[int]
+    dataset_version: int
+    fragment_ids: list[int] | None
+    type_url: str | None
+
+
+class BasePathDescription(TypedDict):
+    id: int
+    name: str | None
+    is_dataset_root: bool
+    path: str
+
+
+class TagDescription(TypedDict):
+    name: str
+    version: int
+    branch: str | None
+
+
+class Description(TypedDict):
+    """The canonical description of one version (the schema's top level).
+
+    ``naming_scheme`` is None only from a driver that lists it as unreported
+    (a reader that cannot tell which manifest path it followed)."""
+
+    describe_format: int
+    version: int
+    naming_scheme: NamingScheme | None
+    num_rows: int
+    schema: list[FieldDescription]
+    schema_metadata: dict[str, str]
+    fragments: list[FragmentDescription]
+    reader_feature_flags: int | None
+    writer_feature_flags: int | None
+    max_fragment_id: int | None
+    next_row_id: int | None
+    data_format: DataFormatDescription | None
+    writer_version: WriterVersionDescription | None
+    indices: list[IndexDescription]
+    config: dict[str, str]
+    table_metadata: dict[str, str]
+    base_paths: list[BasePathDescription]
+    tags: list[TagDescription]
 
 
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     """A JSON Schema shipped in ``conformance/schemas``."""
-    text = resources.files("conformance").joinpath("schemas", name).read_text()
+    # One name per joinpath: importlib's Traversable takes only one before
+    # Python 3.11.
+    text = resources.files("conformance").joinpath("schemas").joinpath(name).read_text()
     return json.loads(text)
 
 
@@ -34,7 +141,7 @@ def schema_validator(name: str):
     return jsonschema.Draft202012Validator(schema)
 
 
-def validate_description(document: dict) -> None:
+def validate_description(document: Mapping[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
     import jsonschema
 
@@ -51,11 +158,11 @@ def metadata_value(raw: bytes) -> str:
         return "base64:" + base64.b64encode(raw).decode("ascii")
 
 
-def to_json(document: dict) -> str:
+def to_json(document: Description) -> str:
     return json.dumps(document, indent=2, sort_keys=False)
 
 
-def to_text(document: dict) -> str:
+def to_text(document: Description) -> str:
     """A short human-readable rendering."""
     lines = [
         f"version {document['version']} ({document['naming_scheme']} names), {document['num_rows']} rows, "
@@ -64,8 +171,9 @@ def to_text(document: dict) -> str:
     writer = document.get("writer_version")
     if writer:
         lines.append(f"written by {writer['library']} {writer['version']}")
-    if document.get("data_format"):
-        lines.append(f"data format {document['data_format']['file_format']} {document['data_format']['version']}")
+    data_format = document.get("data_format")
+    if data_format:
+        lines.append(f"data format {data_format['file_format']} {data_format['version']}")
     lines.append("schema:")
     depth = {-1: 0}
     for field in document["schema"]:

@@ -110,7 +110,10 @@ class Requirement:
 
 def catalog_text() -> str:
     """The raw JSON of the catalog as shipped in the package."""
-    return resources.files("conformance").joinpath(*CATALOG_RESOURCE).read_text(encoding="utf-8")
+    resource = resources.files("conformance")
+    for name in CATALOG_RESOURCE:  # one name per joinpath: Traversable takes only one before Python 3.11
+        resource = resource.joinpath(name)
+    return resource.read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)

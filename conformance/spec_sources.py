@@ -74,7 +74,10 @@ class SourceDocument:
 
 def sources_text() -> str:
     """The raw JSON of the source table as shipped in the package."""
-    return resources.files("conformance").joinpath(*SOURCES_RESOURCE).read_text(encoding="utf-8")
+    resource = resources.files("conformance")
+    for part in SOURCES_RESOURCE:  # one name at a time: joinpath takes one before Python 3.11
+        resource = resource.joinpath(part)
+    return resource.read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)
@@ -146,5 +149,5 @@ def render_markdown(documents: Mapping[str, SourceDocument], cited: Mapping[str,
     if notes:
         lines += ["", "## Notes", ""]
         for item in notes:
-            lines += [f"### `{item.id}`", "", item.differences, ""]
+            lines += [f"### `{item.id}`", "", item.differences or "", ""]
     return "\n".join(lines).rstrip("\n") + "\n"

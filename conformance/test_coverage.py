@@ -57,7 +57,8 @@ def scan_tests(tests_dir: Path) -> dict[str, list[str]]:
 @lru_cache(maxsize=None)
 def tested_requirements() -> dict[str, list[str]]:
     """The shipped map of requirement id -> tests that check it."""
-    text = resources.files("conformance").joinpath("data", "tested_requirements.json").read_text()
+    # One name per joinpath: importlib's Traversable takes only one before Python 3.11.
+    text = resources.files("conformance").joinpath("data").joinpath("tested_requirements.json").read_text()
     return json.loads(text)
 
 

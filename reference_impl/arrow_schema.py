@@ -253,6 +253,7 @@ def _build_type(p: ParsedType, children: list[pa.Field]) -> pa.DataType:
         return pa.map_(entries.field(0), entries.field(1))
     if kind == "fixed_size_list":
         element = p.element
+        assert element is not None, "the grammar gives every fixed_size_list an element type"
         if element.kind == "struct":
             item = children[0]
         elif element.kind == BFLOAT16_EXTENSION:
@@ -266,6 +267,7 @@ def _build_type(p: ParsedType, children: list[pa.Field]) -> pa.DataType:
             item = pa.field("item", _build_type(element, []), nullable=True)
         return pa.list_(item, p.size)
     if kind == "dict":
+        assert p.key is not None and p.value is not None, "the grammar gives every dict its key and value types"
         return pa.dictionary(_build_type(p.key, []), _build_type(p.value, []), ordered=bool(p.ordered))
     raise ValueError(f"no Arrow type for {p.text!r}")  # pragma: no cover - the parser admits nothing else
 

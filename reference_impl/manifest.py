@@ -169,10 +169,10 @@ class Manifest:
         )
         for key, value in self.schema.metadata.items():
             msg.schema_metadata[key] = value
-        for key, value in self.config.items():
-            msg.config[key] = value
-        for key, value in self.table_metadata.items():
-            msg.table_metadata[key] = value
+        for key, text in self.config.items():
+            msg.config[key] = text
+        for key, text in self.table_metadata.items():
+            msg.table_metadata[key] = text
         if self.writer_version is not None:
             msg.writer_version.library = self.writer_version.library
             msg.writer_version.version = self.writer_version.version

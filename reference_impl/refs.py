@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field as dc_field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import quote, unquote
 
 from . import entropy
@@ -189,6 +189,10 @@ def _key(obj: dict, camel: str, snake: str, path: str) -> Any:
     return a if a is not _MISSING else b
 
 
+@overload
+def _uint(value: Any, key: str, path: str, *, required: Literal[True]) -> int: ...
+@overload
+def _uint(value: Any, key: str, path: str, *, required: Literal[False]) -> int | None: ...
 def _uint(value: Any, key: str, path: str, *, required: bool) -> int | None:
     if value is _MISSING or (value is None and not required):
         if required:
@@ -316,7 +320,7 @@ def write_tag(
     if manifest_size is None:
         manifest_size = _manifest_size(storage, branch, version)
     now = _now_rfc3339()
-    obj = {
+    obj: dict[str, object] = {
         "branch": branch,
         "version": version,
         "createdAt": now,
@@ -355,7 +359,7 @@ def write_branch(
         manifest_size = _manifest_size(storage, parent_branch, parent_version)
     if create_at is None:
         create_at = entropy.current().time_ns() // 1_000_000_000
-    obj = {
+    obj: dict[str, object] = {
         "parentBranch": parent_branch,
         "parentVersion": parent_version,
         "createAt": create_at,

@@ -56,10 +56,10 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
     schema = dataset.schema
     arrow_schema = arrow_schema_of(dataset)
     source_of: dict[int, int] = {}
-    for index, data_file in enumerate(fragment.files):
+    for position, data_file in enumerate(fragment.files):
         for field_id in data_file.fields:
             if field_id != TOMBSTONE_FIELD_ID:
-                source_of[field_id] = index
+                source_of[field_id] = position
 
     readers: dict[int, LanceFileReader] = {}
     columns = []

@@ -22,13 +22,12 @@ from conformance.describe import load_schema, schema_validator
 from conformance.fixtures.base_paths import CASE_PLACEHOLDER, materialize
 from conformance.fixtures.case import case_dirs, load_case
 from conformance.fixtures.all_cases import all_specs
-from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE, REFERENCE
+from conformance.fixtures.catalog import OLD_PYLANCE, PYLANCE
 from conformance.fixtures.expected import EXPECTED_DIR, load_expected
 from conformance.fixtures.features import FEATURES
 from conformance.spec_sources import load_documents
 from conformance.fixtures.generate import CASES_DIR, generate
 from conformance.fixtures.matrix import build_matrix
-from conformance.fixtures.promote import promote
 from conformance.fixtures.verify import ACCEPTED, FAIL, KNOWN_DEVIATION, PASS, verify_case, verify_corpus
 from conformance.validator import Severity, validate
 from reference_impl.dataset import Dataset

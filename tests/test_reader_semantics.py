@@ -72,7 +72,7 @@ def test_a_reader_refuses_an_unknown_reader_flag(tmp_path):
     with pytest.raises(UnsupportedFeatureError, match="0x1000"):
         Dataset.open(path)
     # pylance refuses it too: the flag means "you cannot read this correctly".
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - any error pylance raises is a refusal
         lance.dataset(str(path)).to_table()
 
 

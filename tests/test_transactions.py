@@ -257,7 +257,7 @@ def test_transaction_embedded_in_a_manifest(history):
     path = history[0]
     storage = Storage(path)
     manifests, _ = committed_manifests(storage)
-    for version, relpath in manifests.items():
+    for relpath in manifests.values():
         decoded = read_manifest_file(storage, relpath)
         txn = read_transaction_file(storage, decoded.manifest.transaction_file)
         again = decode_manifest_file(encode_manifest_file(decoded.manifest, decoded.indices, txn), "again")

@@ -1,9 +1,10 @@
 """Drivers: one Lance implementation each, seen through the same small API.
 
-A driver is a module offering
+A driver is anything that satisfies :class:`Driver` (a module does, by its
+module-level names):
 
 * ``versions(uri) -> list[int]``: the versions it lists, ascending;
-* ``describe(uri, version) -> dict``: the canonical description
+* ``describe(uri, version) -> Description``: the canonical description
   (``conformance/schemas/describe.schema.json``) of one version;
 * ``read_table(uri, version) -> pyarrow.Table``: the visible rows of one version;
 * ``UNREPORTED``: document paths it cannot report (skipped in comparisons).
@@ -30,8 +31,13 @@ callers that catch driver failures to count it as one.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Protocol, cast
 
+from ..describe import Description
 from .release import is_implementation_failure
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pyarrow as pa
 
 #: Driver name -> module. Modules are imported on first use, so a driver whose
 #: implementation is not installed costs nothing until it is asked for.
@@ -40,8 +46,43 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
 }
 
-__all__ = ["DRIVERS", "DriverError", "close_driver", "is_implementation_failure", "load_driver"]
+__all__ = ["DRIVERS", "ClosableDriver", "Driver", "DriverError", "close_driver", "is_implementation_failure",
+           "load_driver"]
 
+
+class Driver(Protocol):
+    """One Lance implementation as the conformance checks see it.
+
+    A module satisfies it structurally through its module-level names (the
+    reference and pylance drivers), an object through its attributes (a
+    release driver). Any method raises when the implementation refuses the
+    dataset."""
+
+    #: Document paths (``fragments[].files[].base_id``) the implementation
+    #: cannot report; comparisons skip them.
+    UNREPORTED: frozenset[str]
+
+    def versions(self, uri: str) -> list[int]:
+        """The versions the implementation lists, ascending."""
+        ...
+
+    def describe(self, uri: str, version: int | None = None) -> Description:
+        """The canonical description of one version (the latest by default)."""
+        ...
+
+    def read_table(self, uri: str, version: int | None = None) -> pa.Table:
+        """The visible rows of one version."""
+        ...
+
+
+class ClosableDriver(Driver, Protocol):
+    """A driver holding something to release (a release driver's child
+    process); :func:`close_driver` calls :meth:`close`."""
+
+    def close(self) -> None: ...
+
+
+#: The names :func:`load_driver` checks a driver module for: :class:`Driver`'s members.
 REQUIRED_NAMES = ("versions", "describe", "read_table", "UNREPORTED")
 
 
@@ -49,7 +90,7 @@ class DriverError(Exception):
     """A driver name that names no usable driver."""
 
 
-def load_driver(name: str):
+def load_driver(name: str) -> Driver:
     """The driver for ``name``: a key of :data:`DRIVERS`, ``pylance@VERSION``,
     or an importable module name."""
     from . import release
@@ -74,11 +115,22 @@ def load_driver(name: str):
     missing = [attribute for attribute in REQUIRED_NAMES if not hasattr(module, attribute)]
     if missing:
         raise DriverError(f"driver {name!r} ({module_name}) lacks {', '.join(missing)}")
-    return module
+    # The module is checked for the protocol's names just above; their
+    # signatures are the module author's promise.
+    return cast(Driver, module)
 
 
-def close_driver(driver) -> None:
+def close_driver(driver: Driver) -> None:
     """Release what a driver holds (a release driver's child process)."""
     close = getattr(driver, "close", None)
     if callable(close):
         close()
+
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    # mypy checks that the shipped drivers satisfy the protocol.
+    from . import pylance_driver, reference
+    from .release import ReleaseDriver
+
+    _SHIPPED: tuple[Driver, ...] = (reference, pylance_driver)
+    _RELEASE: ClosableDriver = cast(ReleaseDriver, None)

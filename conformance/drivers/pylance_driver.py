@@ -39,11 +39,25 @@ inside an old release's own environment too
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field as dc_field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ..describe import DESCRIBE_FORMAT, metadata_value
+from ..describe import (
+    DESCRIBE_FORMAT,
+    BasePathDescription,
+    DataFileDescription,
+    DataFormatDescription,
+    Description,
+    FieldDescription,
+    FragmentDescription,
+    IndexDescription,
+    NamingScheme,
+    TagDescription,
+    WriterVersionDescription,
+    metadata_value,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -58,6 +72,9 @@ ROW_OFFSET_MASK = (1 << 32) - 1
 #: Paths use ``.`` for nesting and ``[]`` for "every element of a list". It is
 #: empty for pylance 14, which exposes every key, some of them only through
 #: ``lance.debug`` (see below).
+#: Declared here for type checkers (a declaration without a value binds no
+#: name, so the module ``__getattr__`` below still computes it).
+UNREPORTED: frozenset[str]
 
 
 def __getattr__(name: str):
@@ -145,14 +162,14 @@ FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
 # ---------------------------------------------------------------------------
 
 
-def versions(uri: str) -> list[int]:
+def versions(uri: str | os.PathLike[str]) -> list[int]:
     """Every version pylance lists for the dataset, ascending."""
     import lance
 
     return sorted(int(entry["version"]) for entry in lance.dataset(str(uri)).versions())
 
 
-def read_table(uri: str, version: int | None = None) -> pa.Table:
+def read_table(uri: str | os.PathLike[str], version: int | None = None) -> pa.Table:
     """The visible rows of one version as pylance scans them.
 
     Blob columns are read as their values (``blob_handling="all_binary"``):
@@ -194,7 +211,7 @@ def _with_blob_values(dataset, blob_columns: list[str]) -> "pa.Table":
     return table
 
 
-def describe(uri: str, version: int | None = None) -> dict:
+def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:
     """The canonical describe document of one version, as pylance sees it."""
     import lance
     import lance.debug
@@ -205,26 +222,26 @@ def describe(uri: str, version: int | None = None) -> dict:
         raise ValueError("lance.debug.format_manifest did not render a Manifest")
 
     fragments = _describe_fragments(dataset, manifest)
-    return {
-        "describe_format": DESCRIBE_FORMAT,
-        "version": int(dataset.version),
-        "naming_scheme": _naming_scheme(dataset),
-        "num_rows": int(dataset.count_rows()),
-        "schema": _describe_schema(manifest["schema"]),
-        "schema_metadata": _schema_metadata(dataset.schema.metadata),
-        "fragments": fragments,
-        "reader_feature_flags": int(manifest["reader_feature_flags"]),
-        "writer_feature_flags": int(manifest["writer_feature_flags"]),
-        "max_fragment_id": _optional_int(manifest["max_fragment_id"]),
-        "next_row_id": _next_row_id(manifest),
-        "data_format": _data_format(dataset, manifest, fragments),
-        "writer_version": _writer_version(manifest["writer_version"]),
-        "indices": _describe_indices(dataset, manifest),
-        "config": _config(dataset, manifest),
-        "table_metadata": {str(k): str(v) for k, v in (getattr(dataset, "metadata", None) or {}).items()},
-        "base_paths": _describe_base_paths(dataset),
-        "tags": _describe_tags(dataset),
-    }
+    return Description(
+        describe_format=DESCRIBE_FORMAT,
+        version=int(dataset.version),
+        naming_scheme=_naming_scheme(dataset),
+        num_rows=int(dataset.count_rows()),
+        schema=_describe_schema(manifest["schema"]),
+        schema_metadata=_schema_metadata(dataset.schema.metadata),
+        fragments=fragments,
+        reader_feature_flags=int(manifest["reader_feature_flags"]),
+        writer_feature_flags=int(manifest["writer_feature_flags"]),
+        max_fragment_id=_optional_int(manifest["max_fragment_id"]),
+        next_row_id=_next_row_id(manifest),
+        data_format=_data_format(dataset, manifest, fragments),
+        writer_version=_writer_version(manifest["writer_version"]),
+        indices=_describe_indices(dataset, manifest),
+        config=_config(dataset, manifest),
+        table_metadata={str(k): str(v) for k, v in (getattr(dataset, "metadata", None) or {}).items()},
+        base_paths=_describe_base_paths(dataset),
+        tags=_describe_tags(dataset),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -232,7 +249,7 @@ def describe(uri: str, version: int | None = None) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def _naming_scheme(dataset) -> str | None:
+def _naming_scheme(dataset) -> NamingScheme | None:
     """Classify the manifest path pylance tracks for this version (None, and
     ``naming_scheme`` in :data:`UNREPORTED`, for a release that cannot list
     the files of a version)."""
@@ -258,7 +275,7 @@ def _naming_scheme(dataset) -> str | None:
     raise ValueError(f"manifest path {path!r} of version {version} follows no known naming scheme")
 
 
-def _data_format(dataset, manifest: "DebugStruct", fragments: list[dict]) -> dict:
+def _data_format(dataset, manifest: "DebugStruct", fragments: list[FragmentDescription]) -> DataFormatDescription:
     """The dataset's data storage format as the release sees it.
 
     Releases before 0.16 keep no dataset-level format (their manifest has no
@@ -269,35 +286,37 @@ def _data_format(dataset, manifest: "DebugStruct", fragments: list[dict]) -> dic
     without data files is legacy (0.1) to them, as to those later releases.
     """
     if "data_storage_format" in manifest.fields and hasattr(dataset, "data_storage_version"):
-        return {
-            "file_format": str(manifest["data_storage_format"]["file_format"]),
-            "version": str(dataset.data_storage_version),
-        }
+        return DataFormatDescription(
+            file_format=str(manifest["data_storage_format"]["file_format"]),
+            version=str(dataset.data_storage_version),
+        )
     first_file = next((files[0] for files in (f["files"] for f in fragments) if files), None)
     if first_file is None or first_file["file_major_version"] < 2:
-        return {"file_format": "lance", "version": LEGACY_FORMAT_VERSION}
-    return {"file_format": "lance", "version": f"{first_file['file_major_version']}.{first_file['file_minor_version']}"}
+        return DataFormatDescription(file_format="lance", version=LEGACY_FORMAT_VERSION)
+    return DataFormatDescription(
+        file_format="lance", version=f"{first_file['file_major_version']}.{first_file['file_minor_version']}"
+    )
 
 
 #: How pylance names the legacy (v1) data storage format.
 LEGACY_FORMAT_VERSION = "0.1"
 
 
-def _describe_schema(schema: "DebugStruct") -> list[dict]:
+def _describe_schema(schema: "DebugStruct") -> list[FieldDescription]:
     """Fields depth first, which is the order a manifest lists them in."""
-    described: list[dict] = []
+    described: list[FieldDescription] = []
 
     def visit(field: DebugStruct) -> None:
         logical_type = field["logical_type"]
         described.append(
-            {
-                "id": int(field["id"]),
-                "parent_id": int(field["parent_id"]),
-                "name": str(field["name"]),
+            FieldDescription(
+                id=int(field["id"]),
+                parent_id=int(field["parent_id"]),
+                name=str(field["name"]),
                 # Rendered as LogicalType("int64"): a one-item tuple struct.
-                "logical_type": str(logical_type.items[0] if isinstance(logical_type, DebugTuple) else logical_type),
-                "nullable": bool(field["nullable"]),
-            }
+                logical_type=str(logical_type.items[0] if isinstance(logical_type, DebugTuple) else logical_type),
+                nullable=bool(field["nullable"]),
+            )
         )
         for child in field["children"]:
             visit(child)
@@ -317,7 +336,7 @@ def _schema_metadata(metadata: dict | None) -> dict[str, str]:
     }
 
 
-def _describe_fragments(dataset, manifest: "DebugStruct") -> list[dict]:
+def _describe_fragments(dataset, manifest: "DebugStruct") -> list[FragmentDescription]:
     # Metadata first, scan second: the document reports what the manifest
     # records, so nothing the scan might learn (pylance keeps file sizes in a
     # cache) should be able to leak into it.
@@ -328,7 +347,7 @@ def _describe_fragments(dataset, manifest: "DebugStruct") -> list[dict]:
         stable_row_ids = bool(int(manifest["reader_feature_flags"]) & STABLE_ROW_IDS_FLAG)
     visible = _visible_rows_by_fragment(dataset, with_row_ids=stable_row_ids)
 
-    described = []
+    described: list[FragmentDescription] = []
     for record in records:
         fragment_id = record.id
         rows = visible.get(fragment_id, [])
@@ -343,14 +362,15 @@ def _describe_fragments(dataset, manifest: "DebugStruct") -> list[dict]:
             # learns it from the deletion file, which is what the scan shows.
             num_deleted_rows = len(deleted_offsets)
         described.append(
-            {
-                "id": fragment_id,
-                "physical_rows": record.physical_rows,
-                "num_deleted_rows": num_deleted_rows,
-                "deleted_offsets": deleted_offsets,
-                "files": record.files,
-                "row_ids": [row_id for _, row_id in rows] if stable_row_ids else None,
-            }
+            FragmentDescription(
+                id=fragment_id,
+                physical_rows=record.physical_rows,
+                num_deleted_rows=num_deleted_rows,
+                deleted_offsets=deleted_offsets,
+                files=record.files,
+                # With stable row ids every visible row was scanned with one.
+                row_ids=cast("list[int]", [row_id for _, row_id in rows]) if stable_row_ids else None,
+            )
         )
     return described
 
@@ -367,7 +387,7 @@ class _FragmentRecord:
     physical_rows: int
     has_deletion_file: bool
     num_deleted_rows: int | None
-    files: list[dict]
+    files: list[DataFileDescription]
 
 
 def _fragment_record(metadata) -> _FragmentRecord:
@@ -395,19 +415,19 @@ def _fragment_record(metadata) -> _FragmentRecord:
     )
 
 
-def _describe_data_file_document(data_file: dict) -> dict:
+def _describe_data_file_document(data_file: dict) -> DataFileDescription:
     """A data file from ``to_json``: keys a release does not write are facts
     it does not keep (see :func:`unreported_keys`)."""
     base_id = data_file.get("base_id")
-    return {
-        "path": str(data_file["path"]),
-        "fields": [int(field_id) for field_id in data_file["fields"]],
-        "column_indices": [int(index) for index in data_file.get("column_indices", [])],
-        "file_major_version": int(data_file.get("file_major_version", 0)),
-        "file_minor_version": int(data_file.get("file_minor_version", 0)),
-        "file_size_bytes": int(data_file.get("file_size_bytes") or 0),
-        "base_id": None if base_id is None else int(base_id),
-    }
+    return DataFileDescription(
+        path=str(data_file["path"]),
+        fields=[int(field_id) for field_id in data_file["fields"]],
+        column_indices=[int(index) for index in data_file.get("column_indices", [])],
+        file_major_version=int(data_file.get("file_major_version", 0)),
+        file_minor_version=int(data_file.get("file_minor_version", 0)),
+        file_size_bytes=int(data_file.get("file_size_bytes") or 0),
+        base_id=None if base_id is None else int(base_id),
+    )
 
 
 def _scans_row_addresses(dataset) -> bool:
@@ -462,59 +482,58 @@ def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[
     return by_fragment
 
 
-def _describe_data_file(data_file) -> dict:
-    described = {
-        "path": str(data_file.path),
-        "fields": [int(field_id) for field_id in data_file.fields],
-        "column_indices": [int(index) for index in data_file.column_indices],
-        "file_major_version": int(data_file.file_major_version),
-        "file_minor_version": int(data_file.file_minor_version),
+def _describe_data_file(data_file) -> DataFileDescription:
+    return DataFileDescription(
+        path=str(data_file.path),
+        fields=[int(field_id) for field_id in data_file.fields],
+        column_indices=[int(index) for index in data_file.column_indices],
+        file_major_version=int(data_file.file_major_version),
+        file_minor_version=int(data_file.file_minor_version),
         # pylance shows a recorded size of 0 ("unknown") as None. A release
         # without sizes or base ids has them in UNREPORTED.
-        "file_size_bytes": int(getattr(data_file, "file_size_bytes", None) or 0),
-        "base_id": None if getattr(data_file, "base_id", None) is None else int(data_file.base_id),
-    }
-    return described
+        file_size_bytes=int(getattr(data_file, "file_size_bytes", None) or 0),
+        base_id=None if getattr(data_file, "base_id", None) is None else int(data_file.base_id),
+    )
 
 
-def _describe_indices(dataset, manifest: "DebugStruct") -> list[dict]:
+def _describe_indices(dataset, manifest: "DebugStruct") -> list[IndexDescription]:
     if not hasattr(dataset, "describe_indices"):
         return _describe_listed_indices(dataset, manifest)
-    described = []
+    described: list[IndexDescription] = []
     for index in dataset.describe_indices():
         for segment in index.segments:
             fragment_ids = segment.fragment_ids
             described.append(
-                {
-                    "name": str(index.name),
-                    "uuid": str(segment.uuid),
-                    "fields": [int(field_id) for field_id in index.fields],
-                    "dataset_version": int(segment.dataset_version_at_last_update),
-                    "fragment_ids": sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
-                    "type_url": str(index.type_url) if index.type_url else None,
-                }
+                IndexDescription(
+                    name=str(index.name),
+                    uuid=str(segment.uuid),
+                    fields=[int(field_id) for field_id in index.fields],
+                    dataset_version=int(segment.dataset_version_at_last_update),
+                    fragment_ids=sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
+                    type_url=str(index.type_url) if index.type_url else None,
+                )
             )
     described.sort(key=lambda entry: (entry["name"], entry["uuid"]))
     return described
 
 
-def _describe_listed_indices(dataset, manifest: "DebugStruct") -> list[dict]:
+def _describe_listed_indices(dataset, manifest: "DebugStruct") -> list[IndexDescription]:
     """Older releases list each index segment as a dict with field *names*
     and no type URL (``indices[].type_url`` is then unreported); the names
     are mapped to ids through the schema the release rendered."""
     field_ids = _field_ids_by_path(manifest["schema"])
-    described = []
+    described: list[IndexDescription] = []
     for index in dataset.list_indices():
         fragment_ids = index.get("fragment_ids")
         described.append(
-            {
-                "name": str(index["name"]),
-                "uuid": str(index["uuid"]),
-                "fields": [field_ids[str(name)] for name in index["fields"]],
-                "dataset_version": int(index["version"]),
-                "fragment_ids": sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
-                "type_url": None,
-            }
+            IndexDescription(
+                name=str(index["name"]),
+                uuid=str(index["uuid"]),
+                fields=[field_ids[str(name)] for name in index["fields"]],
+                dataset_version=int(index["version"]),
+                fragment_ids=sorted(int(i) for i in fragment_ids) if fragment_ids is not None else None,
+                type_url=None,
+            )
         )
     described.sort(key=lambda entry: (entry["name"], entry["uuid"]))
     return described
@@ -545,17 +564,17 @@ def _config(dataset, manifest: "DebugStruct") -> dict[str, str]:
     return {str(k): str(v) for k, v in config.items()}
 
 
-def _describe_base_paths(dataset) -> list[dict]:
+def _describe_base_paths(dataset) -> list[BasePathDescription]:
     if not hasattr(dataset, "base_paths"):
         return []  # a release without base paths (``base_paths`` is unreported)
     base_paths = dataset.base_paths() or {}
     described = [
-        {
-            "id": int(base.id),
-            "name": None if base.name is None else str(base.name),
-            "is_dataset_root": bool(base.is_dataset_root),
-            "path": str(base.path),
-        }
+        BasePathDescription(
+            id=int(base.id),
+            name=None if base.name is None else str(base.name),
+            is_dataset_root=bool(base.is_dataset_root),
+            path=str(base.path),
+        )
         for base in base_paths.values()
     ]
     described.sort(key=lambda entry: entry["id"])
@@ -570,21 +589,21 @@ def _next_row_id(manifest: "DebugStruct") -> int:
     return int(manifest.fields.get("next_row_id", 0))
 
 
-def _describe_tags(dataset) -> list[dict]:
+def _describe_tags(dataset) -> list[TagDescription]:
     if not hasattr(dataset, "tags"):
         return []  # a release without tags (``tags`` is unreported)
     tags = dataset.tags.list()
     return [
-        {
-            "name": str(name),
-            "version": int(tag["version"]),
-            "branch": None if tag.get("branch") is None else str(tag["branch"]),
-        }
+        TagDescription(
+            name=str(name),
+            version=int(tag["version"]),
+            branch=None if tag.get("branch") is None else str(tag["branch"]),
+        )
         for name, tag in sorted(tags.items())
     ]
 
 
-def _writer_version(rendered: Any) -> dict | None:
+def _writer_version(rendered: Any) -> WriterVersionDescription | None:
     if rendered is None:
         return None
     version = str(rendered["version"])
@@ -592,7 +611,7 @@ def _writer_version(rendered: Any) -> dict | None:
         version += f"-{rendered['prerelease']}"
     if rendered.fields.get("build_metadata"):
         version += f"+{rendered['build_metadata']}"
-    return {"library": str(rendered["library"]), "version": version}
+    return WriterVersionDescription(library=str(rendered["library"]), version=version)
 
 
 def _optional_int(value: Any) -> int | None:
@@ -689,6 +708,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         if match is None:
             raise ValueError(f"cannot parse pylance's debug rendering at {text[position:position + 40]!r}")
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         if kind != "space":
             tokens.append((kind, match.group()))
         position = match.end()
@@ -720,7 +740,8 @@ class _DebugParser:
         """Items separated by commas (trailing comma allowed) up to ``close``."""
         items = []
         while not self.at(close):
-            if self.peek() is not None and self.peek()[0] == "rest":
+            token = self.peek()
+            if token is not None and token[0] == "rest":
                 self.take()  # ``..`` of a non-exhaustive struct
             else:
                 items.append(item())
@@ -797,6 +818,7 @@ def parse_rust_debug(text: str) -> Any:
     """
     parser = _DebugParser(text)
     value = parser.value()
-    if parser.peek() is not None:
-        raise ValueError(f"trailing text after the rendered value: {parser.peek()[1]!r}")
+    trailing = parser.peek()
+    if trailing is not None:
+        raise ValueError(f"trailing text after the rendered value: {trailing[1]!r}")
     return value

@@ -7,7 +7,19 @@ import os
 
 from reference_impl.dataset import Dataset
 
-from ..describe import DESCRIBE_FORMAT, metadata_value
+from ..describe import (
+    DESCRIBE_FORMAT,
+    BasePathDescription,
+    DataFileDescription,
+    DataFormatDescription,
+    Description,
+    FieldDescription,
+    FragmentDescription,
+    IndexDescription,
+    TagDescription,
+    WriterVersionDescription,
+    metadata_value,
+)
 
 #: Everything in the document comes from the reference reader.
 UNREPORTED: frozenset[str] = frozenset()
@@ -22,12 +34,12 @@ def read_table(uri: str | os.PathLike, version: int | None = None):
     return Dataset.open(uri, version).to_table()
 
 
-def describe(uri: str | os.PathLike, version: int | None = None) -> dict:
+def describe(uri: str | os.PathLike, version: int | None = None) -> Description:
     """The canonical description of ``uri`` at ``version`` (latest by default)."""
     return describe_dataset(Dataset.open(uri, version))
 
 
-def describe_dataset(dataset: Dataset) -> dict:
+def describe_dataset(dataset: Dataset) -> Description:
     manifest = dataset.manifest
     fragments = []
     for fragment in manifest.fragments:
@@ -37,76 +49,78 @@ def describe_dataset(dataset: Dataset) -> dict:
             deleted_set = set(deleted)
             row_ids = [row_id for offset, row_id in enumerate(row_ids) if offset not in deleted_set]
         fragments.append(
-            {
-                "id": fragment.id,
-                "physical_rows": fragment.physical_rows,
-                "num_deleted_rows": fragment.num_deleted_rows,
-                "deleted_offsets": deleted,
-                "files": [
-                    {
-                        "path": data_file.path,
-                        "fields": list(data_file.fields),
-                        "column_indices": list(data_file.column_indices),
-                        "file_major_version": data_file.file_major_version,
-                        "file_minor_version": data_file.file_minor_version,
-                        "file_size_bytes": data_file.file_size_bytes,
-                        "base_id": data_file.base_id,
-                    }
+            FragmentDescription(
+                id=fragment.id,
+                physical_rows=fragment.physical_rows,
+                num_deleted_rows=fragment.num_deleted_rows,
+                deleted_offsets=deleted,
+                files=[
+                    DataFileDescription(
+                        path=data_file.path,
+                        fields=list(data_file.fields),
+                        column_indices=list(data_file.column_indices),
+                        file_major_version=data_file.file_major_version,
+                        file_minor_version=data_file.file_minor_version,
+                        file_size_bytes=data_file.file_size_bytes,
+                        base_id=data_file.base_id,
+                    )
                     for data_file in fragment.files
                 ],
-                "row_ids": row_ids,
-            }
+                row_ids=row_ids,
+            )
         )
     writer = manifest.writer_version
-    return {
-        "describe_format": DESCRIBE_FORMAT,
-        "version": manifest.version,
-        "naming_scheme": dataset.naming_scheme.value if dataset.naming_scheme else "legacy",
-        "num_rows": manifest.num_rows,
-        "schema": [
-            {
-                "id": field.id,
-                "parent_id": field.parent_id,
-                "name": field.name,
-                "logical_type": field.logical_type,
-                "nullable": field.nullable,
-            }
+    return Description(
+        describe_format=DESCRIBE_FORMAT,
+        version=manifest.version,
+        naming_scheme=dataset.naming_scheme.value if dataset.naming_scheme else "legacy",
+        num_rows=manifest.num_rows,
+        schema=[
+            FieldDescription(
+                id=field.id,
+                parent_id=field.parent_id,
+                name=field.name,
+                logical_type=field.logical_type,
+                nullable=field.nullable,
+            )
             for field in manifest.schema.fields
         ],
-        "schema_metadata": {key: metadata_value(value) for key, value in sorted(manifest.schema.metadata.items())},
-        "fragments": fragments,
-        "reader_feature_flags": manifest.reader_feature_flags,
-        "writer_feature_flags": manifest.writer_feature_flags,
-        "max_fragment_id": manifest.max_fragment_id,
-        "next_row_id": manifest.next_row_id,
-        "data_format": (
-            {"file_format": manifest.data_format.file_format, "version": manifest.data_format.version}
+        schema_metadata={key: metadata_value(value) for key, value in sorted(manifest.schema.metadata.items())},
+        fragments=fragments,
+        reader_feature_flags=manifest.reader_feature_flags,
+        writer_feature_flags=manifest.writer_feature_flags,
+        max_fragment_id=manifest.max_fragment_id,
+        next_row_id=manifest.next_row_id,
+        data_format=(
+            DataFormatDescription(file_format=manifest.data_format.file_format, version=manifest.data_format.version)
             if manifest.data_format
             else None
         ),
-        "writer_version": {"library": writer.library, "version": writer.full_version()} if writer else None,
-        "indices": sorted(
+        writer_version=WriterVersionDescription(library=writer.library, version=writer.full_version())
+        if writer
+        else None,
+        indices=sorted(
             (
-                {
-                    "name": index.name,
-                    "uuid": index.uuid,
-                    "fields": list(index.fields),
-                    "dataset_version": index.dataset_version,
-                    "fragment_ids": index.fragment_ids(),
-                    "type_url": index.type_url,
-                }
+                IndexDescription(
+                    name=index.name,
+                    uuid=index.uuid,
+                    fields=list(index.fields),
+                    dataset_version=index.dataset_version,
+                    fragment_ids=index.fragment_ids(),
+                    type_url=index.type_url,
+                )
                 for index in dataset.indices
             ),
             key=lambda entry: (entry["name"], entry["uuid"]),
         ),
-        "config": dict(sorted(manifest.config.items())),
-        "table_metadata": dict(sorted(manifest.table_metadata.items())),
-        "base_paths": [
-            {"id": base.id, "name": base.name, "is_dataset_root": base.is_dataset_root, "path": base.path}
+        config=dict(sorted(manifest.config.items())),
+        table_metadata=dict(sorted(manifest.table_metadata.items())),
+        base_paths=[
+            BasePathDescription(id=base.id, name=base.name, is_dataset_root=base.is_dataset_root, path=base.path)
             for base in manifest.base_paths
         ],
-        "tags": sorted(
-            ({"name": tag.name, "version": tag.version, "branch": tag.branch} for tag in dataset.tags().values()),
+        tags=sorted(
+            (TagDescription(name=tag.name, version=tag.version, branch=tag.branch) for tag in dataset.tags().values()),
             key=lambda entry: entry["name"],
         ),
-    }
+    )

@@ -37,6 +37,10 @@ import sys
 import tempfile
 import weakref
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ..describe import Description
 
 #: ``pylance@VERSION``: the driver name of a release run in its own venv.
 RELEASE_SEPARATOR = "@"
@@ -63,7 +67,7 @@ class ReleaseDriver:
         self.release = release
         self._scratch = tempfile.TemporaryDirectory(prefix="lance-conformance-release-")
         self._process: subprocess.Popen | None = None
-        self._stderr = None
+        self._stderr: IO[bytes] | None = None
         self._calls = 0
         self.UNREPORTED: frozenset[str] = frozenset()
         self._finalizer = weakref.finalize(self, _stop, [None])
@@ -74,7 +78,7 @@ class ReleaseDriver:
     def versions(self, uri) -> list[int]:
         return [int(v) for v in self._call("versions", uri, None)]
 
-    def describe(self, uri, version: int | None = None) -> dict:
+    def describe(self, uri, version: int | None = None) -> Description:
         return self._call("describe", uri, version)
 
     def read_table(self, uri, version: int | None = None):
@@ -140,6 +144,7 @@ class ReleaseDriver:
         # mean what it means here.
         uri = str(uri) if "://" in str(uri) else os.path.abspath(uri)
         request = {"call": call, "uri": uri, "version": version, **extra}
+        assert self._process is not None and self._process.stdin is not None  # started just above
         try:
             self._process.stdin.write(json.dumps(request) + "\n")
             self._process.stdin.flush()
@@ -152,6 +157,7 @@ class ReleaseDriver:
         return answer["result"]
 
     def _answer(self, timeout: float, what: str) -> dict:
+        assert self._process is not None and self._process.stdout is not None  # only called on a started child
         stdout = self._process.stdout
         readable, _, _ = select.select([stdout], [], [], timeout)
         if not readable:
@@ -238,6 +244,7 @@ def _load_conformance_package() -> None:
     spec = importlib.util.spec_from_file_location(
         "conformance", package_dir / "__init__.py", submodule_search_locations=[str(package_dir)]
     )
+    assert spec is not None and spec.loader is not None  # a file location always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["conformance"] = module
     spec.loader.exec_module(module)

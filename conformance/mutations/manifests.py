@@ -35,6 +35,7 @@ def reuse_the_first_fragment_id(m: Manifest, idx: list[IndexMetadata]) -> None:
 
 @manifest_mutator("fragment.max-id-covers-fragments", _FRAGMENT)
 def number_a_fragment_above_the_max_id(m: Manifest, idx: list[IndexMetadata]) -> None:
+    assert m.max_fragment_id is not None  # a manifest with fragments records it
     m.fragments[-1].id = m.max_fragment_id + 1
 
 
@@ -100,7 +101,9 @@ def set_an_unknown_reader_flag(m: Manifest, idx: list[IndexMetadata]) -> None:
 
 @manifest_mutator("row-id.next-row-id-above-all", _STABLE_ROW_IDS)
 def lower_next_row_id_onto_a_used_id(m: Manifest, idx: list[IndexMetadata]) -> None:
-    m.next_row_id = max(decode_row_id_sequence(m.fragments[-1].row_id_sequence))
+    sequence = m.fragments[-1].row_id_sequence
+    assert isinstance(sequence, bytes)  # drawn manifests keep their row id sequences inline
+    m.next_row_id = max(decode_row_id_sequence(sequence))
 
 
 # -- deletions ------------------------------------------------------------------------

@@ -78,6 +78,7 @@ def mutation(rule: str, *, breaks: tuple[str, ...] | str | None = None, base: st
         if rule not in known:
             raise MutationDeclarationError(f"mutation {apply.__name__}: no rule {rule!r}")
         cited = known[rule].requirements
+        broken: tuple[str, ...]
         if breaks is None:
             if len(cited) != 1:
                 raise MutationDeclarationError(

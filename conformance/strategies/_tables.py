@@ -3,6 +3,8 @@ values of those types, and tables of them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -52,6 +54,7 @@ def arrow_values(data_type: pa.DataType, nullable: bool = True) -> st.SearchStra
     if pa.types.is_struct(data_type):
         fields = [data_type.field(i) for i in range(data_type.num_fields)]
         return st.fixed_dictionaries({f.name: arrow_values(f.type, f.nullable) for f in fields})
+    inner: st.SearchStrategy[Any]
     if pa.types.is_fixed_size_list(data_type):
         inner = st.lists(arrow_values(data_type.value_type), min_size=data_type.list_size, max_size=data_type.list_size)
     elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):

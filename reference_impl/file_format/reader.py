@@ -533,7 +533,7 @@ class LanceFileReader:
         payload = int(sizes.sum())
         if end - start <= 2 * payload + 64 * len(positions):
             block = memoryview(self.storage.read(self.relpath, start, end - start))
-            pieces = [block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)]
+            pieces: list[memoryview] | list[bytes] = [block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)]
         else:
             pieces = [self.storage.read(self.relpath, int(p), int(s)) for p, s in zip(positions, sizes)]
         return pa.py_buffer(b"".join(pieces))

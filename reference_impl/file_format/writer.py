@@ -283,7 +283,7 @@ def _encode_binary(array: pa.Array, page: _Page) -> enc.ArrayEncoding:
         # Like pylance, an all-null page stores empty values whatever bytes
         # the Arrow array keeps behind its nulls.
         ends, adjustment = _stored_ends(np.zeros(len(array) + 1, dtype=np.int64), np.zeros(len(array), bool))
-        data = b""
+        data: bytes | memoryview = b""
     else:
         offsets = _offsets(array)
         validity = bitmaps.validity_mask(array) if array.null_count else None

@@ -17,7 +17,7 @@ from conformance.describe import load_schema
 from conformance.validator import Severity, validate
 from conformance.validator.facts import deletions as deletion_facts, row_ids as row_id_facts
 
-from conformance.mutations.edit import copy_dataset, edit_manifest
+from conformance.mutations.edit import copy_dataset
 from conformance.mutations.topics.deletions import (
     UNREFERENCED_NAME,
     leave_a_deletion_file_no_version_refers_to,

@@ -314,7 +314,7 @@ def test_hostile_field_lists_do_not_crash_or_stall(plain):
 def test_a_hostile_mem_wal_index_does_not_crash(nested):
     def edit(details):
         spec = details.region_specs.add(spec_id=1)
-        for i in range(500):
+        for _ in range(500):
             spec.fields.add(field_id="same", source_ids=[-1, 2**31 - 1], transform="t", expression="e")
         details.maintained_indexes.extend(["x"] * 1000)
         details.index_catchup.add(index_name="").caught_up_generations.add(generation=2**63)

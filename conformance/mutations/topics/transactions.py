@@ -140,6 +140,7 @@ def record_more_rewritten_rows_than_the_update_added(root):
 @mutation("transaction/update-config")
 def record_another_config_value(root):
     def edit(operation: UpdateConfig):
+        assert operation.config_updates is not None  # the base dataset's UpdateConfig sets config
         operation.config_updates.entries[0].value = "someone-else"
 
     edit_operation(root, UpdateConfig, edit)
