@@ -40,13 +40,14 @@ from reference_impl.file_format import LanceFileReader
 from reference_impl.indices import IndexMetadata
 from reference_impl.logical_types import primary_key_fields
 from reference_impl.storage import Storage
-from reference_impl.transactions import Update, UpdateMemWalState, read_transaction_file
+from reference_impl.transactions import Update, UpdateMemWalState
 from reference_impl.wire import table_pb2
 
 from ..context import VersionView
 from ..registry import Finding, Severity, rule
 from ..facts.data_files import is_absolute
 from ..facts.text import listed, printable
+from ..facts.transactions import version_operation
 
 MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
@@ -579,17 +580,6 @@ def _merged(details: table_pb2.MemWalIndexDetails) -> dict[bytes, int]:
     return merged
 
 
-def _operation(view: VersionView):
-    embedded = view.manifest_file.transaction
-    if embedded is not None:
-        return embedded.operation
-    name = view.manifest.transaction_file
-    if not name:
-        return None
-    loaded = view.dataset.cached(("txn", name), lambda: read_transaction_file(view.dataset.storage, name))
-    return loaded.value.operation if loaded.ok else None
-
-
 @rule(
     "mem-wal/merged-generations-atomic",
     severity=Severity.WARNING,
@@ -606,7 +596,7 @@ def merged_generations_atomic(view: VersionView):
     previous = list(_mem_wals(previous_view))
     if not previous:
         return
-    operation = _operation(view)
+    operation = version_operation(view)
     if operation is None or isinstance(operation, (Update, UpdateMemWalState)):
         return
     before = _merged(previous[0].details)
