@@ -8,7 +8,7 @@ in pyproject.toml): ``cli``, ``demo``, ``fixtures/``, ``strategies/``,
 them may use ``reference_impl``, never the other way round.
 """
 
-# The same number as reference_impl.__version__ (tests/test_strategies.py
+# The same number as reference_impl.__version__ (tests/conformance/strategies/test_strategies.py
 # checks it), written out because the release driver loads this package in an
 # old pylance's environment, where reference_impl is not importable.
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ one revision (requirement ``feature-flags.known-bits`` and its successor
 
 A later revision only adds: it keeps every bit an earlier one defines, with
 the same meaning, so a dataset valid under an earlier revision stays valid
-under every later one (tests/test_spec_revisions.py checks both).
+under every later one (tests/conformance/test_spec_revisions.py checks both).
 
 Sources: the upstream page ``docs/src/format/table/versioning.md``, section
 "Current Feature Flags", in two states: the one the project was built on

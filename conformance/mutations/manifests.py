@@ -3,7 +3,7 @@ manifest and its index section in memory (see
 :class:`~conformance.mutations.registry.ManifestMutator`).
 
 :func:`conformance.strategies.manifest_mutations` applies them to generated
-manifests; tests/test_strategies.py also applies them to the latest manifest
+manifests; tests/conformance/strategies/test_strategies.py also applies them to the latest manifest
 of generated datasets on disk. Each requirement here also has a dataset
 mutation in :mod:`conformance.mutations.topics`.
 """

@@ -50,7 +50,7 @@ def mutations(requirement_ids: Iterable[str] | None = None) -> st.SearchStrategy
     breaks is an ``InvalidArgument``), then one of the registered mutations
     that break it. Guarantee: applied to a copy of its base, the mutation
     makes the validator rule it names report a finding citing
-    ``requirement_id`` (tests/validator/test_mutations.py holds every
+    ``requirement_id`` (tests/conformance/validator/test_mutations.py holds every
     registered mutation to that).
 
     Shrinks towards the first requirement id in sorted order and its first

@@ -225,7 +225,7 @@ def dataset_recipes(
     (tables appended or overwritten later have at most ``max_rows`` rows).
     Guarantee: ``build(path)`` writes a dataset with one version per commit
     that the reference implementation and the specification both accept;
-    tests/test_strategies.py holds the validator and pylance to it.
+    tests/conformance/strategies/test_strategies.py holds the validator and pylance to it.
 
     Shrinks towards ``min_steps`` steps (appends first), a first table of
     ``min_rows`` rows of one ``bool`` column, V2 names without stable row

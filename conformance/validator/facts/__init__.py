@@ -2,7 +2,7 @@
 validation run and shared by every rule that needs it.
 
 Rules import these public names; a rule module never reaches into another
-rule module's private helpers (tests/validator/test_rule_imports.py checks
+rule module's private helpers (tests/conformance/validator/test_rule_imports.py checks
 it). One module per topic:
 
 * :mod:`.data_files`: where each data file is and what its footer says;

@@ -305,7 +305,7 @@ def distinct_field_ids(view: VersionView):
     "data-file/unknown-field-ids",
     severity=Severity.INFO,
     # Not data-file.tombstone-allowed: the tombstone is what this rule does
-    # not report (tests/validator/test_layout_rules.py checks it is accepted).
+    # not report (tests/conformance/validator/test_layout_rules.py checks it is accepted).
     requirements=("data-file.no-other-negative-ids",),
     summary="Data file field ids name schema fields (stale ids of dropped or replaced fields are tolerated)",
 )

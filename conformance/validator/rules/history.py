@@ -23,7 +23,7 @@ SHOWN_MISSING = 10
     severity=Severity.WARNING,
     # Not history.versions-increase: a version numbered below an earlier one
     # lands below the oldest kept version or in a gap that was already there,
-    # so no gap shows it (tests/validator/test_history_rules.py checks the
+    # so no gap shows it (tests/conformance/validator/test_history_rules.py checks the
     # writers number each commit above the versions before it).
     requirements=("history.no-skipped-versions",),
     summary="Versions are consecutive from the oldest kept one (a gap means a skipped or removed version)",

@@ -268,7 +268,7 @@ def _regions(view: VersionView):
 
 
 # Not mem-wal.inline-snapshots-when-few: embedding snapshots is a permission,
-# which no finding of this rule reports (tests/validator/test_history_rules.py
+# which no finding of this rule reports (tests/conformance/validator/test_history_rules.py
 # checks that well-formed inline snapshots pass).
 INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout",)
 

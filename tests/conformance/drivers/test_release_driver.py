@@ -25,7 +25,7 @@ from conformance.peers.old_pylance import PINNED_REQUIREMENTS
 from conformance.validator.writer_defects import known_defects, release_key
 from tests.conftest import OLD_PYLANCE_VERSION
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "fixtures"
 #: pylance 0.20 panics opening it (it has no ``map`` type).
 PANICKING_CASE = "pylance-map-2-2"

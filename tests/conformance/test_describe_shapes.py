@@ -15,7 +15,7 @@ from conformance import describe
 from conformance.describe import Description, load_schema
 from conformance.drivers import pylance_driver, reference
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "fixtures" / "cases"
 
 #: The schema's definition of each shape (top level, ``$defs`` and the two

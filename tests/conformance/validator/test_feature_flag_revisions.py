@@ -25,7 +25,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import UnsupportedFeatureError
 from tests.hypothesis_budget import examples
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "cases"
+CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "cases"
 
 
 def _dataset(path: Path, *, reader: int = 0, writer: int = 0, version: int | None = None) -> Path:

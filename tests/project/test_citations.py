@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("reference_impl", "conformance", "tests", "docs", "protos", "README.md", "fixtures/README.md")
 TEXT_SUFFIXES = {".py", ".md", ".json", ".proto", ".toml", ".txt", ".ini", ".cfg", ".yaml", ".yml"}
 SKIPPED_DIRS = {"__pycache__", ".venv", ".git"}

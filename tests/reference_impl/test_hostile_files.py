@@ -207,7 +207,7 @@ def test_a_broken_inline_row_id_sequence_is_reported_against_its_manifest(datase
 
 def _run_unprivileged(*args: str) -> subprocess.CompletedProcess:
     command = without_permission_bypass([sys.executable, "-m", "conformance.cli", *args])
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
 
 
 @pytest.mark.parametrize("locked", ["_deletions", "_versions", "_refs/tags", "data", "_refs/tags/stable.json"])

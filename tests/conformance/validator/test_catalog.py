@@ -10,7 +10,7 @@ from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules
 from conformance.validator.catalog import render_markdown, uncovered_requirements
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_rule_cites_known_requirements():

@@ -30,7 +30,7 @@ from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
 from reference_impl.storage import Storage
 from reference_impl.wire import encodings_v2_0_pb2 as enc
 from tests.hypothesis_budget import examples
-from tests.test_file_format import (
+from tests.reference_impl.file_format.test_file_format import (
     _fields,
     _page_encoding,
     _pylance_fields,

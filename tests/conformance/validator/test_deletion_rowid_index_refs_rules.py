@@ -1,7 +1,7 @@
 """The deletion, row id, index and refs rules beyond their error mutations:
 the JSON Schemas of tag and branch files, the warnings and infos, and the
 bounds that keep hostile files from being expanded (those of deletion files
-are the reference reader's own: tests/test_deletions.py)."""
+are the reference reader's own: tests/reference_impl/test_deletions.py)."""
 
 from __future__ import annotations
 

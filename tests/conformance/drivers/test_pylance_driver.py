@@ -19,7 +19,7 @@ from conformance.drivers.pylance_driver import DebugStruct, DebugTuple, DebugUni
 from tests.conftest import OLD_PYLANCE_VERSION
 from tests.pylance_scenarios import SCENARIOS, deletion_file_extensions
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "conformance" / "schemas" / "describe.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "conformance" / "schemas" / "describe.schema.json"
 PYLANCE_14 = "pylance-14"
 PYLANCE_OLD = "pylance-0.20"
 U64_MAX = (1 << 64) - 1

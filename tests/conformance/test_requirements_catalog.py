@@ -28,7 +28,7 @@ from conformance.requirements import (
 )
 from conformance.spec_sources import GENERATED_NOTICE as SOURCES_NOTICE, Match, sources_text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "requirements.md"
 SOURCES_DOC = ROOT / "docs" / "spec-sources.md"
 # The five documents the project was asked to cover (table.proto now and in an

@@ -163,7 +163,7 @@ def _validate_unprivileged(root, *locked: str) -> tuple[int, dict | None, str]:
             [sys.executable, "-m", "conformance.cli", "validate", str(root), "--all-versions", "--format", "json"]
         )
         result = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                cwd=Path(__file__).parent.parent.parent)
+                                cwd=Path(__file__).parents[3])
     finally:
         for relpath in locked:
             (root / relpath).chmod(0o755)

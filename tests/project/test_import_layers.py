@@ -11,7 +11,7 @@ import pytest
 
 from importlinter.cli import lint_imports
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_import_contracts_are_kept(capsys, monkeypatch):
