@@ -6,7 +6,10 @@ calls the user's writer or validator) is marked in the README with
 :data:`OWN_CODE_MARK` on the line before its fence; such a block is only
 compiled, and every name it takes from this project must exist. The
 ``lance-conformance validate PATH ...`` shell examples run through
-:func:`conformance.cli.main` on a dataset the test writes.
+:func:`conformance.cli.main` on a dataset the test writes, and so do the
+synopses with their optional parts left out; every other shell command (the
+fixture commands rebuild or read the whole corpus) is checked to name a
+subcommand and options that exist.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,3 +202,58 @@ def test_a_broken_example_fails(tmp_path, monkeypatch):
     )
     assert marked[0].stands_for_own_code
     assert project_names_missing(ast.parse(marked[0].code)) == ["strategies.no_such"]
+
+
+def readme_commands(examples: list[Example]) -> list[tuple[Example, str]]:
+    """Every ``lance-conformance ...`` command of the shell examples, a
+    synopsis's indented continuation lines joined to its first line."""
+    found: list[tuple[Example, str]] = []
+    for example in examples:
+        if example.language != "sh":
+            continue
+        for line in example.code.splitlines():
+            if line.startswith("lance-conformance "):
+                found.append((example, line.split("  #")[0].strip()))
+            elif line.startswith(" ") and found and found[-1][0] is example:
+                found[-1] = (example, f"{found[-1][1]} {line.strip()}")
+    return found
+
+
+COMMANDS = readme_commands(EXAMPLES)
+
+
+def _subcommand(command: str) -> list[str]:
+    """The subcommand words of ``command``: those before its first option,
+    placeholder (``PATH``) or bracket."""
+    words = []
+    for word in command.split()[1:]:
+        if word.startswith(("-", "[")) or word.isupper():
+            break
+        words.append(word)
+    return words
+
+
+@pytest.mark.parametrize("command", [c for _, c in COMMANDS], ids=lambda c: " ".join(_subcommand(c)))
+def test_shell_example_names_a_command_and_options_that_exist(command, capsys):
+    """Every subcommand a README shell example or synopsis shows exists, and
+    its ``--help`` lists every option the example uses."""
+    with pytest.raises(SystemExit) as exit:
+        cli_main([*_subcommand(command), "--help"])
+    assert exit.value.code == 0
+    listed = capsys.readouterr().out
+    options = sorted(set(re.findall(r"--[a-z][a-z-]*", command)))
+    assert [option for option in options if option not in listed] == []
+
+
+SYNOPSES = [c for _, c in COMMANDS if "[" in c]
+
+
+@pytest.mark.parametrize("synopsis", SYNOPSES, ids=lambda c: " ".join(_subcommand(c)))
+def test_synopsis_runs_without_its_optional_parts(synopsis, tmp_path, capsys):
+    """A synopsis with its bracketed (optional) parts left out runs on a valid
+    dataset and exits 0."""
+    root = tmp_path / "data"
+    Dataset.create(root, pa.table({"id": [1, 2, 3]}))
+    required = re.sub(r"\[[^\]]*\]", "", synopsis).split()[1:]
+    argv = [str(root) if word == "PATH" else word for word in required]
+    assert cli_main(argv) == 0, (synopsis, capsys.readouterr())
