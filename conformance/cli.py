@@ -71,7 +71,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _rules(args: argparse.Namespace) -> int:
     from .validator.catalog import uncovered_requirements
-    from .validator.registry import all_rules
+    from .validator.ruleset import all_rules
 
     if args.uncovered:
         for requirement in uncovered_requirements():

@@ -10,10 +10,14 @@ in pyproject.toml): the dataset API (``dataset``), the operations
 format core (manifests, schema and types, fragments, deletions, row ids,
 indices, transactions, refs, naming, storage) and the foundation (``wire/``,
 ``errors``, ``entropy``, ``feature_flags``). A module imports only from its
-own layer and those below; nothing here imports ``conformance``. Conflict
-resolution and commit handlers for an external manifest store belong to the
-commit layer, object storage beside ``storage``, the 2.1 file format in
-``file_format/``.
+own layer and those below; nothing here imports ``conformance``.
+
+Where the next parts go (README, "Where the next parts go"): conflict
+resolution in ``commit/conflicts.py`` and commit handlers (an external
+manifest store among them) in ``commit/handlers.py``, when ``commit.py``
+becomes the package ``commit/``; object storage in ``storage/``, when
+``storage.py`` becomes a package behind the same ``Storage``; the 2.1 file
+format as modules of its own in ``file_format/``.
 """
 
 from typing import TYPE_CHECKING

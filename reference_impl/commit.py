@@ -20,7 +20,9 @@ Size. One cohesive concept (about 630 lines): each operation's effect on
 the manifest is a handler registered on :func:`_apply` with
 ``functools.singledispatch`` next to its definition, followed by the commit
 protocol itself. Conflict resolution and commit handlers for an external
-manifest store will be modules of their own beside this one.
+manifest store will be modules of their own beside this one: this module
+becomes the package ``reference_impl/commit/`` (``conflicts.py``,
+``handlers.py``) with its public names unchanged.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ than the file holds.
 
 Files may also live under a *declared base path* (``Manifest.base_paths``);
 :meth:`Storage.for_base` gives a read-only storage confined to that base.
+
+Object storage will live in ``reference_impl/storage/``: this module becomes
+that package, with the local directory and each object store behind the one
+:class:`Storage` interface the rest of the implementation uses.
 """
 
 from __future__ import annotations

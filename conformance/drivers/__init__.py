@@ -14,7 +14,10 @@ shipped here are listed in :data:`DRIVERS`; a driver for another language
 (a subprocess that prints the document and writes Arrow IPC, say) plugs in by
 adding a module with the same four names and either an entry here or its
 module name (``my_driver``, ``third_party.lance_rs``) wherever a driver name
-is asked for. Known names are looked up first.
+is asked for. Known names are looked up first. The driver protocol for an
+implementation in any language (a child process answering requests, the
+shape :mod:`.release` already speaks to old pylance releases) will be a
+module of this package.
 
 ``pylance@VERSION`` (``pylance@0.20.0``) runs the pylance driver inside the
 virtual environment of that pylance release (one of

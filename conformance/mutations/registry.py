@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from conformance.validator.registry import Severity, rules_by_id
+from conformance.validator.registry import Severity
+from conformance.validator.ruleset import rules_by_id
 
 if TYPE_CHECKING:
     from reference_impl.indices import IndexMetadata

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..requirements import load_requirements
-from .registry import all_rules
+from .ruleset import all_rules
 
 
 def covered_requirements() -> set[str]:

@@ -28,7 +28,8 @@ from reference_impl.storage import Storage, local_path
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView
-from .registry import Finding, Rule, Scope, Severity, iter_rules
+from .registry import Finding, Rule, Scope, Severity
+from .ruleset import iter_rules
 from .writer_defects import explain
 
 if TYPE_CHECKING:

@@ -5,13 +5,19 @@ severity, the requirement ids (``conformance/data/requirements.json``) it
 checks, a one-line summary, and a scope saying what it looks at. The
 documentation's rule catalog is generated from this registry, never written by
 hand.
+
+The registry is filled by importing the rule modules
+(:mod:`conformance.validator.rules`), which register their rules here; it
+never imports them itself. :mod:`conformance.validator.ruleset` imports them,
+from above, and is where the engine, the catalog and the command line take
+the full rule list from.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field as dc_field
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
 
 class Severity(str, enum.Enum):
@@ -106,19 +112,14 @@ def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | l
     return register
 
 
-def all_rules() -> list[Rule]:
-    """Every registered rule, by id."""
-    from . import rules  # noqa: F401  (importing registers them)
-
+def registered_rules() -> list[Rule]:
+    """The rules registered so far, by id (:func:`.ruleset.all_rules` loads
+    every rule module first)."""
     return [_RULES[key] for key in sorted(_RULES)]
 
 
-def rules_by_id() -> dict[str, Rule]:
-    return {r.id: r for r in all_rules()}
-
-
-def iter_rules(selected: list[str] | None = None) -> Iterator[Rule]:
-    """Rules whose id equals a selection entry, or lies under it (``manifest`` selects ``manifest/...``)."""
-    for candidate in all_rules():
-        if not selected or any(candidate.id == s or candidate.id.startswith(s.rstrip("/") + "/") for s in selected):
-            yield candidate
+def registered_rule(rule_id: str) -> Rule:
+    """The registered rule ``rule_id``, for a rule that reports a finding
+    under another rule's id while a validation runs (every rule module is
+    loaded by then); KeyError when there is none."""
+    return _RULES[rule_id]

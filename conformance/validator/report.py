@@ -13,7 +13,8 @@ from collections import Counter
 from xml.etree import ElementTree
 
 from .engine import Report
-from .registry import Severity, rules_by_id
+from .registry import Severity
+from .ruleset import rules_by_id
 
 
 def to_text(report: Report) -> str:

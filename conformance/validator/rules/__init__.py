@@ -2,7 +2,7 @@
 
 Importing this package imports every module in it, which registers their
 rules (see :mod:`conformance.validator.registry`); a new topic module needs no
-other wiring.
+other wiring. :mod:`conformance.validator.ruleset` imports this package.
 """
 
 import importlib
