@@ -125,6 +125,37 @@ def _run(command: list[str], *, what: str, timeout: float) -> subprocess.Complet
     return result
 
 
+#: The Pythons every era's pins have binary wheels for (pyarrow 15 and 17 have
+#: none for 3.13). A venv is a separate process, so its Python need not be the
+#: one running the suite.
+PEER_PYTHONS: tuple[tuple[int, int], ...] = ((3, 12), (3, 11), (3, 10))
+
+
+def peer_interpreter() -> str:
+    """The Python that builds the release venvs.
+
+    ``$LANCE_CONFORMANCE_PEER_PYTHON`` when set; else the running interpreter
+    when every era's pins have wheels for it; else the newest of
+    :data:`PEER_PYTHONS` on ``PATH``. The venvs are cached per release,
+    whichever Python built them, so a suite run under 3.13 reuses (or builds
+    with 3.12) the same venvs as one under 3.11.
+    """
+    configured = os.environ.get("LANCE_CONFORMANCE_PEER_PYTHON")
+    if configured:
+        return configured
+    if sys.version_info[:2] in PEER_PYTHONS:
+        return sys.executable
+    for major, minor in PEER_PYTHONS:
+        found = shutil.which(f"python{major}.{minor}")
+        if found:
+            return found
+    raise PeerUnavailableError(
+        f"no Python for the release venvs: Python {sys.version_info.major}.{sys.version_info.minor} has no wheels "
+        f"for every pinned pyarrow, and none of {', '.join(f'python{a}.{b}' for a, b in PEER_PYTHONS)} is on PATH "
+        "(or set LANCE_CONFORMANCE_PEER_PYTHON)"
+    )
+
+
 def _discard(venv: Path) -> None:
     """Remove a venv built with other pins (or by something else).
 
@@ -155,7 +186,8 @@ def ensure_venv(version: str) -> Path:
 
     staging = final.with_name(f".{final.name}.building-{os.getpid()}-{uuid.uuid4().hex}")
     try:
-        _run([sys.executable, "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}", timeout=300)
+        _run([peer_interpreter(), "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}",
+             timeout=300)
         python = str(_venv_python(staging))
         _run(
             [
