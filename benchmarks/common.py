@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 DATA_DIR = Path(os.environ.get("LANCE_CONFORMANCE_BENCH_DATA", Path(__file__).parent / "data"))
 

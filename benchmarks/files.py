@@ -32,8 +32,8 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
 from reference_impl.arrow_schema import schema_from_arrow
+from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
 from reference_impl.storage import Storage
 
 from .common import DATA_DIR, Measurement, best_of
@@ -57,9 +57,7 @@ def generated_table(rows: int = ROWS) -> pa.Table:
     np.cumsum(lengths, out=offsets[1:])
     letters = rng.integers(ord("a"), ord("z") + 1, int(offsets[-1]), dtype=np.uint8)
     name_valid = np.packbits(rng.random(rows) >= 0.01, bitorder="little")
-    names = pa.StringArray.from_buffers(
-        rows, pa.py_buffer(offsets), pa.py_buffer(letters), pa.py_buffer(name_valid)
-    )
+    names = pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(letters), pa.py_buffer(name_valid))
 
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(rows * 8, dtype=np.float32)), 8)
     return pa.table({"id": ids, "value": values, "name": names, "vector": vectors})

@@ -47,9 +47,12 @@ def _add_spec_revision_option(parser: argparse.ArgumentParser) -> None:
     from .spec_revisions import NEWEST, REVISIONS, argparse_type
 
     parser.add_argument(
-        "--spec-revision", type=argparse_type, default=NEWEST, metavar="REVISION",
+        "--spec-revision",
+        type=argparse_type,
+        default=NEWEST,
+        metavar="REVISION",
         help=f"format revision to check conformance to, one of: {', '.join(r.name for r in REVISIONS)} "
-             f"(oldest first; default: the newest, {NEWEST.name})",
+        f"(oldest first; default: the newest, {NEWEST.name})",
     )
 
 
@@ -61,8 +64,9 @@ def _validate(args: argparse.Namespace) -> int:
     fail_on = Severity(args.fail_on)
     baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
     path, version = _selected(args)
-    report = validate(path, version=version, all_versions=args.all_versions, rules=args.rules,
-                      spec_revision=args.spec_revision)
+    report = validate(
+        path, version=version, all_versions=args.all_versions, rules=args.rules, spec_revision=args.spec_revision
+    )
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
     print(FORMATS[args.format](report))
@@ -108,19 +112,24 @@ def _quiet_peers() -> None:
 
 def _fixtures_generate(args: argparse.Namespace) -> int:
     from .fixtures.generate import generate
-
     from .peers.old_pylance import PeerUnavailableError, PeerWriterError
 
     corpus = _corpus(args)
     try:
-        report = generate(corpus, rewrite_peers=args.rewrite_peers, only=set(args.case) if args.case else None,
-                          progress=lambda message: print(message, file=sys.stderr))
+        report = generate(
+            corpus,
+            rewrite_peers=args.rewrite_peers,
+            only=set(args.case) if args.case else None,
+            progress=lambda message: print(message, file=sys.stderr),
+        )
     except (PeerUnavailableError, PeerWriterError, ImportError) as exc:
         # Writing peer cases needs pylance (and the old release's venv).
         print(f"lance-conformance: cannot write the peer cases: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    print(f"{corpus}: {len(report.rebuilt)} cases rebuilt, {len(report.peers_written)} peer cases written, "
-          f"{len(report.peers_kept)} kept, expected files of {len(report.expected_computed)} cases computed")
+    print(
+        f"{corpus}: {len(report.rebuilt)} cases rebuilt, {len(report.peers_written)} peer cases written, "
+        f"{len(report.peers_kept)} kept, expected files of {len(report.expected_computed)} cases computed"
+    )
     for name in report.unknown_dirs:
         print(f"warning: {name} has no builder and is not tagged promoted; it was kept", file=sys.stderr)
     return EXIT_OK
@@ -171,8 +180,15 @@ def _fixtures_matrix(args: argparse.Namespace) -> int:
 def _fixtures_promote(args: argparse.Namespace) -> int:
     from .fixtures.promote import promote
 
-    case = promote(args.path, _corpus(args), name=args.name, description=args.description,
-                   requirements=args.requirement or [], features=args.feature or [], tags=args.tag or [])
+    case = promote(
+        args.path,
+        _corpus(args),
+        name=args.name,
+        description=args.description,
+        requirements=args.requirement or [],
+        features=args.feature or [],
+        tags=args.tag or [],
+    )
     print(f"promoted {args.path} as case {case.name} ({len(case.features)} features: {', '.join(case.features)})")
     return EXIT_OK
 
@@ -182,19 +198,28 @@ def _add_fixtures(commands) -> None:
     group = fixtures.add_subparsers(dest="fixtures_command", required=True)
 
     def with_corpus(parser):
-        parser.add_argument("--corpus", default=None,
-                            help="corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)")
+        parser.add_argument(
+            "--corpus",
+            default=None,
+            help="corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
+        )
         return parser
 
     generate = with_corpus(group.add_parser("generate", help="rebuild the corpus deterministically"))
-    generate.add_argument("--rewrite-peers", action="store_true",
-                          help="also rewrite the pylance-written datasets (their bytes change: new uuids)")
+    generate.add_argument(
+        "--rewrite-peers",
+        action="store_true",
+        help="also rewrite the pylance-written datasets (their bytes change: new uuids)",
+    )
     generate.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only rebuild these cases")
     generate.set_defaults(run=_fixtures_generate)
 
     verify = with_corpus(group.add_parser("verify", help="read every case with a driver and compare"))
-    verify.add_argument("--driver", required=True,
-                        help="reference, pylance, pylance@VERSION (a pinned release in its own venv) or a driver module name")
+    verify.add_argument(
+        "--driver",
+        required=True,
+        help="reference, pylance, pylance@VERSION (a pinned release in its own venv) or a driver module name",
+    )
     verify.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only these cases")
     verify.add_argument("--format", choices=("text", "json"), default="text")
     verify.set_defaults(run=_fixtures_verify)
@@ -226,8 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     which = describe.add_mutually_exclusive_group()
     which.add_argument("--version", type=int, default=None, help="version to describe (default: latest)")
     which.add_argument("--tag", default=None, metavar="NAME", help="the version tag NAME points at")
-    describe.add_argument("--branch", default=None, metavar="NAME",
-                          help="a version of branch NAME (its latest, or --version)")
+    describe.add_argument(
+        "--branch", default=None, metavar="NAME", help="a version of branch NAME (its latest, or --version)"
+    )
     describe.add_argument("--format", choices=("json", "text"), default="json")
     describe.set_defaults(run=_describe)
 
@@ -237,23 +263,41 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--version", type=int, default=None, help="version to validate (default: latest)")
     which.add_argument("--all-versions", action="store_true", help="validate every version")
     which.add_argument("--tag", default=None, metavar="NAME", help="validate the version tag NAME points at")
-    validate.add_argument("--branch", default=None, metavar="NAME",
-                          help="validate branch NAME (its latest version, --version N of it, or --all-versions)")
+    validate.add_argument(
+        "--branch",
+        default=None,
+        metavar="NAME",
+        help="validate branch NAME (its latest version, --version N of it, or --all-versions)",
+    )
     validate.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
-    validate.add_argument("--fail-on", choices=("error", "warning", "info"), default="error",
-                          help="exit 1 when a finding this serious or worse remains (default: error)")
-    validate.add_argument("--baseline", default=None, metavar="FILE",
-                          help="accepted findings (JSON): they are reported apart and never fail the run")
-    validate.add_argument("--write-baseline", default=None, metavar="FILE",
-                          help="write a baseline accepting every finding that fails the run, then apply it")
-    validate.add_argument("--rules", nargs="+", default=None, metavar="RULE",
-                          help="only these rules (ids, or topics such as 'naming')")
+    validate.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        default="error",
+        help="exit 1 when a finding this serious or worse remains (default: error)",
+    )
+    validate.add_argument(
+        "--baseline",
+        default=None,
+        metavar="FILE",
+        help="accepted findings (JSON): they are reported apart and never fail the run",
+    )
+    validate.add_argument(
+        "--write-baseline",
+        default=None,
+        metavar="FILE",
+        help="write a baseline accepting every finding that fails the run, then apply it",
+    )
+    validate.add_argument(
+        "--rules", nargs="+", default=None, metavar="RULE", help="only these rules (ids, or topics such as 'naming')"
+    )
     _add_spec_revision_option(validate)
     validate.set_defaults(run=_validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")
-    rules.add_argument("--uncovered", action="store_true",
-                       help="list the requirements no rule or test checks, with the reason")
+    rules.add_argument(
+        "--uncovered", action="store_true", help="list the requirements no rule or test checks, with the reason"
+    )
     rules.set_defaults(run=_rules)
 
     demo = commands.add_parser("demo", help="write datasets with pylance and check them with the suite")

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable, Literal, Mapping, TypedDict
+from typing import Any, Literal, TypedDict
 
 DESCRIBE_FORMAT = 1
 

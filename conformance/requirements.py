@@ -23,14 +23,16 @@ import difflib
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Iterable, Mapping, Union
 
-from .spec_revisions import REVISIONS, SpecRevision, revision as spec_revision
-from .spec_sources import SourceDocument, load_documents, render_markdown as render_sources_markdown
+from .spec_revisions import REVISIONS, SpecRevision
+from .spec_revisions import revision as spec_revision
+from .spec_sources import SourceDocument, load_documents
+from .spec_sources import render_markdown as render_sources_markdown
 
 CATALOG_RESOURCE = ("data", "requirements.json")
 
@@ -91,7 +93,7 @@ class Requirement:
         return self.uncheckable is None
 
     @classmethod
-    def from_json(cls, entry: Mapping) -> "Requirement":
+    def from_json(cls, entry: Mapping) -> Requirement:
         source = entry["source"]
         return cls(
             id=entry["id"],
@@ -160,9 +162,7 @@ def requirement(requirement_id: str) -> Requirement:
     except KeyError:
         close = difflib.get_close_matches(requirement_id, list(catalog), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(
-            f"no requirement {requirement_id!r} in conformance/{'/'.join(CATALOG_RESOURCE)}{hint}"
-        ) from None
+        raise KeyError(f"no requirement {requirement_id!r} in conformance/{'/'.join(CATALOG_RESOURCE)}{hint}") from None
 
 
 # -- rendering ---------------------------------------------------------------------
@@ -177,9 +177,7 @@ def citation_counts(requirements: Iterable[Requirement] | None = None) -> Counte
     """How many times the catalog cites each source document (source and
     also_in together)."""
     items = _catalog() if requirements is None else requirements
-    return Counter(
-        document for item in items for document in (item.source_document, *(doc for doc, _ in item.also_in))
-    )
+    return Counter(document for item in items for document in (item.source_document, *(doc for doc, _ in item.also_in)))
 
 
 def render_sources(requirements: Iterable[Requirement] | None = None) -> str:
@@ -230,7 +228,7 @@ def _render_revisions() -> list[str]:
     return lines
 
 
-def render_markdown(requirements: Union[Mapping[str, Requirement], Iterable[Requirement]]) -> str:
+def render_markdown(requirements: Mapping[str, Requirement] | Iterable[Requirement]) -> str:
     """The catalog as Markdown, grouped by topic (in TOPICS order, unknown
     topics last), entries in catalog order within a topic."""
     items = list(requirements.values()) if isinstance(requirements, Mapping) else list(requirements)
@@ -303,9 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--markdown", action="store_true", help="the catalog as Markdown (docs/requirements.md)")
     what.add_argument("--ids", action="store_true", help="one requirement id per line")
-    what.add_argument(
-        "--sources", action="store_true", help="the source documents as Markdown (docs/spec-sources.md)"
-    )
+    what.add_argument("--sources", action="store_true", help="the source documents as Markdown (docs/spec-sources.md)")
     args = parser.parse_args(argv)
     catalog = load_requirements()
     if args.markdown:

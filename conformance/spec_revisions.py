@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping
 
 
 class FlagUse(str, enum.Enum):
@@ -122,35 +122,93 @@ _VERSIONING = "docs/src/format/table/versioning.md"
 _FLAG_TABLE = "Current Feature Flags"
 
 _SEED_FLAGS = (
-    FeatureFlag(1, "deletion_files", "fragments may carry deletion files", FlagUse.READER_AND_WRITER,
-                "feature-flags.deletion-files"),
-    FeatureFlag(2, "stable_row_ids", "row ids are stable and stored with the fragments", FlagUse.READER_AND_WRITER,
-                "feature-flags.stable-row-ids"),
-    FeatureFlag(4, "use_v2_format_deprecated", "deprecated marker of v2 data files; unused", FlagUse.NEITHER,
-                "feature-flags.v2-format-deprecated"),
-    FeatureFlag(8, "table_config", "the manifest carries table config", FlagUse.WRITER_ONLY,
-                "feature-flags.table-config"),
-    FeatureFlag(16, "base_paths", "the table reads files from more than one base path", FlagUse.READER_AND_WRITER,
-                "feature-flags.base-paths"),
+    FeatureFlag(
+        1,
+        "deletion_files",
+        "fragments may carry deletion files",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.deletion-files",
+    ),
+    FeatureFlag(
+        2,
+        "stable_row_ids",
+        "row ids are stable and stored with the fragments",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.stable-row-ids",
+    ),
+    FeatureFlag(
+        4,
+        "use_v2_format_deprecated",
+        "deprecated marker of v2 data files; unused",
+        FlagUse.NEITHER,
+        "feature-flags.v2-format-deprecated",
+    ),
+    FeatureFlag(
+        8, "table_config", "the manifest carries table config", FlagUse.WRITER_ONLY, "feature-flags.table-config"
+    ),
+    FeatureFlag(
+        16,
+        "base_paths",
+        "the table reads files from more than one base path",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.base-paths",
+    ),
 )
 
 _NEWER_FLAGS = (
-    FeatureFlag(32, "disable_transaction_file", "transactions live in the manifest, not in transaction files",
-                FlagUse.WRITER_ONLY, "feature-flags.disable-transaction-file"),
-    FeatureFlag(64, "unstable_data_overlay_files", "fragments may carry data overlay files (unstable)",
-                FlagUse.READER_AND_WRITER, "feature-flags.data-overlay-files"),
-    FeatureFlag(128, "covered_index_metadata", "some index carries covering columns besides its keys",
-                FlagUse.READER_AND_WRITER, "feature-flags.covered-index-metadata"),
-    FeatureFlag(256, "mixed_data_file_versions", "data files of one snapshot may have different exact versions",
-                FlagUse.READER_AND_WRITER, "feature-flags.mixed-data-file-versions",
-                pairing=Pairing.BOTH_OR_NEITHER, persists=True),
-    FeatureFlag(512, "frag_reuse_with_stable_row_ids", "stable row ids together with a fragment reuse index",
-                FlagUse.READER_AND_WRITER, "feature-flags.frag-reuse-with-stable-row-ids"),
-    FeatureFlag(1024, "fragment_reuse_index", "the fragment reuse index records tagged transitions",
-                FlagUse.READER_AND_WRITER, "feature-flags.fragment-reuse-index-versions"),
-    FeatureFlag(2048, "managed_blobs", "blob descriptors may address objects the table owns",
-                FlagUse.READER_AND_WRITER, "feature-flags.managed-blobs",
-                pairing=Pairing.BOTH_OR_NEITHER, persists=True),
+    FeatureFlag(
+        32,
+        "disable_transaction_file",
+        "transactions live in the manifest, not in transaction files",
+        FlagUse.WRITER_ONLY,
+        "feature-flags.disable-transaction-file",
+    ),
+    FeatureFlag(
+        64,
+        "unstable_data_overlay_files",
+        "fragments may carry data overlay files (unstable)",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.data-overlay-files",
+    ),
+    FeatureFlag(
+        128,
+        "covered_index_metadata",
+        "some index carries covering columns besides its keys",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.covered-index-metadata",
+    ),
+    FeatureFlag(
+        256,
+        "mixed_data_file_versions",
+        "data files of one snapshot may have different exact versions",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.mixed-data-file-versions",
+        pairing=Pairing.BOTH_OR_NEITHER,
+        persists=True,
+    ),
+    FeatureFlag(
+        512,
+        "frag_reuse_with_stable_row_ids",
+        "stable row ids together with a fragment reuse index",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.frag-reuse-with-stable-row-ids",
+    ),
+    FeatureFlag(
+        1024,
+        "fragment_reuse_index",
+        "the fragment reuse index records tagged transitions",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.fragment-reuse-index-versions",
+    ),
+    FeatureFlag(
+        2048,
+        "managed_blobs",
+        "blob descriptors may address objects the table owns",
+        FlagUse.READER_AND_WRITER,
+        "feature-flags.managed-blobs",
+        pairing=Pairing.BOTH_OR_NEITHER,
+        persists=True,
+    ),
 )
 
 #: Every revision the project knows, oldest first.
@@ -160,8 +218,11 @@ REVISIONS: tuple[SpecRevision, ...] = (
         "the format as the seeds describe it, with the upstream pages of the same period filling in: "
         "flags 1 to 16 defined, 32 and up unknown",
         (
-            Source("lance-format/lance", "protos/table.proto",
-                   "Manifest.reader_feature_flags (docs/spec-sources.md, table-proto)"),
+            Source(
+                "lance-format/lance",
+                "protos/table.proto",
+                "Manifest.reader_feature_flags (docs/spec-sources.md, table-proto)",
+            ),
             Source("lancedb/lance", _VERSIONING, _FLAG_TABLE, "731871fabd8096c38354c4d3efb77baab0c27005"),
         ),
         _SEED_FLAGS,

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping
 
 SOURCES_RESOURCE = ("data", "spec_sources.json")
 
@@ -60,7 +60,7 @@ class SourceDocument:
         return f"{self.repository}:{self.path}@{self.commit[:10]}"
 
     @classmethod
-    def from_json(cls, entry: Mapping) -> "SourceDocument":
+    def from_json(cls, entry: Mapping) -> SourceDocument:
         return cls(
             id=entry["id"],
             title=entry["title"],

@@ -26,8 +26,8 @@ def proto_files() -> list[Path]:
 
 def generate(out_dir: Path = DEFAULT_OUT) -> list[Path]:
     """Compile every proto into ``out_dir`` and return the modules and stubs written."""
-    from grpc_tools import protoc  # only needed by whoever regenerates
     import grpc_tools
+    from grpc_tools import protoc  # only needed by whoever regenerates
 
     out_dir.mkdir(parents=True, exist_ok=True)
     well_known = Path(grpc_tools.__file__).parent / "_proto"

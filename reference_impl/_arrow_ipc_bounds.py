@@ -64,10 +64,10 @@ class _Bytes:
             raise _Malformed(f"a read at {position} is outside [{self.start}, {self.end})")
         return struct.unpack_from("<" + fmt, self.data, position)[0]
 
-    def table(self, position: int) -> "_Table":
+    def table(self, position: int) -> _Table:
         return _Table(self, position)
 
-    def root(self) -> "_Table":
+    def root(self) -> _Table:
         """The root table of a FlatBuffer starting at ``start``."""
         return self.table(self.start + self.read("I", self.start))
 
@@ -93,7 +93,7 @@ class _Table:
         position = self.field(slot)
         return default if position is None else self.buffer.read(fmt, position)
 
-    def child(self, slot: int) -> "_Table | None":
+    def child(self, slot: int) -> _Table | None:
         position = self.field(slot)
         return None if position is None else self.buffer.table(position + self.buffer.read("I", position))
 

@@ -23,7 +23,7 @@ import dataclasses
 import itertools
 import re
 import struct
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 import functools
 import json
 import uuid as uuid_module
-from dataclasses import dataclass, field as dc_field, replace
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 
 from . import entropy, feature_flags
 from ._version import __version__
@@ -58,12 +59,12 @@ from .transactions import (
     Rewrite,
     RewriteGroup,
     Transaction,
+    Update,
     UpdateBases,
     UpdateConfig,
     UpdateMap,
     UpdateMapEntry,
     UpdateMemWalState,
-    Update,
     UpdateMode,
     write_transaction_file,
 )
@@ -125,8 +126,9 @@ def build_manifest(
 class _Builder:
     """The state of the manifest being built."""
 
-    def __init__(self, read: Manifest | None, read_indices, new_version: int, settings: CommitSettings,
-                 transaction_uuid: str):
+    def __init__(
+        self, read: Manifest | None, read_indices, new_version: int, settings: CommitSettings, transaction_uuid: str
+    ):
         self.read = read
         self.new_version = new_version
         self.settings = settings
@@ -243,7 +245,9 @@ def content_feature_flags(manifest: Manifest, *, stable_row_ids: bool) -> tuple[
 # its handler; an operation without one is refused.
 @functools.singledispatch
 def _apply(operation: Operation, b: _Builder) -> None:
-    raise UnsupportedFeatureError("commit", f"the reference writer does not commit {type(operation).__name__} operations")
+    raise UnsupportedFeatureError(
+        "commit", f"the reference writer does not commit {type(operation).__name__} operations"
+    )
 
 
 @_apply.register(Append)
@@ -505,8 +509,9 @@ def _mem_wal_index(indices: list[IndexMetadata]) -> tuple[int, IndexMetadata, ta
         raise LanceFormatError("commit", f"the table has {len(found)} MemWAL indices; it may have at most one")
     position, entry = found[0]
     if (entry.type_url or "").rsplit("/", 1)[-1].lower() != MEM_WAL_DETAILS_TYPE.lower():
-        raise LanceFormatError("commit", f"index {MEM_WAL_INDEX_NAME} has details of type {entry.type_url!r}, "
-                                         f"not {MEM_WAL_DETAILS_TYPE}")
+        raise LanceFormatError(
+            "commit", f"index {MEM_WAL_INDEX_NAME} has details of type {entry.type_url!r}, not {MEM_WAL_DETAILS_TYPE}"
+        )
     details = table_pb2.MemWalIndexDetails()
     try:
         details.ParseFromString(entry.details)

@@ -9,8 +9,8 @@ data, deletion and row id file lives (layout: base paths).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pyarrow as pa
 
@@ -64,7 +64,7 @@ class Dataset:
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def open(cls, uri: str | os.PathLike, version: int | None = None, *, check_features: bool = True) -> "Dataset":
+    def open(cls, uri: str | os.PathLike, version: int | None = None, *, check_features: bool = True) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
         Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
@@ -131,7 +131,7 @@ class Dataset:
         manifests, _ = committed_manifests(self.storage)
         return sorted(manifests) or [self.version]
 
-    def checkout(self, version: int) -> "Dataset":
+    def checkout(self, version: int) -> Dataset:
         return Dataset.open(self.storage.root, version)
 
     def count_rows(self) -> int:
@@ -191,7 +191,7 @@ class Dataset:
             return self.storage
         parts = [TREE_DIR, *branch.split("/")]
         root = self.storage.root
-        if list(root.parts[-len(parts):]) != parts:
+        if list(root.parts[-len(parts) :]) != parts:
             raise LanceFormatError(self.uri, f"the manifest names branch {branch!r}, but it is not under tree/{branch}")
         return Storage(root.parents[len(parts) - 1])
 
@@ -219,7 +219,7 @@ class Dataset:
         data_storage_version: str = "2.0",
         stable_row_ids: bool = False,
         max_rows_per_file: int | None = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """Create a dataset at ``uri`` holding ``table`` (version 1)."""
         check_writable_version(data_storage_version)
         storage = Storage(local_path(uri))
@@ -238,14 +238,14 @@ class Dataset:
             data_storage_version=data_storage_version,
         )
 
-    def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
+    def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         """Add ``table``'s rows as new fragments."""
         fragments = write_fragments(
             self.storage, table, self.schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
         )
         return self.commit(Append(fragments=fragments))
 
-    def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> "Dataset":
+    def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         """Replace every row (and the schema) with ``table``."""
         schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
@@ -260,7 +260,7 @@ class Dataset:
         tag: str = "",
         restore_source: ManifestFile | None = None,
         on_step: Callable[[str], None] | None = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """Commit ``operation`` on top of this version and open the new one.
 
         The operation's files must already be written. Raises
@@ -278,7 +278,7 @@ class Dataset:
         )
 
     @classmethod
-    def _commit_to(cls, storage, read, naming, operation: Operation, **options) -> "Dataset":
+    def _commit_to(cls, storage, read, naming, operation: Operation, **options) -> Dataset:
         tag = options.pop("tag", "")
         transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag)
         nanos = entropy.current().time_ns()
@@ -294,18 +294,18 @@ class Dataset:
 
     # -- operations (reference_impl/operations/) -----------------------------------
 
-    def delete(self, where) -> "Dataset":
+    def delete(self, where) -> Dataset:
         """Delete rows: ``where`` is a pyarrow compute expression over the
         columns, or a mapping ``{fragment_id: [physical offsets]}``."""
         return delete(self, where)
 
-    def update(self, values, where=None) -> "Dataset":
+    def update(self, values, where=None) -> Dataset:
         """Set columns to new values (``{name: expression or scalar}``) on the
         rows ``where`` selects (every row by default): the old rows are
         deleted and the new ones written as new fragments."""
         return update(self, values, where)
 
-    def add_columns(self, columns) -> "Dataset":
+    def add_columns(self, columns) -> Dataset:
         """Add columns by data evolution: a new data file per fragment.
         ``columns`` maps each new column (a name, or a ``pa.Field`` fixing its
         type, nullability and metadata) to a pyarrow compute expression over
@@ -313,48 +313,62 @@ class Dataset:
         (``pa.Table``) to an array."""
         return add_columns(self, columns)
 
-    def drop_columns(self, names) -> "Dataset":
+    def drop_columns(self, names) -> Dataset:
         """Remove columns (and nested fields, by dotted path) from the schema."""
         return drop_columns(self, names)
 
-    def alter_columns(self, *alterations) -> "Dataset":
+    def alter_columns(self, *alterations) -> Dataset:
         """Alter columns; each alteration is a mapping with ``path`` (dotted)
         and any of ``name`` (rename), ``nullable`` and ``data_type`` (a cast,
         which writes the column anew)."""
         return alter_columns(self, *alterations)
 
-    def update_metadata(self, *, config=None, table_metadata=None, schema_metadata=None, field_metadata=None,
-                        replace: bool = False) -> "Dataset":
+    def update_metadata(
+        self, *, config=None, table_metadata=None, schema_metadata=None, field_metadata=None, replace: bool = False
+    ) -> Dataset:
         """Change table config, table metadata, schema metadata or field
         metadata (``{field path: {key: value}}``); a value of None removes the key."""
         return update_metadata(
-            self, config=config, table_metadata=table_metadata, schema_metadata=schema_metadata,
-            field_metadata=field_metadata, replace=replace,
+            self,
+            config=config,
+            table_metadata=table_metadata,
+            schema_metadata=schema_metadata,
+            field_metadata=field_metadata,
+            replace=replace,
         )
 
-    def compact(self, *, target_rows_per_fragment: int = 1024 * 1024, materialize_deletions: bool = True,
-                materialize_deletions_threshold: float = 0.0) -> "Dataset":
+    def compact(
+        self,
+        *,
+        target_rows_per_fragment: int = 1024 * 1024,
+        materialize_deletions: bool = True,
+        materialize_deletions_threshold: float = 0.0,
+    ) -> Dataset:
         """Rewrite small fragments (and fragments with more than the threshold
         share of rows deleted) into fewer, larger ones: a ReserveFragments
         commit, then a Rewrite."""
-        return compact(self, target_rows_per_fragment=target_rows_per_fragment,
-                       materialize_deletions=materialize_deletions,
-                       materialize_deletions_threshold=materialize_deletions_threshold)
+        return compact(
+            self,
+            target_rows_per_fragment=target_rows_per_fragment,
+            materialize_deletions=materialize_deletions,
+            materialize_deletions_threshold=materialize_deletions_threshold,
+        )
 
-    def restore(self, version: int) -> "Dataset":
+    def restore(self, version: int) -> Dataset:
         """Commit a new version whose content is that of ``version``."""
         return restore(self, version)
 
-    def create_index(self, columns, *, name: str | None = None, index_type: str = "BTREE",
-                     replace: bool = True) -> "Dataset":
+    def create_index(
+        self, columns, *, name: str | None = None, index_type: str = "BTREE", replace: bool = True
+    ) -> Dataset:
         """Record a new index over ``columns`` (metadata only: the index
         payload is opaque to the table format)."""
         return create_index(self, columns, name=name, index_type=index_type, replace=replace)
 
-    def drop_index(self, name: str) -> "Dataset":
+    def drop_index(self, name: str) -> Dataset:
         return drop_index(self, name)
 
-    def update_mem_wal_state(self, merged) -> "Dataset":
+    def update_mem_wal_state(self, merged) -> Dataset:
         """Record MemWAL merge progress: ``merged`` maps region ids (UUID
         strings) to the last generation merged into the table."""
         return update_mem_wal_state(self, merged)
@@ -366,14 +380,28 @@ class Dataset:
     def delete_tag(self, name: str) -> None:
         delete_tag(self, name)
 
-    def create_branch(self, name: str, version: int | None = None, *, relative_base_path: bool = False) -> "Dataset":
+    def create_branch(self, name: str, version: int | None = None, *, relative_base_path: bool = False) -> Dataset:
         """Start branch ``name`` from ``version`` (this one by default) and
         open it."""
         return create_branch(self, name, version, relative_base_path=relative_base_path, open_dataset=Dataset.open)
 
-    def shallow_clone(self, target_uri, *, version: int | None = None, tag: str | None = None,
-                      manifest_naming: str = "v2", relative_base_path: bool = False) -> "Dataset":
+    def shallow_clone(
+        self,
+        target_uri,
+        *,
+        version: int | None = None,
+        tag: str | None = None,
+        manifest_naming: str = "v2",
+        relative_base_path: bool = False,
+    ) -> Dataset:
         """A new dataset at ``target_uri`` whose files stay here, referenced
         through a base path."""
-        return shallow_clone(self, target_uri, version=version, tag=tag, manifest_naming=manifest_naming,
-                             relative_base_path=relative_base_path, open_dataset=Dataset.open)
+        return shallow_clone(
+            self,
+            target_uri,
+            version=version,
+            tag=tag,
+            manifest_naming=manifest_naming,
+            relative_base_path=relative_base_path,
+            open_dataset=Dataset.open,
+        )

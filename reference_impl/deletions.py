@@ -66,9 +66,9 @@ from __future__ import annotations
 
 import array
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -224,9 +224,7 @@ def inspect_deletion_file(
         return DeletionFileContent(
             DeletionStatus.TOO_LARGE, f"the file holds {size} bytes, more than the limit of {max_bytes}"
         )
-    return inspect_deletion_bytes(
-        storage.read(relpath), kind, physical_rows=physical_rows, max_offsets=max_offsets
-    )
+    return inspect_deletion_bytes(storage.read(relpath), kind, physical_rows=physical_rows, max_offsets=max_offsets)
 
 
 def _listed(
@@ -308,9 +306,7 @@ def _inspect_bitmap(data: bytes) -> DeletionFileContent:
                 found=DeletionFileType.ARROW_ARRAY,
             )
         return DeletionFileContent(DeletionStatus.BITMAP_LAYOUT, bitmap)
-    return DeletionFileContent(
-        DeletionStatus.OK, found=DeletionFileType.BITMAP, offsets=bitmap, entries=len(bitmap)
-    )
+    return DeletionFileContent(DeletionStatus.OK, found=DeletionFileType.BITMAP, offsets=bitmap, entries=len(bitmap))
 
 
 def _inspect_arrow(data: bytes, physical_rows: int | None, max_offsets: int) -> DeletionFileContent:

@@ -19,9 +19,9 @@ import hashlib
 import secrets
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 
 class EntropySource:

@@ -9,7 +9,8 @@ by :mod:`reference_impl.row_ids`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from .wire import table_pb2
 
@@ -39,7 +40,7 @@ class ExternalFile:
     size: int
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.ExternalFile) -> "ExternalFile":
+    def from_proto(cls, msg: table_pb2.ExternalFile) -> ExternalFile:
         return cls(msg.path, msg.offset, msg.size)
 
     def to_proto(self) -> table_pb2.ExternalFile:
@@ -83,7 +84,7 @@ class DataFile:
         return (2, 0) if recorded == RECORDED_2_0_AS_FOOTER else recorded
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.DataFile) -> "DataFile":
+    def from_proto(cls, msg: table_pb2.DataFile) -> DataFile:
         # Hot (every data file of every manifest and transaction decoded):
         # positional arguments, and ``[:]`` copies a repeated field into a
         # list several times faster than ``list()`` does.
@@ -124,7 +125,7 @@ class DeletionFile:
         return f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{self.file_type.extension}"
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.DeletionFile) -> "DeletionFile":
+    def from_proto(cls, msg: table_pb2.DeletionFile) -> DeletionFile:
         file_type = DeletionFileType(msg.file_type) if msg.file_type in (0, 1) else msg.file_type
         return cls(
             file_type=file_type,
@@ -181,7 +182,7 @@ class Fragment:
         return self.physical_rows - self.num_deleted_rows
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.DataFragment) -> "Fragment":
+    def from_proto(cls, msg: table_pb2.DataFragment) -> Fragment:
         # Hot, like DataFile.from_proto: positional arguments, the three
         # sequences (most fragments store none) converted only when present,
         # and the files iterated as a list: protobuf's repeated fields have no

@@ -7,7 +7,8 @@ writes the metadata a manifest keeps about each index, not the index files.
 from __future__ import annotations
 
 import uuid as uuid_module
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from pyroaring import BitMap
 
@@ -74,7 +75,7 @@ class IndexMetadata:
         return decode_fragment_bitmap(self.fragment_bitmap)
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.IndexMetadata) -> "IndexMetadata":
+    def from_proto(cls, msg: table_pb2.IndexMetadata) -> IndexMetadata:
         """Decode; raises ``ValueError`` on a malformed UUID."""
         return cls(
             uuid=uuid_from_bytes(msg.uuid.uuid),

@@ -8,7 +8,8 @@ renamed schema metadata field has the same number, and the fields added since ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from google.protobuf.unknown_fields import UnknownFieldSet
 
@@ -47,7 +48,7 @@ class BasePath:
     name: str | None = None
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.BasePath) -> "BasePath":
+    def from_proto(cls, msg: table_pb2.BasePath) -> BasePath:
         return cls(
             id=msg.id,
             path=msg.path,
@@ -115,7 +116,7 @@ class Manifest:
         return None
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.Manifest) -> "Manifest":
+    def from_proto(cls, msg: table_pb2.Manifest) -> Manifest:
         return cls(
             version=msg.version,
             schema=Schema.from_protos(msg.fields, msg.schema_metadata),

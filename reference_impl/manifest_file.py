@@ -17,7 +17,8 @@ out of bounds or allocate more than the file holds.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from google.protobuf.message import DecodeError
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from .errors import LanceFormatError, NamingSchemeError, NotADatasetError, VersionNotFoundError
 from .json_file import read_json_file
@@ -137,8 +138,7 @@ def committed_manifests(storage: Storage) -> tuple[dict[int, str], NamingScheme 
     if listing.is_mixed:
         raise NamingSchemeError(
             str(storage.path(VERSIONS_DIR)),
-            f"manifest names mix the V1 scheme ({len(listing.v1)} files) and the V2 scheme "
-            f"({len(listing.v2)} files)",
+            f"manifest names mix the V1 scheme ({len(listing.v1)} files) and the V2 scheme ({len(listing.v2)} files)",
         )
     manifests = listing.manifests()
     if not manifests:

@@ -38,7 +38,8 @@ Names (checked by :func:`validate_tag_name` / :func:`validate_branch_name`)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from datetime import datetime, timezone
 from typing import Any, Literal, overload
 from urllib.parse import quote, unquote
@@ -95,9 +96,7 @@ def validate_branch_name(name: str) -> None:
         if segment == ".":
             raise InvalidRefNameError(f"branch name {name!r} has a '.' segment")
         if not all(_allowed_char(c) for c in segment):
-            raise InvalidRefNameError(
-                f"branch name segment {segment!r} may only hold alphanumerics, '.', '-' and '_'"
-            )
+            raise InvalidRefNameError(f"branch name segment {segment!r} may only hold alphanumerics, '.', '-' and '_'")
     if name.endswith(".lock"):
         raise InvalidRefNameError(f"branch name {name!r} cannot end with '.lock'")
     if name == MAIN_BRANCH:
@@ -227,9 +226,7 @@ def parse_tag(name: str, obj: dict, path: str) -> Tag:
 
 
 def parse_branch(name: str, obj: dict, path: str) -> Branch:
-    parent_version = _uint(
-        _key(obj, "parentVersion", "parent_version", path), "parentVersion", path, required=True
-    )
+    parent_version = _uint(_key(obj, "parentVersion", "parent_version", path), "parentVersion", path, required=True)
     parent_branch = _opt_str(_key(obj, "parentBranch", "parent_branch", path), "parentBranch", path)
     create_at = _uint(_key(obj, "createAt", "create_at", path), "createAt", path, required=False)
     size = _uint(_key(obj, "manifestSize", "manifest_size", path), "manifestSize", path, required=False)
@@ -398,8 +395,9 @@ class RefTarget:
         return branch_root(self.branch)
 
 
-def resolve_ref(storage: Storage, *, tag: str | None = None, branch: str | None = None,
-                version: int | None = None) -> RefTarget:
+def resolve_ref(
+    storage: Storage, *, tag: str | None = None, branch: str | None = None, version: int | None = None
+) -> RefTarget:
     """The branch and version a tag names, or ``version`` of ``branch``.
 
     A tag names its version itself, so it takes neither a branch nor a
@@ -415,7 +413,9 @@ def resolve_ref(storage: Storage, *, tag: str | None = None, branch: str | None 
         found = read_tag(storage, tag)
         on_branch = None if found.branch == MAIN_BRANCH else found.branch
         if on_branch is not None and not is_valid_branch_name(on_branch):
-            raise CorruptFileError(str(storage.path(tag_path(tag))), f"names the branch {on_branch!r}, not a valid branch name")
+            raise CorruptFileError(
+                str(storage.path(tag_path(tag))), f"names the branch {on_branch!r}, not a valid branch name"
+            )
         return RefTarget(on_branch, found.version)
     if branch is None or branch == MAIN_BRANCH:
         return RefTarget(None, version)

@@ -65,8 +65,8 @@ explicitly (tests use it to reach every decoder path).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from google.protobuf.message import DecodeError
 
@@ -244,9 +244,7 @@ def row_id_segment_kinds(data: bytes, context: str = "row id sequence") -> list[
     return [_inspect_segment(seg, context).kind for seg in msg.segments]
 
 
-def decode_row_id_sequence(
-    data: bytes, context: str = "row id sequence", *, max_rows: int | None = None
-) -> list[int]:
+def decode_row_id_sequence(data: bytes, context: str = "row id sequence", *, max_rows: int | None = None) -> list[int]:
     """The row ids of a serialized ``RowIdSequence``, in physical row order.
 
     Raises :class:`CorruptFileError` (naming ``context``) when the bytes do not
@@ -459,7 +457,9 @@ def load_stored_sequence(storage: Storage, stored: StoredSequence, context: str)
     raise TypeError(f"{context}: not a stored sequence: {stored!r}")
 
 
-def _describe(fragment: Fragment, stored: StoredSequence, storage: Storage, what: str, manifest_path: str | None) -> str:
+def _describe(
+    fragment: Fragment, stored: StoredSequence, storage: Storage, what: str, manifest_path: str | None
+) -> str:
     """The file an error about the sequence names: the external file, or
     for an inline sequence the manifest holding it (when known)."""
     if isinstance(stored, ExternalFile):

@@ -39,7 +39,7 @@ def field_with_descendants(schema: Schema, top: Field) -> list[Field]:
     return fields
 
 
-def arrow_schema_of(dataset: "Dataset") -> pa.Schema:
+def arrow_schema_of(dataset: Dataset) -> pa.Schema:
     """The version's schema as Arrow; an error in it names the manifest
     holding it (the schema module knows no file)."""
     try:
@@ -48,8 +48,14 @@ def arrow_schema_of(dataset: "Dataset") -> pa.Schema:
         raise type(exc)(dataset.manifest_file.path, f"schema: {exc.problem}") from None
 
 
-def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool = False,
-                   with_row_address: bool = False, include_deleted: bool = False) -> pa.Table:
+def fragment_table(
+    dataset: Dataset,
+    fragment: Fragment,
+    *,
+    with_row_id: bool = False,
+    with_row_address: bool = False,
+    include_deleted: bool = False,
+) -> pa.Table:
     """The visible rows of ``fragment``, every column of the schema; with
     ``include_deleted``, every physical row (data evolution writes values for
     deleted rows too, so that new data files line up with the old ones)."""
@@ -107,7 +113,7 @@ def fragment_table(dataset: "Dataset", fragment: Fragment, *, with_row_id: bool 
     return table
 
 
-def scan(dataset: "Dataset", *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
+def scan(dataset: Dataset, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
     """Every visible row of the version, fragment by fragment in manifest order."""
     parts = [
         fragment_table(dataset, fragment, with_row_id=with_row_id, with_row_address=with_row_address)

@@ -11,8 +11,9 @@ strings in :mod:`reference_impl.type_grammar`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field as dc_field
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from .type_grammar import LIST_KINDS
 from .wire import file_pb2
@@ -48,7 +49,7 @@ class Field:
     extension_name: str = ""
 
     @classmethod
-    def from_proto(cls, msg: file_pb2.Field) -> "Field":
+    def from_proto(cls, msg: file_pb2.Field) -> Field:
         return cls(
             id=msg.id,
             name=msg.name,
@@ -110,7 +111,7 @@ class Schema:
         return max((f.id for f in self.fields), default=-1)
 
     @classmethod
-    def from_protos(cls, fields, metadata) -> "Schema":
+    def from_protos(cls, fields, metadata) -> Schema:
         return cls([Field.from_proto(f) for f in fields], dict(metadata))
 
     def field_protos(self) -> list[file_pb2.Field]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import stat
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import unquote, urlparse
 
 from .errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError, UnreadablePathError
@@ -74,7 +74,7 @@ class Storage:
         reading a small file's footer."""
         return str(self.path(relpath))
 
-    def for_base(self, base_path: str) -> "Storage":
+    def for_base(self, base_path: str) -> Storage:
         """Read-only storage rooted at a declared base path.
 
         The spec asks for absolute base paths; a relative one (pylance stores

@@ -41,8 +41,9 @@ from __future__ import annotations
 import enum
 import re
 import uuid as uuid_module
-from dataclasses import dataclass, field as dc_field
-from typing import Optional, Union
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Union
 
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -123,7 +124,7 @@ class Append:
     fragments: list[Fragment] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Append) -> "Append":
+    def from_proto(cls, msg: _PB.Append) -> Append:
         return cls(_fragments(msg.fragments))
 
     def to_proto(self) -> _PB.Append:
@@ -140,7 +141,7 @@ class Delete:
     predicate: str = ""
 
     @classmethod
-    def from_proto(cls, msg: _PB.Delete) -> "Delete":
+    def from_proto(cls, msg: _PB.Delete) -> Delete:
         return cls(_fragments(msg.updated_fragments), list(msg.deleted_fragment_ids), msg.predicate)
 
     def to_proto(self) -> _PB.Delete:
@@ -163,7 +164,7 @@ class Overwrite:
     initial_bases: list[BasePath] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Overwrite) -> "Overwrite":
+    def from_proto(cls, msg: _PB.Overwrite) -> Overwrite:
         return cls(
             fragments=_fragments(msg.fragments),
             schema=_schema_from(msg.schema, msg.schema_metadata),
@@ -192,7 +193,7 @@ class CreateIndex:
     removed_indices: list[IndexMetadata] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.CreateIndex) -> "CreateIndex":
+    def from_proto(cls, msg: _PB.CreateIndex) -> CreateIndex:
         return cls([_index(m) for m in msg.new_indices], [_index(m) for m in msg.removed_indices])
 
     def to_proto(self) -> _PB.CreateIndex:
@@ -208,7 +209,7 @@ class RewriteGroup:
     new_fragments: list[Fragment] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Rewrite.RewriteGroup) -> "RewriteGroup":
+    def from_proto(cls, msg: _PB.Rewrite.RewriteGroup) -> RewriteGroup:
         return cls(_fragments(msg.old_fragments), _fragments(msg.new_fragments))
 
     def to_proto(self) -> _PB.Rewrite.RewriteGroup:
@@ -232,7 +233,7 @@ class RewrittenIndex:
     new_index_files: list[IndexFile] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Rewrite.RewrittenIndex) -> "RewrittenIndex":
+    def from_proto(cls, msg: _PB.Rewrite.RewrittenIndex) -> RewrittenIndex:
         has_details = msg.HasField("new_index_details")
         return cls(
             old_id=_uuid_or_none(msg, "old_id"),
@@ -269,7 +270,7 @@ class Rewrite:
     rewritten_indices: list[RewrittenIndex] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Rewrite) -> "Rewrite":
+    def from_proto(cls, msg: _PB.Rewrite) -> Rewrite:
         return cls(
             old_fragments=_fragments(msg.old_fragments),
             new_fragments=_fragments(msg.new_fragments),
@@ -296,10 +297,8 @@ class Merge:
     preserves_nullability: bool = False
 
     @classmethod
-    def from_proto(cls, msg: _PB.Merge) -> "Merge":
-        return cls(
-            _fragments(msg.fragments), _schema_from(msg.schema, msg.schema_metadata), msg.preserves_nullability
-        )
+    def from_proto(cls, msg: _PB.Merge) -> Merge:
+        return cls(_fragments(msg.fragments), _schema_from(msg.schema, msg.schema_metadata), msg.preserves_nullability)
 
     def to_proto(self) -> _PB.Merge:
         msg = _PB.Merge(
@@ -321,7 +320,7 @@ class Project:
     preserves_nullability: bool = False
 
     @classmethod
-    def from_proto(cls, msg: _PB.Project) -> "Project":
+    def from_proto(cls, msg: _PB.Project) -> Project:
         return cls(_schema_from(msg.schema, {}), msg.preserves_nullability)
 
     def to_proto(self) -> _PB.Project:
@@ -336,7 +335,7 @@ class Restore:
     version: int = 0
 
     @classmethod
-    def from_proto(cls, msg: _PB.Restore) -> "Restore":
+    def from_proto(cls, msg: _PB.Restore) -> Restore:
         return cls(msg.version)
 
     def to_proto(self) -> _PB.Restore:
@@ -349,7 +348,7 @@ class ReserveFragments:
     num_fragments: int = 0
 
     @classmethod
-    def from_proto(cls, msg: _PB.ReserveFragments) -> "ReserveFragments":
+    def from_proto(cls, msg: _PB.ReserveFragments) -> ReserveFragments:
         return cls(msg.num_fragments)
 
     def to_proto(self) -> _PB.ReserveFragments:
@@ -368,7 +367,7 @@ class Clone:
     branch_name: str | None = None
 
     @classmethod
-    def from_proto(cls, msg: _PB.Clone) -> "Clone":
+    def from_proto(cls, msg: _PB.Clone) -> Clone:
         return cls(
             is_shallow=msg.is_shallow,
             ref_name=msg.ref_name if msg.HasField("ref_name") else None,
@@ -394,7 +393,7 @@ class MergedGeneration:
     generation: int = 0
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.MergedGeneration) -> "MergedGeneration":
+    def from_proto(cls, msg: table_pb2.MergedGeneration) -> MergedGeneration:
         return cls(_uuid_or_none(msg, "region_id"), msg.generation)
 
     def to_proto(self) -> table_pb2.MergedGeneration:
@@ -424,7 +423,7 @@ class KeyExistenceFilter:
     data: ExactKeySetFilter | BloomFilter | None = None
 
     @classmethod
-    def from_proto(cls, msg: _PB.KeyExistenceFilter) -> "KeyExistenceFilter":
+    def from_proto(cls, msg: _PB.KeyExistenceFilter) -> KeyExistenceFilter:
         which = msg.WhichOneof("data")
         data: ExactKeySetFilter | BloomFilter | None = None
         if which == "exact":
@@ -469,7 +468,7 @@ class Update:
     merged_generations: list[MergedGeneration] = dc_field(default_factory=list)
     fields_for_preserving_frag_bitmap: list[int] = dc_field(default_factory=list)
     #: An :class:`UpdateMode`, or the raw int of a mode this proto does not know.
-    update_mode: Union[UpdateMode, int] = UpdateMode.REWRITE_ROWS
+    update_mode: UpdateMode | int = UpdateMode.REWRITE_ROWS
     inserted_rows: KeyExistenceFilter | None = None
     #: fragment id -> updated row offsets.
     updated_fragment_offsets: dict[int, list[int]] = dc_field(default_factory=dict)
@@ -477,7 +476,7 @@ class Update:
     updated_fragment_offset_bitmaps: dict[int, bytes] = dc_field(default_factory=dict)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Update) -> "Update":
+    def from_proto(cls, msg: _PB.Update) -> Update:
         mode = msg.update_mode
         return cls(
             removed_fragment_ids=list(msg.removed_fragment_ids),
@@ -526,7 +525,7 @@ class UpdateMap:
     replace: bool = False
 
     @classmethod
-    def from_proto(cls, msg: _PB.UpdateMap) -> "UpdateMap":
+    def from_proto(cls, msg: _PB.UpdateMap) -> UpdateMap:
         return cls(
             [UpdateMapEntry(e.key, e.value if e.HasField("value") else None) for e in msg.update_entries],
             msg.replace,
@@ -571,7 +570,7 @@ class UpdateConfig:
     field_metadata: dict[int, dict[str, str]] = dc_field(default_factory=dict)
 
     @classmethod
-    def from_proto(cls, msg: _PB.UpdateConfig) -> "UpdateConfig":
+    def from_proto(cls, msg: _PB.UpdateConfig) -> UpdateConfig:
         def optional_map(name: str) -> UpdateMap | None:
             return UpdateMap.from_proto(getattr(msg, name)) if msg.HasField(name) else None
 
@@ -607,7 +606,7 @@ class DataReplacementGroup:
     new_file: DataFile | None = None
 
     @classmethod
-    def from_proto(cls, msg: _PB.DataReplacementGroup) -> "DataReplacementGroup":
+    def from_proto(cls, msg: _PB.DataReplacementGroup) -> DataReplacementGroup:
         return cls(msg.fragment_id, DataFile.from_proto(msg.new_file) if msg.HasField("new_file") else None)
 
     def to_proto(self) -> _PB.DataReplacementGroup:
@@ -625,7 +624,7 @@ class DataReplacement:
     replacements: list[DataReplacementGroup] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.DataReplacement) -> "DataReplacement":
+    def from_proto(cls, msg: _PB.DataReplacement) -> DataReplacement:
         return cls([DataReplacementGroup.from_proto(g) for g in msg.replacements])
 
     def to_proto(self) -> _PB.DataReplacement:
@@ -638,7 +637,7 @@ class UpdateMemWalState:
     merged_generations: list[MergedGeneration] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.UpdateMemWalState) -> "UpdateMemWalState":
+    def from_proto(cls, msg: _PB.UpdateMemWalState) -> UpdateMemWalState:
         return cls([MergedGeneration.from_proto(g) for g in msg.merged_generations])
 
     def to_proto(self) -> _PB.UpdateMemWalState:
@@ -653,7 +652,7 @@ class UpdateBases:
     new_bases: list[BasePath] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.UpdateBases) -> "UpdateBases":
+    def from_proto(cls, msg: _PB.UpdateBases) -> UpdateBases:
         return cls([BasePath.from_proto(b) for b in msg.new_bases])
 
     def to_proto(self) -> _PB.UpdateBases:
@@ -755,7 +754,7 @@ def _field_numbers(data: bytes) -> tuple[int, ...]:
 class Transaction:
     read_version: int
     uuid: str
-    operation: Optional[Operation]
+    operation: Operation | None
     tag: str = ""
     properties: dict[str, str] = dc_field(default_factory=dict)
     #: Serialized top-level fields this proto does not know, written back as is.
@@ -778,12 +777,12 @@ class Transaction:
         return self.properties.get(COMMIT_MESSAGE_KEY)
 
     @classmethod
-    def create(cls, read_version: int, operation: Operation, *, tag: str = "", properties=None) -> "Transaction":
+    def create(cls, read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
         """A new transaction with a fresh random UUID."""
         return cls(read_version, str(entropy.current().uuid4()), operation, tag, dict(properties or {}))
 
     @classmethod
-    def from_proto(cls, msg: transaction_pb2.Transaction, context: str = "transaction") -> "Transaction":
+    def from_proto(cls, msg: transaction_pb2.Transaction, context: str = "transaction") -> Transaction:
         """Decode; :class:`CorruptFileError` (naming ``context``) when a
         nested value is invalid, such as a UUID that is not 16 bytes."""
         which = msg.WhichOneof("operation")

@@ -155,7 +155,8 @@ def check_dataset(root: str, versions: list[int], outside: str | None = None) ->
                 if errors:
                     problems.append(f"{where}: the report does not match its schema: {errors[0].message}")
                 problems.extend(
-                    f"{where}: {finding['message']}" for finding in report["findings"]
+                    f"{where}: {finding['message']}"
+                    for finding in report["findings"]
                     if finding["rule"] == INTERNAL_ERROR_RULE
                 )
         for version in [None, *versions]:
@@ -230,7 +231,11 @@ class Probe:
         repo = Path(__file__).resolve().parent.parent
         command = without_permission_bypass([sys.executable, "-m", "tests.hostile_probe"])
         self.process = subprocess.Popen(
-            command, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            command,
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         hello = self._answer(120)
         if hello.get("bypasses_permissions"):
@@ -247,7 +252,9 @@ class Probe:
             raise RuntimeError(f"the probe gave no answer within {timeout} s")
         return json.loads(result[0])
 
-    def check(self, root: str | os.PathLike, versions: list[int], outside: str | os.PathLike | None = None) -> list[str]:
+    def check(
+        self, root: str | os.PathLike, versions: list[int], outside: str | os.PathLike | None = None
+    ) -> list[str]:
         """:func:`check_dataset` in the probe."""
         request = {"root": str(root), "versions": versions, "outside": None if outside is None else str(outside)}
         self.process.stdin.write(json.dumps(request) + "\n")

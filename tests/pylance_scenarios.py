@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 
@@ -76,7 +76,11 @@ def make_rows(start: int, count: int, *, nested: bool = False, struct_nulls: boo
         columns["vector"] = pa.array(
             [None if i % 17 == 0 else [float(i), i / 2.0, -float(i)] for i in ids], VECTOR_TYPE
         )
-        fields += [pa.field("point", POINT_TYPE), pa.field("tags", pa.list_(pa.int32())), pa.field("vector", VECTOR_TYPE)]
+        fields += [
+            pa.field("point", POINT_TYPE),
+            pa.field("tags", pa.list_(pa.int32())),
+            pa.field("vector", VECTOR_TYPE),
+        ]
     return pa.Table.from_arrays([columns[f.name] for f in fields], schema=pa.schema(fields))
 
 
@@ -284,8 +288,10 @@ def build_drop_columns(path: Path) -> None:
     reduced = reduced.set_column(
         reduced.schema.get_field_index("point"),
         "point",
-        pa.array([None if p is None else {"x": p["x"]} for p in reduced.column("point").to_pylist()],
-                 pa.struct([("x", pa.int32())])),
+        pa.array(
+            [None if p is None else {"x": p["x"]} for p in reduced.column("point").to_pylist()],
+            pa.struct([("x", pa.int32())]),
+        ),
     )
     _write(reduced, path, mode="append")
     dataset = _open(path)

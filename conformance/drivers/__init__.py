@@ -49,8 +49,15 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
 }
 
-__all__ = ["DRIVERS", "ClosableDriver", "Driver", "DriverError", "close_driver", "is_implementation_failure",
-           "load_driver"]
+__all__ = [
+    "DRIVERS",
+    "ClosableDriver",
+    "Driver",
+    "DriverError",
+    "close_driver",
+    "is_implementation_failure",
+    "load_driver",
+]
 
 
 class Driver(Protocol):

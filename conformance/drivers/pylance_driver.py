@@ -62,6 +62,7 @@ from ..describe import (
     WriterVersionDescription,
     metadata_value,
 )
+
 # DebugUnit is not used here; it stays importable from this module, where the
 # parser lived before it had a module of its own.
 from .rust_debug import DebugStruct, DebugTuple, DebugUnit, parse_rust_debug  # noqa: F401
@@ -200,7 +201,7 @@ def read_table(uri: str | os.PathLike[str], version: int | None = None) -> pa.Ta
 BLOB_KEY = b"lance-encoding:blob"
 
 
-def _with_blob_values(dataset, blob_columns: list[str]) -> "pa.Table":
+def _with_blob_values(dataset, blob_columns: list[str]) -> pa.Table:
     """Rows of a release without ``blob_handling``: its scan returns each
     blob's (position, size) description, so the values are fetched with
     ``take_blobs`` by row id and put in the column's place, typed as the
@@ -282,7 +283,7 @@ def _naming_scheme(dataset) -> NamingScheme | None:
     raise ValueError(f"manifest path {path!r} of version {version} follows no known naming scheme")
 
 
-def _data_format(dataset, manifest: "DebugStruct", fragments: list[FragmentDescription]) -> DataFormatDescription:
+def _data_format(dataset, manifest: DebugStruct, fragments: list[FragmentDescription]) -> DataFormatDescription:
     """The dataset's data storage format as the release sees it.
 
     Releases before 0.16 keep no dataset-level format (their manifest has no
@@ -309,7 +310,7 @@ def _data_format(dataset, manifest: "DebugStruct", fragments: list[FragmentDescr
 LEGACY_FORMAT_VERSION = "0.1"
 
 
-def _describe_schema(schema: "DebugStruct") -> list[FieldDescription]:
+def _describe_schema(schema: DebugStruct) -> list[FieldDescription]:
     """Fields depth first, which is the order a manifest lists them in."""
     described: list[FieldDescription] = []
 
@@ -343,7 +344,7 @@ def _schema_metadata(metadata: dict | None) -> dict[str, str]:
     }
 
 
-def _describe_fragments(dataset, manifest: "DebugStruct") -> list[FragmentDescription]:
+def _describe_fragments(dataset, manifest: DebugStruct) -> list[FragmentDescription]:
     # Metadata first, scan second: the document reports what the manifest
     # records, so nothing the scan might learn (pylance keeps file sizes in a
     # cache) should be able to leak into it.
@@ -406,7 +407,8 @@ def _fragment_record(metadata) -> _FragmentRecord:
             id=int(metadata.id),
             physical_rows=int(metadata.physical_rows),
             has_deletion_file=deletion_file is not None,
-            num_deleted_rows=None if deletion_file is None or deletion_file.num_deleted_rows is None
+            num_deleted_rows=None
+            if deletion_file is None or deletion_file.num_deleted_rows is None
             else int(deletion_file.num_deleted_rows),
             files=[_describe_data_file(data_file) for data_file in metadata.files],
         )
@@ -416,7 +418,8 @@ def _fragment_record(metadata) -> _FragmentRecord:
         id=int(document["id"]),
         physical_rows=int(document["physical_rows"]),
         has_deletion_file=deletion_file is not None,
-        num_deleted_rows=None if deletion_file is None or deletion_file.get("num_deleted_rows") is None
+        num_deleted_rows=None
+        if deletion_file is None or deletion_file.get("num_deleted_rows") is None
         else int(deletion_file["num_deleted_rows"]),
         files=[_describe_data_file_document(data_file) for data_file in document["files"]],
     )
@@ -503,7 +506,7 @@ def _describe_data_file(data_file) -> DataFileDescription:
     )
 
 
-def _describe_indices(dataset, manifest: "DebugStruct") -> list[IndexDescription]:
+def _describe_indices(dataset, manifest: DebugStruct) -> list[IndexDescription]:
     if not hasattr(dataset, "describe_indices"):
         return _describe_listed_indices(dataset, manifest)
     described: list[IndexDescription] = []
@@ -524,7 +527,7 @@ def _describe_indices(dataset, manifest: "DebugStruct") -> list[IndexDescription
     return described
 
 
-def _describe_listed_indices(dataset, manifest: "DebugStruct") -> list[IndexDescription]:
+def _describe_listed_indices(dataset, manifest: DebugStruct) -> list[IndexDescription]:
     """Older releases list each index segment as a dict with field *names*
     and no type URL (``indices[].type_url`` is then unreported); the names
     are mapped to ids through the schema the release rendered."""
@@ -546,7 +549,7 @@ def _describe_listed_indices(dataset, manifest: "DebugStruct") -> list[IndexDesc
     return described
 
 
-def _field_ids_by_path(schema: "DebugStruct") -> dict[str, int]:
+def _field_ids_by_path(schema: DebugStruct) -> dict[str, int]:
     """``{"a.b": id}`` for every field of a rendered schema."""
     ids: dict[str, int] = {}
 
@@ -561,7 +564,7 @@ def _field_ids_by_path(schema: "DebugStruct") -> dict[str, int]:
     return ids
 
 
-def _config(dataset, manifest: "DebugStruct") -> dict[str, str]:
+def _config(dataset, manifest: DebugStruct) -> dict[str, str]:
     """``config()`` where the release has it, else the config its manifest
     rendering shows (absent from releases that predate table config)."""
     if hasattr(dataset, "config"):
@@ -588,7 +591,7 @@ def _describe_base_paths(dataset) -> list[BasePathDescription]:
     return described
 
 
-def _next_row_id(manifest: "DebugStruct") -> int:
+def _next_row_id(manifest: DebugStruct) -> int:
     """Releases before stable row ids (0.11) have no ``next_row_id``: to them
     it is the field's default, 0, which is also what a manifest of a dataset
     without stable row ids records (and one with them has a reader flag such

@@ -101,7 +101,7 @@ class ReleaseDriver:
             self._stderr.close()
             self._stderr = None
 
-    def __enter__(self) -> "ReleaseDriver":
+    def __enter__(self) -> ReleaseDriver:
         return self
 
     def __exit__(self, *exc_info) -> None:

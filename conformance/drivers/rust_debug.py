@@ -10,7 +10,8 @@ so it runs inside an old pylance release's own environment too
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 

@@ -47,8 +47,9 @@ def build_plain(path: Path) -> None:
 
 def build_stable_row_ids(path: Path) -> None:
     """pylance 14 with stable row ids and V1 names."""
-    _lance().write_dataset(_rows(0, 100), path, enable_stable_row_ids=True, max_rows_per_file=40,
-                        enable_v2_manifest_paths=False)
+    _lance().write_dataset(
+        _rows(0, 100), path, enable_stable_row_ids=True, max_rows_per_file=40, enable_v2_manifest_paths=False
+    )
     _lance().write_dataset(_rows(100, 30), path, mode="append")
     _lance().dataset(path).delete("id % 10 = 0")
 
@@ -103,8 +104,19 @@ def build_evolution(path: Path) -> None:
         read_transaction_file(storage, read_manifest_file(storage, relpath).manifest.transaction_file).operation_name
         for _, relpath in sorted(list_versions(storage).manifests().items())
     ]
-    expected = ["overwrite", "append", "delete", "update", "merge", "project", "reserve_fragments", "rewrite",
-                "restore", "delete", "update"]
+    expected = [
+        "overwrite",
+        "append",
+        "delete",
+        "update",
+        "merge",
+        "project",
+        "reserve_fragments",
+        "rewrite",
+        "restore",
+        "delete",
+        "update",
+    ]
     if kinds != expected:
         raise AssertionError(f"the evolution base has operations {kinds}, expected {expected}")
 
@@ -113,8 +125,11 @@ _PRIMARY_KEY = "lance-schema:unenforced-primary-key"
 _NESTED_SCHEMA = pa.schema(
     [
         pa.field("id", pa.int64(), nullable=False, metadata={_PRIMARY_KEY: "true", _PRIMARY_KEY + ":position": "1"}),
-        pa.field("meta", pa.struct([pa.field("tenant", pa.int32(), nullable=False), pa.field("note", pa.string())]),
-                 nullable=False),
+        pa.field(
+            "meta",
+            pa.struct([pa.field("tenant", pa.int32(), nullable=False), pa.field("note", pa.string())]),
+            nullable=False,
+        ),
         pa.field("tags", pa.list_(pa.field("item", pa.int32(), nullable=False)), nullable=False),
         pa.field("vec", pa.list_(pa.float32(), 2)),
     ]
@@ -124,8 +139,12 @@ _NESTED_SCHEMA = pa.schema(
 def _nested_rows(start: int, count: int) -> pa.Table:
     return pa.Table.from_pylist(
         [
-            {"id": i, "meta": {"tenant": i % 3, "note": None if i % 5 == 0 else f"n{i}"}, "tags": [i, i + 1][: i % 3],
-             "vec": [float(i), 0.5]}
+            {
+                "id": i,
+                "meta": {"tenant": i % 3, "note": None if i % 5 == 0 else f"n{i}"},
+                "tags": [i, i + 1][: i % 3],
+                "vec": [float(i), 0.5],
+            }
             for i in range(start, start + count)
         ],
         schema=_NESTED_SCHEMA,

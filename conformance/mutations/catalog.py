@@ -8,8 +8,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from . import manifests  # noqa: F401  (importing registers the manifest mutators)
-from . import topics
+from . import (
+    manifests,  # noqa: F401  (importing registers the manifest mutators)
+    topics,
+)
 from .registry import ManifestMutator, Mutation, registered_manifest_mutators, registered_mutations
 
 

@@ -9,8 +9,8 @@ anything; the point is to produce exactly the defect a mutation names.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.ipc as ipc

@@ -27,9 +27,10 @@ filled from :mod:`conformance.mutations.manifests`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from conformance.validator.registry import Severity
 from conformance.validator.ruleset import rules_by_id
@@ -67,8 +68,9 @@ class MutationDeclarationError(ValueError):
     """A mutation names an unknown rule, or requirements its rule does not cite."""
 
 
-def mutation(rule: str, *, breaks: tuple[str, ...] | str | None = None, base: str = DEFAULT_BASE,
-             also: tuple[str, ...] = ()):
+def mutation(
+    rule: str, *, breaks: tuple[str, ...] | str | None = None, base: str = DEFAULT_BASE, also: tuple[str, ...] = ()
+):
     """Register a mutation that ``rule`` must report on a copy of base ``base``.
 
     ``breaks`` names the requirements the change violates, among those the
@@ -134,7 +136,7 @@ class ManifestMutator:
 
     requirement: str
     needs: ManifestNeeds
-    apply: Callable[["Manifest", "list[IndexMetadata]"], None]
+    apply: Callable[[Manifest, list[IndexMetadata]], None]
     name: str
 
 
@@ -145,7 +147,7 @@ def manifest_mutator(requirement: str, needs: ManifestNeeds = ManifestNeeds()):
     """Register a manifest mutator breaking ``requirement``, a requirement
     some validator rule cites; one mutator per requirement."""
 
-    def register(apply: Callable[["Manifest", "list[IndexMetadata]"], None]):
+    def register(apply: Callable[[Manifest, list[IndexMetadata]], None]):
         cited = {r for rule in rules_by_id().values() for r in rule.requirements}
         if requirement not in cited:
             raise MutationDeclarationError(f"manifest mutator {apply.__name__}: no rule cites {requirement!r}")

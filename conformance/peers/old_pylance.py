@@ -40,8 +40,21 @@ _ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "21.0.0",
         "2.3.3",
-        ("0.31.1", "0.32.1", "0.33.0", "0.34.0", "0.35.0", "0.36.0", "0.37.0", "0.38.3", "0.39.0",
-         "1.0.4", "2.0.1", "3.0.2", "4.0.2"),
+        (
+            "0.31.1",
+            "0.32.1",
+            "0.33.0",
+            "0.34.0",
+            "0.35.0",
+            "0.36.0",
+            "0.37.0",
+            "0.38.3",
+            "0.39.0",
+            "1.0.4",
+            "2.0.1",
+            "3.0.2",
+            "4.0.2",
+        ),
     ),
     ("22.0.0", "2.3.5", ("6.0.1", "6.1.0", "7.0.0", "7.1.0", "8.0.0", "8.0.1", "9.0.1")),
     ("23.0.1", "2.4.6", ("10.0.0", "11.0.0", "12.0.0", "13.0.0", "14.0.2")),
@@ -186,13 +199,21 @@ def ensure_venv(version: str) -> Path:
 
     staging = final.with_name(f".{final.name}.building-{os.getpid()}-{uuid.uuid4().hex}")
     try:
-        _run([peer_interpreter(), "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}",
-             timeout=300)
+        _run(
+            [peer_interpreter(), "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}", timeout=300
+        )
         python = str(_venv_python(staging))
         _run(
             [
-                python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
-                "--only-binary=:all:", *requirements,
+                python,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--only-binary=:all:",
+                *requirements,
             ],
             what=f"pip install {' '.join(requirements)}",
             timeout=INSTALL_TIMEOUT_SECONDS,

@@ -24,11 +24,13 @@ def rows(start, count):
     this script stays standalone)."""
     ids = list(range(start, start + count))
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("value", pa.float64()), ("label", pa.string())])
-    return pa.table({
-        "id": pa.array(ids, pa.int64()),
-        "value": pa.array([None if i % 4 == 3 else i * 1.5 for i in ids], pa.float64()),
-        "label": pa.array(["row-%d" % i for i in ids], pa.string()),
-    }).cast(schema)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "value": pa.array([None if i % 4 == 3 else i * 1.5 for i in ids], pa.float64()),
+            "label": pa.array(["row-%d" % i for i in ids], pa.string()),
+        }
+    ).cast(schema)
 
 
 def write(table, path, **options):
@@ -80,13 +82,15 @@ def overwrite_restarts_ids(path):
 
 def nested_types(path):
     point = pa.struct([("x", pa.int32()), ("y", pa.string())])
-    table = pa.table({
-        "id": pa.array([0, 1, 2], pa.int64()),
-        "point": pa.array([{"x": 1, "y": "a"}, {"x": None, "y": None}, {"x": 3, "y": "c"}], point),
-        "tags": pa.array([[1], None, [2, 3]], pa.list_(pa.int32())),
-        "vector": pa.array([[1.0, 2.0], None, [0.5, -1.0]], pa.list_(pa.float32(), 2)),
-        "when": pa.array([0, None, 86400], pa.timestamp("s")),
-    })
+    table = pa.table(
+        {
+            "id": pa.array([0, 1, 2], pa.int64()),
+            "point": pa.array([{"x": 1, "y": "a"}, {"x": None, "y": None}, {"x": 3, "y": "c"}], point),
+            "tags": pa.array([[1], None, [2, 3]], pa.list_(pa.int32())),
+            "vector": pa.array([[1.0, 2.0], None, [0.5, -1.0]], pa.list_(pa.float32(), 2)),
+            "when": pa.array([0, None, 86400], pa.timestamp("s")),
+        }
+    )
     write(table, path)
 
 

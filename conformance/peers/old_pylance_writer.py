@@ -207,8 +207,11 @@ VECTOR_DIMENSION = 32
 
 def vector_rows(start, count):
     """Vectors derived from the row id alone, varied enough to train PQ."""
-    values = [((i * 2654435761 + k * 40503) % 1000003) / 1000003.0
-              for i in range(start, start + count) for k in range(VECTOR_DIMENSION)]
+    values = [
+        ((i * 2654435761 + k * 40503) % 1000003) / 1000003.0
+        for i in range(start, start + count)
+        for k in range(VECTOR_DIMENSION)
+    ]
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(values, pa.float32()), VECTOR_DIMENSION)
     return pa.table({"id": pa.array(range(start, start + count), pa.int64()), "vector": vectors})
 

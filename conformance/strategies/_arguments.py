@@ -13,7 +13,7 @@ makes a call invalid.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hypothesis.errors import InvalidArgument
 

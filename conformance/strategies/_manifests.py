@@ -89,8 +89,9 @@ def deletion_vectors(
 
 
 @st.composite
-def fragment_with(draw, fragment_id: int, field_ids: list[int], version: int, first_row_id: int | None,
-                  deletions: bool | None) -> Fragment:
+def fragment_with(
+    draw, fragment_id: int, field_ids: list[int], version: int, first_row_id: int | None, deletions: bool | None
+) -> Fragment:
     """A fragment with one v2.0 data file of ``field_ids``: row ids from
     ``first_row_id`` when given; a deletion file when ``deletions`` (None:
     either) and the fragment has rows to spare."""
@@ -178,11 +179,19 @@ def indices(
 
 
 @st.composite
-def _manifests(draw, fragments_range: tuple[int, int], fields_range: tuple[int, int],
-               stable_row_ids: bool | None, deletions: bool | None) -> Manifest:
+def _manifests(
+    draw,
+    fragments_range: tuple[int, int],
+    fields_range: tuple[int, int],
+    stable_row_ids: bool | None,
+    deletions: bool | None,
+) -> Manifest:
     version = draw(st.integers(2, 20))
-    arrow = draw(st.lists(arrow_fields(max_leaves=4), min_size=fields_range[0], max_size=fields_range[1],
-                          unique_by=lambda f: f.name))
+    arrow = draw(
+        st.lists(
+            arrow_fields(max_leaves=4), min_size=fields_range[0], max_size=fields_range[1], unique_by=lambda f: f.name
+        )
+    )
     schema = schema_from_arrow(canonical(pa.schema(arrow)))
     field_ids = schema.field_ids()
     n = draw(st.integers(*fragments_range))
@@ -219,8 +228,12 @@ def _manifest_arguments(min_fragments, max_fragments, min_fields, max_fields, st
     if fragments_range[1] > 31:  # fragment ids are drawn distinct from 0..30
         raise InvalidArgument(f"max_fragments={fragments_range[1]} is above 31")
     fields_range = size_range("fields", min_fields, max_fields, at_least=1)
-    return (fragments_range, fields_range, check_optional_bool("stable_row_ids", stable_row_ids),
-            check_optional_bool("deletions", deletions))
+    return (
+        fragments_range,
+        fields_range,
+        check_optional_bool("stable_row_ids", stable_row_ids),
+        check_optional_bool("deletions", deletions),
+    )
 
 
 def manifests(

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping, NamedTuple
+from typing import NamedTuple
 
 from hypothesis import strategies as st
 

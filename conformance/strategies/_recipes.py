@@ -101,7 +101,14 @@ class ConfigStep:
 
 #: One operation after a dataset's creation.
 DatasetStep = Union[
-    AppendStep, DeleteStep, AddColumnStep, DropColumnStep, CompactStep, RestoreStep, OverwriteStep, TagStep,
+    AppendStep,
+    DeleteStep,
+    AddColumnStep,
+    DropColumnStep,
+    CompactStep,
+    RestoreStep,
+    OverwriteStep,
+    TagStep,
     ConfigStep,
 ]
 #: Every kind of :data:`DatasetStep`, each one commit (compaction: one or two;
@@ -124,15 +131,20 @@ class DatasetRecipe:
     max_rows_per_file: int
     steps: list[DatasetStep]
 
-    def build(self, path) -> "Dataset":
+    def build(self, path) -> Dataset:
         """Write the dataset at ``path`` (which must not exist) and return
         its latest version."""
         # Deliberately lazy: a caller drawing only in-memory objects need
         # not load the whole reference writer.
         from reference_impl.dataset import Dataset
 
-        dataset = Dataset.create(path, self.first, manifest_naming=self.naming, stable_row_ids=self.stable_row_ids,
-                                 max_rows_per_file=self.max_rows_per_file)
+        dataset = Dataset.create(
+            path,
+            self.first,
+            manifest_naming=self.naming,
+            stable_row_ids=self.stable_row_ids,
+            max_rows_per_file=self.max_rows_per_file,
+        )
         for number, step in enumerate(self.steps):
             dataset = _apply_step(dataset, step, number, self.max_rows_per_file)
         return dataset
@@ -147,7 +159,7 @@ def _fit(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _apply_step(dataset: "Dataset", step: DatasetStep, number: int, max_rows_per_file: int) -> "Dataset":
+def _apply_step(dataset: Dataset, step: DatasetStep, number: int, max_rows_per_file: int) -> Dataset:
     schema = schema_to_arrow(dataset.schema)
     match step:
         case AppendStep(table=table):

@@ -13,9 +13,23 @@ from ._arguments import DEFAULT_MAX_LEAVES, check_count, size_range
 
 # bool first: sampled_from shrinks towards its first choice (the docstrings say so).
 _TABLE_LEAF_TYPES = [
-    pa.bool_(), pa.int8(), pa.uint16(), pa.int32(), pa.int64(), pa.uint64(), pa.float32(), pa.float64(),
-    pa.string(), pa.large_string(), pa.binary(), pa.binary(3), pa.decimal128(9, 2), pa.date32(),
-    pa.timestamp("us", tz="UTC"), pa.time64("us"), pa.duration("s"),
+    pa.bool_(),
+    pa.int8(),
+    pa.uint16(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint64(),
+    pa.float32(),
+    pa.float64(),
+    pa.string(),
+    pa.large_string(),
+    pa.binary(),
+    pa.binary(3),
+    pa.decimal128(9, 2),
+    pa.date32(),
+    pa.timestamp("us", tz="UTC"),
+    pa.time64("us"),
+    pa.duration("s"),
 ]
 _FIXED_WIDTH = [t for t in _TABLE_LEAF_TYPES if t not in (pa.string(), pa.large_string(), pa.binary())]
 
@@ -36,7 +50,9 @@ def arrow_data_types(*, max_leaves: int = DEFAULT_MAX_LEAVES) -> st.SearchStrate
         return st.one_of(
             st.builds(pa.list_, children),
             st.builds(pa.large_list, children),
-            st.lists(children, min_size=1, max_size=3).map(lambda ts: pa.struct([(f"f{i}", t) for i, t in enumerate(ts)])),
+            st.lists(children, min_size=1, max_size=3).map(
+                lambda ts: pa.struct([(f"f{i}", t) for i, t in enumerate(ts)])
+            ),
         )
 
     return st.recursive(st.one_of(leaves, vectors), extend, max_leaves=max_leaves)

@@ -5,8 +5,9 @@ base version)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from hypothesis import strategies as st
 from pyroaring import BitMap
@@ -138,7 +139,9 @@ def _wire_parts():
         dictionary=_maybe(st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1))),
         extension_name=_text,
     )
-    full_schemas = st.builds(Schema, st.lists(fields, max_size=3), st.dictionaries(_text, st.binary(max_size=4), max_size=2))
+    full_schemas = st.builds(
+        Schema, st.lists(fields, max_size=3), st.dictionaries(_text, st.binary(max_size=4), max_size=2)
+    )
     bare_schemas = st.builds(Schema, st.lists(fields, max_size=3))
     return data_files, frags, full_schemas, bare_schemas, _wire_indices(), _u64, _u32, _i32, _text
 
@@ -149,7 +152,10 @@ def _valid_parts():
     data_files = frags.map(lambda f: f.files[0])
     small = st.integers(0, 100)
     idx = st.builds(
-        IndexMetadata, uuid=_uuids, name=st.sampled_from(["idx0", "idx1", "vec"]), fields=st.just([0]),
+        IndexMetadata,
+        uuid=_uuids,
+        name=st.sampled_from(["idx0", "idx1", "vec"]),
+        fields=st.just([0]),
         dataset_version=st.integers(1, 20),
     )
     names = st.text(alphabet="abc_", max_size=6)
@@ -161,7 +167,9 @@ def _operations(parts, names: Iterable[str] | None = None):
     those)."""
     data_files, frags, full_schemas, bare_schemas, idx, big, u32, i32, text = parts
     base_paths = st.builds(BasePath, id=u32, path=text, is_dataset_root=st.booleans(), name=_maybe(text))
-    update_maps = st.builds(UpdateMap, st.lists(st.builds(UpdateMapEntry, text, _maybe(text)), max_size=3), st.booleans())
+    update_maps = st.builds(
+        UpdateMap, st.lists(st.builds(UpdateMapEntry, text, _maybe(text)), max_size=3), st.booleans()
+    )
     merged = st.builds(MergedGeneration, _maybe(_uuids), big)
     frag_list = st.lists(frags, max_size=2)
     filters = st.builds(
@@ -174,7 +182,13 @@ def _operations(parts, names: Iterable[str] | None = None):
     by_name = {
         Append.NAME: st.builds(Append, frag_list),
         Delete.NAME: st.builds(Delete, frag_list, st.lists(big, max_size=3), text),
-        Overwrite.NAME: st.builds(Overwrite, frag_list, full_schemas, st.dictionaries(text, text, max_size=2), st.lists(base_paths, max_size=2)),
+        Overwrite.NAME: st.builds(
+            Overwrite,
+            frag_list,
+            full_schemas,
+            st.dictionaries(text, text, max_size=2),
+            st.lists(base_paths, max_size=2),
+        ),
         CreateIndex.NAME: st.builds(CreateIndex, st.lists(idx, max_size=2), st.lists(idx, max_size=2)),
         Rewrite.NAME: st.builds(
             Rewrite,
@@ -211,7 +225,9 @@ def _operations(parts, names: Iterable[str] | None = None):
             st.dictionaries(text, text, max_size=2),
             st.dictionaries(u32, st.dictionaries(text, text, max_size=2), max_size=2),
         ),
-        DataReplacement.NAME: st.builds(DataReplacement, st.lists(st.builds(DataReplacementGroup, big, _maybe(data_files)), max_size=2)),
+        DataReplacement.NAME: st.builds(
+            DataReplacement, st.lists(st.builds(DataReplacementGroup, big, _maybe(data_files)), max_size=2)
+        ),
         UpdateMemWalState.NAME: st.builds(UpdateMemWalState, st.lists(merged, max_size=2)),
         Clone.NAME: st.builds(Clone, st.booleans(), _maybe(text), big, text, _maybe(text)),
         UpdateBases.NAME: st.builds(UpdateBases, st.lists(base_paths, max_size=2)),
@@ -262,7 +278,6 @@ def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[T
     )
 
 
-
 # -- commit schedules -----------------------------------------------------------------
 
 
@@ -309,8 +324,11 @@ def _schedule_operation(draw, base: Manifest, read_version: int) -> Operation:
         merged = Fragment(0, [copy.deepcopy(picked[0].files[0])], sum(f.num_rows for f in picked))
         return Rewrite(groups=[RewriteGroup(picked, [merged])])
     index = IndexMetadata(
-        uuid=str(draw(st.uuids())), name=draw(st.sampled_from(["i", "j"])), fields=[draw(st.sampled_from(fields))],
-        dataset_version=base.version, fragment_bitmap=encode_fragment_bitmap(chosen),
+        uuid=str(draw(st.uuids())),
+        name=draw(st.sampled_from(["i", "j"])),
+        fields=[draw(st.sampled_from(fields))],
+        dataset_version=base.version,
+        fragment_bitmap=encode_fragment_bitmap(chosen),
     )
     return CreateIndex(new_indices=[index])
 

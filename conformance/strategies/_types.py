@@ -17,10 +17,29 @@ _METADATA = st.none() | st.dictionaries(
 )
 _UNITS = ["s", "ms", "us", "ns"]
 _PRIMITIVES = [
-    pa.bool_(), pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(),
-    pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.string(), pa.binary(), pa.large_string(),
-    pa.large_binary(), pa.date32(), pa.date64(), pa.time32("s"), pa.time32("ms"), pa.time64("us"),
-    pa.time64("ns"), *[pa.duration(u) for u in _UNITS],
+    pa.bool_(),
+    pa.int8(),
+    pa.uint8(),
+    pa.int16(),
+    pa.uint16(),
+    pa.int32(),
+    pa.uint32(),
+    pa.int64(),
+    pa.uint64(),
+    pa.float16(),
+    pa.float32(),
+    pa.float64(),
+    pa.string(),
+    pa.binary(),
+    pa.large_string(),
+    pa.large_binary(),
+    pa.date32(),
+    pa.date64(),
+    pa.time32("s"),
+    pa.time32("ms"),
+    pa.time64("us"),
+    pa.time64("ns"),
+    *[pa.duration(u) for u in _UNITS],
 ]
 _INDEX_TYPES = [pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(), pa.uint64()]
 #: The element of a bfloat16 vector, as Lance stores it.
@@ -32,7 +51,9 @@ _decimals = st.one_of(
     st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: pa.decimal128(p, s))),
     st.integers(1, 76).flatmap(lambda p: st.integers(0, p).map(lambda s: pa.decimal256(p, s))),
 )
-_timestamps = st.builds(pa.timestamp, st.sampled_from(_UNITS), st.sampled_from([None, "UTC", "America/New_York", "+01:00"]))
+_timestamps = st.builds(
+    pa.timestamp, st.sampled_from(_UNITS), st.sampled_from([None, "UTC", "America/New_York", "+01:00"])
+)
 _element_types = st.one_of(
     st.sampled_from(_PRIMITIVES + [pa.null()]), _decimals, _timestamps, st.integers(1, 32).map(pa.binary)
 )
@@ -47,8 +68,14 @@ _fixed_size_lists = st.one_of(
     st.builds(pa.list_, st.builds(pa.list_, _element_types, st.integers(1, 4)), st.integers(1, 4)),
 )
 _leaf_types = st.one_of(
-    st.sampled_from(_PRIMITIVES), _decimals, _timestamps, st.integers(0, 32).map(pa.binary), _dictionaries,
-    _fixed_size_lists, st.just(pa.json_()), st.just(pa.uuid()),
+    st.sampled_from(_PRIMITIVES),
+    _decimals,
+    _timestamps,
+    st.integers(0, 32).map(pa.binary),
+    _dictionaries,
+    _fixed_size_lists,
+    st.just(pa.json_()),
+    st.just(pa.uuid()),
 )
 
 

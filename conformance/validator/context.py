@@ -10,9 +10,11 @@ or a declared base path is ever read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from functools import cached_property
-from typing import Callable, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from reference_impl.dataset import Dataset, FileLocation
 from reference_impl.errors import LanceFormatError
@@ -82,7 +84,7 @@ class DatasetView:
                 self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath))
         return self._manifests[version]
 
-    def version_view(self, version: int) -> "VersionView | None":
+    def version_view(self, version: int) -> VersionView | None:
         loaded = self.manifest_file(version)
         if not loaded.ok:
             return None

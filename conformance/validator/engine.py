@@ -18,7 +18,8 @@ import gc
 import os
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import NotADatasetError, UnreadablePathError
@@ -97,8 +98,9 @@ def open_dataset_view(path: str | os.PathLike) -> DatasetView:
     return view
 
 
-def unreadable_finding(root: str | os.PathLike, error: UnreadablePathError, requirements: tuple[str, ...],
-                       version: int | None, doing: str) -> Finding:
+def unreadable_finding(
+    root: str | os.PathLike, error: UnreadablePathError, requirements: tuple[str, ...], version: int | None, doing: str
+) -> Finding:
     """The finding for a path that could not be read while ``doing``
     something; located relative to ``root`` when the path lies under it."""
     root_text = os.fspath(root)
@@ -116,7 +118,9 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
                 findings.append(item)
             else:
                 message, location, *symptom = item
-                findings.append(rule.finding(message, version=version, location=location, symptom=next(iter(symptom), None)))
+                findings.append(
+                    rule.finding(message, version=version, location=location, symptom=next(iter(symptom), None))
+                )
     except UnreadablePathError as exc:
         storage = subject.storage if isinstance(subject, DatasetView) else subject.dataset.storage
         findings.append(
@@ -183,14 +187,20 @@ def applies_under(rule: Rule, revision: SpecRevision) -> bool:
     return any(is_at_or_before(requirement(rid).introduced_in, revision) for rid in rule.requirements)
 
 
-def _validate(path, version: int | None, all_versions: bool, rules: list[str] | None,
-              spec_revision: SpecRevision) -> Report:
+def _validate(
+    path, version: int | None, all_versions: bool, rules: list[str] | None, spec_revision: SpecRevision
+) -> Report:
     try:
         view = open_dataset_view(path)
     except UnreadablePathError as exc:  # not even listable: the report says why
         root = local_path(path).absolute()
-        return Report(str(root), [], [], [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],
-                      spec_revision=spec_revision)
+        return Report(
+            str(root),
+            [],
+            [],
+            [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],
+            spec_revision=spec_revision,
+        )
     view.spec_revision = spec_revision
     selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
     available = sorted(view.manifest_paths())

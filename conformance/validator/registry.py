@@ -16,8 +16,9 @@ the full rule list from.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field as dc_field
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 
 class Severity(str, enum.Enum):
@@ -79,8 +80,15 @@ class Rule:
     #: it explains (``conformance/data/writer_defects.json``).
     symptoms: Mapping[str, str] = dc_field(default_factory=dict, hash=False, compare=False)
 
-    def finding(self, message: str, *, version: int | None = None, location: str | None = None,
-                severity: Severity | None = None, symptom: str | None = None) -> Finding:
+    def finding(
+        self,
+        message: str,
+        *,
+        version: int | None = None,
+        location: str | None = None,
+        severity: Severity | None = None,
+        symptom: str | None = None,
+    ) -> Finding:
         if symptom is not None and symptom not in self.symptoms:
             raise ValueError(f"rule {self.id} has no symptom {symptom!r}")
         return Finding(self.id, severity or self.severity, self.requirements, message, version, location, symptom)
@@ -89,8 +97,15 @@ class Rule:
 _RULES: dict[str, Rule] = {}
 
 
-def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | list[str], summary: str,
-         scope: Scope | str = Scope.VERSION, symptoms: Mapping[str, str] | None = None):
+def rule(
+    id: str,
+    *,
+    severity: Severity | str,
+    requirements: tuple[str, ...] | list[str],
+    summary: str,
+    scope: Scope | str = Scope.VERSION,
+    symptoms: Mapping[str, str] | None = None,
+):
     """Register the decorated function as a rule.
 
     A version-scoped rule is called as ``check(version_view)`` and a
@@ -106,7 +121,9 @@ def rule(id: str, *, severity: Severity | str, requirements: tuple[str, ...] | l
             raise ValueError(f"rule {id} is registered twice")
         if not requirements:
             raise ValueError(f"rule {id} cites no requirement")
-        _RULES[id] = Rule(id, Severity(severity), tuple(requirements), summary, Scope(scope), check, dict(symptoms or {}))
+        _RULES[id] = Rule(
+            id, Severity(severity), tuple(requirements), summary, Scope(scope), check, dict(symptoms or {})
+        )
         return check
 
     return register

@@ -18,8 +18,10 @@ from .ruleset import rules_by_id
 
 
 def to_text(report: Report) -> str:
-    lines = [f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules, "
-             f"format revision {report.spec_revision.name}"]
+    lines = [
+        f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules, "
+        f"format revision {report.spec_revision.name}"
+    ]
     for finding in report.findings:
         where = f" at {finding.location}" if finding.location else ""
         version = f"v{finding.version} " if finding.version is not None else ""
@@ -74,8 +76,11 @@ def to_junit(report: Report) -> str:
         by_rule.setdefault(finding.rule, []).append(finding)
     failures = sum(1 for found in by_rule.values() if any(f.severity is Severity.ERROR for f in found))
     suite = ElementTree.Element(
-        "testsuite", name=f"lance-conformance validate {report.dataset}", tests=str(len(by_rule)),
-        failures=str(failures), errors="0",
+        "testsuite",
+        name=f"lance-conformance validate {report.dataset}",
+        tests=str(len(by_rule)),
+        failures=str(failures),
+        errors="0",
     )
     properties = ElementTree.SubElement(suite, "properties")
     ElementTree.SubElement(properties, "property", name="spec_revision", value=report.spec_revision.name)
@@ -116,8 +121,11 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
 
 def to_sarif(report: Report) -> str:
     known = rules_by_id()
-    rule_ids = sorted({f.rule for f in report.findings} | set(report.rules)
-                      | {item.finding.rule for item in (report.baseline.suppressed if report.baseline else ())})
+    rule_ids = sorted(
+        {f.rule for f in report.findings}
+        | set(report.rules)
+        | {item.finding.rule for item in (report.baseline.suppressed if report.baseline else ())}
+    )
     rules = []
     for rule_id in rule_ids:
         rule = known.get(rule_id)

@@ -6,7 +6,7 @@ here."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from . import rules  # noqa: F401  (importing the package registers every rule)
 from .registry import Rule, registered_rules

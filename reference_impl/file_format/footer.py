@@ -296,8 +296,7 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
         if len(offsets) != len(sizes):
             raise CorruptFileError(
                 path,
-                f"column {index} page {page_number} lists {len(offsets)} buffer offsets "
-                f"but {len(sizes)} buffer sizes",
+                f"column {index} page {page_number} lists {len(offsets)} buffer offsets but {len(sizes)} buffer sizes",
             )
         if offsets:  # often none: a zip over empty fields still costs
             for position, length in zip(offsets[:], sizes[:]):
@@ -420,7 +419,12 @@ def unpack_encoding(
         raw = encoding.direct.encoding
     elif location == "indirect":
         _check_range(
-            path, f"deferred encoding of {what}", encoding.indirect.buffer_location, encoding.indirect.buffer_length, 0, size
+            path,
+            f"deferred encoding of {what}",
+            encoding.indirect.buffer_location,
+            encoding.indirect.buffer_length,
+            0,
+            size,
         )
         raw = storage.read(relpath, encoding.indirect.buffer_location, encoding.indirect.buffer_length)
     else:

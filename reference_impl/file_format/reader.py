@@ -35,8 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..arrow_schema import schema_to_arrow
+from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..storage import Storage
 from ..wire import encodings_v2_0_pb2 as enc
@@ -73,7 +73,7 @@ BLOB_NULL_POSITION = 1
 class _PageDecoder:
     """Decodes one page's ArrayEncoding tree into an Arrow array."""
 
-    def __init__(self, reader: "LanceFileReader", column_index: int, page_number: int, buffers: list[pa.Buffer]):
+    def __init__(self, reader: LanceFileReader, column_index: int, page_number: int, buffers: list[pa.Buffer]):
         self.reader = reader
         self.where = f"column {column_index} page {page_number}"
         self.column_index = column_index
@@ -197,7 +197,10 @@ class _PageDecoder:
         stored = node.bytes
         # pylance releases before 0.17 wrap the bytes in a "no nulls" layer
         # (their nulls live in the indices); it holds the same flat bytes.
-        if stored.WhichOneof("array_encoding") == "nullable" and stored.nullable.WhichOneof("nullability") == "no_nulls":
+        if (
+            stored.WhichOneof("array_encoding") == "nullable"
+            and stored.nullable.WhichOneof("nullability") == "no_nulls"
+        ):
             stored = stored.nullable.no_nulls.values
         if stored.WhichOneof("array_encoding") != "flat" or stored.flat.bits_per_value != 8:
             raise self.unsupported("binary bytes that are not a flat encoding of 8 bits")
@@ -253,7 +256,9 @@ class _PageDecoder:
         buffer = self.buffer(packed.buffer)
         row_bytes = sum(BLOB_DESCRIPTION_BITS) // 8
         if buffer.size < count * row_bytes:
-            raise self.corrupt(f"{count} blob descriptions need {count * row_bytes} bytes but the buffer has {buffer.size}")
+            raise self.corrupt(
+                f"{count} blob descriptions need {count * row_bytes} bytes but the buffer has {buffer.size}"
+            )
         rows = np.frombuffer(buffer, dtype=np.dtype("<u8"), count=2 * count).reshape(count, 2)
         return rows[:, 0], rows[:, 1]
 
@@ -262,7 +267,9 @@ class _PageDecoder:
         if child.WhichOneof("array_encoding") == "nullable" and child.nullable.WhichOneof("nullability") == "no_nulls":
             child = child.nullable.no_nulls.values
         if child.WhichOneof("array_encoding") != "flat":
-            raise self.unsupported(f"packed struct child encoded as {child.WhichOneof('array_encoding')} is not supported")
+            raise self.unsupported(
+                f"packed struct child encoded as {child.WhichOneof('array_encoding')} is not supported"
+            )
         if child.flat.HasField("compression"):
             raise self.unsupported(f"compressed buffers (scheme {child.flat.compression.scheme!r}) are not supported")
         return child.flat.bits_per_value
@@ -287,7 +294,9 @@ def _is_binary_type(data_type: pa.DataType) -> bool:
 
 
 def _has_large_offsets(data_type: pa.DataType) -> bool:
-    return pa.types.is_large_string(data_type) or pa.types.is_large_binary(data_type) or pa.types.is_large_list(data_type)
+    return (
+        pa.types.is_large_string(data_type) or pa.types.is_large_binary(data_type) or pa.types.is_large_list(data_type)
+    )
 
 
 def _arrow_offsets(ends: np.ndarray, large: bool, corrupt) -> pa.Buffer:
@@ -442,11 +451,13 @@ class LanceFileReader:
     def _check_length(self, column_index: int, expected: int, what: str) -> None:
         actual = self._column_length(column_index)
         if actual != expected:
-            raise CorruptFileError(self.path, f"column {column_index} ({what}) holds {actual} values, expected {expected}")
+            raise CorruptFileError(
+                self.path, f"column {column_index} ({what}) holds {actual} values, expected {expected}"
+            )
 
     # -- fields ---------------------------------------------------------------
 
-    def _read_field(self, node: Field, target: pa.DataType, count: int, plan: "_ReadPlan") -> list[pa.Array]:
+    def _read_field(self, node: Field, target: pa.DataType, count: int, plan: _ReadPlan) -> list[pa.Array]:
         """The values of one field as a list of chunks."""
         if isinstance(target, pa.BaseExtensionType):
             chunks = self._read_field(node, target.storage_type, count, plan)
@@ -455,7 +466,9 @@ class LanceFileReader:
         if pa.types.is_struct(target):
             return [self._read_struct(node, target, count, plan, column_index)]
         if column_index is None:
-            return [_nulls(count, target, lambda problem: CorruptFileError(self.path, f"field {node.name!r} {problem}"))]
+            return [
+                _nulls(count, target, lambda problem: CorruptFileError(self.path, f"field {node.name!r} {problem}"))
+            ]
         if column_index in self.blob_columns:
             return [self._read_blob(node, target, count, column_index)]
         if pa.types.is_list(target) or pa.types.is_large_list(target):
@@ -470,7 +483,9 @@ class LanceFileReader:
             self._check_length(column_index, count, f"struct field {node.name!r}")
             for _, encoding, decoder in self._pages(column_index):
                 if encoding.WhichOneof("array_encoding") != "struct":
-                    raise decoder.corrupt(f"struct field {node.name!r} is stored as {encoding.WhichOneof('array_encoding')}")
+                    raise decoder.corrupt(
+                        f"struct field {node.name!r} is stored as {encoding.WhichOneof('array_encoding')}"
+                    )
         children = []
         for index in range(target.num_fields):
             arrow_child = target.field(index)
@@ -533,7 +548,9 @@ class LanceFileReader:
         payload = int(sizes.sum())
         if end - start <= 2 * payload + 64 * len(positions):
             block = memoryview(self.storage.read(self.relpath, start, end - start))
-            pieces: list[memoryview] | list[bytes] = [block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)]
+            pieces: list[memoryview] | list[bytes] = [
+                block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)
+            ]
         else:
             pieces = [self.storage.read(self.relpath, int(p), int(s)) for p, s in zip(positions, sizes)]
         return pa.py_buffer(b"".join(pieces))
@@ -559,7 +576,9 @@ class LanceFileReader:
             items_before += layout.num_items
         ends = np.concatenate(ends_per_page) if ends_per_page else np.zeros(0, np.uint64)
         valid = np.concatenate(valid_per_page) if valid_per_page else np.ones(0, bool)
-        offsets = _arrow_offsets(ends, pa.types.is_large_list(target), lambda problem: CorruptFileError(self.path, problem))
+        offsets = _arrow_offsets(
+            ends, pa.types.is_large_list(target), lambda problem: CorruptFileError(self.path, problem)
+        )
         child = plan.child_named(node, target.value_field.name, only_child=True)
         items = _concat(self._read_field(child, target.value_type, items_before, plan), target.value_type)
         validity = None if valid.all() else pa.py_buffer(bitmaps.pack_mask(valid))
@@ -612,7 +631,9 @@ class _ReadPlan:
         for f in fields:
             self.children.setdefault(f.parent_id, []).append(f)
         self.columns = {
-            field_id: column for field_id, column in zip(file_field_ids, column_indices) if column is not None and column >= 0
+            field_id: column
+            for field_id, column in zip(file_field_ids, column_indices)
+            if column is not None and column >= 0
         }
 
     def column_of(self, node: Field) -> int | None:

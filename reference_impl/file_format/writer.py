@@ -60,7 +60,8 @@ encodings; the 2.1 file format will be a writer module of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 import numpy as np
 import pyarrow as pa
@@ -72,7 +73,7 @@ from ..type_grammar import BLOB_METADATA_KEY
 from ..wire import encodings_v2_0_pb2 as enc
 from ..wire import file2_pb2, file_pb2
 from . import bitmaps
-from .footer import V2_0_FOOTER_VERSION, pack_any, MAGIC
+from .footer import MAGIC, V2_0_FOOTER_VERSION, pack_any
 
 BUFFER_ALIGNMENT = 64
 PADDING = b"\x48" * BUFFER_ALIGNMENT
@@ -158,9 +159,7 @@ class _Column:
 
 
 def _flat(bits_per_value: int, buffer_index: int) -> enc.ArrayEncoding:
-    return enc.ArrayEncoding(
-        flat=enc.Flat(bits_per_value=bits_per_value, buffer=enc.Buffer(buffer_index=buffer_index))
-    )
+    return enc.ArrayEncoding(flat=enc.Flat(bits_per_value=bits_per_value, buffer=enc.Buffer(buffer_index=buffer_index)))
 
 
 def _no_nulls(values: enc.ArrayEncoding) -> enc.ArrayEncoding:
@@ -168,9 +167,7 @@ def _no_nulls(values: enc.ArrayEncoding) -> enc.ArrayEncoding:
 
 
 def _some_nulls(validity: enc.ArrayEncoding, values: enc.ArrayEncoding) -> enc.ArrayEncoding:
-    return enc.ArrayEncoding(
-        nullable=enc.Nullable(some_nulls=enc.Nullable.SomeNull(validity=validity, values=values))
-    )
+    return enc.ArrayEncoding(nullable=enc.Nullable(some_nulls=enc.Nullable.SomeNull(validity=validity, values=values)))
 
 
 def _all_nulls() -> enc.ArrayEncoding:
@@ -204,8 +201,10 @@ def _is_fixed_width(data_type: pa.DataType) -> bool:
 
 def _offsets(array: pa.Array) -> np.ndarray:
     """The ``len + 1`` offsets of a list or binary array, slice applied."""
-    wide = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type) or pa.types.is_large_list(
-        array.type
+    wide = (
+        pa.types.is_large_string(array.type)
+        or pa.types.is_large_binary(array.type)
+        or pa.types.is_large_list(array.type)
     )
     dtype = np.int64 if wide else np.int32
     buffer = array.buffers()[1]

@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
@@ -70,7 +71,7 @@ OpenDataset = Callable[[Path, "int | None"], "Dataset"]
 
 
 def shallow_clone(
-    dataset: "Dataset",
+    dataset: Dataset,
     target_uri,
     *,
     version: int | None = None,
@@ -78,7 +79,7 @@ def shallow_clone(
     manifest_naming: str = "v2",
     relative_base_path: bool = False,
     open_dataset: OpenDataset,
-) -> "Dataset":
+) -> Dataset:
     """Create a dataset at ``target_uri`` holding ``version`` (default: the
     version ``dataset`` is at) or the version tag ``tag`` points to, with
     the files left where they are. Returns the clone, opened.
@@ -184,8 +185,8 @@ def _on_base(fragment: Fragment, base_id: int) -> Fragment:
 
 
 def _clone_source(
-    dataset: "Dataset", version: int | None, tag: str | None, open_dataset: OpenDataset
-) -> tuple["Dataset", str | None]:
+    dataset: Dataset, version: int | None, tag: str | None, open_dataset: OpenDataset
+) -> tuple[Dataset, str | None]:
     """The dataset (on the right branch, at the right version) to clone and
     the reference name to record."""
     if tag is None:

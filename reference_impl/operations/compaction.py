@@ -56,7 +56,8 @@ Indices
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -86,12 +87,12 @@ DEFAULT_CREATED_AT_VERSION = 1
 
 
 def compact(
-    dataset: "Dataset",
+    dataset: Dataset,
     *,
     target_rows_per_fragment: int = 1024 * 1024,
     materialize_deletions: bool = True,
     materialize_deletions_threshold: float = 0.0,
-) -> "Dataset":
+) -> Dataset:
     """Rewrite small fragments and fragments with deletions (the rule is in
     the module docstring); returns the version of the ``Rewrite`` commit, or
     ``dataset`` itself when nothing needs rewriting (nothing is committed)."""
@@ -119,7 +120,7 @@ def compact(
 
 
 def plan_compaction(
-    dataset: "Dataset",
+    dataset: Dataset,
     *,
     target_rows_per_fragment: int,
     materialize_deletions: bool = True,
@@ -131,9 +132,7 @@ def plan_compaction(
     def materializes(fragment: Fragment) -> bool:
         deleted = fragment.num_deleted_rows
         return (
-            materialize_deletions
-            and deleted > 0
-            and deleted / fragment.physical_rows > materialize_deletions_threshold
+            materialize_deletions and deleted > 0 and deleted / fragment.physical_rows > materialize_deletions_threshold
         )
 
     def candidate(fragment: Fragment) -> bool:
@@ -170,7 +169,7 @@ class MovedRows:
     last_updated_at: list[int] = dc_field(default_factory=list)
 
 
-def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
+def _moved_rows(dataset: Dataset, run: list[Fragment]) -> MovedRows:
     """Read the visible rows of ``run`` (table overview page, deletion files: a deleted
     offset is not a row of the table) and, with stable row ids, their ids and
     versions from the fragments' sequences, masked the same way."""
@@ -195,7 +194,7 @@ def _moved_rows(dataset: "Dataset", run: list[Fragment]) -> MovedRows:
     return moved
 
 
-def _visible_offsets(dataset: "Dataset", fragment: Fragment) -> list[int]:
+def _visible_offsets(dataset: Dataset, fragment: Fragment) -> list[int]:
     deleted = set(dataset.deleted_offsets(fragment))
     return [offset for offset in range(fragment.physical_rows) if offset not in deleted]
 
@@ -203,7 +202,7 @@ def _visible_offsets(dataset: "Dataset", fragment: Fragment) -> list[int]:
 # -- committing ------------------------------------------------------------------
 
 
-def _reserve_ids(dataset: "Dataset", count: int) -> tuple["Dataset", list[int]]:
+def _reserve_ids(dataset: Dataset, count: int) -> tuple[Dataset, list[int]]:
     """Commit ``ReserveFragments`` and return the new version with the
     reserved ids, ascending (nothing is committed for zero fragments).
 
@@ -222,7 +221,7 @@ def _reserve_ids(dataset: "Dataset", count: int) -> tuple["Dataset", list[int]]:
     return reserved, list(range(top - count + 1, top + 1))
 
 
-def _write_run(dataset: "Dataset", moved: MovedRows, ids: list[int], target: int) -> list[Fragment]:
+def _write_run(dataset: Dataset, moved: MovedRows, ids: list[int], target: int) -> list[Fragment]:
     """Write a run's rows as new fragments with the reserved ``ids``, carrying
     the moved rows' ids and versions under stable row ids."""
     if not ids:

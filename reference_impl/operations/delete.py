@@ -30,8 +30,10 @@ Behaviour decisions
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field, replace
-from typing import TYPE_CHECKING, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,7 +59,7 @@ OFFSETS_PREDICATE = "offsets"
 # -- public API ----------------------------------------------------------------
 
 
-def delete(dataset: "Dataset", where) -> "Dataset":
+def delete(dataset: Dataset, where) -> Dataset:
     """Delete rows and commit one ``Delete`` transaction; returns the new version.
 
     ``where`` is a pyarrow compute expression evaluated on each fragment's
@@ -81,12 +83,12 @@ def delete(dataset: "Dataset", where) -> "Dataset":
 
 
 def update(
-    dataset: "Dataset",
+    dataset: Dataset,
     values: Mapping[str, object],
     where: pc.Expression | None = None,
     *,
     max_rows_per_file: int | None = None,
-) -> "Dataset":
+) -> Dataset:
     """Set columns of the rows ``where`` selects (every visible row when None)
     and commit one ``Update`` (``REWRITE_ROWS``); returns the new version.
 
@@ -152,7 +154,7 @@ def _evaluate(table: pa.Table, expressions: list[pc.Expression]) -> list[pa.Chun
 
 
 def _fragment_rows_matching(
-    dataset: "Dataset", fragment: Fragment, where: pc.Expression | None
+    dataset: Dataset, fragment: Fragment, where: pc.Expression | None
 ) -> tuple[pa.Table, list[int]]:
     """The visible rows of ``fragment`` that ``where`` selects (true, not
     null or false), and their physical offsets (table format: fragments;
@@ -167,7 +169,7 @@ def _fragment_rows_matching(
     return rows.drop_columns([ROW_ADDRESS]), offsets
 
 
-def _offsets_matching(dataset: "Dataset", where: pc.Expression) -> dict[int, list[int]]:
+def _offsets_matching(dataset: Dataset, where: pc.Expression) -> dict[int, list[int]]:
     """Fragment id -> offsets of the visible rows ``where`` selects."""
     selected = {}
     for fragment in dataset.fragments:
@@ -177,7 +179,7 @@ def _offsets_matching(dataset: "Dataset", where: pc.Expression) -> dict[int, lis
     return selected
 
 
-def _offsets_given(dataset: "Dataset", offsets: Mapping[int, Iterable[int]]) -> dict[int, list[int]]:
+def _offsets_given(dataset: Dataset, offsets: Mapping[int, Iterable[int]]) -> dict[int, list[int]]:
     """Check an explicit ``{fragment_id: offsets}``: every fragment must be in
     this version and every offset below its ``physical_rows``."""
     fragments = {f.id: f for f in dataset.fragments}
@@ -190,8 +192,7 @@ def _offsets_given(dataset: "Dataset", offsets: Mapping[int, Iterable[int]]) -> 
         for offset in values:
             if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset < fragment.physical_rows:
                 raise InvalidOperationError(
-                    f"{offset!r} is not a row offset of fragment {fragment_id} "
-                    f"({fragment.physical_rows} physical rows)"
+                    f"{offset!r} is not a row offset of fragment {fragment_id} ({fragment.physical_rows} physical rows)"
                 )
         if values:
             selected[fragment_id] = values
@@ -209,7 +210,7 @@ class _Deletions:
     removed_ids: list[int] = dc_field(default_factory=list)
 
 
-def _apply_deletions(dataset: "Dataset", selected: Mapping[int, list[int]]) -> _Deletions:
+def _apply_deletions(dataset: Dataset, selected: Mapping[int, list[int]]) -> _Deletions:
     """Write the new deletion files and describe the changed fragments.
 
     For each fragment with selected offsets, the new deleted set is the union
@@ -263,10 +264,12 @@ def _resolve_target(schema: Schema, name: str) -> _Target:
     arrow_field = None
     for part in parts:
         if not pa.types.is_struct(arrow_type):
-            raise InvalidOperationError(f"cannot update {name!r}: {'.'.join(parts[:len(fields)])} is not a struct")
+            raise InvalidOperationError(f"cannot update {name!r}: {'.'.join(parts[: len(fields)])} is not a struct")
         field = next((f for f in candidates if f.name == part), None)
         if field is None or arrow_type.get_field_index(part) < 0:
-            raise InvalidOperationError(f"cannot update {name!r}: there is no column {'.'.join(parts[:len(fields) + 1])!r}")
+            raise InvalidOperationError(
+                f"cannot update {name!r}: there is no column {'.'.join(parts[: len(fields) + 1])!r}"
+            )
         fields.append(field)
         arrow_field = arrow_type.field(part)
         arrow_type = arrow_field.type
@@ -291,11 +294,15 @@ def _values_for(rows: pa.Table, target: _Target, value) -> pa.Array:
         try:
             scalar = pa.scalar(value, type=target.arrow_field.type)
         except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise InvalidOperationError(f"{value!r} is not a value of {target.name} ({target.arrow_field.type}): {exc}") from None
+            raise InvalidOperationError(
+                f"{value!r} is not a value of {target.name} ({target.arrow_field.type}): {exc}"
+            ) from None
         result = pa.repeat(scalar, rows.num_rows)
     result = result.cast(target.arrow_field.type)
     if not target.arrow_field.nullable and result.null_count:
-        raise InvalidOperationError(f"{target.name} is not nullable, but the update gives {result.null_count} rows a null")
+        raise InvalidOperationError(
+            f"{target.name} is not nullable, but the update gives {result.null_count} rows a null"
+        )
     return result
 
 

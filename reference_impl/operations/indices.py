@@ -34,7 +34,8 @@ answers it (docs/spec-discrepancies.md).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import entropy
 from ..errors import InvalidOperationError
@@ -72,13 +73,13 @@ class IndexOperationError(InvalidOperationError):
 
 
 def create_index(
-    dataset: "Dataset",
+    dataset: Dataset,
     columns,
     *,
     name: str | None = None,
     index_type: str = "BTREE",
     replace: bool = True,
-) -> "Dataset":
+) -> Dataset:
     """Commit a ``CreateIndex`` recording a new index over ``columns`` (a
     column name or a list; nested fields by dotted path). ``index_type`` is
     a key of :data:`INDEX_TYPE_URLS` (any case) or a type URL starting with
@@ -110,7 +111,7 @@ def create_index(
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 
-def drop_index(dataset: "Dataset", name: str) -> "Dataset":
+def drop_index(dataset: Dataset, name: str) -> Dataset:
     """Commit a ``CreateIndex`` that removes every index named ``name``."""
     dropped = [index for index in dataset.indices if index.name == name]
     if not dropped:

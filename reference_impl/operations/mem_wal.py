@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from ..dataset import Dataset
 
 
-def update_mem_wal_state(dataset: "Dataset", merged: Mapping[str, int]) -> "Dataset":
+def update_mem_wal_state(dataset: Dataset, merged: Mapping[str, int]) -> Dataset:
     """Commit an ``UpdateMemWalState`` saying that each region (a UUID string)
     has been merged up to the given generation. Regions are recorded in the
     order given."""
     return dataset.commit(
-        UpdateMemWalState([MergedGeneration(region_id=region, generation=generation)
-                           for region, generation in merged.items()])
+        UpdateMemWalState(
+            [MergedGeneration(region_id=region, generation=generation) for region, generation in merged.items()]
+        )
     )

@@ -35,14 +35,14 @@ RESERVED_CONFIG_PREFIX = "lance."
 
 
 def update_metadata(
-    dataset: "Dataset",
+    dataset: Dataset,
     *,
     config: Mapping[str, str | None] | None = None,
     table_metadata: Mapping[str, str | None] | None = None,
     schema_metadata: Mapping[str, str | None] | None = None,
     field_metadata: Mapping[str, Mapping[str, str | None]] | None = None,
     replace: bool = False,
-) -> "Dataset":
+) -> Dataset:
     """Commit one ``UpdateConfig`` changing the maps given (None leaves a map
     alone; an empty mapping with ``replace`` empties it).
 
@@ -83,7 +83,7 @@ def update_map(values: Mapping[str, str | None] | None, replace: bool, what: str
     return UpdateMap(entries, replace=replace)
 
 
-def _field_updates(dataset: "Dataset", field_metadata, replace: bool) -> dict[int, UpdateMap]:
+def _field_updates(dataset: Dataset, field_metadata, replace: bool) -> dict[int, UpdateMap]:
     """Field metadata updates by field id (schema format page: "use the field ids
     rather than field names")."""
     if field_metadata is None:

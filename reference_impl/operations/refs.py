@@ -37,26 +37,26 @@ if TYPE_CHECKING:
     from ..dataset import Dataset
 
 
-def create_tag(dataset: "Dataset", name: str, version: int | None = None) -> None:
+def create_tag(dataset: Dataset, name: str, version: int | None = None) -> None:
     """Tag ``version`` (default: the version ``dataset`` is at) of the
     dataset's branch as ``name``."""
     version = dataset.version if version is None else version
     write_tag(dataset.root_storage(), name, version, branch=dataset.manifest.branch)
 
 
-def delete_tag(dataset: "Dataset", name: str) -> None:
+def delete_tag(dataset: Dataset, name: str) -> None:
     """Remove tag ``name``; an error when there is none."""
     delete_tag_file(dataset.root_storage(), name)
 
 
 def create_branch(
-    dataset: "Dataset",
+    dataset: Dataset,
     name: str,
     version: int | None = None,
     *,
     relative_base_path: bool = False,
     open_dataset: OpenDataset,
-) -> "Dataset":
+) -> Dataset:
     """Start branch ``name`` from ``version`` (default: the version
     ``dataset`` is at) of the dataset's branch, and open it.
     ``relative_base_path`` as for :func:`~.clone.shallow_clone`."""

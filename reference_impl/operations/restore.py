@@ -29,14 +29,14 @@ if TYPE_CHECKING:
     from ..dataset import Dataset
 
 
-def restore(dataset: "Dataset", version: int) -> "Dataset":
+def restore(dataset: Dataset, version: int) -> Dataset:
     """Commit a new version whose content is that of ``version`` (which must
     exist on the dataset's branch); returns the new version."""
     source = version_manifest_file(dataset, version)
     return dataset.commit(Restore(version=version), restore_source=source)
 
 
-def version_manifest_file(dataset: "Dataset", version: int) -> ManifestFile:
+def version_manifest_file(dataset: Dataset, version: int) -> ManifestFile:
     """The manifest file of ``version`` in the same directory as ``dataset``
     (its branch). Raises :class:`~reference_impl.errors.VersionNotFoundError`
     when that version has no manifest."""

@@ -81,7 +81,7 @@ def subtree_ids(schema: Schema, field: Field) -> set[int]:
     return {f.id for f in field_with_descendants(schema, field)}
 
 
-def data_file_field_ids(dataset: "Dataset") -> set[int]:
+def data_file_field_ids(dataset: Dataset) -> set[int]:
     """Every field id the data files of this version list, tombstones excluded.
 
     pylance hands out new ids above these as well as above the schema's, so
@@ -111,7 +111,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
         raise InvalidOperationError("the change breaks the primary key: " + "; ".join(sorted(introduced)))
 
 
-def check_writable(dataset: "Dataset") -> None:
+def check_writable(dataset: Dataset) -> None:
     """Data evolution writes 2.0 data files; table.proto (``DataStorageFormat``)
     wants every file of a dataset in its file format version."""
     fmt = dataset.manifest.data_format
@@ -121,13 +121,13 @@ def check_writable(dataset: "Dataset") -> None:
 # -- reading and writing fragments --------------------------------------------------------
 
 
-def physical_rows(dataset: "Dataset", fragment: Fragment) -> pa.Table:
+def physical_rows(dataset: Dataset, fragment: Fragment) -> pa.Table:
     """Every physical row of ``fragment``, deleted ones included, every column
     of the schema (table overview page "Data Evolution": values for all existing rows)."""
     return fragment_table(dataset, fragment, include_deleted=True)
 
 
-def with_new_data_file(dataset: "Dataset", fragment: Fragment, table: pa.Table, fields: list[Field]) -> Fragment:
+def with_new_data_file(dataset: Dataset, fragment: Fragment, table: pa.Table, fields: list[Field]) -> Fragment:
     """``fragment`` with one more data file holding ``table``, whose columns
     are the top-level ``fields`` (descendants follow their parent)."""
     arrow_schema = schema_to_arrow(Schema(fields))
@@ -138,7 +138,7 @@ def with_new_data_file(dataset: "Dataset", fragment: Fragment, table: pa.Table, 
 # -- add_columns -------------------------------------------------------------------------------
 
 
-def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
+def add_columns(dataset: Dataset, columns: Mapping) -> Dataset:
     """Add columns computed from the existing ones (schema format page "Add Column";
     the table overview page "Data Evolution").
 
@@ -161,7 +161,9 @@ def add_columns(dataset: "Dataset", columns: Mapping) -> "Dataset":
     requested = [(_requested_field(key), _check_producer(key, value)) for key, value in columns.items()]
 
     values = {f.id: _evaluate_all(physical_rows(dataset, f), requested) for f in dataset.fragments}
-    sample = next(iter(values.values()), None) or _evaluate_all(schema_to_arrow(dataset.schema).empty_table(), requested)
+    sample = next(iter(values.values()), None) or _evaluate_all(
+        schema_to_arrow(dataset.schema).empty_table(), requested
+    )
     arrow_fields = [_final_field(field, values, index, sample) for index, (field, _) in enumerate(requested)]
 
     schema = add_fields(dataset.schema, arrow_fields, used_field_ids=data_file_field_ids(dataset))
@@ -204,7 +206,9 @@ def _evaluate_all(table: pa.Table, requested) -> list[pa.Array]:
         if isinstance(field, pa.Field):
             array = array.cast(field.type)
             if not field.nullable and array.null_count:
-                raise InvalidOperationError(f"column {field.name!r} is not nullable but {array.null_count} values are null")
+                raise InvalidOperationError(
+                    f"column {field.name!r} is not nullable but {array.null_count} values are null"
+                )
         arrays.append(array)
     return arrays
 
@@ -246,7 +250,7 @@ def _name(field: pa.Field | str) -> str:
 # -- drop_columns ------------------------------------------------------------------------------
 
 
-def drop_columns(dataset: "Dataset", names) -> "Dataset":
+def drop_columns(dataset: Dataset, names) -> Dataset:
     """Remove fields from the schema (schema format page "Drop Column") by committing a
     ``Project``.
 
@@ -266,7 +270,9 @@ def drop_columns(dataset: "Dataset", names) -> "Dataset":
         field = resolve_path(schema, path)
         parent = schema.field_by_id(field.parent_id)
         if parent is not None and parent.logical_type != "struct":
-            raise InvalidOperationError(f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field")
+            raise InvalidOperationError(
+                f"{path!r} is inside the {parent.logical_type!r} field {parent.name!r}; drop that field"
+            )
         removed |= subtree_ids(schema, field)
     removed |= _emptied_structs(schema, removed)
     kept = [f for f in schema.fields if f.id not in removed]
@@ -298,7 +304,7 @@ def _emptied_structs(schema: Schema, removed: set[int]) -> set[int]:
 _ALTERATION_KEYS = {"path", "name", "nullable", "data_type"}
 
 
-def alter_columns(dataset: "Dataset", *alterations: Mapping) -> "Dataset":
+def alter_columns(dataset: Dataset, *alterations: Mapping) -> Dataset:
     """Rename fields, change their nullability, or cast top-level columns.
 
     Each alteration is a mapping with ``path`` (dotted) and any of ``name``,
@@ -374,7 +380,7 @@ def _check_sibling_names(schema: Schema) -> None:
         seen.add((f.parent_id, f.name))
 
 
-def _new_nullability(dataset: "Dataset", field: Field, alteration: Mapping) -> bool:
+def _new_nullability(dataset: Dataset, field: Field, alteration: Mapping) -> bool:
     nullable = alteration["nullable"]
     if not isinstance(nullable, bool):
         raise TypeError(f"nullable must be True or False, not {nullable!r}")
@@ -385,7 +391,7 @@ def _new_nullability(dataset: "Dataset", field: Field, alteration: Mapping) -> b
     return nullable
 
 
-def _visible_nulls(dataset: "Dataset", path: str) -> int:
+def _visible_nulls(dataset: Dataset, path: str) -> int:
     """How many values of the field at ``path`` are null in visible rows,
     not counting values under a null parent (they are absent, not null)."""
     names = path.split(".")
@@ -444,7 +450,7 @@ def _cast_target(schema: Schema, field: Field, data_type) -> pa.DataType | None:
     return data_type
 
 
-def _commit_casts(dataset: "Dataset", schema: Schema, casts: list[tuple[Field, pa.DataType]]) -> "Dataset":
+def _commit_casts(dataset: Dataset, schema: Schema, casts: list[tuple[Field, pa.DataType]]) -> Dataset:
     """Give each cast column a new field subtree, write its cast values into
     a new data file per fragment, tombstone the old ids and commit a Merge."""
     check_writable(dataset)
@@ -507,8 +513,7 @@ def _tombstoned(fragment: Fragment, ids: set[int]) -> Fragment:
     "Data Evolution"); column indices are unchanged, so every other id still
     names its column."""
     files = [
-        dataclasses.replace(d, fields=[TOMBSTONE_FIELD_ID if i in ids else i for i in d.fields])
-        for d in fragment.files
+        dataclasses.replace(d, fields=[TOMBSTONE_FIELD_ID if i in ids else i for i in d.fields]) for d in fragment.files
     ]
     return dataclasses.replace(fragment, files=files)
 

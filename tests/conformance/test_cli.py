@@ -14,9 +14,7 @@ from reference_impl.dataset import Dataset
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -25,11 +25,15 @@ def _as_pylance_14_names_details(ours: dict, theirs: dict) -> dict:
     indices = []
     for mine, its in zip(ours["indices"], theirs["indices"]):
         type_url, reported = mine.get("type_url"), its.get("type_url")
-        if (type_url and reported and type_url.startswith(_OLD_DETAILS_PACKAGE)
-                and reported == _NEW_DETAILS_PACKAGE + type_url[len(_OLD_DETAILS_PACKAGE):]):
+        if (
+            type_url
+            and reported
+            and type_url.startswith(_OLD_DETAILS_PACKAGE)
+            and reported == _NEW_DETAILS_PACKAGE + type_url[len(_OLD_DETAILS_PACKAGE) :]
+        ):
             mine = {**mine, "type_url": reported}
         indices.append(mine)
-    return {**ours, "indices": indices + ours["indices"][len(indices):]}
+    return {**ours, "indices": indices + ours["indices"][len(indices) :]}
 
 
 def _check_every_version(path):
@@ -89,4 +93,3 @@ def test_the_reported_subset_is_not_empty():
         if path == pattern or path.startswith(pattern + ".") or path.startswith(pattern + "[")
     ]
     assert not hidden, f"the pylance driver leaves out required keys: {hidden}"
-

@@ -26,7 +26,8 @@ from conformance.requirements import (
     render_sources,
     requirement,
 )
-from conformance.spec_sources import GENERATED_NOTICE as SOURCES_NOTICE, Match, sources_text
+from conformance.spec_sources import GENERATED_NOTICE as SOURCES_NOTICE
+from conformance.spec_sources import Match, sources_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "requirements.md"
@@ -42,9 +43,7 @@ SPECIFICATION = (
 )
 ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*)$")
 # A requirement id mentioned inside another entry's prose.
-MENTIONED_ID = re.compile(
-    r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*"
-)
+MENTIONED_ID = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*")
 SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
 
 

@@ -47,9 +47,9 @@ def _scanned_files() -> list[Path]:
 @pytest.mark.parametrize(
     "text",
     [
-        "(" + "se" + "ed 002, \"Data Types\")",
+        "(" + "se" + 'ed 002, "Data Types")',
         "Se" + "ed 004 forbids key columns",
-        "\"document\": \"se" + "ed:000\"",
+        '"document": "se' + 'ed:000"',
         "Se" + "eds 001/004 say only",
         "crafted-se" + "ed-003-legacy",
         "(transaction specification; se" + "ed\n001, committing datasets)",

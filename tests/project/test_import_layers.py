@@ -8,7 +8,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,10 +59,6 @@ def test_the_function_import_check_sees_an_unexplained_import(tmp_path):
     accepts one with a reason."""
     module = tmp_path / "module.py"
     module.write_text(
-        "def bare():\n"
-        "    import json\n"
-        "\n"
-        "def explained():\n"
-        "    import csv  # optional: only needed for the CSV export\n"
+        "def bare():\n    import json\n\ndef explained():\n    import csv  # optional: only needed for the CSV export\n"
     )
     assert _function_level_imports(module) == [(2, "import json")]

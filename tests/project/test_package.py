@@ -99,7 +99,9 @@ def test_an_editable_install_prints_no_packaging_warnings(tmp_path):
     # (the one ./dev installs shows it even with -q).
     result = subprocess.run(
         [venv / "bin" / "python", "-m", "pip", "install", "-v", "--no-deps", "-e", ROOT],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

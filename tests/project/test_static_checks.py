@@ -24,6 +24,11 @@ def test_ruff_finds_nothing():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_code_is_formatted_as_ruff_formats_it():
+    result = _run("ruff", "format", "--check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_finds_nothing():
     result = _run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr

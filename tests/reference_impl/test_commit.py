@@ -27,9 +27,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.drivers import pylance_driver, reference
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.commit import (
     STEP_BEFORE_MANIFEST,
     STEP_FILES_WRITTEN,
@@ -38,7 +40,6 @@ from reference_impl.commit import (
     build_manifest,
 )
 from reference_impl.dataset import Dataset
-from reference_impl.operations.delete import OFFSETS_PREDICATE
 from reference_impl.deletions import write_deletion_file
 from reference_impl.errors import CommitConflictError
 from reference_impl.fragment_writer import write_fragments
@@ -46,8 +47,8 @@ from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, F
 from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
 from reference_impl.manifest import WriterVersion
 from reference_impl.naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
+from reference_impl.operations.delete import OFFSETS_PREDICATE
 from reference_impl.row_ids import decode_row_id_sequence
-from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.schema import Field, Schema
 from reference_impl.transactions import Append, CreateIndex, Delete, Overwrite, Transaction
 from tests.writer_checks import assert_pylance_agrees
@@ -104,8 +105,11 @@ def committed_state(path: Path) -> dict:
 
 
 def manifest_bytes(path: Path) -> dict[str, bytes]:
-    return {name: (path / VERSIONS_DIR / name).read_bytes() for name in os.listdir(path / VERSIONS_DIR)
-            if name.endswith(".manifest")}
+    return {
+        name: (path / VERSIONS_DIR / name).read_bytes()
+        for name in os.listdir(path / VERSIONS_DIR)
+        if name.endswith(".manifest")
+    }
 
 
 # -- a writer dying in the middle of a commit -------------------------------------------
@@ -218,9 +222,9 @@ def test_the_losing_writer_of_a_race_never_replaces_the_winners_manifest(tmp_pat
     with pytest.raises(CommitConflictError):
         second.append(rows(100, 3))
     assert v2.read_bytes() == winner_bytes
-    assert sorted(manifest_bytes(path)) == sorted(
-        [Path(manifest_path(v, NamingScheme.V2)).name for v in (1, 2)]
-    ), "the loser must not have committed anywhere else either"
+    assert sorted(manifest_bytes(path)) == sorted([Path(manifest_path(v, NamingScheme.V2)).name for v in (1, 2)]), (
+        "the loser must not have committed anywhere else either"
+    )
     # No temporary file of the failed put is left behind.
     assert sorted(os.listdir(path / VERSIONS_DIR)) == sorted([*manifest_bytes(path), LATEST_HINT])
     assert Dataset.open(path).to_table()["id"].to_pylist() == list(range(7))
@@ -369,7 +373,9 @@ def draw_operation(draw, read, indices, step: int):
             replace(
                 f,
                 deletion_file=DeletionFile(
-                    DeletionFileType.ARROW_ARRAY, read.version, draw(st.integers(0, 2**64 - 1)),
+                    DeletionFileType.ARROW_ARRAY,
+                    read.version,
+                    draw(st.integers(0, 2**64 - 1)),
                     draw(st.integers(1, f.physical_rows)),
                 ),
             )

@@ -10,7 +10,8 @@ import time
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from conformance import strategies
@@ -36,12 +37,10 @@ from reference_impl.manifest import BasePath
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import resolve_version
 from reference_impl.storage import Storage
-
 from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
 from lance.fragment import FragmentMetadata  # noqa: E402
-
 
 
 def _table(start: int, count: int) -> pa.Table:
@@ -73,8 +72,7 @@ def _pylance_deleted_offsets(path, version=None) -> dict[int, list[int]]:
     for address in ds.to_table(columns=[], with_row_address=True)["_rowaddr"].to_pylist():
         visible[address >> 32].add(address & 0xFFFFFFFF)
     return {
-        f.fragment_id: sorted(set(range(f.metadata.physical_rows)) - visible[f.fragment_id])
-        for f in ds.get_fragments()
+        f.fragment_id: sorted(set(range(f.metadata.physical_rows)) - visible[f.fragment_id]) for f in ds.get_fragments()
     }
 
 
@@ -217,7 +215,10 @@ def test_encodings_round_trip(offsets):
 
 
 @settings(max_examples=examples(1))
-@given(strategies.deletion_vectors(min_size=1), st.sampled_from([None, DeletionFileType.ARROW_ARRAY, DeletionFileType.BITMAP]))
+@given(
+    strategies.deletion_vectors(min_size=1),
+    st.sampled_from([None, DeletionFileType.ARROW_ARRAY, DeletionFileType.BITMAP]),
+)
 def test_written_files_read_back(tmp_path_factory, offsets, file_type):
     """write_deletion_file then read_deletion_file gives the sorted offsets,
     whichever kind is written, and the metadata counts them."""
@@ -228,7 +229,6 @@ def test_written_files_read_back(tmp_path_factory, offsets, file_type):
 
 
 # -- hostile files --------------------------------------------------------------------
-
 
 
 HOSTILE_ARROW = {
@@ -356,8 +356,10 @@ def test_a_four_billion_offset_bitmap_is_never_listed(tmp_path):
 
 def test_the_count_limit_is_checked_before_listing():
     offsets = list(range(0, 300, 3))
-    for kind, data in ((DeletionFileType.BITMAP, encode_bitmap_deletions(offsets)),
-                       (DeletionFileType.ARROW_ARRAY, encode_arrow_deletions(offsets))):
+    for kind, data in (
+        (DeletionFileType.BITMAP, encode_bitmap_deletions(offsets)),
+        (DeletionFileType.ARROW_ARRAY, encode_arrow_deletions(offsets)),
+    ):
         decode = decode_bitmap_deletions if kind is DeletionFileType.BITMAP else decode_arrow_deletions
         assert decode(data, "f", physical_rows=300, max_offsets=100) == offsets
         with pytest.raises(CorruptFileError, match="more than the limit of 99"):
@@ -403,7 +405,9 @@ def test_a_column_longer_than_its_batch_is_malformed():
 
 
 def test_compressed_and_int32_files_decode():
-    content = inspect_deletion_bytes(_compressedarrow_ipc_file([7, 3, 5]), DeletionFileType.ARROW_ARRAY, physical_rows=10)
+    content = inspect_deletion_bytes(
+        _compressedarrow_ipc_file([7, 3, 5]), DeletionFileType.ARROW_ARRAY, physical_rows=10
+    )
     assert content.ok and list(content.offsets) == [3, 5, 7] and content.column_type == "uint32"
     assert (content.found, content.batches) == (DeletionFileType.ARROW_ARRAY, 1)
     assert decode_arrow_deletions(_compressedarrow_ipc_file([7, 3, 5]), "x.arrow", physical_rows=10) == [3, 5, 7]

@@ -15,16 +15,17 @@ from pathlib import Path
 import lance
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lance.blob import blob_field
 
 from conformance import strategies
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from reference_impl.logical_types import (
     BLOB_METADATA_KEY,
+    MAX_NESTING_DEPTH,
     PRIMARY_KEY_KEY,
     PRIMARY_KEY_POSITION_KEY,
-    MAX_NESTING_DEPTH,
     ParsedType,
     add_fields,
     arrow_type_of,
@@ -125,155 +126,217 @@ def _f(name, type_, nullable=True, metadata=None):
 FAMILIES: dict[str, tuple[pa.Schema, dict, bool]] = {
     "integers_floats_bool_null": (
         pa.schema(
-            [_f(f"c{i}", t) for i, t in enumerate(
-                [pa.null(), pa.bool_(), pa.int8(), pa.uint8(), pa.int16(), pa.uint16(), pa.int32(),
-                 pa.uint32(), pa.int64(), pa.uint64(), pa.float16(), pa.float32(), pa.float64()]
-            )]
+            [
+                _f(f"c{i}", t)
+                for i, t in enumerate(
+                    [
+                        pa.null(),
+                        pa.bool_(),
+                        pa.int8(),
+                        pa.uint8(),
+                        pa.int16(),
+                        pa.uint16(),
+                        pa.int32(),
+                        pa.uint32(),
+                        pa.int64(),
+                        pa.uint64(),
+                        pa.float16(),
+                        pa.float32(),
+                        pa.float64(),
+                    ]
+                )
+            ]
             + [_f("required", pa.int64(), nullable=False)]
         ),
         {},
         False,
     ),
     "strings_and_binaries": (
-        pa.schema([
-            _f("s", pa.string()), _f("b", pa.binary()), _f("ls", pa.large_string()),
-            _f("lb", pa.large_binary()), _f("fsb16", pa.binary(16)), _f("fsb32", pa.binary(32), nullable=False),
-            _f("fsb0", pa.binary(0)), _f("sv", pa.string_view()), _f("bv", pa.binary_view()),
-        ]),
+        pa.schema(
+            [
+                _f("s", pa.string()),
+                _f("b", pa.binary()),
+                _f("ls", pa.large_string()),
+                _f("lb", pa.large_binary()),
+                _f("fsb16", pa.binary(16)),
+                _f("fsb32", pa.binary(32), nullable=False),
+                _f("fsb0", pa.binary(0)),
+                _f("sv", pa.string_view()),
+                _f("bv", pa.binary_view()),
+            ]
+        ),
         {},
         False,
     ),
     "decimals": (
-        pa.schema([
-            _f("d1", pa.decimal128(10, 2)), _f("d2", pa.decimal128(38, 38)), _f("d3", pa.decimal256(20, 5)),
-            _f("d4", pa.decimal256(76, 0)), _f("negative_scale", pa.decimal128(10, -2)),
-            _f("scale_above_precision", pa.decimal128(5, 7)),
-        ]),
+        pa.schema(
+            [
+                _f("d1", pa.decimal128(10, 2)),
+                _f("d2", pa.decimal128(38, 38)),
+                _f("d3", pa.decimal256(20, 5)),
+                _f("d4", pa.decimal256(76, 0)),
+                _f("negative_scale", pa.decimal128(10, -2)),
+                _f("scale_above_precision", pa.decimal128(5, 7)),
+            ]
+        ),
         {},
         False,
     ),
     "dates_times_durations_timestamps": (
-        pa.schema([
-            _f("d32", pa.date32()), _f("d64", pa.date64()), _f("t32s", pa.time32("s")),
-            _f("t32ms", pa.time32("ms")), _f("t64us", pa.time64("us")), _f("t64ns", pa.time64("ns")),
-            *[_f(f"dur_{u}", pa.duration(u)) for u in ("s", "ms", "us", "ns")],
-            _f("ts_naive", pa.timestamp("ns")), _f("ts_utc", pa.timestamp("us", "UTC")),
-            _f("ts_ny", pa.timestamp("ms", "America/New_York")), _f("ts_offset", pa.timestamp("s", "+01:00")),
-        ]),
+        pa.schema(
+            [
+                _f("d32", pa.date32()),
+                _f("d64", pa.date64()),
+                _f("t32s", pa.time32("s")),
+                _f("t32ms", pa.time32("ms")),
+                _f("t64us", pa.time64("us")),
+                _f("t64ns", pa.time64("ns")),
+                *[_f(f"dur_{u}", pa.duration(u)) for u in ("s", "ms", "us", "ns")],
+                _f("ts_naive", pa.timestamp("ns")),
+                _f("ts_utc", pa.timestamp("us", "UTC")),
+                _f("ts_ny", pa.timestamp("ms", "America/New_York")),
+                _f("ts_offset", pa.timestamp("s", "+01:00")),
+            ]
+        ),
         {},
         False,
     ),
     "structs": (
-        pa.schema([
-            _f("a", pa.int32()),
-            _f("address", pa.struct([_f("street", pa.string()), _f("city", pa.string()),
-                                     _f("zip", pa.int32(), nullable=False)])),
-            _f("deep", pa.struct([_f("inner", pa.struct([_f("leaf", pa.float64(), False)]), False)]), False),
-            _f("empty", pa.struct([])),
-            _f("d", pa.bool_()),
-        ]),
+        pa.schema(
+            [
+                _f("a", pa.int32()),
+                _f(
+                    "address",
+                    pa.struct(
+                        [_f("street", pa.string()), _f("city", pa.string()), _f("zip", pa.int32(), nullable=False)]
+                    ),
+                ),
+                _f("deep", pa.struct([_f("inner", pa.struct([_f("leaf", pa.float64(), False)]), False)]), False),
+                _f("empty", pa.struct([])),
+                _f("d", pa.bool_()),
+            ]
+        ),
         {},
         False,
     ),
     "lists": (
-        pa.schema([
-            _f("tags", pa.list_(pa.string())),
-            _f("named", pa.list_(_f("element", pa.int64(), nullable=False, metadata={"k": "v"}))),
-            _f("of_structs", pa.list_(pa.struct([_f("x", pa.float32())]))),
-            _f("large", pa.large_list(pa.int16())),
-            _f("large_of_structs", pa.large_list(_f("row", pa.struct([_f("y", pa.string())]), False))),
-            _f("list_of_lists", pa.list_(pa.large_list(pa.int8()))),
-        ]),
+        pa.schema(
+            [
+                _f("tags", pa.list_(pa.string())),
+                _f("named", pa.list_(_f("element", pa.int64(), nullable=False, metadata={"k": "v"}))),
+                _f("of_structs", pa.list_(pa.struct([_f("x", pa.float32())]))),
+                _f("large", pa.large_list(pa.int16())),
+                _f("large_of_structs", pa.large_list(_f("row", pa.struct([_f("y", pa.string())]), False))),
+                _f("list_of_lists", pa.list_(pa.large_list(pa.int8()))),
+            ]
+        ),
         {},
         False,
     ),
     "fixed_size_lists": (
-        pa.schema([
-            _f("vector", pa.list_(pa.float32(), 128)),
-            _f("ints", pa.list_(pa.int32(), 10)),
-            # pylance drops the element's name, nullability and metadata.
-            _f("named_element", pa.list_(_f("e", pa.int32(), False, {"k": "v"}), 3)),
-            _f("nested", pa.list_(pa.list_(pa.float16(), 2), 3)),
-            _f("of_structs", pa.list_(_f("point", pa.struct([_f("x", pa.int8(), False)]), False, {"k": "v"}), 2)),
-            _f("of_dicts", pa.list_(pa.dictionary(pa.int8(), pa.string()), 2)),
-            _f("of_timestamps", pa.list_(pa.timestamp("us", "+05:30"), 2)),
-            _f("of_decimals", pa.list_(pa.decimal128(10, 2), 2)),
-            _f("bfloat16", pa.list_(BF16_ITEM, 384)),
-            _f("of_json", pa.list_(pa.json_(), 2)),
-            _f("of_uuid", pa.list_(pa.uuid(), 2)),
-        ]),
+        pa.schema(
+            [
+                _f("vector", pa.list_(pa.float32(), 128)),
+                _f("ints", pa.list_(pa.int32(), 10)),
+                # pylance drops the element's name, nullability and metadata.
+                _f("named_element", pa.list_(_f("e", pa.int32(), False, {"k": "v"}), 3)),
+                _f("nested", pa.list_(pa.list_(pa.float16(), 2), 3)),
+                _f("of_structs", pa.list_(_f("point", pa.struct([_f("x", pa.int8(), False)]), False, {"k": "v"}), 2)),
+                _f("of_dicts", pa.list_(pa.dictionary(pa.int8(), pa.string()), 2)),
+                _f("of_timestamps", pa.list_(pa.timestamp("us", "+05:30"), 2)),
+                _f("of_decimals", pa.list_(pa.decimal128(10, 2), 2)),
+                _f("bfloat16", pa.list_(BF16_ITEM, 384)),
+                _f("of_json", pa.list_(pa.json_(), 2)),
+                _f("of_uuid", pa.list_(pa.uuid(), 2)),
+            ]
+        ),
         {},
         False,
     ),
     "dictionaries": (
-        pa.schema([
-            _f("d16", pa.dictionary(pa.int16(), pa.string())),
-            _f("du32", pa.dictionary(pa.uint32(), pa.large_string())),
-            _f("ordered", pa.dictionary(pa.int8(), pa.string(), ordered=True)),
-            _f("bools", pa.dictionary(pa.int64(), pa.bool_())),
-            _f("halves", pa.dictionary(pa.uint8(), pa.float16())),
-        ]),
+        pa.schema(
+            [
+                _f("d16", pa.dictionary(pa.int16(), pa.string())),
+                _f("du32", pa.dictionary(pa.uint32(), pa.large_string())),
+                _f("ordered", pa.dictionary(pa.int8(), pa.string(), ordered=True)),
+                _f("bools", pa.dictionary(pa.int64(), pa.bool_())),
+                _f("halves", pa.dictionary(pa.uint8(), pa.float16())),
+            ]
+        ),
         {},
         False,
     ),
     "maps": (
-        pa.schema([
-            _f("m", pa.map_(pa.string(), pa.int32())),
-            _f("struct_values", pa.map_(pa.int64(), pa.struct([_f("a", pa.list_(pa.int8()))]))),
-            _f("renamed", pa.map_(_f("kk", pa.string(), False), _f("vv", pa.int32(), False))),
-            _f("with_metadata", pa.map_(_f("key", pa.string(), False, {"a": "b"}), _f("value", pa.int8(), True, {"c": "d"}))),
-            _f("list_of_maps", pa.list_(pa.map_(pa.string(), pa.int8())), False),
-        ]),
+        pa.schema(
+            [
+                _f("m", pa.map_(pa.string(), pa.int32())),
+                _f("struct_values", pa.map_(pa.int64(), pa.struct([_f("a", pa.list_(pa.int8()))]))),
+                _f("renamed", pa.map_(_f("kk", pa.string(), False), _f("vv", pa.int32(), False))),
+                _f(
+                    "with_metadata",
+                    pa.map_(_f("key", pa.string(), False, {"a": "b"}), _f("value", pa.int8(), True, {"c": "d"})),
+                ),
+                _f("list_of_maps", pa.list_(pa.map_(pa.string(), pa.int8())), False),
+            ]
+        ),
         {},
         False,
     ),
     "json": (
-        pa.schema([
-            _f("canonical", pa.json_()),
-            _f("large", pa.json_(pa.large_string())),
-            _f("lance_json", pa.large_binary(), metadata={"ARROW:extension:name": "lance.json"}),
-            _f("arrow_json_by_metadata", pa.string(), metadata={"ARROW:extension:name": "arrow.json"}),
-            _f("with_metadata", pa.json_(), nullable=False, metadata={"q": "r"}),
-            _f("in_struct", pa.struct([_f("j", pa.json_())])),
-            _f("in_list", pa.list_(pa.json_())),
-            # Not JSON for pylance: lance.json over string, arrow.json over binary.
-            _f("lance_json_string", pa.string(), metadata={"ARROW:extension:name": "lance.json"}),
-            _f("lance_json_binary", pa.binary(), metadata={"ARROW:extension:name": "lance.json"}),
-        ]),
+        pa.schema(
+            [
+                _f("canonical", pa.json_()),
+                _f("large", pa.json_(pa.large_string())),
+                _f("lance_json", pa.large_binary(), metadata={"ARROW:extension:name": "lance.json"}),
+                _f("arrow_json_by_metadata", pa.string(), metadata={"ARROW:extension:name": "arrow.json"}),
+                _f("with_metadata", pa.json_(), nullable=False, metadata={"q": "r"}),
+                _f("in_struct", pa.struct([_f("j", pa.json_())])),
+                _f("in_list", pa.list_(pa.json_())),
+                # Not JSON for pylance: lance.json over string, arrow.json over binary.
+                _f("lance_json_string", pa.string(), metadata={"ARROW:extension:name": "lance.json"}),
+                _f("lance_json_binary", pa.binary(), metadata={"ARROW:extension:name": "lance.json"}),
+            ]
+        ),
         {},
         False,
     ),
     "other_extension_types": (
-        pa.schema([
-            _f("uuid", pa.uuid()),
-            _f("tensor", pa.fixed_shape_tensor(pa.float32(), [2, 2])),
-            _f("bool8", pa.bool8()),
-            _f("custom", pa.int32(), metadata={"ARROW:extension:name": "my.ext", "ARROW:extension:metadata": "zz"}),
-            _f("bf16_scalar", pa.binary(2), metadata={"ARROW:extension:name": "lance.bfloat16"}),
-        ]),
+        pa.schema(
+            [
+                _f("uuid", pa.uuid()),
+                _f("tensor", pa.fixed_shape_tensor(pa.float32(), [2, 2])),
+                _f("bool8", pa.bool8()),
+                _f("custom", pa.int32(), metadata={"ARROW:extension:name": "my.ext", "ARROW:extension:metadata": "zz"}),
+                _f("bf16_scalar", pa.binary(2), metadata={"ARROW:extension:name": "lance.bfloat16"}),
+            ]
+        ),
         {},
         False,
     ),
     "blob_legacy_file_version_2_1": (
-        pa.schema([
-            _f("blob", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}),
-            _f("blob_string", pa.string(), metadata={BLOB_METADATA_KEY: "true"}),
-        ]),
+        pa.schema(
+            [
+                _f("blob", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}),
+                _f("blob_string", pa.string(), metadata={BLOB_METADATA_KEY: "true"}),
+            ]
+        ),
         {"data_storage_version": "2.1"},
         False,
     ),
     "blob_v2_file_version_2_2": (
-        pa.schema([
-            _f("blob", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}),
-            _f("binary_false", pa.binary(), False, {BLOB_METADATA_KEY: "false", "x": "y"}),
-            _f("int", pa.int32(), metadata={BLOB_METADATA_KEY: "1"}),
-            _f("struct", pa.struct([_f("x", pa.int8())]), metadata={BLOB_METADATA_KEY: "true"}),
-            _f("json", pa.json_(), metadata={BLOB_METADATA_KEY: "true"}),
-            _f("nested", pa.struct([_f("b", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"})])),
-            _f("in_list", pa.list_(_f("item", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}))),
-            blob_field("blob_type"),
-            blob_field("blob_type_required", nullable=False, inline_size_threshold=10),
-        ]),
+        pa.schema(
+            [
+                _f("blob", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}),
+                _f("binary_false", pa.binary(), False, {BLOB_METADATA_KEY: "false", "x": "y"}),
+                _f("int", pa.int32(), metadata={BLOB_METADATA_KEY: "1"}),
+                _f("struct", pa.struct([_f("x", pa.int8())]), metadata={BLOB_METADATA_KEY: "true"}),
+                _f("json", pa.json_(), metadata={BLOB_METADATA_KEY: "true"}),
+                _f("nested", pa.struct([_f("b", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"})])),
+                _f("in_list", pa.list_(_f("item", pa.large_binary(), metadata={BLOB_METADATA_KEY: "true"}))),
+                blob_field("blob_type"),
+                blob_field("blob_type_required", nullable=False, inline_size_threshold=10),
+            ]
+        ),
         {"data_storage_version": "2.2"},
         True,
     ),
@@ -286,23 +349,25 @@ FAMILIES: dict[str, tuple[pa.Schema, dict, bool]] = {
         False,
     ),
     "primary_key_metadata": (
-        pa.schema([
-            _f("a", pa.int64(), False, {PK: "TRUE"}),
-            _f("b", pa.string(), False, {PK: "Yes", POS: "2"}),
-            _f("c", pa.int32(), False, {PK: "1", POS: "1"}),
-            _f("not_no", pa.int32(), False, {PK: "no"}),
-            _f("not_zero", pa.int32(), False, {PK: "0"}),
-            _f("not_padded", pa.int32(), False, {PK: " true ", POS: " 3"}),
-            _f("position_only", pa.int32(), False, {POS: "4"}),
-            _f("position_zero_only", pa.int32(), False, {POS: "0"}),
-            _f("position_plus", pa.int32(), False, {PK: "true", POS: "+5"}),
-            _f("position_negative", pa.int32(), False, {PK: "true", POS: "-1"}),
-            _f("position_garbage", pa.int32(), False, {PK: "true", POS: "abc"}),
-            _f("position_too_big", pa.int32(), False, {PK: "true", POS: "4294967296"}),
-            _f("position_u32_max", pa.int32(), False, {PK: "true", POS: "4294967295"}),
-            _f("flag_false_with_position", pa.int32(), False, {PK: "false", POS: "6"}),
-            _f("s", pa.struct([_f("inner", pa.int64(), False, {PK: "true"})]), False),
-        ]),
+        pa.schema(
+            [
+                _f("a", pa.int64(), False, {PK: "TRUE"}),
+                _f("b", pa.string(), False, {PK: "Yes", POS: "2"}),
+                _f("c", pa.int32(), False, {PK: "1", POS: "1"}),
+                _f("not_no", pa.int32(), False, {PK: "no"}),
+                _f("not_zero", pa.int32(), False, {PK: "0"}),
+                _f("not_padded", pa.int32(), False, {PK: " true ", POS: " 3"}),
+                _f("position_only", pa.int32(), False, {POS: "4"}),
+                _f("position_zero_only", pa.int32(), False, {POS: "0"}),
+                _f("position_plus", pa.int32(), False, {PK: "true", POS: "+5"}),
+                _f("position_negative", pa.int32(), False, {PK: "true", POS: "-1"}),
+                _f("position_garbage", pa.int32(), False, {PK: "true", POS: "abc"}),
+                _f("position_too_big", pa.int32(), False, {PK: "true", POS: "4294967296"}),
+                _f("position_u32_max", pa.int32(), False, {PK: "true", POS: "4294967295"}),
+                _f("flag_false_with_position", pa.int32(), False, {PK: "false", POS: "6"}),
+                _f("s", pa.struct([_f("inner", pa.int64(), False, {PK: "true"})]), False),
+            ]
+        ),
         {},
         False,
     ),
@@ -348,11 +413,14 @@ def test_default_write_matches_blob_v2_conversion(tmp_path):
 
 def test_seed_field_id_example(tmp_path):
     """The schema format page "Field ID Assignment": a, b, c.x, c.y, c.z, d get 0..6."""
-    schema = pa.schema([
-        _f("a", pa.int32()), _f("b", pa.int32()),
-        _f("c", pa.struct([_f("x", pa.int32()), _f("y", pa.int32()), _f("z", pa.int32())])),
-        _f("d", pa.int32()),
-    ])
+    schema = pa.schema(
+        [
+            _f("a", pa.int32()),
+            _f("b", pa.int32()),
+            _f("c", pa.struct([_f("x", pa.int32()), _f("y", pa.int32()), _f("z", pa.int32())])),
+            _f("d", pa.int32()),
+        ]
+    )
     expected = [(0, -1, "a"), (1, -1, "b"), (2, -1, "c"), (3, 2, "x"), (4, 2, "y"), (5, 2, "z"), (6, -1, "d")]
     assert [(f.id, f.parent_id, f.name) for f in schema_from_arrow(schema).fields] == expected
     write(tmp_path / "ds", schema)
@@ -361,11 +429,13 @@ def test_seed_field_id_example(tmp_path):
 
 def test_seed_nested_structure_example():
     """The schema format page "Nested Structure" example, field for field."""
-    schema = pa.schema([
-        _f("id", pa.int64(), False),
-        _f("user", pa.struct([_f("name", pa.string()), _f("email", pa.string())])),
-        _f("tags", pa.list_(pa.string())),
-    ])
+    schema = pa.schema(
+        [
+            _f("id", pa.int64(), False),
+            _f("user", pa.struct([_f("name", pa.string()), _f("email", pa.string())])),
+            _f("tags", pa.list_(pa.string())),
+        ]
+    )
     got = [(f.id, f.name, f.logical_type, f.nullable, f.parent_id) for f in schema_from_arrow(schema).fields]
     assert got == [
         (0, "id", "int64", False, -1),
@@ -493,25 +563,90 @@ def test_legacy_extension_name_wins_over_metadata(tmp_path):
 # --------------------------------------------------------------------------
 
 VALID = [
-    "null", "bool", "int8", "uint64", "halffloat", "float", "double", "string", "large_binary", "json", "blob",
-    "date32:day", "date64:ms", "time32:s", "time32:ms", "time64:us", "time64:ns", "duration:ns",
-    "timestamp:us:UTC", "timestamp:ms:America/New_York", "timestamp:ns:-", "timestamp:s:+01:00",
-    "decimal:128:10:2", "decimal:256:20:5", "decimal:128:38:0", "decimal:256:76:76",
-    "fixed_size_list:float:128", "fixed_size_list:int32:10", "fixed_size_list:lance.bfloat16:256",
-    "fixed_size_list:struct:2", "fixed_size_list:fixed_size_list:float:2:3",
-    "fixed_size_binary:16", "fixed_size_binary:32", "dict:string:int16:false", "dict:string:int8:true",
-    "struct", "list", "list.struct", "large_list", "large_list.struct", "map",
+    "null",
+    "bool",
+    "int8",
+    "uint64",
+    "halffloat",
+    "float",
+    "double",
+    "string",
+    "large_binary",
+    "json",
+    "blob",
+    "date32:day",
+    "date64:ms",
+    "time32:s",
+    "time32:ms",
+    "time64:us",
+    "time64:ns",
+    "duration:ns",
+    "timestamp:us:UTC",
+    "timestamp:ms:America/New_York",
+    "timestamp:ns:-",
+    "timestamp:s:+01:00",
+    "decimal:128:10:2",
+    "decimal:256:20:5",
+    "decimal:128:38:0",
+    "decimal:256:76:76",
+    "fixed_size_list:float:128",
+    "fixed_size_list:int32:10",
+    "fixed_size_list:lance.bfloat16:256",
+    "fixed_size_list:struct:2",
+    "fixed_size_list:fixed_size_list:float:2:3",
+    "fixed_size_binary:16",
+    "fixed_size_binary:32",
+    "dict:string:int16:false",
+    "dict:string:int8:true",
+    "struct",
+    "list",
+    "list.struct",
+    "large_list",
+    "large_list.struct",
+    "map",
 ]
 
 INVALID = [
-    "", "INT32", "int32 ", "int128", "list.int32", "time32:us", "time64:s", "date32:ms", "date64:day",
-    "duration:m", "timestamp:us", "timestamp:us:", "timestamp:xs:UTC", "decimal:64:5:2", "decimal:128:0:0",
-    "decimal:128:39:2", "decimal:256:77:0", "decimal:128:10", "decimal:128:x:2", "decimal:128:010:2",
-    "fixed_size_list:float", "fixed_size_list:float:0", "fixed_size_list:float:-1", "fixed_size_list:float:+3", "fixed_size_list:float:x",
-    "fixed_size_list:list:2", "fixed_size_list:map:2", "fixed_size_list:fixed_size_list:struct:2:3",
-    "fixed_size_list:json:2", "fixed_size_list::2", "fixed_size_binary:-3", "fixed_size_binary: 3",
-    "fixed_size_binary:2147483648", "dict:string:int8", "dict:string:float:false", "dict:string:int8:banana",
-    "dict:decimal:128:5:2:int8:false", "dict:struct:int8:false", "lance.bfloat16", "fixed_size_list:float:3:",
+    "",
+    "INT32",
+    "int32 ",
+    "int128",
+    "list.int32",
+    "time32:us",
+    "time64:s",
+    "date32:ms",
+    "date64:day",
+    "duration:m",
+    "timestamp:us",
+    "timestamp:us:",
+    "timestamp:xs:UTC",
+    "decimal:64:5:2",
+    "decimal:128:0:0",
+    "decimal:128:39:2",
+    "decimal:256:77:0",
+    "decimal:128:10",
+    "decimal:128:x:2",
+    "decimal:128:010:2",
+    "fixed_size_list:float",
+    "fixed_size_list:float:0",
+    "fixed_size_list:float:-1",
+    "fixed_size_list:float:+3",
+    "fixed_size_list:float:x",
+    "fixed_size_list:list:2",
+    "fixed_size_list:map:2",
+    "fixed_size_list:fixed_size_list:struct:2:3",
+    "fixed_size_list:json:2",
+    "fixed_size_list::2",
+    "fixed_size_binary:-3",
+    "fixed_size_binary: 3",
+    "fixed_size_binary:2147483648",
+    "dict:string:int8",
+    "dict:string:float:false",
+    "dict:string:int8:banana",
+    "dict:decimal:128:5:2:int8:false",
+    "dict:struct:int8:false",
+    "lance.bfloat16",
+    "fixed_size_list:float:3:",
 ]
 
 
@@ -555,9 +690,35 @@ def test_strict_mode_applies_the_seed_decimal_scale_rule():
 
 
 TOKENS = [
-    "fixed_size_list", "dict", "decimal", "timestamp", "time32", "duration", "128", "256", "10", "2", "0",
-    "-1", "us", "ms", "-", "UTC", "int8", "int16", "string", "float", "struct", "list", "map", "json",
-    "lance.bfloat16", "true", "false", "x", "",
+    "fixed_size_list",
+    "dict",
+    "decimal",
+    "timestamp",
+    "time32",
+    "duration",
+    "128",
+    "256",
+    "10",
+    "2",
+    "0",
+    "-1",
+    "us",
+    "ms",
+    "-",
+    "UTC",
+    "int8",
+    "int16",
+    "string",
+    "float",
+    "struct",
+    "list",
+    "map",
+    "json",
+    "lance.bfloat16",
+    "true",
+    "false",
+    "x",
+    "",
 ]
 
 
@@ -688,13 +849,25 @@ def test_new_field_ids_follow_pylance_add_columns(tmp_path):
 
 
 def test_add_fields_into_a_struct_keeps_depth_first_order():
-    base = schema_from_arrow(pa.schema([
-        pa.field("s", pa.struct([pa.field("x", pa.int8()), pa.field("t", pa.struct([pa.field("y", pa.int8())]))])),
-        pa.field("z", pa.int8()),
-    ]))
+    base = schema_from_arrow(
+        pa.schema(
+            [
+                pa.field(
+                    "s", pa.struct([pa.field("x", pa.int8()), pa.field("t", pa.struct([pa.field("y", pa.int8())]))])
+                ),
+                pa.field("z", pa.int8()),
+            ]
+        )
+    )
     grown = add_fields(base, [pa.field("w", pa.list_(pa.int8()))], parent_id=0)
     assert [(f.name, f.id, f.parent_id) for f in grown.fields] == [
-        ("s", 0, -1), ("x", 1, 0), ("t", 2, 0), ("y", 3, 2), ("w", 5, 0), ("item", 6, 5), ("z", 4, -1),
+        ("s", 0, -1),
+        ("x", 1, 0),
+        ("t", 2, 0),
+        ("y", 3, 2),
+        ("w", 5, 0),
+        ("item", 6, 5),
+        ("z", 4, -1),
     ]
     assert schema_to_arrow(grown).field("s").type.field("w").type == pa.list_(pa.int8())
     with pytest.raises(ValueError):
@@ -726,12 +899,18 @@ GARBAGE = {
     "malformed_decimal": (_schema((0, "a", "decimal:128:x:2", -1)), CorruptFileError),
     "malformed_timestamp": (_schema((0, "a", "timestamp:us", -1)), CorruptFileError),
     "list_without_child": (_schema((0, "a", "list", -1)), CorruptFileError),
-    "list_with_two_children": (_schema((0, "a", "list", -1), (1, "x", "int8", 0), (2, "y", "int8", 0)), CorruptFileError),
+    "list_with_two_children": (
+        _schema((0, "a", "list", -1), (1, "x", "int8", 0), (2, "y", "int8", 0)),
+        CorruptFileError,
+    ),
     "leaf_with_child": (_schema((0, "a", "int32", -1), (1, "x", "int8", 0)), CorruptFileError),
     "json_with_child": (_schema((0, "a", "json", -1), (1, "x", "int8", 0)), CorruptFileError),
     "list_struct_with_leaf_child": (_schema((0, "a", "list.struct", -1), (1, "x", "int8", 0)), CorruptFileError),
     "map_with_leaf_child": (_schema((0, "a", "map", -1), (1, "x", "int8", 0)), CorruptFileError),
-    "map_entries_with_one_child": (_schema((0, "a", "map", -1), (1, "e", "struct", 0), (2, "k", "int8", 1)), CorruptFileError),
+    "map_entries_with_one_child": (
+        _schema((0, "a", "map", -1), (1, "e", "struct", 0), (2, "k", "int8", 1)),
+        CorruptFileError,
+    ),
     "fixed_size_list_struct_without_child": (_schema((0, "a", "fixed_size_list:struct:2", -1)), CorruptFileError),
     "non_nullable_null": (Schema([Field(0, "a", "null", -1, nullable=False)]), CorruptFileError),
     "too_deep": (
@@ -750,12 +929,14 @@ def test_garbage_schemas_raise_documented_errors(case):
 
 
 def test_nullable_map_key_is_corrupt():
-    schema = Schema([
-        Field(0, "m", "map", -1),
-        Field(1, "entries", "struct", 0, nullable=False),
-        Field(2, "key", "string", 1, nullable=True),
-        Field(3, "value", "int8", 1),
-    ])
+    schema = Schema(
+        [
+            Field(0, "m", "map", -1),
+            Field(1, "entries", "struct", 0, nullable=False),
+            Field(2, "key", "string", 1, nullable=True),
+            Field(3, "value", "int8", 1),
+        ]
+    )
     with pytest.raises(CorruptFileError):
         schema_to_arrow(schema)
 
@@ -768,15 +949,33 @@ def test_deep_arrow_schema_is_unsupported_not_recursion_error():
         schema_from_arrow(pa.schema([pa.field("deep", t)]))
 
 
-LOGICAL_TYPE_POOL = ["null", "int8", "string", "struct", "list", "list.struct", "map", "large_list", "json", "blob",
-                     "fixed_size_list:struct:2", "fixed_size_list:float:2", "dict:string:int8:false", "bogus", ""]
+LOGICAL_TYPE_POOL = [
+    "null",
+    "int8",
+    "string",
+    "struct",
+    "list",
+    "list.struct",
+    "map",
+    "large_list",
+    "json",
+    "blob",
+    "fixed_size_list:struct:2",
+    "fixed_size_list:float:2",
+    "dict:string:int8:false",
+    "bogus",
+    "",
+]
 
 
 @given(
     st.lists(
         st.tuples(
-            st.integers(-3, 8), st.integers(-3, 8), st.sampled_from(["key", "value", "a", "b"]),
-            st.one_of(st.sampled_from(LOGICAL_TYPE_POOL), st.text(max_size=8)), st.booleans(),
+            st.integers(-3, 8),
+            st.integers(-3, 8),
+            st.sampled_from(["key", "value", "a", "b"]),
+            st.one_of(st.sampled_from(LOGICAL_TYPE_POOL), st.text(max_size=8)),
+            st.booleans(),
         ),
         max_size=10,
     )
@@ -801,16 +1000,28 @@ def test_arbitrary_field_lists_convert_or_raise_format_errors(rows):
 def test_seed_vector_embeddings_example(tmp_path):
     """The schema format page "With Vector Embeddings": id is the primary key at position
     1, embedding a bfloat16 fixed-size list."""
-    schema = pa.schema([
-        _f("id", pa.int64(), False, {PK: "true", POS: "1"}),
-        _f("text", pa.string()),
-        _f("embedding", pa.list_(BF16_ITEM, 384)),
-    ])
+    schema = pa.schema(
+        [
+            _f("id", pa.int64(), False, {PK: "true", POS: "1"}),
+            _f("text", pa.string()),
+            _f("embedding", pa.list_(BF16_ITEM, 384)),
+        ]
+    )
     write(tmp_path / "ds", schema)
     stored = stored_schema(tmp_path / "ds")
     assert stored.fields == as_pylance_records(schema_from_arrow(schema).fields)
-    got = [(f.id, f.name, f.logical_type, f.nullable, f.parent_id, f.unenforced_primary_key,
-            f.unenforced_primary_key_position) for f in stored.fields]
+    got = [
+        (
+            f.id,
+            f.name,
+            f.logical_type,
+            f.nullable,
+            f.parent_id,
+            f.unenforced_primary_key,
+            f.unenforced_primary_key_position,
+        )
+        for f in stored.fields
+    ]
     assert got == [
         (0, "id", "int64", False, -1, True, 1),
         (1, "text", "string", True, -1, False, 0),
@@ -861,20 +1072,24 @@ def test_primary_key_within_fixed_size_list_departure(tmp_path):
     """The table overview page forbids key columns within a list; pylance 14 accepts one
     inside a fixed-size list of structs. This implementation follows the
     overview page."""
-    schema = pa.schema([
-        _f("f", pa.list_(_f("item", pa.struct([_f("x", pa.int64(), False, KEY)]), False), 2), False),
-    ])
+    schema = pa.schema(
+        [
+            _f("f", pa.list_(_f("item", pa.struct([_f("x", pa.int64(), False, KEY)]), False), 2), False),
+        ]
+    )
     assert _pylance_accepts(schema, tmp_path / "ds")
     problems = primary_key_problems(schema_from_arrow(schema))
     assert len(problems) == 1 and "fixed_size_list:struct:2" in problems[0]
 
 
 def test_primary_key_problems_on_broken_parent_links():
-    schema = Schema([
-        Field(0, "a", "int64", 5, nullable=False, unenforced_primary_key=True),
-        Field(1, "b", "int64", 2, nullable=False, unenforced_primary_key=True),
-        Field(2, "c", "struct", 1, nullable=False),
-    ])
+    schema = Schema(
+        [
+            Field(0, "a", "int64", 5, nullable=False, unenforced_primary_key=True),
+            Field(1, "b", "int64", 2, nullable=False, unenforced_primary_key=True),
+            Field(2, "c", "struct", 1, nullable=False),
+        ]
+    )
     problems = primary_key_problems(schema)
     assert any("names no field" in p for p in problems)
     assert any("cycle" in p for p in problems)
@@ -896,11 +1111,19 @@ PK_ORDERS = {
     "gaps_and_ties": _pk_schema(
         ("a", {PK: "true", POS: "5"}), ("b", {PK: "true", POS: "5"}), ("c", {POS: "3"}), ("d", {PK: "true"})
     ),
-    "nested": pa.schema([
-        _f("a", pa.int64(), False, {PK: "true"}),
-        _f("s", pa.struct([_f("c", pa.int64(), False, {PK: "true"}), _f("d", pa.int64(), False, {PK: "true", POS: "1"})]), False),
-        _f("e", pa.int64(), False, {PK: "true", POS: "2"}),
-    ]),
+    "nested": pa.schema(
+        [
+            _f("a", pa.int64(), False, {PK: "true"}),
+            _f(
+                "s",
+                pa.struct(
+                    [_f("c", pa.int64(), False, {PK: "true"}), _f("d", pa.int64(), False, {PK: "true", POS: "1"})]
+                ),
+                False,
+            ),
+            _f("e", pa.int64(), False, {PK: "true", POS: "2"}),
+        ]
+    ),
 }
 
 
@@ -937,14 +1160,27 @@ def test_primary_key_order_of_a_crafted_manifest(tmp_path):
 
 
 def test_primary_key_flags_from_metadata_match_pylance(family_datasets):
-    stored = {f.name: (f.unenforced_primary_key, f.unenforced_primary_key_position)
-              for f in stored_schema(family_datasets["primary_key_metadata"]).fields}
+    stored = {
+        f.name: (f.unenforced_primary_key, f.unenforced_primary_key_position)
+        for f in stored_schema(family_datasets["primary_key_metadata"]).fields
+    }
     assert stored == {
-        "a": (True, 0), "b": (True, 2), "c": (True, 1), "not_no": (False, 0), "not_zero": (False, 0),
-        "not_padded": (False, 0), "position_only": (True, 4), "position_zero_only": (True, 0),
-        "position_plus": (True, 5), "position_negative": (True, 0), "position_garbage": (True, 0),
-        "position_too_big": (True, 0), "position_u32_max": (True, 4294967295),
-        "flag_false_with_position": (True, 6), "s": (False, 0), "inner": (True, 0),
+        "a": (True, 0),
+        "b": (True, 2),
+        "c": (True, 1),
+        "not_no": (False, 0),
+        "not_zero": (False, 0),
+        "not_padded": (False, 0),
+        "position_only": (True, 4),
+        "position_zero_only": (True, 0),
+        "position_plus": (True, 5),
+        "position_negative": (True, 0),
+        "position_garbage": (True, 0),
+        "position_too_big": (True, 0),
+        "position_u32_max": (True, 4294967295),
+        "flag_false_with_position": (True, 6),
+        "s": (False, 0),
+        "inner": (True, 0),
     }
 
 

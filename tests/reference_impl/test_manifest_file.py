@@ -8,7 +8,8 @@ import tracemalloc
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, LanceFormatError

@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.validator import Severity, validate
@@ -234,6 +236,7 @@ class ReferenceMachine(RuleBasedStateMachine):
 
             def new_value(row):
                 return constant
+
         if data.draw(st.booleans()):
             where, selects = self.predicate(data)
         else:
@@ -330,9 +333,7 @@ class ReferenceMachine(RuleBasedStateMachine):
         for version in range(self.checked + 1, latest.version + 1):
             self.check_version(version)
         self.checked = latest.version
-        problems = [
-            f"{f.rule}: {f.message}" for f in validate(self.path).findings if f.severity is not Severity.INFO
-        ]
+        problems = [f"{f.rule}: {f.message}" for f in validate(self.path).findings if f.severity is not Severity.INFO]
         assert not problems, "the validator objects:\n" + "\n".join(problems)
 
     def check_version(self, version: int) -> None:
@@ -383,10 +384,6 @@ class PylanceMachine(ReferenceMachine):
 #: runs of up to 20 steps with pylance (about 25 s together).
 _BASE = settings.default.max_examples
 TestReferenceAgainstModel = ReferenceMachine.TestCase
-TestReferenceAgainstModel.settings = settings(
-    settings.default, max_examples=max(2, _BASE // 2), stateful_step_count=30
-)
+TestReferenceAgainstModel.settings = settings(settings.default, max_examples=max(2, _BASE // 2), stateful_step_count=30)
 TestPylanceAgainstModel = PylanceMachine.TestCase
-TestPylanceAgainstModel.settings = settings(
-    settings.default, max_examples=max(1, _BASE // 4), stateful_step_count=20
-)
+TestPylanceAgainstModel.settings = settings(settings.default, max_examples=max(1, _BASE // 4), stateful_step_count=20)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reference_impl.errors import NamingSchemeError, NotADatasetError, VersionNotFoundError
 from reference_impl.naming import (
-    NamingScheme,
     U64_MAX,
+    NamingScheme,
     list_versions,
     manifest_name,
     parse_manifest_name,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from conformance.mutations.edit import edit_manifest
 from reference_impl.dataset import Dataset
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.fragments import TOMBSTONE_FIELD_ID
-from conformance.mutations.edit import edit_manifest
 
 lance = pytest.importorskip("lance")
 

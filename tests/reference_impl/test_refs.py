@@ -7,7 +7,8 @@ import json
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reference_impl.errors import CommitConflictError, CorruptFileError, LanceFormatError
 from reference_impl.naming import resolve_version
@@ -32,7 +33,6 @@ from reference_impl.storage import Storage
 from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
-
 
 
 def _rows(count: int) -> pa.Table:
@@ -187,9 +187,43 @@ def test_snake_case_is_read_by_us_and_refused_by_pylance(tmp_path):
 # -- names ----------------------------------------------------------------------------
 
 VALID_TAGS = ["ref", "ref-with-dashes", "ref.extension", "ref_with_underscores", "v1.2.3-rc4", "tég", "0"]
-INVALID_TAGS = ["", "../ref", ".ref", "/ref", "@", "nested/ref", "nested\\ref", "ref*", "ref.lock", "ref.", "a..b", "a b"]
-VALID_BRANCHES = ["feature/login", "bugfix/issue-123", "release/v1.2.3", "user/someone/x", "normal", "with.dot", "mainline"]
-INVALID_BRANCHES = ["", "/start", "end/", "a//b", "have..dot", "back\\slash", "name.lock", "bad@char", "bad space", "main", ".", "a/./b"]
+INVALID_TAGS = [
+    "",
+    "../ref",
+    ".ref",
+    "/ref",
+    "@",
+    "nested/ref",
+    "nested\\ref",
+    "ref*",
+    "ref.lock",
+    "ref.",
+    "a..b",
+    "a b",
+]
+VALID_BRANCHES = [
+    "feature/login",
+    "bugfix/issue-123",
+    "release/v1.2.3",
+    "user/someone/x",
+    "normal",
+    "with.dot",
+    "mainline",
+]
+INVALID_BRANCHES = [
+    "",
+    "/start",
+    "end/",
+    "a//b",
+    "have..dot",
+    "back\\slash",
+    "name.lock",
+    "bad@char",
+    "bad space",
+    "main",
+    ".",
+    "a/./b",
+]
 
 
 @pytest.mark.parametrize("name", VALID_TAGS)

@@ -8,9 +8,11 @@ import tracemalloc
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance import strategies
+from reference_impl.deletions import read_deletion_file
 from reference_impl.errors import CorruptFileError
 from reference_impl.fragments import ExternalFile, Fragment
 from reference_impl.manifest_file import read_manifest_file
@@ -30,7 +32,6 @@ from reference_impl.row_ids import (
     row_id_segment_kinds,
     split_row_address,
 )
-from reference_impl.deletions import read_deletion_file
 from reference_impl.storage import Storage
 from reference_impl.wire import rowids_pb2
 from tests.hypothesis_budget import examples
@@ -256,6 +257,7 @@ def test_row_address_helpers():
 
 # -- round trips ----------------------------------------------------------------------
 
+
 @settings(max_examples=examples(4))
 @given(strategies.row_id_sequences())
 def test_encode_then_decode_is_identity(values):
@@ -440,7 +442,12 @@ def test_version_run_without_span_is_corrupt():
 
 
 @settings(max_examples=examples(5), suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.binary(max_size=64), st.builds(lambda v, i, b: (v, i, b), strategies.sorted_row_ids(), st.integers(0, 400), st.integers(0, 255))))
+@given(
+    st.one_of(
+        st.binary(max_size=64),
+        st.builds(lambda v, i, b: (v, i, b), strategies.sorted_row_ids(), st.integers(0, 400), st.integers(0, 255)),
+    )
+)
 def test_garbage_is_corrupt_or_decodes(sample):
     """Random bytes, and valid encodings with one byte changed, either decode
     or raise CorruptFileError: never another exception."""

@@ -10,7 +10,8 @@ import uuid as uuid_module
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance import strategies
 from reference_impl.errors import CommitConflictError, CorruptFileError, PathEscapeError
@@ -163,7 +164,11 @@ def test_operation_contents(history):
         assert sum(f.num_rows for f in group.old_fragments) == sum(f.physical_rows for f in group.new_fragments)
     (index_txn,) = ops["create_index"]
     (index,) = index_txn.operation.new_indices
-    assert (index.name, index.fields, index.fragment_ids()) == ("a_idx", [0], [f.fragment_id for f in lance.dataset(path, version=index_txn.read_version).get_fragments()])
+    assert (index.name, index.fields, index.fragment_ids()) == (
+        "a_idx",
+        [0],
+        [f.fragment_id for f in lance.dataset(path, version=index_txn.read_version).get_fragments()],
+    )
     configs = [t.operation for t in ops["update_config"]]
     assert configs[0].config_updates == UpdateMap([UpdateMapEntry("k", "v")])
     assert configs[1].schema_metadata_updates == UpdateMap([UpdateMapEntry("sk", "sv")])

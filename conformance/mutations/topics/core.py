@@ -7,7 +7,6 @@ import os
 from reference_impl.naming import NamingScheme, manifest_name
 
 from ...spec_revisions import UNDEFINED_FLAG
-
 from ..edit import edit_manifest, edit_manifest_message, manifest_relpath
 from ..registry import mutation
 
@@ -26,7 +25,9 @@ def point_the_footer_past_the_end(root):
     path.write_bytes(bytes(data))
 
 
-@mutation("naming/no-mixture", breaks=("naming.no-mixture", "naming.consistent-scheme", "history.one-manifest-per-version"))
+@mutation(
+    "naming/no-mixture", breaks=("naming.no-mixture", "naming.consistent-scheme", "history.one-manifest-per-version")
+)
 def add_a_v1_name_beside_v2_names(root):
     relpath = manifest_relpath(root, 1)
     os.link(root / relpath, root / "_versions" / manifest_name(1, NamingScheme.V1))
@@ -64,7 +65,9 @@ def garble_the_transaction_file(root):
     (root / "_transactions" / name).write_bytes(b"\xff" * 40)
 
 
-@mutation("transaction/read-version", also=("transaction/embedded-matches-file",), breaks="transaction.read-version-earlier")
+@mutation(
+    "transaction/read-version", also=("transaction/embedded-matches-file",), breaks="transaction.read-version-earlier"
+)
 def make_the_transaction_read_the_future(root):
     def edit(manifest_file):
         manifest_file.transaction.read_version = manifest_file.manifest.version + 5
@@ -117,7 +120,12 @@ def clear_the_deletion_flag(root):
     edit_manifest(root, edit)
 
 
-@mutation("feature-flags/stable-row-ids", base="stable_row_ids", breaks="feature-flags.stable-row-ids", also=("row-id/next-row-id-without-flag",))
+@mutation(
+    "feature-flags/stable-row-ids",
+    base="stable_row_ids",
+    breaks="feature-flags.stable-row-ids",
+    also=("row-id/next-row-id-without-flag",),
+)
 def clear_the_row_id_flag(root):
     def edit(manifest_file):
         manifest_file.manifest.reader_feature_flags &= ~2

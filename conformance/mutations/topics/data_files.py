@@ -120,7 +120,11 @@ def record_every_file_as_2_1(root):
     edit_untracked(root, edit)
 
 
-@mutation("data-file/version-matches-file", base="legacy", breaks=("data-file.version-matches-file", "data-file.zero-version-is-legacy"))
+@mutation(
+    "data-file/version-matches-file",
+    base="legacy",
+    breaks=("data-file.version-matches-file", "data-file.zero-version-is-legacy"),
+)
 def record_a_legacy_file_as_2_0(root):
     def edit(manifest_file):
         manifest_file.manifest.data_format.version = "2.0"

@@ -42,8 +42,6 @@ def _offsets(root, fragment_id: int) -> list[int]:
     return decode_arrow_deletions(path.read_bytes(), str(path))
 
 
-
-
 def _point_latest_at(root, fragment_id: int, *, file_type=None, deletion_id=None, read_version=None, count=None):
     """Change the latest manifest's deletion file metadata of a fragment."""
 

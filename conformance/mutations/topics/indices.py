@@ -119,8 +119,9 @@ def _split_into_segments(root, first: list[int], second: list[int]) -> None:
     def edit(indices):
         indices[0].fragment_bitmap = encode_fragment_bitmap(first)
         indices.append(
-            dataclasses.replace(indices[0], uuid=str(uuid_module.uuid4()), files=[],
-                                fragment_bitmap=encode_fragment_bitmap(second))
+            dataclasses.replace(
+                indices[0], uuid=str(uuid_module.uuid4()), files=[], fragment_bitmap=encode_fragment_bitmap(second)
+            )
         )
 
     _edit_indexed_versions(root, edit, versions=(6,))

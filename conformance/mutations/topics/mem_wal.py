@@ -141,8 +141,13 @@ SNAPSHOT_SCHEMA = pa.schema(
 REGION = uuid.UUID("6f1c2b1e-8d4a-4c3e-9b7a-2f5d8e9c0a11")
 
 
-def region_row(*, spec_id: int = 1, current: int = 3, flushed=((1, "a1b2c3d4_gen_1"), (2, "e5f6a7b8_gen_2")),
-               region: uuid.UUID = REGION) -> dict:
+def region_row(
+    *,
+    spec_id: int = 1,
+    current: int = 3,
+    flushed=((1, "a1b2c3d4_gen_1"), (2, "e5f6a7b8_gen_2")),
+    region: uuid.UUID = REGION,
+) -> dict:
     return {
         "region_id": region.bytes,
         "version": 4,

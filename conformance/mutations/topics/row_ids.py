@@ -18,7 +18,6 @@ from ..edit import edit_manifest, edit_untracked
 from ..registry import mutation
 
 
-
 def _fragment(manifest_file, fragment_id: int):
     return next(f for f in manifest_file.manifest.fragments if f.id == fragment_id)
 

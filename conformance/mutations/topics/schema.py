@@ -16,7 +16,7 @@ renames it).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
@@ -340,8 +340,9 @@ def give_a_field_an_empty_extension_name(root):
     edit_schema_from(root, 1, edit)
 
 
-@mutation("schema/new-field-ids", base="plain",
-          breaks=("schema.new-ids-incremental", "schema.dropped-id-may-be-reused"))
+@mutation(
+    "schema/new-field-ids", base="plain", breaks=("schema.new-ids-incremental", "schema.dropped-id-may-be-reused")
+)
 def reuse_the_id_of_a_dropped_column(root):
     """pylance hands out again the id of a column added without data and
     dropped (docs/spec-discrepancies.md); the "plain" base uses ids 0..4."""

@@ -42,7 +42,6 @@ from reference_impl.transactions import (
 from ..edit import edit_manifest, edit_operation, edit_transaction, edit_untracked, transactions, versions_of
 from ..registry import mutation
 
-
 # -- one mutation per error rule ---------------------------------------------------------
 
 
@@ -331,8 +330,13 @@ def upsert_rows_through_an_update(root):
     import lance
 
     ids = [38, 39, 40, 41]
-    incoming = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"upserted {i}" for i in ids],
-                         "point": [{"x": float(i), "y": -float(i)} for i in ids]})
+    incoming = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": [f"upserted {i}" for i in ids],
+            "point": [{"x": float(i), "y": -float(i)} for i in ids],
+        }
+    )
     lance.dataset(root).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(incoming)
 
 

@@ -57,8 +57,9 @@ def put_the_prerelease_in_the_version_field(root):
     _set_writer(root, version="14.0.2-rc.1")
 
 
-@mutation("writer-version/core-only",
-          breaks=("writer-version.core-version-only", "writer-version.build-metadata-separate"))
+@mutation(
+    "writer-version/core-only", breaks=("writer-version.core-version-only", "writer-version.build-metadata-separate")
+)
 def put_the_build_metadata_in_the_version_field(root):
     _set_writer(root, version="14.0.2+build.5")
 
@@ -73,8 +74,11 @@ def put_build_metadata_in_the_prerelease(root):
     _set_writer(root, prerelease="rc.1+b")
 
 
-@mutation("writer-version/suffix-fields", breaks="writer-version.build-metadata-separate",
-          also=("writer-version/full-version",))
+@mutation(
+    "writer-version/suffix-fields",
+    breaks="writer-version.build-metadata-separate",
+    also=("writer-version/full-version",),
+)
 def keep_the_plus_in_the_build_metadata(root):
     # "14.0.2" + "+" + "+b.1" does not reassemble into semver either.
     _set_writer(root, build_metadata="+b.1")

@@ -22,13 +22,13 @@ from enum import Enum
 
 from pyroaring import BitMap
 
+from reference_impl.deletions import MAX_FILE_BYTES as _READER_MAX_FILE_BYTES
 from reference_impl.deletions import (
     DeletionFileContent,
     DeletionStatus,
     deletion_file_location,
     inspect_deletion_file,
 )
-from reference_impl.deletions import MAX_FILE_BYTES as _READER_MAX_FILE_BYTES
 from reference_impl.errors import LanceFormatError
 from reference_impl.fragments import DeletionFileType, Fragment
 from reference_impl.storage import Storage

@@ -11,7 +11,8 @@ logical type without ever raising.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from reference_impl.logical_types import MAX_NESTING_DEPTH, ParsedType, parse_logical_type
 from reference_impl.schema import TOP_LEVEL_PARENT, Field, Schema

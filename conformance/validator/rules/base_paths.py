@@ -8,10 +8,10 @@ from reference_impl.storage import local_path
 from reference_impl.transactions import Clone, Restore
 
 from ..context import DatasetView, VersionView
-from ..registry import Finding, Severity, rule
 from ..facts.data_files import FileStatus, base_storages, check_file, each_data_file, locate
 from ..facts.text import listed, printable, uses
 from ..facts.transactions import clone_source_bases, recorded_transaction, version_state
+from ..registry import Finding, Severity, rule
 
 EXISTS_REQUIREMENTS = ("base-path.resolution", "data-file.exists")
 

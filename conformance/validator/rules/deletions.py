@@ -14,8 +14,8 @@ import re
 from reference_impl.deletions import DELETIONS_DIR, DeletionStatus, deletion_file_location
 from reference_impl.errors import LanceFormatError
 from reference_impl.fragments import DeletionFileType, Fragment
-from reference_impl.naming import list_versions
 from reference_impl.manifest_file import read_manifest_file
+from reference_impl.naming import list_versions
 from reference_impl.refs import BRANCHES_DIR, TREE_DIR, decode_ref_file_name, is_valid_branch_name
 from reference_impl.storage import Storage
 

@@ -59,8 +59,9 @@ def _bits(bits: list[int], definer: SpecRevision | None = None) -> str:
 def known(view: VersionView):
     unknown = _unknown_to(view.dataset.spec_revision, view.manifest.reader_feature_flags)
     if unknown:
-        yield f"reader feature flags: {unknown}; readers of that revision must refuse this version", view.at(
-            "reader_feature_flags"
+        yield (
+            f"reader feature flags: {unknown}; readers of that revision must refuse this version",
+            view.at("reader_feature_flags"),
         )
 
 
@@ -73,8 +74,9 @@ def known(view: VersionView):
 def writer_known(view: VersionView):
     unknown = _unknown_to(view.dataset.spec_revision, view.manifest.writer_feature_flags)
     if unknown:
-        yield f"writer feature flags: {unknown}; writers of that revision must not write this dataset", view.at(
-            "writer_feature_flags"
+        yield (
+            f"writer feature flags: {unknown}; writers of that revision must not write this dataset",
+            view.at("writer_feature_flags"),
         )
 
 
@@ -93,9 +95,11 @@ def paired_bits(view: VersionView):
         writer = bool(manifest.writer_feature_flags & flag.bit)
         if reader != writer:
             having, lacking = ("reader", "writer") if reader else ("writer", "reader")
-            yield (f"flag {flag.bit} ({flag.name}) is set in the {having} flags but not in the {lacking} flags; "
-                   f"format revision {view.dataset.spec_revision.name} requires both or neither",
-                   view.at(f"{lacking}_feature_flags"))
+            yield (
+                f"flag {flag.bit} ({flag.name}) is set in the {having} flags but not in the {lacking} flags; "
+                f"format revision {view.dataset.spec_revision.name} requires both or neither",
+                view.at(f"{lacking}_feature_flags"),
+            )
 
 
 @rule(
@@ -115,11 +119,17 @@ def paired_bits_persist(view: VersionView):
         if not flag.persists:
             continue
         was_set = (before.reader_feature_flags | before.writer_feature_flags) & flag.bit
-        cleared = [name for name, value in (("reader", now.reader_feature_flags), ("writer", now.writer_feature_flags))
-                   if not value & flag.bit]
+        cleared = [
+            name
+            for name, value in (("reader", now.reader_feature_flags), ("writer", now.writer_feature_flags))
+            if not value & flag.bit
+        ]
         if was_set and cleared:
-            yield (f"version {view.version - 1} sets flag {flag.bit} ({flag.name}) but this version clears it in "
-                   f"the {' and '.join(cleared)} flags; once set it stays set", view.at(f"{cleared[0]}_feature_flags"))
+            yield (
+                f"version {view.version - 1} sets flag {flag.bit} ({flag.name}) but this version clears it in "
+                f"the {' and '.join(cleared)} flags; once set it stays set",
+                view.at(f"{cleared[0]}_feature_flags"),
+            )
 
 
 def _requires(view: VersionView, bit: int, *, reader: bool, writer: bool, reason: str):
@@ -130,8 +140,9 @@ def _requires(view: VersionView, bit: int, *, reader: bool, writer: bool, reason
     if writer and not manifest.writer_feature_flags & bit:
         missing.append("writer")
     if missing:
-        yield f"{reason}, but flag {bit} ({flags.NAMES[bit]}) is not set in the {' and '.join(missing)} flags", view.at(
-            "reader_feature_flags" if "reader" in missing else "writer_feature_flags"
+        yield (
+            f"{reason}, but flag {bit} ({flags.NAMES[bit]}) is not set in the {' and '.join(missing)} flags",
+            view.at("reader_feature_flags" if "reader" in missing else "writer_feature_flags"),
         )
 
 
@@ -144,8 +155,13 @@ def _requires(view: VersionView, bit: int, *, reader: bool, writer: bool, reason
 def deletion_files(view: VersionView):
     holders = [f.id for f in view.manifest.fragments if f.deletion_file is not None]
     if holders:
-        yield from _requires(view, flags.DELETION_FILES, reader=True, writer=True,
-                             reason=f"fragments {listed(holders)} have deletion files")
+        yield from _requires(
+            view,
+            flags.DELETION_FILES,
+            reader=True,
+            writer=True,
+            reason=f"fragments {listed(holders)} have deletion files",
+        )
 
 
 @rule(
@@ -159,8 +175,13 @@ def stable_row_ids(view: VersionView):
     with_ids = [f.id for f in manifest.fragments if f.row_id_sequence is not None]
     enabled = bool(manifest.reader_feature_flags & flags.STABLE_ROW_IDS)
     if with_ids:
-        yield from _requires(view, flags.STABLE_ROW_IDS, reader=True, writer=True,
-                             reason=f"fragments {listed(with_ids)} store row id sequences")
+        yield from _requires(
+            view,
+            flags.STABLE_ROW_IDS,
+            reader=True,
+            writer=True,
+            reason=f"fragments {listed(with_ids)} store row id sequences",
+        )
     if enabled:
         without = [f.id for f in manifest.fragments if f.row_id_sequence is None]
         if without:
@@ -178,7 +199,9 @@ def stable_row_ids(view: VersionView):
 )
 def base_paths(view: VersionView):
     if view.manifest.base_paths:
-        yield from _requires(view, flags.BASE_PATHS, reader=True, writer=True, reason="the manifest declares base paths")
+        yield from _requires(
+            view, flags.BASE_PATHS, reader=True, writer=True, reason="the manifest declares base paths"
+        )
 
 
 @rule(
@@ -189,7 +212,9 @@ def base_paths(view: VersionView):
 )
 def table_config(view: VersionView):
     if view.manifest.config:
-        yield from _requires(view, flags.TABLE_CONFIG, reader=False, writer=True, reason="the manifest has table config")
+        yield from _requires(
+            view, flags.TABLE_CONFIG, reader=False, writer=True, reason="the manifest has table config"
+        )
 
 
 @rule(

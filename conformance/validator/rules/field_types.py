@@ -26,7 +26,6 @@ from ..facts.schema_tree import SchemaTree, field_label, metadata_text, parse_ty
 from ..facts.text import listed
 from ..registry import Severity, rule
 
-
 # --------------------------------------------------------------------------
 # Logical types and the shape they give each field
 # --------------------------------------------------------------------------

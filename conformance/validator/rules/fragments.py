@@ -8,10 +8,10 @@ from collections import Counter
 from reference_impl.transactions import Append, Merge, Overwrite, Restore, Update, read_transaction_file
 
 from ..context import DatasetView, VersionView
-from ..registry import Finding, Severity, rule
 from ..facts.data_files import each_readable
 from ..facts.text import listed, printable
 from ..facts.transactions import operation_of
+from ..registry import Finding, Severity, rule
 
 U32_MAX = (1 << 32) - 1
 #: Fragments named one by one before a rule sums up the rest.

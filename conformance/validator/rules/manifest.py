@@ -42,7 +42,10 @@ def manifest_decodes(dataset: DatasetView):
 def footer_version(view: VersionView):
     footer = view.manifest_file.footer
     if (footer.major, footer.minor) not in KNOWN_FOOTER_VERSIONS:
-        yield f"manifest footer version {footer.major}.{footer.minor} is not one this validator knows", view.manifest_path
+        yield (
+            f"manifest footer version {footer.major}.{footer.minor} is not one this validator knows",
+            view.manifest_path,
+        )
 
 
 @rule(

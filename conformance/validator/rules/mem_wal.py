@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from collections import Counter
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from enum import Enum
 from pathlib import Path
 
@@ -44,10 +45,10 @@ from reference_impl.transactions import Update, UpdateMemWalState
 from reference_impl.wire import table_pb2
 
 from ..context import VersionView
-from ..registry import Finding, Severity, rule
 from ..facts.data_files import is_absolute
 from ..facts.text import listed, printable
 from ..facts.transactions import version_operation
+from ..registry import Finding, Severity, rule
 
 MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"

@@ -34,10 +34,10 @@ from reference_impl.scan import field_with_descendants
 from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
 from ..context import VersionView
-from ..registry import Finding, Severity, rule
 from ..facts.data_files import CheckedFile, at, base_storages, data_file_name, file_facts, locate
 from ..facts.schema_tree import field_label, schema_tree
 from ..facts.text import listed
+from ..registry import Finding, Severity, rule
 
 #: Data files larger than this are not read for nulls.
 MAX_CHECKED_BYTES = 64 << 20
@@ -85,8 +85,9 @@ def non_nullable_stored(view: VersionView):
         )
 
 
-def _count_nulls(array: pa.Array, node: Field, children: dict[int, list[Field]], watched: set[int],
-                 counts: Counter) -> None:
+def _count_nulls(
+    array: pa.Array, node: Field, children: dict[int, list[Field]], watched: set[int], counts: Counter
+) -> None:
     """Add to ``counts`` the nulls of each watched field of ``node``'s subtree,
     counting only rows where every ancestor has a value."""
     if isinstance(array, pa.ExtensionArray):
@@ -110,8 +111,7 @@ def _count_nulls(array: pa.Array, node: Field, children: dict[int, list[Field]],
         _count_nulls(array.flatten(), kids[0], children, watched, counts)
 
 
-def _read_nulls(located, data_file, requested: list[Field], watched: set[int],
-                deleted: list[int]) -> dict[int, int]:
+def _read_nulls(located, data_file, requested: list[Field], watched: set[int], deleted: list[int]) -> dict[int, int]:
     """Nulls per watched field id in the visible rows of one data file (read
     through the reference reader; rows at ``deleted`` offsets are left out,
     as readers leave them out); :class:`LanceFormatError` when the file
@@ -137,8 +137,17 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int],
                 _count_nulls(chunk, node, children, watched, counts)
     except LanceFormatError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError, OSError,
-            pa.ArrowException) as exc:
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        OSError,
+        pa.ArrowException,
+    ) as exc:
         raise LanceFormatError(str(located.location), f"cannot be read by this validator: {exc}") from None
     return dict(counts)
 
@@ -190,8 +199,11 @@ def non_nullable_values(view: VersionView):
                 top = chain[-1] if chain else required[field_id]
                 if top not in tops:
                     tops.append(top)
-            requested = [f for top in sorted(tops, key=lambda t: tree.position[t.id])
-                         for f in field_with_descendants(schema, top)]
+            requested = [
+                f
+                for top in sorted(tops, key=lambda t: tree.position[t.id])
+                for f in field_with_descendants(schema, top)
+            ]
             key = (
                 "non-nullable-values",
                 located.key,

@@ -337,7 +337,6 @@ def _branch_heads(dataset: DatasetView):
         yield ref, _BranchHead(latest, f"{TREE_DIR}/{ref.name}/{manifests[latest]}", storage, manifest)
 
 
-
 @rule(
     "refs/branch-tree-layout",
     severity=Severity.ERROR,
@@ -393,7 +392,7 @@ def _is_branch_directory(dataset: DatasetView, branch: str) -> bool:
     alone: nothing outside the root is looked at."""
     parts = PurePosixPath(dataset.storage.root.as_posix()).parts
     expected = (TREE_DIR, *branch.split("/"))
-    return len(parts) > len(expected) and parts[-len(expected):] == expected
+    return len(parts) > len(expected) and parts[-len(expected) :] == expected
 
 
 @rule(

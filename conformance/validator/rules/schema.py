@@ -28,7 +28,6 @@ from ..facts.text import listed
 from ..facts.transactions import previous_version, version_operation
 from ..registry import Severity, rule
 
-
 # --------------------------------------------------------------------------
 # Field ids and parent links
 # --------------------------------------------------------------------------

@@ -49,7 +49,6 @@ from ..facts.transactions import (
 )
 from ..registry import Scope, Severity, rule
 
-
 # -- CreateIndex -----------------------------------------------------------------------
 
 

@@ -24,7 +24,6 @@ operations that leave the rows alone are checked in
 
 from __future__ import annotations
 
-
 from reference_impl.transactions import (
     Append,
     DataReplacement,
@@ -59,7 +58,6 @@ from ..facts.transactions import (
     version_state,
 )
 from ..registry import Severity, rule
-
 
 # -- Append ---------------------------------------------------------------------------
 

@@ -24,8 +24,16 @@ PYLANCE_14 = "pylance-14"
 PYLANCE_OLD = "pylance-0.20"
 U64_MAX = (1 << 64) - 1
 OLD_RELEASE_SCENARIOS = (
-    "appends_deletes", "schema_evolution", "overwrite", "scalar_index",
-    "update_compaction", "tags", "default_format_nested", "v2_0_history", "legacy_history", "vector_index_delta",
+    "appends_deletes",
+    "schema_evolution",
+    "overwrite",
+    "scalar_index",
+    "update_compaction",
+    "tags",
+    "default_format_nested",
+    "v2_0_history",
+    "legacy_history",
+    "vector_index_delta",
 )
 
 #: ``{scenario: {version: document}}`` of one writer.
@@ -76,7 +84,9 @@ def origin(request) -> Origin:
     # release cannot be installed (its half then fails in the fixture).
     if request.param == PYLANCE_14:
         return Origin(PYLANCE_14, request.getfixturevalue("pylance_datasets"), request.getfixturevalue("documents_14"))
-    return Origin(PYLANCE_OLD, request.getfixturevalue("old_pylance_datasets"), request.getfixturevalue("documents_old"))
+    return Origin(
+        PYLANCE_OLD, request.getfixturevalue("old_pylance_datasets"), request.getfixturevalue("documents_old")
+    )
 
 
 def latest(documents: Documents, name: str) -> dict:
@@ -483,7 +493,7 @@ def test_parse_rust_debug_values():
     assert value["map"] == {"k": [], 0: DebugTuple("Inline", [[10]])}
 
 
-@pytest.mark.parametrize("broken", ["Manifest { a: 1", "Manifest { a 1 }", "[1, 2] trailing", "Field { name: \"x }"])
+@pytest.mark.parametrize("broken", ["Manifest { a: 1", "Manifest { a 1 }", "[1, 2] trailing", 'Field { name: "x }'])
 def test_parse_rust_debug_rejects_broken_text(broken):
     with pytest.raises((ValueError, IndexError)):
         parse_rust_debug(broken)

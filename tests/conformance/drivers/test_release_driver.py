@@ -106,7 +106,11 @@ def test_the_old_release_reports_what_it_cannot_see_as_unreported(old_release):
     """pylance 0.20 has no ``tracked_files``, ``base_paths``, ``metadata`` or
     ``describe_indices``: those keys are unreported, nothing else is."""
     assert old_release.UNREPORTED == {
-        "naming_scheme", "base_paths", "fragments[].files[].base_id", "table_metadata", "indices[].type_url",
+        "naming_scheme",
+        "base_paths",
+        "fragments[].files[].base_id",
+        "table_metadata",
+        "indices[].type_url",
         "fragments[].files[].file_size_bytes",
     }
 
@@ -207,8 +211,10 @@ DEFAULT_RELEASES = _default_releases()
 @pytest.mark.old_pylance
 @pytest.mark.parametrize(
     "release",
-    [release if release in DEFAULT_RELEASES else pytest.param(release, marks=pytest.mark.releases)
-     for release in sorted(PINNED_REQUIREMENTS, key=release_key)],
+    [
+        release if release in DEFAULT_RELEASES else pytest.param(release, marks=pytest.mark.releases)
+        for release in sorted(PINNED_REQUIREMENTS, key=release_key)
+    ],
 )
 def test_the_same_driver_runs_in_every_pinned_release(release):
     """Every release ``conformance.peers`` pins runs the driver in its own

@@ -16,8 +16,13 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _version_of(python: str) -> tuple[int, int]:
-    printed = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True,
-                             text=True, check=True, timeout=60).stdout.split()
+    printed = subprocess.run(
+        [python, "-c", "import sys; print(*sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
     return int(printed[0]), int(printed[1])
 
 
@@ -46,7 +51,11 @@ def test_a_newer_python_than_the_pins_support_hands_the_venvs_to_an_older_one():
     env["PATH"] = os.pathsep.join([str(older[0]), env.get("PATH", "")])
     chosen = subprocess.run(
         [str(newer[0]), "-c", "from conformance.peers.old_pylance import peer_interpreter; print(peer_interpreter())"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
     )
     assert chosen.returncode == 0, chosen.stderr
     assert _version_of(chosen.stdout.strip()) in PEER_PYTHONS

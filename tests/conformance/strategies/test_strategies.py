@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, find, given, settings, strategies as st
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 import conformance
@@ -23,13 +24,13 @@ from conformance.mutations import manifest_mutators
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
 from reference_impl import feature_flags as ff
+from reference_impl.commit import WRITER_LIBRARY
 from reference_impl.deletions import (
     decode_arrow_deletions,
     decode_bitmap_deletions,
     encode_arrow_deletions,
     encode_bitmap_deletions,
 )
-from reference_impl.commit import WRITER_LIBRARY
 from reference_impl.file_format import LanceFileReader, write_file
 from reference_impl.logical_types import is_valid_logical_type, schema_from_arrow, schema_to_arrow
 from reference_impl.manifest import WriterVersion
@@ -138,8 +139,11 @@ def test_manifest_invariants(manifest):
 
 
 def _serious(root) -> list[str]:
-    return [f"v{f.version} {f.rule}: {f.message}" for f in validate(root, all_versions=True).findings
-            if f.severity is not Severity.INFO]
+    return [
+        f"v{f.version} {f.rule}: {f.message}"
+        for f in validate(root, all_versions=True).findings
+        if f.severity is not Severity.INFO
+    ]
 
 
 @SLOW
@@ -393,7 +397,8 @@ def test_manifest_mutations_of_generated_datasets_are_reported(recipe, data):
         recipe.build(root)
         latest = Dataset.open(root)
         applicable = sorted(
-            requirement for requirement, mutator in MANIFEST_MUTATORS.items()
+            requirement
+            for requirement, mutator in MANIFEST_MUTATORS.items()
             if _mutator_applies(mutator.needs, latest.manifest, latest.indices)
         )
         assume(applicable)
@@ -410,7 +415,8 @@ def test_manifest_mutations_of_generated_datasets_are_reported(recipe, data):
 #: The public callables that return a strategy (the rest are types, constants
 #: and :func:`strategies.mutated_requirements`).
 _STRATEGY_FUNCTIONS = sorted(
-    name for name in strategies.__all__
+    name
+    for name in strategies.__all__
     if inspect.isfunction(getattr(strategies, name)) and name != "mutated_requirements"
 )
 
@@ -446,7 +452,9 @@ def test_size_arguments_are_keyword_only_with_one_default_each():
             if parameter.name.startswith(("min_", "max_")):
                 assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, f"{name}({parameter.name}) is positional"
                 defaults.setdefault(parameter.name, set()).add(parameter.default)
-    assert {"min_rows", "max_rows", "min_fragments", "min_fields", "max_fields", "min_writers", "max_steps"} <= set(defaults)
+    assert {"min_rows", "max_rows", "min_fragments", "min_fields", "max_fields", "min_writers", "max_steps"} <= set(
+        defaults
+    )
     assert {name: values for name, values in defaults.items() if len(values) > 1} == {}
 
 
@@ -574,10 +582,12 @@ _SHRINK_CLAIMS = {
         lambda f: (f.id, f.deletion_file) == (7, None),
     ),
     "indices": (
-        lambda: strategies.indices(schema_from_arrow(pa.schema([("a", pa.int8()), ("b", pa.utf8())])), [1, 2], 3,
-                                   min_indices=2),
-        lambda found: [(i.name, i.dataset_version, i.fragment_bitmap) for i in found]
-        == [("idx0", 1, None), ("idx1", 1, None)],
+        lambda: strategies.indices(
+            schema_from_arrow(pa.schema([("a", pa.int8()), ("b", pa.utf8())])), [1, 2], 3, min_indices=2
+        ),
+        lambda found: (
+            [(i.name, i.dataset_version, i.fragment_bitmap) for i in found] == [("idx0", 1, None), ("idx1", 1, None)]
+        ),
     ),
     "transactions": (
         lambda: strategies.transactions(),
@@ -605,8 +615,11 @@ _SHRINK_CLAIMS |= {
     ),
     "dataset_recipes": (
         lambda: strategies.dataset_recipes(min_steps=1, max_steps=1, max_rows=1),
-        lambda r: [type(step) for step in r.steps] == [strategies.AppendStep] and r.first.num_rows == 0
-        and (r.naming, r.stable_row_ids, r.max_rows_per_file) == ("v2", False, 1),
+        lambda r: (
+            [type(step) for step in r.steps] == [strategies.AppendStep]
+            and r.first.num_rows == 0
+            and (r.naming, r.stable_row_ids, r.max_rows_per_file) == ("v2", False, 1)
+        ),
     ),
 }
 

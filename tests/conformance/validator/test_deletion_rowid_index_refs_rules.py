@@ -14,9 +14,6 @@ import pyarrow as pa
 import pytest
 
 from conformance.describe import load_schema
-from conformance.validator import Severity, validate
-from conformance.validator.facts import deletions as deletion_facts, row_ids as row_id_facts
-
 from conformance.mutations.edit import copy_dataset
 from conformance.mutations.topics.deletions import (
     UNREFERENCED_NAME,
@@ -24,6 +21,9 @@ from conformance.mutations.topics.deletions import (
     put_a_file_that_is_no_deletion_file_in_deletions,
 )
 from conformance.mutations.topics.indices import add_a_delta_segment_of_the_index
+from conformance.validator import Severity, validate
+from conformance.validator.facts import deletions as deletion_facts
+from conformance.validator.facts import row_ids as row_id_facts
 
 lance = pytest.importorskip("lance")
 
@@ -71,8 +71,14 @@ def test_pylance_ref_files_match_the_schemas(base_datasets):
     [
         {"version": 3, "manifest_size": 812},  # upstream branch_tag.md spelling
         {"version": 3, "manifestSize": 812},  # pylance 0.20
-        {"branch": "feature/x", "version": 1, "manifestSize": 812, "createdAt": "2026-01-01T00:00:00Z",
-         "updatedAt": "2026-01-01T00:00:00Z", "metadata": {}},  # pylance 14
+        {
+            "branch": "feature/x",
+            "version": 1,
+            "manifestSize": 812,
+            "createdAt": "2026-01-01T00:00:00Z",
+            "updatedAt": "2026-01-01T00:00:00Z",
+            "metadata": {},
+        },  # pylance 14
         {"branch": None, "version": 0, "manifestSize": 0, "something_new": [1, 2]},
     ],
 )
@@ -101,8 +107,14 @@ def test_the_tag_schema_refuses_malformed_tags(document):
     "document",
     [
         {"parent_branch": None, "parent_version": 2, "create_at": 1700000000, "manifest_size": 500},
-        {"parentBranch": "dev", "parentVersion": 2, "createAt": 1700000000, "manifestSize": 500,
-         "identifier": {"version_mapping": [[2, "418797f6a78c4d5eafc8cce35889d1fe"]]}, "metadata": {}},
+        {
+            "parentBranch": "dev",
+            "parentVersion": 2,
+            "createAt": 1700000000,
+            "manifestSize": 500,
+            "identifier": {"version_mapping": [[2, "418797f6a78c4d5eafc8cce35889d1fe"]]},
+            "metadata": {},
+        },
         {"parentVersion": 2, "create_at": 1700000000, "manifestSize": 500},
     ],
 )
@@ -259,8 +271,14 @@ def test_an_old_release_repeats_covered_fragments_in_a_delta_segment(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"LANCE_LOG": "error"}
     for writer, overlaps in ((str(python), True), (sys.executable, False)):
         path = tmp_path / ("old" if overlaps else "current")
-        subprocess.run([writer, "-c", _DELTA_VECTOR_INDEX, str(path)], check=True, env=env, cwd=tmp_path,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [writer, "-c", _DELTA_VECTOR_INDEX, str(path)],
+            check=True,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=600,
+        )
         findings = _findings(path, "index/")
         assert "index/delta-segments" in {f.rule for f in findings}  # there are segments to compare
         overlapping = [f for f in findings if f.rule == "index/segments-disjoint"]
@@ -294,9 +312,7 @@ def test_a_remapped_index_bitmap_is_an_info(tmp_path):
     dataset.delete("id % 3 = 0")
     dataset.optimize.compact_files(target_rows_per_fragment=1000)
     findings = _findings(tmp_path / "ds", "index/", all_versions=False)
-    assert [(f.rule, f.severity) for f in findings] == [
-        ("index/fragment-bitmap-from-dataset-version", Severity.INFO)
-    ]
+    assert [(f.rule, f.severity) for f in findings] == [("index/fragment-bitmap-from-dataset-version", Severity.INFO)]
 
 
 _VECTOR_INDEX = """
@@ -327,8 +343,14 @@ def test_an_index_kept_across_the_details_package_rename_is_the_same_index(tmp_p
         pytest.fail(f"pylance {OLD_PYLANCE_VERSION} cannot be installed: {exc}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"LANCE_LOG": "error"}
     path = tmp_path / "ds"
-    subprocess.run([str(python), "-c", _VECTOR_INDEX, str(path)], check=True, env=env, cwd=tmp_path,
-                   capture_output=True, timeout=600)
+    subprocess.run(
+        [str(python), "-c", _VECTOR_INDEX, str(path)],
+        check=True,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=600,
+    )
     dataset = lance.dataset(path)
     lance.write_dataset(dataset.to_table().slice(0, 10), path, mode="append")
     from reference_impl.dataset import Dataset

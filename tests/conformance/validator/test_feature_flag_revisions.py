@@ -96,10 +96,12 @@ def test_a_persistent_flag_cleared_by_a_later_version_is_an_error(tmp_path):
     [finding] = _by_rule(report, "feature-flags/paired-bits-persist")
     assert finding.version == 2 and "version 1 sets flag 256 (mixed_data_file_versions)" in finding.message
     kept = _dataset(tmp_path / "kept", reader=256, writer=256)
-    edit_manifest(kept, lambda m: setattr(m.manifest, "reader_feature_flags", m.manifest.reader_feature_flags | 256),
-                  version=1)
-    edit_manifest(kept, lambda m: setattr(m.manifest, "writer_feature_flags", m.manifest.writer_feature_flags | 256),
-                  version=1)
+    edit_manifest(
+        kept, lambda m: setattr(m.manifest, "reader_feature_flags", m.manifest.reader_feature_flags | 256), version=1
+    )
+    edit_manifest(
+        kept, lambda m: setattr(m.manifest, "writer_feature_flags", m.manifest.writer_feature_flags | 256), version=1
+    )
     assert not _by_rule(validate(kept, all_versions=True), "feature-flags/paired-bits-persist")
 
 
@@ -126,8 +128,11 @@ def test_pylance_datasets_are_valid_under_every_revision(base_datasets, pylance_
             assert _errors(validate(path, all_versions=True, spec_revision=item)) == [], (name, item.name)
 
 
-@settings(max_examples=examples(1 / 6), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(1 / 6),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(strategies.dataset_recipes(max_steps=4))
 def test_generated_datasets_valid_under_the_seeds_stay_valid_under_every_later_revision(recipe):
     """Property: a dataset the reference writer builds from a drawn recipe,
@@ -138,8 +143,7 @@ def test_generated_datasets_valid_under_the_seeds_stay_valid_under_every_later_r
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 def test_the_cli_checks_the_chosen_revision_and_refuses_an_unknown_one(tmp_path):
@@ -162,8 +166,11 @@ def test_the_reference_reader_knows_exactly_the_seeds_flags():
     assert {bit: name for bit, name in reference_flags.NAMES.items()} == {f.bit: f.name for f in OLDEST.flags}
 
 
-@pytest.mark.parametrize("flag", [f for f in NEWEST.flags if not f.bit & OLDEST.defined_mask
-                                  and f.use is FlagUse.READER_AND_WRITER], ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "flag",
+    [f for f in NEWEST.flags if not f.bit & OLDEST.defined_mask and f.use is FlagUse.READER_AND_WRITER],
+    ids=lambda f: f.name,
+)
 @pytest.mark.requirements("feature-flags.reader-refuses-unknown")
 def test_the_reference_reader_refuses_newer_reader_flags_it_does_not_implement(flag, tmp_path):
     path = _dataset(tmp_path / "ds", reader=flag.bit, writer=flag.bit)

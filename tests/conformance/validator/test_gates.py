@@ -139,18 +139,32 @@ def test_stale_and_version_pinned_entries(plain, tmp_path, capsys):
     misrecord_an_index_file_size(plain)  # reported on version 6, the latest
     baseline = tmp_path / "baseline.json"
     entry = {"rule": "index/file-sizes-match", "location": "*", "reason": "known"}
-    baseline.write_text(json.dumps({"baseline_format": 1, "entries": [
-        {**entry, "version": 5},
-        {"rule": "naming/no-mixture", "location": "_versions/*", "reason": "long fixed"},
-    ]}))
+    baseline.write_text(
+        json.dumps(
+            {
+                "baseline_format": 1,
+                "entries": [
+                    {**entry, "version": 5},
+                    {"rule": "naming/no-mixture", "location": "_versions/*", "reason": "long fixed"},
+                ],
+            }
+        )
+    )
     code, report = json_report(capsys, plain, "--baseline", baseline)
     assert code == 1 and report["summary"]["suppressed"] == 0
     assert [e["rule"] for e in report["baseline"]["stale"]] == ["index/file-sizes-match", "naming/no-mixture"]
 
-    baseline.write_text(json.dumps({"baseline_format": 1, "entries": [
-        {**entry, "version": 6},
-        {"rule": "naming/no-mixture", "location": "_versions/*", "reason": "long fixed"},
-    ]}))
+    baseline.write_text(
+        json.dumps(
+            {
+                "baseline_format": 1,
+                "entries": [
+                    {**entry, "version": 6},
+                    {"rule": "naming/no-mixture", "location": "_versions/*", "reason": "long fixed"},
+                ],
+            }
+        )
+    )
     code, text, _ = run(capsys, "validate", plain, "--baseline", baseline)
     assert code == 0
     assert "suppressed 1 findings: index/file-sizes-match (1)" in text

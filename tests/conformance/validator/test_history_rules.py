@@ -12,16 +12,21 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from conformance.mutations.edit import copy_dataset, edit_manifest, manifest_relpath
+from conformance.mutations.topics.indices import compact_with_deferred_remap
+from conformance.mutations.topics.mem_wal import (
+    SNAPSHOT_SCHEMA,
+    edit_mem_wal_details,
+    region_row,
+    snapshot_bytes,
+    store_snapshots,
+)
+from conformance.mutations.topics.schema import add_fields
 from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.dataset import Dataset
 from reference_impl.fragments import ExternalFile
 from reference_impl.schema import Field
-
-from conformance.mutations.edit import copy_dataset, edit_manifest, manifest_relpath
-from conformance.mutations.topics.indices import compact_with_deferred_remap
-from conformance.mutations.topics.mem_wal import SNAPSHOT_SCHEMA, edit_mem_wal_details, region_row, snapshot_bytes, store_snapshots
-from conformance.mutations.topics.schema import add_fields
 
 lance = pytest.importorskip("lance")
 

@@ -16,7 +16,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings, strategies as st
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from conformance.mutations import copy_dataset
 from reference_impl.naming import list_versions

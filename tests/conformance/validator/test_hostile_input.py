@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from conformance.mutations.edit import copy_dataset, manifest_relpath
 from conformance.validator import Severity, validate
 from conformance.validator.engine import INTERNAL_ERROR_RULE
 from reference_impl.errors import NotADatasetError
-
-from conformance.mutations.edit import copy_dataset, manifest_relpath
 
 
 def _victims(root):
@@ -142,8 +142,9 @@ def test_a_manifest_named_for_a_huge_version_is_reported_without_enumerating_ver
         report = validate(root, all_versions=True)
     gaps = [f.message for f in report.findings if f.rule == "history/gapless"]
     assert gaps and f"({named - max(manifests) - 1} in all;" in gaps[0], gaps
-    assert any(f.rule == "naming/name-matches-version" and f.location == f"_versions/{name}"
-               for f in report.findings), report.findings
+    assert any(
+        f.rule == "naming/name-matches-version" and f.location == f"_versions/{name}" for f in report.findings
+    ), report.findings
 
 
 def _validate_unprivileged(root, *locked: str) -> tuple[int, dict | None, str]:
@@ -162,8 +163,7 @@ def _validate_unprivileged(root, *locked: str) -> tuple[int, dict | None, str]:
         command = without_permission_bypass(
             [sys.executable, "-m", "conformance.cli", "validate", str(root), "--all-versions", "--format", "json"]
         )
-        result = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                                cwd=Path(__file__).parents[3])
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[3])
     finally:
         for relpath in locked:
             (root / relpath).chmod(0o755)
@@ -204,9 +204,12 @@ def test_unreadable_directories_become_findings_not_internal_errors(base_dataset
     assert [f for f in report["findings"] if f["rule"] == INTERNAL_ERROR_RULE] == []
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert code == 1 and errors
+
     # Every error names a path at or under a locked directory, as its location or in its message.
     def names_a_locked_path(finding):
-        return any((finding["location"] or "").startswith(relpath) or f"{root}/{relpath}" in finding["message"]
-                   for relpath in locked)
+        return any(
+            (finding["location"] or "").startswith(relpath) or f"{root}/{relpath}" in finding["message"]
+            for relpath in locked
+        )
 
     assert all(names_a_locked_path(f) for f in errors), errors

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.validator import Severity, validate
-from conformance.validator.engine import INTERNAL_ERROR_RULE
-from reference_impl.manifest import BasePath
-from reference_impl.transactions import Restore
-
-from conformance.mutations.edit import copy_dataset, edit_manifest
-from conformance.mutations.edit import edit_untracked
+from conformance.mutations.edit import copy_dataset, edit_manifest, edit_untracked
 from conformance.mutations.topics.data_files import (
     PLAIN_NAME,
     UNKNOWN_FIELD_ID,
     give_a_data_file_a_plain_name,
     store_a_field_id_the_schema_lacks,
 )
+from conformance.validator import Severity, validate
+from conformance.validator.engine import INTERNAL_ERROR_RULE
+from reference_impl.manifest import BasePath
+from reference_impl.transactions import Restore
 
 LAYOUT_RULES = ["fragment", "data-file", "base-path"]
 

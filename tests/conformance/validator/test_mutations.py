@@ -38,8 +38,11 @@ def _findings(root) -> dict[str, list]:
 
 
 def _serious(found: dict[str, list]) -> dict[str, list[str]]:
-    return {rule: [f.message for f in fs if f.severity in SERIOUS] for rule, fs in found.items()
-            if any(f.severity in SERIOUS for f in fs)}
+    return {
+        rule: [f.message for f in fs if f.severity in SERIOUS]
+        for rule, fs in found.items()
+        if any(f.severity in SERIOUS for f in fs)
+    }
 
 
 @pytest.mark.parametrize("case", MUTATIONS, ids=[m.id for m in MUTATIONS])
@@ -75,8 +78,12 @@ def test_every_requirement_a_rule_checks_has_a_mutation():
     assert not missing, f"requirements checked by a rule (listed) but broken by no mutation: {missing}"
 
 
-@settings(max_examples=examples(1 / 5), deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(1 / 5),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(drawn=strategies.mutations())
 def test_a_drawn_mutation_breaks_the_requirement_it_names(base_datasets, drawn):
     """Property of the public strategy: whatever ``mutations()`` draws,

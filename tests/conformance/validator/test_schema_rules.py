@@ -9,13 +9,12 @@ import time
 import pyarrow as pa
 import pytest
 
-from conformance.validator import Severity, validate
-from conformance.validator.engine import INTERNAL_ERROR_RULE
-from reference_impl.schema import Field
-
 from conformance.mutations.edit import copy_dataset, edit_manifest
 from conformance.mutations.topics.mem_wal import edit_mem_wal_details, merge_a_generation_in_an_index_commit
 from conformance.mutations.topics.schema import _set, edit_schema_from
+from conformance.validator import Severity, validate
+from conformance.validator.engine import INTERNAL_ERROR_RULE
+from reference_impl.schema import Field
 
 lance = pytest.importorskip("lance")
 
@@ -172,8 +171,12 @@ def test_pylance_key_departures_are_infos(tmp_path):
     lance.write_dataset(pa.Table.from_pylist([{"l": [{"k": 1}, {"k": 2}]}], schema=fsl), tmp_path / "fsl")
     assert _findings(tmp_path / "fsl").get("primary-key/under-fixed-size-list") == {"info"}
 
-    schema = pa.schema([pa.field("a", pa.int64(), False, {PK + ":position": "1"}),
-                        pa.field("b", pa.int64(), False, {PK: "yes", PK + ":position": "1"})])
+    schema = pa.schema(
+        [
+            pa.field("a", pa.int64(), False, {PK + ":position": "1"}),
+            pa.field("b", pa.int64(), False, {PK: "yes", PK + ":position": "1"}),
+        ]
+    )
     table = pa.Table.from_pylist([{"a": 1, "b": 2}], schema=schema)
     lance.write_dataset(table, tmp_path / "positions")
     found = _findings(tmp_path / "positions")
@@ -271,8 +274,9 @@ def test_type_url_is_matched_without_case(nested):
 def _hostile_fields() -> list[Field]:
     chain = [Field(id=0, name="root", logical_type="struct")]
     chain += [Field(id=i, name=f"c{i}", logical_type="struct", parent_id=i - 1) for i in range(1, 3000)]
-    loop = [Field(id=5000 + i, name=f"loop{i}", logical_type="struct", parent_id=5000 + (i + 1) % 2000)
-            for i in range(2000)]
+    loop = [
+        Field(id=5000 + i, name=f"loop{i}", logical_type="struct", parent_id=5000 + (i + 1) % 2000) for i in range(2000)
+    ]
     for f in loop[::7]:
         f.unenforced_primary_key = True
         f.nullable = False
@@ -281,8 +285,15 @@ def _hostile_fields() -> list[Field]:
         Field(id=-(2**31), name="min", logical_type="x" * 100_000, parent_id=-(2**31)),
         Field(id=7, name="dup", logical_type="dict:dict:int8:int8:true", parent_id=123456),
         Field(id=7, name="dup2", logical_type="map", parent_id=7, unenforced_primary_key=True),
-        Field(id=9000, name="pk", logical_type="int32", parent_id=2999, unenforced_primary_key=True,
-              unenforced_primary_key_position=2**32 - 1, metadata={PK: b"\xff", PK + ":position": b"+99999999999"}),
+        Field(
+            id=9000,
+            name="pk",
+            logical_type="int32",
+            parent_id=2999,
+            unenforced_primary_key=True,
+            unenforced_primary_key_position=2**32 - 1,
+            metadata={PK: b"\xff", PK + ":position": b"+99999999999"},
+        ),
         Field(id=9001, name="t", logical_type="timestamp:ns:" + "+" * 5000, metadata={"ARROW:extension:name": b"\x00"}),
     ]
     return odd[:2] + chain + loop + odd[2:]

@@ -11,16 +11,15 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conformance.validator import Severity, validate
-from conformance.validator.engine import INTERNAL_ERROR_RULE
-from reference_impl.transactions import OPERATION_CLASSES
-
-from conformance.mutations.edit import copy_dataset
-from conformance.mutations.edit import edit_transaction, versions_of as _versions_of
+from conformance.mutations.edit import copy_dataset, edit_transaction
+from conformance.mutations.edit import versions_of as _versions_of
 from conformance.mutations.topics.transactions import (
     record_no_operation_for_the_config_update,
     rewrite_a_fragment_that_never_existed,
 )
+from conformance.validator import Severity, validate
+from conformance.validator.engine import INTERNAL_ERROR_RULE
+from reference_impl.transactions import OPERATION_CLASSES
 
 lance = pytest.importorskip("lance")
 

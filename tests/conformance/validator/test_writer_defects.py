@@ -13,8 +13,8 @@ from conformance.mutations.edit import copy_dataset, edit_untracked
 from conformance.peers.old_pylance import PINNED_REQUIREMENTS
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, validate
-from conformance.validator.ruleset import rules_by_id
 from conformance.validator.rules.data_files import LEGACY_SIZE_UNDERSTATED, TRAILER_NUMBER_RECORDED
+from conformance.validator.ruleset import rules_by_id
 from conformance.validator.writer_defects import known_defects, release_key
 from reference_impl.manifest import WriterVersion
 

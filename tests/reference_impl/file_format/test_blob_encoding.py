@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import struct
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-import lance
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lance.file import LanceFileReader as PylanceReader
 from lance.file import LanceFileWriter as PylanceWriter
 from lance.fragment import DataFile as PylanceDataFile
@@ -86,7 +86,9 @@ def _not_nullable() -> pa.Table:
 
 def _with_other_columns() -> pa.Table:
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), _blob_field(), pa.field("label", pa.string())])
-    return pa.table({"id": [1, 2, 3], "payload": _blobs([b"ab", b"cde", None]), "label": ["x", None, "z"]}, schema=schema)
+    return pa.table(
+        {"id": [1, 2, 3], "payload": _blobs([b"ab", b"cde", None]), "label": ["x", None, "z"]}, schema=schema
+    )
 
 
 def _nested() -> pa.Table:
@@ -118,7 +120,6 @@ TABLES = {
 
 
 # -- helpers ----------------------------------------------------------------------
-
 
 
 def _pylance_write(path, table: pa.Table, batches=None) -> None:
@@ -211,12 +212,18 @@ def test_large_blob_columns_are_ordered_and_paged_like_pylance(tmp_path):
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(rows * 8, np.float32)), 8)  # 12.8 MB: early
     many = 600_000  # descriptions of 9.6 MB: early, ahead of the 4.8 MB ids
     cases = {
-        "vectors_first": pa.table({"vec": vectors, "payload": _blobs(values)},
-                                  schema=pa.schema([pa.field("vec", vectors.type), _blob_field()])),
-        "blob_first": pa.table({"payload": _blobs(values), "vec": vectors},
-                               schema=pa.schema([_blob_field(), pa.field("vec", vectors.type)])),
-        "early_descriptions": pa.table({"id": pa.array(np.arange(many)), "payload": _blobs([b"v"] + [None] * (many - 1))},
-                                       schema=pa.schema([pa.field("id", pa.int64()), _blob_field()])),
+        "vectors_first": pa.table(
+            {"vec": vectors, "payload": _blobs(values)},
+            schema=pa.schema([pa.field("vec", vectors.type), _blob_field()]),
+        ),
+        "blob_first": pa.table(
+            {"payload": _blobs(values), "vec": vectors},
+            schema=pa.schema([_blob_field(), pa.field("vec", vectors.type)]),
+        ),
+        "early_descriptions": pa.table(
+            {"id": pa.array(np.arange(many)), "payload": _blobs([b"v"] + [None] * (many - 1))},
+            schema=pa.schema([pa.field("id", pa.int64()), _blob_field()]),
+        ),
         "one_large_value": _one_column([b"w" * (9 * MiB), None]),
     }
     for name, table in cases.items():
@@ -263,7 +270,11 @@ def test_pylance_dataset_reads_a_fragment_of_reference_blob_files(tmp_path):
     # By default pylance returns the descriptions themselves: they are the
     # positions and sizes the reference writer chose.
     descriptions = dataset.to_table(columns=["payload"]).column("payload").combine_chunks()
-    assert descriptions.to_pylist() == [{"position": 0, "size": 2}, {"position": 64, "size": 3}, {"position": 1, "size": 0}]
+    assert descriptions.to_pylist() == [
+        {"position": 0, "size": 2},
+        {"position": 64, "size": 3},
+        {"position": 1, "size": 0},
+    ]
     blob_files = dataset.take_blobs("payload", indices=[0, 1])
     assert [blob.read() for blob in blob_files] == [b"ab", b"cde"]
 
@@ -299,8 +310,11 @@ def test_any_value_of_the_blob_key_marks_a_blob_column(tmp_path):
 blob_values = st.lists(st.one_of(st.none(), st.binary(max_size=150)), max_size=40)
 
 
-@settings(max_examples=examples(1), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=examples(1),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(values=blob_values, nullable=st.booleans(), start=st.integers(0, 3))
 def test_blob_round_trip_and_pylance_agrees(tmp_path_factory, values, nullable, start):
     """Property: any list of binary values (nulls and empty values included,
@@ -401,7 +415,9 @@ def test_blob_column_read_as_another_type_is_corrupt(blob_sample):
     (tmp_path / "ok.lance").write_bytes(data)
     reader = LanceFileReader(Storage(tmp_path), "ok.lance")
     schema = pa.schema([table.schema.field("id"), pa.field("payload", pa.int64()), table.schema.field("label")])
-    with pytest.raises(CorruptFileError, match="ok.lance.*column 1 is a blob column but field 'payload' is read as int64"):
+    with pytest.raises(
+        CorruptFileError, match="ok.lance.*column 1 is a blob column but field 'payload' is read as int64"
+    ):
         reader.read(arrow_schema=schema)
     # As binary (32-bit offsets) the values read fine.
     binary = pa.schema([table.schema.field("id"), pa.field("payload", pa.binary()), table.schema.field("label")])
@@ -424,8 +440,11 @@ def test_blob_over_an_unknown_column_encoding_is_unsupported(blob_sample):
 u64 = st.one_of(st.integers(0, 2048), st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 2**63, 2**64 - 1]))
 
 
-@settings(max_examples=examples(1), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=examples(1),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(rows=st.lists(st.tuples(u64, u64), min_size=3, max_size=3))
 def test_any_blob_descriptions_read_or_are_corrupt(tmp_path_factory, rows):
     """Property: whatever (position, size) pairs a blob page holds, the reader

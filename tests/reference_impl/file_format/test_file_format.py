@@ -8,17 +8,16 @@ written with ``data_storage_version`` legacy, 2.0, 2.1 and 2.2.
 from __future__ import annotations
 
 import dataclasses
-
 import datetime
 import decimal
 import struct
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from google.protobuf import any_pb2
 from hypothesis import HealthCheck, given, settings
-
-import lance
 from lance.file import LanceFileReader as PylanceReader
 from lance.file import LanceFileWriter as PylanceWriter
 from lance.fragment import DataFile as PylanceDataFile
@@ -33,7 +32,6 @@ from reference_impl.schema import FieldType
 from reference_impl.storage import Storage
 from reference_impl.wire import encodings_v2_0_pb2 as enc
 from reference_impl.wire import file2_pb2, file_pb2
-from google.protobuf import any_pb2
 
 # -- tables, one per type family ----------------------------------------------
 
@@ -42,7 +40,9 @@ def _ints() -> pa.Table:
     columns = {}
     for data_type in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()):
         bits = data_type.bit_width
-        low, high = (0, 2**bits - 1) if pa.types.is_unsigned_integer(data_type) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        low, high = (
+            (0, 2**bits - 1) if pa.types.is_unsigned_integer(data_type) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        )
         columns[str(data_type)] = pa.array([low, None, high, 0, None, 7], data_type)
     return pa.table(columns)
 
@@ -50,7 +50,9 @@ def _ints() -> pa.Table:
 def _floats_and_bools() -> pa.Table:
     return pa.table(
         {
-            "f16": pa.array(np.array([1.5, 0, -2, 65504, 0, 1], dtype=np.float16), mask=np.array([0, 1, 0, 0, 0, 1], bool)),
+            "f16": pa.array(
+                np.array([1.5, 0, -2, 65504, 0, 1], dtype=np.float16), mask=np.array([0, 1, 0, 0, 0, 1], bool)
+            ),
             "f32": pa.array([1.5, None, -0.0, float("inf"), 3.25, None], pa.float32()),
             "f64": pa.array([None, 1e300, -1e-300, 2.0, None, 0.5], pa.float64()),
             "flag": pa.array([True, None, False, True, True, None]),
@@ -98,7 +100,9 @@ def _low_cardinality_strings() -> pa.Table:
 def _vectors() -> pa.Table:
     rng = np.random.default_rng(7)
     items = pa.array(rng.random(64, dtype=np.float32))
-    vectors = pa.FixedSizeListArray.from_arrays(items, 8, mask=pa.array([False, True, False, False, False, False, False, True]))
+    vectors = pa.FixedSizeListArray.from_arrays(
+        items, 8, mask=pa.array([False, True, False, False, False, False, False, True])
+    )
     item_nulls = pa.array([[1, None], [3, 4], None, [None, None]], pa.list_(pa.int16(), 2))
     nested = pa.array([[[1, 2], [3, 4]], None, [[5, None], [7, 8]]], pa.list_(pa.list_(pa.int32(), 2), 2))
     return pa.table(
@@ -247,7 +251,9 @@ def test_sliced_and_chunked_input_is_written_as_its_values(tmp_path):
     write_file(storage, "ours.lance", table, _fields(table.schema))
     expected = table.combine_chunks()
     _assert_tables_equal(_pylance_read(tmp_path / "ours.lance").combine_chunks(), expected)
-    _assert_tables_equal(LanceFileReader(storage, "ours.lance").read(arrow_schema=table.schema).combine_chunks(), expected)
+    _assert_tables_equal(
+        LanceFileReader(storage, "ours.lance").read(arrow_schema=table.schema).combine_chunks(), expected
+    )
 
 
 def test_pylance_dataset_reads_a_fragment_of_reference_files(tmp_path):
@@ -272,7 +278,9 @@ def test_extension_types_are_stored_as_their_storage(tmp_path):
     (stored,) = LanceFileReader(storage, "ours.lance").file_fields
     assert (stored.logical_type, stored.extension_name) == ("fixed_size_binary:16", "arrow.uuid")
     _assert_tables_equal(_pylance_read(tmp_path / "ours.lance"), table)
-    _assert_tables_equal(read_v2_0(storage, "ours.lance", _fields(table.schema), written.fields, written.column_indices), table)
+    _assert_tables_equal(
+        read_v2_0(storage, "ours.lance", _fields(table.schema), written.fields, written.column_indices), table
+    )
 
 
 def test_writer_refuses_what_version_2_0_cannot_store():
@@ -321,7 +329,11 @@ def test_reader_converts_offsets_width_and_projects_fields(tmp_path):
     ids = [f.id for f in fields]
     got = read_v2_0(Storage(tmp_path), "f.lance", wanted, ids, list(range(len(ids))), wanted_schema)
     assert got.schema == wanted_schema
-    assert got.to_pylist() == [{"st": {"q": "u"}, "s": "x"}, {"st": {"q": "v"}, "s": None}, {"st": {"q": None}, "s": "zz"}]
+    assert got.to_pylist() == [
+        {"st": {"q": "u"}, "s": "x"},
+        {"st": {"q": "v"}, "s": None},
+        {"st": {"q": None}, "s": "zz"},
+    ]
 
 
 def test_field_the_file_lacks_reads_as_nulls(tmp_path):
@@ -335,7 +347,9 @@ def test_field_the_file_lacks_reads_as_nulls(tmp_path):
 
 def test_reads_pylance_dataset_files_through_the_manifest_after_schema_changes(tmp_path):
     uri = tmp_path / "ds"
-    table = pa.table({"a": pa.array([1, 2, 3]), "nested": _nested().column("records"), "v": _vectors().column("vec")[:3]})
+    table = pa.table(
+        {"a": pa.array([1, 2, 3]), "nested": _nested().column("records"), "v": _vectors().column("vec")[:3]}
+    )
     dataset = lance.write_dataset(table, str(uri), data_storage_version="2.0")
     dataset.add_columns({"doubled": "a * 2"})
     lance.dataset(str(uri)).drop_columns(["a"])
@@ -450,7 +464,9 @@ def _page_encoding(page) -> enc.ArrayEncoding:
 
 
 def _set_page_encoding(page, encoding: enc.ArrayEncoding, type_url="/lance.encodings.ArrayEncoding") -> None:
-    page.encoding.direct.encoding = any_pb2.Any(type_url=type_url, value=encoding.SerializeToString()).SerializeToString()
+    page.encoding.direct.encoding = any_pb2.Any(
+        type_url=type_url, value=encoding.SerializeToString()
+    ).SerializeToString()
 
 
 @pytest.fixture
@@ -550,7 +566,9 @@ def test_absurd_all_null_page_length_is_corrupt(sample):
         for column in columns[:1]:
             del column.pages[:]
             column.pages.add(length=rows)
-            _set_page_encoding(column.pages[0], enc.ArrayEncoding(nullable=enc.Nullable(all_nulls=enc.Nullable.AllNull())))
+            _set_page_encoding(
+                column.pages[0], enc.ArrayEncoding(nullable=enc.Nullable(all_nulls=enc.Nullable.AllNull()))
+            )
         del columns[1:]
         del descriptor.schema.fields[1:]
         descriptor.length = rows
@@ -650,7 +668,9 @@ def test_encodings_the_reader_lacks_are_unsupported(sample, change, message):
             encoding.nullable.some_nulls.values.flat.compression.scheme = "zstd"
             _set_page_encoding(page, encoding)
         elif change == "bitpack":
-            packed = enc.ArrayEncoding(bitpacked=enc.Bitpacked(compressed_bits_per_value=3, uncompressed_bits_per_value=64))
+            packed = enc.ArrayEncoding(
+                bitpacked=enc.Bitpacked(compressed_bits_per_value=3, uncompressed_bits_per_value=64)
+            )
             encoding.nullable.some_nulls.values.CopyFrom(packed)
             _set_page_encoding(page, encoding)
         else:
@@ -673,6 +693,7 @@ def test_pylance_2_1_files_are_unsupported_but_inspectable(tmp_path):
 
 # -- (e) property: round trip and agreement with pylance -----------------------
 
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(table=strategies.arrow_tables())
 def test_write_then_read_is_the_identity_and_pylance_agrees(tmp_path_factory, table):
@@ -685,7 +706,9 @@ def test_write_then_read_is_the_identity_and_pylance_agrees(tmp_path_factory, ta
     storage = Storage(tmp_path)
     written = write_file(storage, "ours.lance", table, _pylance_fields(table.schema))
     expected = table.combine_chunks()
-    _assert_tables_equal(LanceFileReader(storage, "ours.lance").read(arrow_schema=table.schema).combine_chunks(), expected)
+    _assert_tables_equal(
+        LanceFileReader(storage, "ours.lance").read(arrow_schema=table.schema).combine_chunks(), expected
+    )
     _assert_tables_equal(_pylance_read(tmp_path / "ours.lance").combine_chunks(), expected)
     # pylance 14 panics ("end <= self.len()") writing a sliced struct nested in
     # a struct, so it is given an unsliced copy of the same values.

@@ -47,8 +47,9 @@ def mem_wal_table(tmp_path):
     primary key and a MemWAL index (version 2)."""
     path = tmp_path / "mem_wal"
     schema = pa.schema([pa.field("id", pa.int64(), False, {PK: "true"}), pa.field("v", pa.string())])
-    lance.write_dataset(pa.table({"id": list(range(6)), "v": list("abcdef")}, schema=schema), path,
-                        data_storage_version="2.0")
+    lance.write_dataset(
+        pa.table({"id": list(range(6)), "v": list("abcdef")}, schema=schema), path, data_storage_version="2.0"
+    )
     lance.dataset(path).initialize_mem_wal(bucket_column="id", num_buckets=2)
     return path
 
@@ -230,8 +231,11 @@ def test_an_update_records_the_generations_it_merged(mem_wal_table):
     after = dataset.commit(Update(merged_generations=[MergedGeneration(REGION_B, 4)]))
     assert merged_generations(after) == {REGION_B: 4}
     assert mem_wal_entry(after).dataset_version == after.version
-    problems = [f"{f.rule}: {f.message}" for f in validate(mem_wal_table, all_versions=True).findings
-                if f.severity is not Severity.INFO]
+    problems = [
+        f"{f.rule}: {f.message}"
+        for f in validate(mem_wal_table, all_versions=True).findings
+        if f.severity is not Severity.INFO
+    ]
     assert problems == []
     # A caller's mistake: InvalidOperationError since issue 11 (it was LanceFormatError).
     with pytest.raises(InvalidOperationError, match="not above"):

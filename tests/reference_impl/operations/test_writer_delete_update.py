@@ -19,7 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.drivers import pylance_driver, reference
 from reference_impl.dataset import Dataset
@@ -285,8 +286,11 @@ def test_updates_agree_with_pylance(tmp_path, naming, stable):
     ds = create(ours, naming, stable)
     theirs = pylance_copy(ours, tmp_path)
     steps = [
-        ({"name": "changed", "value": pc.field("value") * 10}, {"name": "'changed'", "value": "value * 10"},
-         ids_in(2, 3, 12, 31)),
+        (
+            {"name": "changed", "value": pc.field("value") * 10},
+            {"name": "'changed'", "value": "value * 10"},
+            ids_in(2, 3, 12, 31),
+        ),
         ({"value": pc.field("id") + 0.5}, {"value": "CAST(id AS DOUBLE) + 0.5"}, between(30, 35)),
         ({"name": pc.field("name")}, {"name": "name"}, ids_in(2, 12)),
     ]
@@ -296,7 +300,12 @@ def test_updates_agree_with_pylance(tmp_path, naming, stable):
         assert_same_as_pylance(ours, theirs, same_row_ids=not stable)
     # Fragment 3 moved whole in the second step; id 31 moved twice.
     assert [(f.id, f.physical_rows, f.num_deleted_rows) for f in ds.fragments] == [
-        (0, 10, 2), (1, 10, 1), (2, 10, 0), (4, 4, 3), (5, 5, 0), (6, 2, 0),
+        (0, 10, 2),
+        (1, 10, 1),
+        (2, 10, 0),
+        (4, 4, 3),
+        (5, 5, 0),
+        (6, 2, 0),
     ]
     table = ds.to_table().to_pylist()
     assert [r["id"] for r in table[-8:]] == [3, 30, 32, 33, 34, 31, 2, 12]
@@ -393,10 +402,16 @@ def test_updates_on_nested_columns(tmp_path):
     ds = create(ours, stable=stable)
     theirs = pylance_copy(ours, tmp_path)
     steps = [
-        ({"point": {"x": 1.5, "y": None}}, {"point": "named_struct('x', 1.5, 'y', CAST(NULL AS DOUBLE))"},
-         ids_in(3, 13)),
-        ({"point.x": pc.field("point", "x") * 2}, {"point": "named_struct('x', point.x * 2, 'y', point.y)"},
-         between(8, 14)),
+        (
+            {"point": {"x": 1.5, "y": None}},
+            {"point": "named_struct('x', 1.5, 'y', CAST(NULL AS DOUBLE))"},
+            ids_in(3, 13),
+        ),
+        (
+            {"point.x": pc.field("point", "x") * 2},
+            {"point": "named_struct('x', point.x * 2, 'y', point.y)"},
+            between(8, 14),
+        ),
         ({"tags": ["a", None]}, {"tags": "make_array('a', NULL)"}, ids_in(22)),
     ]
     for values, sql_values, (expression, sql) in steps:

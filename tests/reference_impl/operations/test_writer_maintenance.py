@@ -152,7 +152,8 @@ def test_compaction_matches_pylance(tmp_path, naming, stable):
     assert new_ids == [reserved.manifest.max_fragment_id - 1, reserved.manifest.max_fragment_id]
     # Every fragment was a candidate (all are small): 28 visible rows in 20 + 8.
     assert [(f.id, f.physical_rows, f.deletion_file) for f in after.fragments] == [
-        (new_ids[0], 20, None), (new_ids[1], 8, None)
+        (new_ids[0], 20, None),
+        (new_ids[1], 8, None),
     ]
     # Moved rows keep their ids and their versions (older table format page).
     assert pylance_rows(path, stable=stable) == expected == pylance_rows(peer, stable=stable)
@@ -187,8 +188,11 @@ def test_compaction_plan_follows_the_documented_rule(tmp_path):
 def _metadata_index(ds: Dataset, fragment_ids) -> IndexMetadata:
     """An index record covering exactly ``fragment_ids``."""
     return IndexMetadata(
-        uuid="00000000-0000-4000-8000-000000000001", name="partial", fields=[0],
-        dataset_version=ds.version, fragment_bitmap=encode_fragment_bitmap(fragment_ids),
+        uuid="00000000-0000-4000-8000-000000000001",
+        name="partial",
+        fields=[0],
+        dataset_version=ds.version,
+        fragment_bitmap=encode_fragment_bitmap(fragment_ids),
     )
 
 
@@ -207,8 +211,9 @@ def test_compaction_keeps_pylance_index_queries_right(tmp_path, stable):
     """pylance builds a real BTree index; our compaction must leave every
     query pylance answers through it right."""
     path = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 30), path, max_rows_per_file=10, data_storage_version="2.0",
-                        enable_stable_row_ids=stable)
+    lance.write_dataset(
+        rows(0, 30), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=stable
+    )
     lance.dataset(path).delete("id in (3, 14)")
     lance.dataset(path).create_scalar_index("id", "BTREE")
     before = Dataset.open(path)
@@ -227,8 +232,7 @@ def test_a_hand_made_rewrite_also_leaves_pylance_index_queries_right(tmp_path):
     (docs/spec-discrepancies.md), so a Rewrite must drop the moved fragments
     from index coverage: then pylance answers from a scan, correctly."""
     path = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 20), path, max_rows_per_file=10, data_storage_version="2.0",
-                        enable_stable_row_ids=True)
+    lance.write_dataset(rows(0, 20), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=True)
     lance.dataset(path).create_scalar_index("id", "BTREE")
     ds = Dataset.open(path)
     table = ds.to_table(with_row_id=True)
@@ -302,7 +306,12 @@ def test_create_index_records_what_pylance_records(tmp_path):
     lance.dataset(str(peer)).create_scalar_index("id", "BTREE")
     (mine,), (theirs,) = ours.indices, Dataset.open(peer).indices
     assert (mine.name, mine.fields, mine.dataset_version, mine.fragment_ids(), mine.type_url, mine.details) == (
-        theirs.name, theirs.fields, theirs.dataset_version, theirs.fragment_ids(), theirs.type_url, theirs.details
+        theirs.name,
+        theirs.fields,
+        theirs.dataset_version,
+        theirs.fragment_ids(),
+        theirs.type_url,
+        theirs.details,
     )
     assert mine.uuid != theirs.uuid and mine.files == []
     assert isinstance(operation_of(ours).operation, CreateIndex)
@@ -412,7 +421,8 @@ def test_create_branch_matches_pylance(tmp_path, naming, stable):
         )
         assert operation_of(clone).read_version == 4
     assert (branch.manifest.reader_feature_flags, branch.manifest.writer_feature_flags) == (
-        peer_branch.manifest.reader_feature_flags, peer_branch.manifest.writer_feature_flags
+        peer_branch.manifest.reader_feature_flags,
+        peer_branch.manifest.writer_feature_flags,
     )
     meta = read_branch(ds.storage, "dev/one")
     assert (meta.parent_branch, meta.parent_version) == (None, 4)
@@ -487,18 +497,21 @@ def test_shallow_clone_matches_pylance(tmp_path, naming, stable):
         assert all(f.deletion_file.base_id == 0 for f in clone.fragments if f.deletion_file)
         assert [(i.uuid, i.base_id) for i in clone.indices] == [(i.uuid, 0) for i in ds.indices]
         assert (clone.manifest.max_fragment_id, clone.manifest.next_row_id) == (
-            ds.manifest.max_fragment_id, ds.manifest.next_row_id
+            ds.manifest.max_fragment_id,
+            ds.manifest.next_row_id,
         )
     assert (ours.manifest.reader_feature_flags, ours.manifest.writer_feature_flags) == (
-        theirs.manifest.reader_feature_flags, theirs.manifest.writer_feature_flags
+        theirs.manifest.reader_feature_flags,
+        theirs.manifest.writer_feature_flags,
     )
     assert operation_of(ours).operation == Clone(
         is_shallow=True, ref_name="published", ref_version=5, ref_path=str(source), branch_name=None
     )
     assert pylance_rows(tmp_path / "ours", stable=stable) == pylance_rows(source, stable=stable)
-    assert describe_differences(
-        tmp_path / "ours", tmp_path / "theirs", 5, ignore={"base_paths[].name", "writer_version"}
-    ) == []
+    assert (
+        describe_differences(tmp_path / "ours", tmp_path / "theirs", 5, ignore={"base_paths[].name", "writer_version"})
+        == []
+    )
 
     # The clone lives on by itself: new files under its own root, the source untouched.
     grown = ours.append(rows(300, 2)).delete(pc.field("id") == 300).compact(target_rows_per_fragment=100)
