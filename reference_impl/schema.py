@@ -186,7 +186,7 @@ def primary_key_problems(schema: Schema) -> list[str]:
     A primary key field, and all its ancestors, must not be nullable; it must
     be a leaf (no child fields, not a struct, list or map); and it must not be
     within a list or map type. Fixed-size lists count as list types here, as
-    the seed's wording reads, although pylance 14 accepts key columns inside a
+    the table overview page's wording reads, although pylance 14 accepts key columns inside a
     fixed-size list of structs. Broken parent links are reported rather than
     followed. An empty list means no problem.
     """

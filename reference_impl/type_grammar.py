@@ -173,7 +173,7 @@ def parse_logical_type(text: str, *, strict: bool = False) -> ParsedType:
       may itself contain ``:``, e.g. ``+01:00``) or ``-`` for none;
     * ``decimal:128:<P>:<S>`` with 1 <= P <= 38, ``decimal:256:<P>:<S>`` with
       1 <= P <= 76; S is any integer Arrow accepts, and with ``strict=True``
-      must satisfy the seed's 0 <= S <= P;
+      must satisfy the schema format page's 0 <= S <= P;
     * ``fixed_size_binary:<n>``;
     * ``fixed_size_list:<element>:<n>`` with n >= 1, where the element is
       ``lance.bfloat16``, ``struct``, or any leaf type that needs no child

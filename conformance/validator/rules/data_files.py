@@ -242,7 +242,7 @@ def legacy_version_recorded(view: VersionView):
         as_recorded = ", ".join(f"{n} as {key}" for key, n in sorted(recorded.items()))
         said = f" while data_format.version is '{data_format.version}'" if data_format else ""
         yield (
-            f"legacy data files are recorded with a non-zero minor version ({as_recorded}){said}; the seed marks "
+            f"legacy data files are recorded with a non-zero minor version ({as_recorded}){said}; table.proto marks "
             f"legacy files 0.0 (a tolerated departure of {view.writer}, see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )

@@ -104,8 +104,8 @@ def key_under_fixed_size_list(view: VersionView):
     for f in _key_fields(view):
         for a in _container_ancestors(tree, f, ("fixed_size_list",)):
             yield (
-                f"primary key {tree.path(f)!r} (id {f.id}) lies inside the fixed-size list {a.name!r}; the seed "
-                f"forbids keys within list types, {view.writer} wrote it (see docs/spec-discrepancies.md)",
+                f"primary key {tree.path(f)!r} (id {f.id}) lies inside the fixed-size list {a.name!r}; the table overview "
+                f"page forbids keys within list types, {view.writer} wrote it (see docs/spec-discrepancies.md)",
                 view.at(f"fields[{tree.position.get(f.id, 0)}]"),
             )
 
@@ -141,7 +141,7 @@ def key_position_without_flag(view: VersionView):
         if f.unenforced_primary_key_position > 0 and not f.unenforced_primary_key:
             yield (
                 f"{field_label(f)} has primary key position {f.unenforced_primary_key_position} but not the flag: "
-                "pylance counts it as a key column, a reader following the seed does not",
+                "pylance counts it as a key column, a reader following the table overview page does not",
                 view.at(f"fields[{i}].unenforced_primary_key"),
             )
 
@@ -185,7 +185,7 @@ def key_metadata_agrees(view: VersionView):
                 "primary-key/metadata-agrees",
                 view,
                 f"{field_label(f)} is a key column through its position metadata alone ({PRIMARY_KEY_KEY} is "
-                f"{'absent' if flag_text is None else repr(flag_text)}): pylance's reading, not the seed's "
+                f"{'absent' if flag_text is None else repr(flag_text)}): pylance's reading, not the table overview page's "
                 "(see docs/spec-discrepancies.md)",
                 where,
             )

@@ -243,7 +243,7 @@ def ids_stable(view: VersionView):
             yield tolerated(
                 "schema/ids-stable",
                 view,
-                f"field {path!r} changed type ({_type_change(old, new)}) and id ({old.id} to {new.id}); the seed "
+                f"field {path!r} changed type ({_type_change(old, new)}) and id ({old.id} to {new.id}); the schema format page "
                 f"keeps ids through type changes, {view.writer} gave the cast column a new id "
                 "(see docs/spec-discrepancies.md)",
                 where,
