@@ -75,9 +75,10 @@ class Dataset:
         storage = Storage(local_path(uri))
         resolved, relpath, scheme = resolve_version(storage, version)
         manifest_file = read_manifest_file(storage, relpath)
-        if resolved is not None and manifest_file.manifest.version != resolved:
+        if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
             # a manifest holding another version is not the version asked for.
+            # (A root _latest.manifest alone has no named version, and no scheme.)
             raise NamingSchemeError(
                 manifest_file.path,
                 f"the file name says version {resolved} ({scheme.value} naming scheme) but the manifest "

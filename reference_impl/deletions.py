@@ -396,11 +396,7 @@ def deletion_file_location(
     base_paths: Iterable[BasePath] | None = None,
 ) -> tuple[Storage, str]:
     """The storage holding the deletion file and its path inside it."""
-    if not isinstance(deletion_file.file_type, DeletionFileType):
-        raise UnsupportedFeatureError(
-            str(storage.path(DELETIONS_DIR)),
-            f"fragment {fragment_id} has a deletion file of unknown type {deletion_file.file_type!r}",
-        )
+    _known_type(storage, fragment_id, deletion_file)
     relpath = deletion_file.path(fragment_id)
     if deletion_file.base_id is None:
         return storage, relpath
@@ -412,6 +408,17 @@ def deletion_file_location(
     raise CorruptFileError(
         relpath, f"deletion file of fragment {fragment_id} names base_id {deletion_file.base_id}, not declared"
     )
+
+
+def _known_type(storage: Storage, fragment_id: int, deletion_file: DeletionFile) -> DeletionFileType:
+    """The kind of ``deletion_file``; one this implementation does not know
+    (a plain int) raises :class:`UnsupportedFeatureError`."""
+    if not isinstance(deletion_file.file_type, DeletionFileType):
+        raise UnsupportedFeatureError(
+            str(storage.path(DELETIONS_DIR)),
+            f"fragment {fragment_id} has a deletion file of unknown type {deletion_file.file_type!r}",
+        )
+    return deletion_file.file_type
 
 
 def read_deletion_file(
@@ -434,11 +441,10 @@ def read_deletion_file(
     :class:`~reference_impl.errors.LanceFormatError`; every other failure is a
     :class:`CorruptFileError` naming the file.
     """
+    kind = _known_type(storage, fragment_id, deletion_file)
     where, relpath = deletion_file_location(storage, fragment_id, deletion_file, base_paths)
     path = str(where.path(relpath))
-    content = inspect_deletion_file(
-        where, relpath, deletion_file.file_type, physical_rows=physical_rows, max_offsets=max_offsets
-    )
+    content = inspect_deletion_file(where, relpath, kind, physical_rows=physical_rows, max_offsets=max_offsets)
     if content.status is DeletionStatus.MISSING:
         raise LanceFormatError(path, content.problem)
     return _listed(content, path, physical_rows, max_offsets, deletion_file.num_deleted_rows)

@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
+from .errors import UnsupportedFeatureError
 from .wire import table_pb2
 
 #: ``DataFile.fields`` entry of a field no longer read from the file.
@@ -29,6 +30,16 @@ class DeletionFileType(enum.IntEnum):
     @property
     def extension(self) -> str:
         return "arrow" if self is DeletionFileType.ARROW_ARRAY else "bin"
+
+
+#: ``DeletionFile.file_type`` as a manifest records it: a
+#: :class:`DeletionFileType`, or the plain int of a kind this proto does not
+#: know. proto3 enums are open, so the field can hold any int32; keeping the
+#: number (rather than refusing the manifest or guessing a kind) lets a reader
+#: refuse just that fragment's deletions, the validator report the value, and
+#: a rewritten manifest keep it. ``isinstance(value, DeletionFileType)`` tells
+#: the two apart (a :class:`DeletionFileType` is an int too).
+DeletionFileTypeOrUnknown = DeletionFileType | int
 
 
 @dataclass
@@ -114,15 +125,24 @@ class DataFile:
 
 @dataclass
 class DeletionFile:
-    file_type: DeletionFileType
+    file_type: DeletionFileTypeOrUnknown
     read_version: int
     id: int
     num_deleted_rows: int
     base_id: int | None = None
 
     def path(self, fragment_id: int) -> str:
-        """``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``."""
-        return f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{self.file_type.extension}"
+        """``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``.
+
+        The extension follows from the kind, so a file of unknown kind has no
+        path: :class:`~reference_impl.errors.UnsupportedFeatureError`.
+        """
+        stem = f"_deletions/{fragment_id}-{self.read_version}-{self.id}"
+        if not isinstance(self.file_type, DeletionFileType):
+            raise UnsupportedFeatureError(
+                stem, f"deletion file type {self.file_type} is neither ARROW_ARRAY (0) nor BITMAP (1)"
+            )
+        return f"{stem}.{self.file_type.extension}"
 
     @classmethod
     def from_proto(cls, msg: table_pb2.DeletionFile) -> DeletionFile:
@@ -137,7 +157,9 @@ class DeletionFile:
 
     def to_proto(self) -> table_pb2.DeletionFile:
         msg = table_pb2.DeletionFile(
-            file_type=int(self.file_type),
+            # protoc's stubs want the enum's own class, which no int converts
+            # to, although the runtime takes any int (proto3 enums are open).
+            file_type=int(self.file_type),  # type: ignore[arg-type]
             read_version=self.read_version,
             id=self.id,
             num_deleted_rows=self.num_deleted_rows,

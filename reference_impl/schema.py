@@ -72,10 +72,13 @@ class Field:
             logical_type=self.logical_type,
             parent_id=self.parent_id,
             nullable=self.nullable,
-            type=int(self.type),
+            # protoc's stubs want the enums' own classes, which no int
+            # converts to, although the runtime takes any int (proto3 enums
+            # are open; ``encoding`` may hold a value this proto does not know).
+            type=int(self.type),  # type: ignore[arg-type]
             unenforced_primary_key=self.unenforced_primary_key,
             unenforced_primary_key_position=self.unenforced_primary_key_position,
-            encoding=self.encoding,
+            encoding=self.encoding,  # type: ignore[arg-type]
             extension_name=self.extension_name,
         )
         for key, value in self.metadata.items():

@@ -456,6 +456,15 @@ class UpdateMode(enum.IntEnum):
     REWRITE_COLUMNS = 1
 
 
+#: ``Update.update_mode`` as a transaction records it: an :class:`UpdateMode`,
+#: or the plain int of a mode this proto does not know. proto3 enums are open,
+#: so the field can hold any int32; keeping the number keeps the round trip
+#: exact (module docstring) and lets the validator report it.
+#: ``isinstance(value, UpdateMode)`` tells the two apart (an
+#: :class:`UpdateMode` is an int too).
+UpdateModeOrUnknown = UpdateMode | int
+
+
 @dataclass
 class Update:
     """Rows changed in place or moved; the number of rows stays the same."""
@@ -467,8 +476,7 @@ class Update:
     fields_modified: list[int] = dc_field(default_factory=list)
     merged_generations: list[MergedGeneration] = dc_field(default_factory=list)
     fields_for_preserving_frag_bitmap: list[int] = dc_field(default_factory=list)
-    #: An :class:`UpdateMode`, or the raw int of a mode this proto does not know.
-    update_mode: UpdateMode | int = UpdateMode.REWRITE_ROWS
+    update_mode: UpdateModeOrUnknown = UpdateMode.REWRITE_ROWS
     inserted_rows: KeyExistenceFilter | None = None
     #: fragment id -> updated row offsets.
     updated_fragment_offsets: dict[int, list[int]] = dc_field(default_factory=dict)
@@ -499,7 +507,9 @@ class Update:
             fields_modified=self.fields_modified,
             merged_generations=[g.to_proto() for g in self.merged_generations],
             fields_for_preserving_frag_bitmap=self.fields_for_preserving_frag_bitmap,
-            update_mode=int(self.update_mode),
+            # protoc's stubs want the enum's own class, which no int converts
+            # to, although the runtime takes any int (proto3 enums are open).
+            update_mode=int(self.update_mode),  # type: ignore[arg-type]
         )
         if self.inserted_rows is not None:
             _set_message(msg, "inserted_rows", self.inserted_rows.to_proto())
@@ -818,9 +828,11 @@ class Transaction:
     def to_proto(self) -> transaction_pb2.Transaction:
         msg = transaction_pb2.Transaction(read_version=self.read_version, uuid=self.uuid, tag=self.tag)
         msg.transaction_properties.update(self.properties)
-        name = self.operation_name
-        if name is not None:
-            _set_message(msg, name, self.operation.to_proto())
+        operation = self.operation
+        # An unset or unknown operation has no oneof case to fill; the fields
+        # of an unknown one come back from ``unknown_fields``.
+        if operation is not None and not isinstance(operation, UnknownOperation):
+            _set_message(msg, operation.NAME, operation.to_proto())
         if self.unknown_fields:
             msg.MergeFromString(self.unknown_fields)
         return msg

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..arrow_schema import schema_to_arrow
-from ..errors import InvalidOperationError
+from ..errors import InvalidOperationError, LanceFormatError
 from ..fragment_writer import check_writable_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
@@ -218,6 +218,8 @@ def _reserve_ids(dataset: Dataset, count: int) -> tuple[Dataset, list[int]]:
     gap = max(0, highest - (recorded if recorded is not None else -1))
     reserved = dataset.commit(ReserveFragments(num_fragments=count + gap))
     top = reserved.manifest.max_fragment_id
+    if top is None:  # committing a reservation always records the new high-water mark
+        raise LanceFormatError(reserved.manifest_file.path, "a ReserveFragments commit recorded no max_fragment_id")
     return reserved, list(range(top - count + 1, top + 1))
 
 

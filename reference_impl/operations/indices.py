@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from .. import entropy
 from ..errors import InvalidOperationError
 from ..indices import IndexMetadata, encode_fragment_bitmap
-from ..schema import TOP_LEVEL_PARENT, Schema
+from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
 if TYPE_CHECKING:
@@ -135,15 +135,14 @@ def type_url_of(index_type: str) -> str:
 def field_id_of(schema: Schema, path: str) -> int:
     """The id of the field at dotted ``path`` (``point.x``); schema format:
     nesting by ``parent_id``."""
-    parent = TOP_LEVEL_PARENT
-    field = None
-    for part in path.split("."):
-        field = _child_named(schema.fields, parent, part)
+    field_id = TOP_LEVEL_PARENT
+    for part in path.split("."):  # at least one part, so a field's id is returned
+        field = _child_named(schema.fields, field_id, part)
         if field is None:
             raise IndexOperationError(path, "no such column in the schema")
-        parent = field.id
-    return field.id
+        field_id = field.id
+    return field_id
 
 
-def _child_named(fields: Iterable, parent_id: int, name: str):
+def _child_named(fields: Iterable[Field], parent_id: int, name: str) -> Field | None:
     return next((f for f in fields if f.parent_id == parent_id and f.name == name), None)

@@ -95,9 +95,10 @@ def _field_updates(dataset: Dataset, field_metadata, replace: bool) -> dict[int,
         field = resolve_path(dataset.schema, path)
         if field.id in updates:
             raise InvalidOperationError(f"field {path!r} is named twice")
-        updates[field.id] = update_map(values, replace, f"metadata of field {path!r}")
-        if updates[field.id] is None:
+        update = update_map(values, replace, f"metadata of field {path!r}")
+        if update is None:
             raise TypeError(f"metadata of field {path!r} must be a mapping")
+        updates[field.id] = update
     return updates
 
 

@@ -59,20 +59,25 @@ if TYPE_CHECKING:
 # -- field paths ----------------------------------------------------------------------
 
 
-def resolve_path(schema: Schema, path: str) -> Field:
+def resolve_path(schema: Schema, path: object) -> Field:
     """The field a dotted path (``"point.x"``) names: a top-level field by
     name, then a child of it by name, and so on. Names containing ``.`` cannot
     be addressed. Raises :class:`KeyError` naming the path when no field
-    matches."""
+    matches, or when ``path`` is not a non-empty string (it comes straight
+    from the caller, an alteration's ``path`` say, so it may be anything)."""
     if not isinstance(path, str) or not path:
         raise KeyError(f"{path!r} is not a field path")
-    parent_id = TOP_LEVEL_PARENT
-    field = None
-    for name in path.split("."):
-        field = next((f for f in schema.fields if f.parent_id == parent_id and f.name == name), None)
-        if field is None:
-            raise KeyError(f"no field {path!r} in the schema")
-        parent_id = field.id
+    top, *below = path.split(".")
+    field = _child_named(schema, TOP_LEVEL_PARENT, top, path)
+    for name in below:
+        field = _child_named(schema, field.id, name, path)
+    return field
+
+
+def _child_named(schema: Schema, parent_id: int, name: str, path: str) -> Field:
+    field = next((f for f in schema.fields if f.parent_id == parent_id and f.name == name), None)
+    if field is None:
+        raise KeyError(f"no field {path!r} in the schema")
     return field
 
 
@@ -458,9 +463,9 @@ def _commit_casts(dataset: Dataset, schema: Schema, casts: list[tuple[Field, pa.
     replaced: set[int] = set()
     new_tops: list[Field] = []
     for old_field, target in casts:
-        subtree = _recast_subtree(schema.field_by_id(old_field.id), target, next_field_id(schema, used))
+        subtree = _recast_subtree(_as_altered(schema, old_field), target, next_field_id(schema, used))
         replaced |= subtree_ids(schema, old_field)
-        schema = _replace_subtree(schema, old_field.id, subtree)
+        schema = _replace_subtree(schema, old_field, subtree)
         new_tops.append(subtree[0])
 
     cast_fields = [f for top in new_tops for f in field_with_descendants(schema, top)]
@@ -480,6 +485,15 @@ def _commit_casts(dataset: Dataset, schema: Schema, casts: list[tuple[Field, pa.
     return dataset.commit(merge)
 
 
+def _as_altered(schema: Schema, field: Field) -> Field:
+    """``field`` as the altered ``schema`` has it (renamed, say): the field
+    with its id, which alterations keep."""
+    altered = schema.field_by_id(field.id)
+    if altered is None:  # casts name fields of the schema ``schema`` was altered from
+        raise KeyError(f"field {field.name!r} (id {field.id}) is not in the altered schema")
+    return altered
+
+
 def _recast_subtree(field: Field, target: pa.DataType, first_id: int) -> list[Field]:
     """The fields of ``field`` cast to ``target``, numbered from ``first_id``
     depth first: same name, nullability and primary key flags; metadata kept
@@ -495,13 +509,13 @@ def _recast_subtree(field: Field, target: pa.DataType, first_id: int) -> list[Fi
     return fields
 
 
-def _replace_subtree(schema: Schema, old_id: int, subtree: list[Field]) -> Schema:
-    """``schema`` with the field ``old_id`` and its descendants replaced, in
-    place, by ``subtree``."""
-    old_ids = subtree_ids(schema, schema.field_by_id(old_id))
+def _replace_subtree(schema: Schema, old: Field, subtree: list[Field]) -> Schema:
+    """``schema`` with the field of ``old``'s id and its descendants replaced,
+    in place, by ``subtree``."""
+    old_ids = subtree_ids(schema, old)
     fields: list[Field] = []
     for f in schema.fields:
-        if f.id == old_id:
+        if f.id == old.id:
             fields.extend(subtree)
         elif f.id not in old_ids:
             fields.append(f)

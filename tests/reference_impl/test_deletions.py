@@ -297,6 +297,15 @@ def test_missing_and_unknown_files(tmp_path):
         read_deletion_file(storage, 0, DeletionFile(5, 1, 2, 0))
 
 
+def test_a_deletion_file_of_unknown_kind_has_no_path():
+    """The extension follows from the kind: a kind the proto does not know
+    (kept as a plain int) gets the documented error naming the file, not an
+    AttributeError."""
+    assert DeletionFile(DeletionFileType.BITMAP, 3, 4, 0).path(2) == "_deletions/2-3-4.bin"
+    with pytest.raises(UnsupportedFeatureError, match=r"_deletions/2-3-4: deletion file type 5 is neither"):
+        DeletionFile(5, 3, 4, 0).path(2)
+
+
 @settings(max_examples=examples(4))
 @given(st.binary(max_size=300), st.integers(0, 2000), st.integers(0, 255))
 def test_garbage_never_escapes_as_another_error(noise, index, byte):
