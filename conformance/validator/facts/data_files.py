@@ -26,6 +26,7 @@ import re
 import struct
 from dataclasses import dataclass
 from enum import Enum
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
@@ -261,7 +262,7 @@ def _legacy_metadata(tail: FileTail) -> tuple[file_pb2.Metadata, int] | None:
 def _legacy_rows(metadata: file_pb2.Metadata) -> int | None:
     """The row count of a legacy file: the last of its ``batch_offsets``."""
     offsets = list(metadata.batch_offsets)
-    if not offsets or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
+    if not offsets or offsets[0] != 0 or any(b < a for a, b in pairwise(offsets)):
         return None
     return offsets[-1]
 

@@ -231,6 +231,7 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
         columns.get("region_spec_id", blank),
         columns.get("current_generation", blank),
         columns.get("flushed_generations", blank),
+        strict=True,  # columns of one table, and the blank has its length
     ):
         entries = []
         for entry in flushed if isinstance(flushed, list) else []:

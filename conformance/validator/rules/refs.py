@@ -16,7 +16,7 @@ need: each branch's version listing and its newest manifest.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 
 import jsonschema
@@ -54,7 +54,7 @@ MAX_REFS = 10_000
 MAX_TREE_DEPTH = 16
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(load_schema(name))
 

@@ -257,7 +257,7 @@ def versions_ordered(view: VersionView):
                         sequence_location(view, index, fragment, attr),
                     )
         if created is not None and updated is not None and created.ok and updated.ok:
-            earlier = [i for i, (c, u) in enumerate(zip(created.values, updated.values)) if u < c]
+            earlier = [i for i, (c, u) in enumerate(zip(created.values, updated.values, strict=True)) if u < c]
             if earlier:
                 yield (
                     f"fragment {fragment.id}: {len(earlier)} rows (offsets {listed(earlier)}) were last updated before "
@@ -504,7 +504,7 @@ def new_row_versions(view: VersionView):
         ids = sequence(view, fragment, "row_id_sequence")
         ids = ids.values if ids is not None and ids.ok else None
         wrong_new, stale_update, kept_creation = [], [], []
-        for offset, (c, u) in enumerate(zip(created.values, updated.values)):
+        for offset, (c, u) in enumerate(zip(created.values, updated.values, strict=True)):
             # Every row of an Append or Overwrite is new; in an Update, a row
             # under an id the previous version assigned is an updated copy.
             copy = isinstance(operation, Update) and (ids is None or ids[offset] < start)
