@@ -37,7 +37,7 @@ def gapless(dataset: DatasetView):
     gaps = [(low, high) for low, high in pairwise(versions) if high - low > 1]
     if gaps:
         missing = sum(high - low - 1 for low, high in gaps)
-        shown = []
+        shown: list[int] = []
         for low, high in gaps:
             shown.extend(range(low + 1, min(high, low + 1 + SHOWN_MISSING - len(shown))))
             if len(shown) >= SHOWN_MISSING:

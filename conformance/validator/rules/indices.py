@@ -192,7 +192,7 @@ def _previous_indices(view: VersionView) -> dict[str, IndexMetadata]:
     loaded = view.dataset.manifest_file(max(earlier))
     if not loaded.ok:
         return {}
-    found = {}
+    found: dict[str, IndexMetadata] = {}
     for index in loaded.value.indices or []:
         found.setdefault(index.uuid, index)
     return found
