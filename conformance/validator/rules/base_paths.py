@@ -180,10 +180,12 @@ def _shallow_clone_source(dataset: DatasetView) -> tuple[int, frozenset[int]] | 
     version is a shallow Clone, as the first version of a clone is; None
     otherwise (not a clone, or the Clone was cleaned up)."""
 
-    def compute():
+    def compute() -> tuple[int, frozenset[int]] | None:
         versions = sorted(dataset.manifest_paths())
         view = dataset.version_view(versions[0]) if versions else None
-        found = recorded_transaction(view) if view is not None else None
+        if view is None:
+            return None
+        found = recorded_transaction(view)
         if found is None or not isinstance(found[0].operation, Clone) or not found[0].operation.is_shallow:
             return None
         source = clone_source_bases(view.manifest, found[0].operation)
