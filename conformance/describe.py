@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any, Literal, TypedDict
 
@@ -123,7 +123,7 @@ class Description(TypedDict):
     tags: list[TagDescription]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict:
     """A JSON Schema shipped in ``conformance/schemas``."""
     # One name per joinpath: importlib's Traversable takes only one before
@@ -132,7 +132,7 @@ def load_schema(name: str) -> dict:
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_validator(name: str):
     """A compiled validator for a shipped JSON Schema (checked once, reused)."""
     import jsonschema
@@ -229,7 +229,7 @@ def differences(expected: Any, actual: Any, *, ignore: Iterable[str] = (), path:
         if len(expected) != len(actual):
             return [f"{path}: {len(expected)} items != {len(actual)} items"]
         found = []
-        for i, (a, b) in enumerate(zip(expected, actual)):
+        for i, (a, b) in enumerate(zip(expected, actual, strict=True)):
             found.extend(differences(a, b, ignore=ignore, path=f"{path}[{i}]"))
         return found
     if expected != actual:

@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
@@ -118,7 +118,7 @@ def catalog_text() -> str:
     return resource.read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _catalog() -> tuple[Requirement, ...]:
     entries = json.loads(catalog_text())
     requirements = tuple(Requirement.from_json(entry) for entry in entries)
@@ -142,7 +142,7 @@ def check_cited_documents(requirements: Iterable[Requirement]) -> None:
                 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _by_id() -> Mapping[str, Requirement]:
     return MappingProxyType({item.id: item for item in _catalog()})
 

@@ -18,7 +18,7 @@ import enum
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
@@ -80,7 +80,7 @@ def sources_text() -> str:
     return resource.read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _documents() -> Mapping[str, SourceDocument]:
     documents: dict[str, SourceDocument] = {}
     for entry in json.loads(sources_text()):

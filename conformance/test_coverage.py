@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -54,7 +54,7 @@ def scan_tests(tests_dir: Path) -> dict[str, list[str]]:
     return {requirement: sorted(tests) for requirement, tests in sorted(found.items())}
 
 
-@lru_cache(maxsize=None)
+@cache
 def tested_requirements() -> dict[str, list[str]]:
     """The shipped map of requirement id -> tests that check it."""
     # One name per joinpath: importlib's Traversable takes only one before Python 3.11.

@@ -1,8 +1,9 @@
 """Generate the Python modules for the protos in this directory.
 
 Run through ``tox -e protos``; the generated modules and their type stubs
-(``.pyi``, which mypy reads) are committed under ``reference_impl/wire``. ``tests/project/test_protos.py`` calls :func:`generate` into a
-temporary directory and fails when the committed modules are stale.
+(``.pyi``, which mypy reads) are committed under ``reference_impl/wire``.
+``tests/project/test_protos.py`` calls :func:`generate` into a temporary
+directory and fails when the committed modules are stale.
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from google.protobuf.message import DecodeError
 
@@ -151,7 +152,7 @@ def _check_range(start: int, end: int, kind: str, context: str) -> None:
 
 
 def _strictly_ascending(values: Sequence[int]) -> bool:
-    return all(a < b for a, b in zip(values, values[1:]))
+    return all(a < b for a, b in pairwise(values))
 
 
 @dataclass

@@ -69,7 +69,7 @@ def fragment_table(
 
     readers: dict[int, LanceFileReader] = {}
     columns = []
-    for top, arrow_field in zip(schema.top_level(), arrow_schema):
+    for top, arrow_field in zip(schema.top_level(), arrow_schema, strict=True):
         index = source_of.get(top.id)
         if index is None:
             columns.append(pa.nulls(fragment.physical_rows, arrow_field.type))

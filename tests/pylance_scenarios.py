@@ -413,7 +413,7 @@ def build_stable_row_ids(path: Path) -> None:
     dataset = _open(path)
     _require(dataset.has_stable_row_ids, "stable row ids are off")
     row_ids = dataset.to_table(columns=["id"], with_row_id=True)
-    by_id = dict(zip(row_ids.column("id").to_pylist(), row_ids.column("_rowid").to_pylist()))
+    by_id = dict(zip(row_ids.column("id").to_pylist(), row_ids.column("_rowid").to_pylist(), strict=True))
     # Compaction moves rows without changing their ids. pylance 14 also keeps
     # the id of an updated row (older table format page expects a new one; see
     # docs/spec-discrepancies.md), so row 5 now sits in a later fragment as 5.

@@ -485,7 +485,7 @@ def _visible_rows_by_fragment(dataset, *, with_row_ids: bool) -> dict[int, list[
             "it cannot show which rows of a fragment are visible"
         )
     by_fragment: dict[int, list[tuple[int, int | None]]] = {}
-    for address, row_id in zip(addresses, row_ids):
+    for address, row_id in zip(addresses, row_ids, strict=True):
         by_fragment.setdefault(address >> 32, []).append((address & ROW_OFFSET_MASK, row_id))
     for rows in by_fragment.values():
         rows.sort()

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TypedDict, cast
 
 from .registry import Finding, Severity
 
@@ -56,6 +57,25 @@ class BaselineError(Exception):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"baseline {self.path}: {problem}")
+
+
+class _BaselineEntryRequired(TypedDict):
+    rule: str
+    location: str
+    reason: str
+
+
+class BaselineEntryJson(_BaselineEntryRequired, total=False):
+    """One entry as the baseline file holds it."""
+
+    version: int
+
+
+class BaselineJson(TypedDict):
+    """A baseline file's document."""
+
+    baseline_format: int
+    entries: list[BaselineEntryJson]
 
 
 @dataclass(frozen=True)
@@ -83,12 +103,11 @@ class BaselineEntry:
             return False
         return self._pattern.fullmatch(finding.location or "") is not None
 
-    def to_json(self) -> dict:
-        entry = {"rule": self.rule, "location": self.location}
-        if self.version is not None:
-            entry["version"] = self.version
-        entry["reason"] = self.reason
-        return entry
+    def to_json(self) -> BaselineEntryJson:
+        # Keys in this order (version, when pinned, before the reason): the file reads as written by hand.
+        if self.version is None:
+            return {"rule": self.rule, "location": self.location, "reason": self.reason}
+        return {"rule": self.rule, "location": self.location, "version": self.version, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -97,7 +116,7 @@ class Baseline:
     #: Where it was read from (None for one built in memory).
     path: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> BaselineJson:
         return {"baseline_format": BASELINE_FORMAT, "entries": [e.to_json() for e in self.entries]}
 
 
@@ -136,9 +155,11 @@ def parse_baseline(document: object, path: str | os.PathLike) -> Baseline:
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "the top level"
         raise BaselineError(path, f"does not match {SCHEMA_NAME} at {where}: {first.message}")
+    # The schema has checked the document's shape.
+    validated = cast(BaselineJson, document)
     entries = tuple(
         BaselineEntry(rule=e["rule"], location=e["location"], reason=e["reason"], version=e.get("version"))
-        for e in document["entries"]
+        for e in validated["entries"]
     )
     return Baseline(entries, str(path))
 

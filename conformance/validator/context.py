@@ -1,6 +1,6 @@
 """What rules look at: a dataset and its versions, loaded defensively.
 
-Every load goes through :class:`Loaded`, which holds either a value or the
+Every load goes through :data:`Loaded`, which holds either a value or the
 :class:`~reference_impl.errors.LanceFormatError` that prevented it. Rules never
 see a half-decoded object, and a file that cannot be read becomes a finding of
 the rule responsible for it, not an exception. All file access goes through
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from functools import cached_property
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar, Union
 
 from reference_impl.dataset import Dataset, FileLocation
 from reference_impl.errors import LanceFormatError
@@ -29,21 +29,35 @@ from ..spec_revisions import NEWEST, SpecRevision
 T = TypeVar("T")
 
 
-@dataclass
-class Loaded(Generic[T]):
-    value: T | None = None
-    error: LanceFormatError | None = None
+@dataclass(frozen=True)
+class Ok(Generic[T]):
+    """A load that succeeded."""
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+    value: T
+    #: Literal, so that testing ``ok`` tells a type checker which of the two
+    #: a :data:`Loaded` is (and ``value`` or ``error`` is known to be there).
+    ok: Literal[True] = True
+    error: None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A load that a :class:`LanceFormatError` prevented."""
+
+    error: LanceFormatError
+    ok: Literal[False] = False
+    value: None = None
+
+
+#: Either the value or the error that prevented it.
+Loaded = Union[Ok[T], Failed]
 
 
 def load(action: Callable[..., T], *args) -> Loaded[T]:
     try:
-        return Loaded(value=action(*args))
+        return Ok(action(*args))
     except LanceFormatError as exc:
-        return Loaded(error=exc)
+        return Failed(exc)
 
 
 _MISSING = object()
@@ -77,8 +91,8 @@ class DatasetView:
         if version not in self._manifests:
             relpath = self.manifest_paths().get(version)
             if relpath is None:
-                self._manifests[version] = Loaded(
-                    error=LanceFormatError(str(self.storage.root), f"version {version} has no manifest")
+                self._manifests[version] = Failed(
+                    LanceFormatError(str(self.storage.root), f"version {version} has no manifest")
                 )
             else:
                 self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath))

@@ -12,8 +12,9 @@ import json
 from collections import Counter
 from xml.etree import ElementTree
 
+from .baseline import BaselineEntry, BaselineOutcome
 from .engine import Report
-from .registry import Severity
+from .registry import Finding, Severity
 from .ruleset import rules_by_id
 
 
@@ -32,14 +33,13 @@ def to_text(report: Report) -> str:
     summary = report.summary()
     totals = f"{summary['errors']} errors, {summary['warnings']} warnings, {summary['infos']} infos"
     if report.baseline is not None:
-        lines.extend(_baseline_lines(report))
+        lines.extend(_baseline_lines(report.baseline))
         totals += f", {summary['suppressed']} suppressed by the baseline"
     lines.append(totals)
     return "\n".join(lines)
 
 
-def _baseline_lines(report: Report) -> list[str]:
-    outcome = report.baseline
+def _baseline_lines(outcome: BaselineOutcome) -> list[str]:
     lines = []
     if outcome.suppressed:
         by_rule = Counter(s.finding.rule for s in outcome.suppressed)
@@ -50,7 +50,7 @@ def _baseline_lines(report: Report) -> list[str]:
     return lines
 
 
-def _entry(entry) -> str:
+def _entry(entry: BaselineEntry) -> str:
     version = f" v{entry.version}" if entry.version is not None else ""
     return f"baseline entry {entry.rule} at '{entry.location}'{version}"
 
@@ -110,7 +110,7 @@ def to_junit(report: Report) -> str:
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
-def _line(finding) -> str:
+def _line(finding: Finding) -> str:
     version = f"v{finding.version} " if finding.version is not None else ""
     where = f" at {finding.location}" if finding.location else ""
     return f"{version}{finding.message}{where} [{', '.join(finding.requirements)}]"
@@ -142,7 +142,7 @@ def to_sarif(report: Report) -> str:
     accepted = report.baseline.suppressed if report.baseline is not None else ()
     suppressions = {id(item.finding): item.entry for item in accepted}
     for finding in [*report.findings, *(item.finding for item in accepted)]:
-        result = {
+        result: dict[str, object] = {
             "ruleId": finding.rule,
             "level": _SARIF_LEVEL[finding.severity],
             "message": {"text": finding.message},
@@ -150,7 +150,8 @@ def to_sarif(report: Report) -> str:
         }
         if finding.location:
             uri, _, detail = finding.location.partition("#")
-            location = {"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "DATASET"}}}
+            artifact = {"uri": uri, "uriBaseId": "DATASET"}
+            location: dict[str, object] = {"physicalLocation": {"artifactLocation": artifact}}
             if detail:
                 location["logicalLocations"] = [{"fullyQualifiedName": detail}]
             result["locations"] = [location]
@@ -158,20 +159,14 @@ def to_sarif(report: Report) -> str:
         if entry is not None:
             result["suppressions"] = [{"kind": "external", "status": "accepted", "justification": entry.reason}]
         results.append(result)
-    document = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
-                "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
-                "results": results,
-                "properties": {"specRevision": report.spec_revision.name},
-            }
-        ],
+    run: dict[str, object] = {
+        "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
+        "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
+        "results": results,
+        "properties": {"specRevision": report.spec_revision.name},
     }
     if report.baseline is not None and report.baseline.stale:
-        document["runs"][0]["invocations"] = [
+        run["invocations"] = [
             {
                 "executionSuccessful": True,
                 "toolExecutionNotifications": [
@@ -180,6 +175,7 @@ def to_sarif(report: Report) -> str:
                 ],
             }
         ]
+    document = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(document, indent=2)
 
 

@@ -43,6 +43,15 @@ def release_key(version: str) -> tuple[int, int, int] | None:
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
+def _table_release(version: str) -> tuple[int, int, int]:
+    """:func:`release_key` of a release the defect table names (its schema
+    requires a release number, so a missing one is a broken table)."""
+    release = release_key(version)
+    if release is None:
+        raise ValueError(f"the writer defect table names {version!r}, which is not a release number")
+    return release
+
+
 @dataclass(frozen=True)
 class Symptom:
     """A finding a defect explains: a rule id and one of that rule's symptoms."""
@@ -80,12 +89,12 @@ class WriterDefect:
         release = release_key(writer.version)
         if release is None:
             return False
-        if release < release_key(self.first_affected):
+        if release < _table_release(self.first_affected):
             return False
-        return self.first_fixed is None or release < release_key(self.first_fixed)
+        return self.first_fixed is None or release < _table_release(self.first_fixed)
 
     def explains(self, finding: Finding) -> bool:
-        return Symptom(finding.rule, finding.symptom) in self.symptoms
+        return finding.symptom is not None and Symptom(finding.rule, finding.symptom) in self.symptoms
 
     @property
     def releases(self) -> str:
@@ -116,7 +125,10 @@ def known_defects() -> tuple[WriterDefect, ...]:
 
     from ..describe import load_schema
 
-    document = json.loads(resources.files("conformance").joinpath(*TABLE_RESOURCE).read_text(encoding="utf-8"))
+    table = resources.files("conformance")
+    for part in TABLE_RESOURCE:  # one part at a time: Traversable.joinpath takes one before Python 3.11
+        table = table.joinpath(part)
+    document = json.loads(table.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator(load_schema(SCHEMA_NAME)).validate(document)
     return tuple(_defect(entry) for entry in document["defects"])
 
@@ -131,12 +143,14 @@ def defects_of(writer: WriterVersion | None) -> tuple[WriterDefect, ...]:
 def explain(findings: list[Finding], writer: WriterVersion | None) -> list[Finding]:
     """``findings`` of one version, with those a known defect of its writer
     explains turned into warnings that name the defect (same rule id)."""
+    if writer is None:
+        return findings
     defects = defects_of(writer)
     if not defects:
         return findings
     explained = []
     for finding in findings:
-        defect = next((d for d in defects if finding.symptom is not None and d.explains(finding)), None)
+        defect = next((d for d in defects if d.explains(finding)), None)
         if defect is None:
             explained.append(finding)
             continue

@@ -299,7 +299,7 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
                 f"column {index} page {page_number} lists {len(offsets)} buffer offsets but {len(sizes)} buffer sizes",
             )
         if offsets:  # often none: a zip over empty fields still costs
-            for position, length in zip(offsets[:], sizes[:]):
+            for position, length in zip(offsets[:], sizes[:], strict=True):
                 if position + length > size:
                     _check_range(path, f"column {index} page {page_number} buffer", position, length, 0, size)
         rows += page.length
@@ -307,7 +307,7 @@ def _checked_rows(path: str, index: int, column: file2_pb2.ColumnMetadata, size:
     if len(offsets) != len(sizes):
         raise CorruptFileError(path, f"column {index} lists unequal numbers of buffer offsets and sizes")
     if offsets:
-        for position, length in zip(offsets[:], sizes[:]):
+        for position, length in zip(offsets[:], sizes[:], strict=True):
             if position + length > size:
                 _check_range(path, f"column {index} buffer", position, length, 0, size)
     return rows

@@ -418,7 +418,10 @@ class LanceFileReader:
 
     def _page_buffers(self, page: file2_pb2.ColumnMetadata.Page) -> list[pa.Buffer]:
         """A page's buffers, read in one request when they lie close together."""
-        ranges = list(zip(page.buffer_offsets, page.buffer_sizes))
+        ranges = list(
+            # Equal lengths: footer.check_column_metadata rejected the file otherwise.
+            zip(page.buffer_offsets, page.buffer_sizes, strict=True)
+        )
         if not ranges:
             return []
         start = min(position for position, _ in ranges)
@@ -549,10 +552,10 @@ class LanceFileReader:
         if end - start <= 2 * payload + 64 * len(positions):
             block = memoryview(self.storage.read(self.relpath, start, end - start))
             pieces: list[memoryview] | list[bytes] = [
-                block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes)
+                block[int(p) - start : int(p) - start + int(s)] for p, s in zip(positions, sizes, strict=True)
             ]
         else:
-            pieces = [self.storage.read(self.relpath, int(p), int(s)) for p, s in zip(positions, sizes)]
+            pieces = [self.storage.read(self.relpath, int(p), int(s)) for p, s in zip(positions, sizes, strict=True)]
         return pa.py_buffer(b"".join(pieces))
 
     def _read_list(self, node, target, count, plan, column_index) -> pa.Array:
@@ -615,7 +618,7 @@ class LanceFileReader:
         if arrow_schema.names != names:
             raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")
         columns = []
-        for node, arrow_field in zip(plan.top_level, arrow_schema):
+        for node, arrow_field in zip(plan.top_level, arrow_schema, strict=True):
             chunks = self._read_field(node, arrow_field.type, self.num_rows, plan)
             columns.append(pa.chunked_array(chunks, type=arrow_field.type))
         return pa.Table.from_arrays(columns, schema=arrow_schema)
@@ -632,7 +635,7 @@ class _ReadPlan:
             self.children.setdefault(f.parent_id, []).append(f)
         self.columns = {
             field_id: column
-            for field_id, column in zip(file_field_ids, column_indices)
+            for field_id, column in zip(file_field_ids, column_indices, strict=True)
             if column is not None and column >= 0
         }
 

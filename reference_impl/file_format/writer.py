@@ -643,7 +643,7 @@ def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
     if names != table.column_names:
         raise ValueError(f"top-level fields {names} do not match the table's columns {table.column_names}")
     encoder = _Encoder(tree, table.num_rows)
-    for node, column in zip(tree.top_level, table.columns):
+    for node, column in zip(tree.top_level, table.columns, strict=True):
         encoder.encode(node, _whole_column(column))
     stored = {f.id for f in encoder.file_fields}
     unused = [f.name for f in tree.fields if f.id not in stored]

@@ -112,7 +112,7 @@ def compact(
     counts = [_fragments_needed(m.table.num_rows, target_rows_per_fragment) for m in moved]
     dataset, ids = _reserve_ids(dataset, sum(counts))
     groups = []
-    for run, rows, count in zip(runs, moved, counts):
+    for run, rows, count in zip(runs, moved, counts, strict=True):
         new_ids, ids = ids[:count], ids[count:]
         new_fragments = _write_run(dataset, rows, new_ids, target_rows_per_fragment)
         groups.append(RewriteGroup(old_fragments=list(run), new_fragments=new_fragments))
@@ -233,7 +233,7 @@ def _write_run(dataset: Dataset, moved: MovedRows, ids: list[int], target: int) 
         raise AssertionError(f"wrote {len(written)} fragments for {len(ids)} reserved ids")
     fragments = []
     start = 0
-    for fragment, fragment_id in zip(written, ids):
+    for fragment, fragment_id in zip(written, ids, strict=True):
         stop = start + fragment.physical_rows
         fragment.id = fragment_id
         if moved.row_ids is not None:

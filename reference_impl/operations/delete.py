@@ -319,8 +319,8 @@ def _replace_child(parent: pa.StructArray, path: tuple[str, ...], values: pa.Arr
 def _with_new_values(rows: pa.Table, targets: list[_Target], values: list) -> pa.Table:
     """``rows`` with every target set; every value is computed from the rows
     as they were before the update."""
-    new_values = [_values_for(rows, target, value) for target, value in zip(targets, values)]
-    for target, array in zip(targets, new_values):
+    new_values = [_values_for(rows, target, value) for target, value in zip(targets, values, strict=True)]
+    for target, array in zip(targets, new_values, strict=True):
         column_index = rows.schema.get_field_index(target.path[0])
         if len(target.path) > 1:
             top = rows.column(column_index)

@@ -23,7 +23,8 @@ def _as_pylance_14_names_details(ours: dict, theirs: dict) -> dict:
     """``ours`` with the type URLs pylance 14 reports under the newer package
     taken from ``theirs``, where that is the only difference."""
     indices = []
-    for mine, its in zip(ours["indices"], theirs["indices"]):
+    # The lists may differ in length: the comparison after this reports it.
+    for mine, its in zip(ours["indices"], theirs["indices"], strict=False):
         type_url, reported = mine.get("type_url"), its.get("type_url")
         if (
             type_url

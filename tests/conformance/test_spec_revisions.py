@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from itertools import pairwise
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_revisions_have_unique_names_and_start_with_the_seeds():
 def test_a_later_revision_keeps_every_flag_of_an_earlier_one_unchanged():
     """The model's monotonicity, which keeps older datasets valid: no later
     revision drops or redefines a bit an earlier one defines."""
-    for earlier, later in zip(REVISIONS, REVISIONS[1:]):
+    for earlier, later in pairwise(REVISIONS):
         assert earlier.defined_mask & ~later.defined_mask == 0, (earlier.name, later.name)
         for flag in earlier.flags:
             assert later.flag(flag.bit) == flag, (later.name, flag.bit)

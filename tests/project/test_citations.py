@@ -23,8 +23,8 @@ SKIPPED_DIRS = {"__pycache__", ".venv", ".git"}
 # Built from parts so that this file does not match itself.
 _WORD = "se" + "eds?"
 #: A numbered citation ("<word> 001", "<word>:003", "<word>s 000/001", "<word>_002",
-#: also broken across two lines of a docstring or comment) or the file name of one of the documents (three digits, "_", sixteen hex digits),
-#: or the place their index lived.
+#: also broken across two lines of a docstring or comment) or the file name of one of the
+#: documents (three digits, "_", sixteen hex digits), or the place their index lived.
 UNRESOLVABLE_CITATION = re.compile(
     rf"\b{_WORD}[\s:_-]*(?:(?:#|//)\s*)?\(?0\d\d\b|\b\d{{3}}_[0-9a-f]{{16}}\b|shared/{_WORD}\b|{_WORD}/README",
     re.IGNORECASE,

@@ -1145,7 +1145,7 @@ def test_primary_key_order_of_a_crafted_manifest(tmp_path):
     write(path, _pk_schema(("a", {}), ("b", {}), ("c", {}), ("d", {})))
 
     def mutate(manifest):
-        for f, new_id in zip(manifest.fields, [3, 1, 2, 0]):
+        for f, new_id in zip(manifest.fields, [3, 1, 2, 0], strict=True):
             f.id = new_id
         manifest.fields[0].unenforced_primary_key = True
         manifest.fields[0].unenforced_primary_key_position = 1

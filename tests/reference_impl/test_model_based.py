@@ -37,6 +37,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from itertools import pairwise
 from pathlib import Path
 
 import pyarrow as pa
@@ -127,7 +128,7 @@ def is_stable_partition(before: list[dict], after: list[dict]) -> bool:
     if len(after) != len(before) or any(r[KEY] not in position or before[position[r[KEY]]] != r for r in after):
         return False
     order = [position[r[KEY]] for r in after]
-    return len(set(order)) == len(order) and sum(a > b for a, b in zip(order, order[1:])) <= 1
+    return len(set(order)) == len(order) and sum(a > b for a, b in pairwise(order)) <= 1
 
 
 def scan_rows(table: pa.Table) -> list[dict]:

@@ -102,6 +102,7 @@ def test_row_ids_and_versions_match_pylance_at_every_version(stable_dataset):
                 table["_rowid"].to_pylist(),
                 table["_row_created_at_version"].to_pylist(),
                 table["_row_last_updated_at_version"].to_pylist(),
+                strict=True,
             )
         }
         assert got == expected, f"version {version}"
@@ -162,7 +163,7 @@ def test_compaction_keeps_row_ids(stable_dataset):
 
     def ids(ds):
         table = ds.to_table(columns=["a", "_rowid"])
-        return dict(zip(table["a"].to_pylist(), table["_rowid"].to_pylist()))
+        return dict(zip(table["a"].to_pylist(), table["_rowid"].to_pylist(), strict=True))
 
     assert ids(before) == ids(after)
 

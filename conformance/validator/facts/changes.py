@@ -22,7 +22,7 @@ def same_fields(a, b) -> bool:
     """Field lists equal in everything but ``type``: the role is implied by the
     logical type, and pylance rewrites every role as PARENT when it commits on
     top of a dataset that records the schema format page's roles (docs/spec-discrepancies.md)."""
-    return len(a) == len(b) and all(replace(x, type=y.type) == y for x, y in zip(a, b))
+    return len(a) == len(b) and all(replace(x, type=y.type) == y for x, y in zip(a, b, strict=True))
 
 
 def same_schema(a, b) -> bool:

@@ -26,6 +26,7 @@ import re
 import struct
 from dataclasses import dataclass
 from enum import Enum
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
@@ -85,6 +86,11 @@ class BaseStorage:
     status: FileStatus  # OK, BASE_UNUSABLE (not local: cannot check), BASE_INVALID or BASE_MISSING
     problem: str = ""
 
+    @property
+    def usable_storage(self) -> Storage | None:
+        """The base's storage when its status is OK, else None."""
+        return self.storage if self.status is FileStatus.OK else None
+
 
 class Located(NamedTuple):
     """Where a data file resolved: ``status`` is OK or says why it is not
@@ -131,8 +137,8 @@ def base_storages(view: VersionView) -> dict[int, BaseStorage]:
         if base.id in found:
             continue
         key = ("base-storage", base.path, bool(base.is_dataset_root))
-        loaded = view.dataset.cached(key, lambda b=base: _base_storage(storage, b.path, bool(b.is_dataset_root)))
-        found[base.id] = loaded.value
+        # memo, not cached: _base_storage reports problems in its result.
+        found[base.id] = view.dataset.memo(key, _base_storage, storage, base.path, bool(base.is_dataset_root))
     return found
 
 
@@ -171,9 +177,10 @@ def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage]
         base = bases.get(data_file.base_id)
         if base is None:
             return Located(FileStatus.UNDECLARED_BASE, problem=f"base_id {data_file.base_id} is not declared")
-        if base.status is not FileStatus.OK:
+        base_storage = base.usable_storage
+        if base_storage is None:
             return Located(base.status, problem=base.problem)
-        storage, is_root = base.storage, base.is_dataset_root
+        storage, is_root = base_storage, base.is_dataset_root
     path = data_file.path
     if not isinstance(path, str) or not path:
         return Located(FileStatus.ESCAPES, problem="the path is empty")
@@ -261,7 +268,7 @@ def _legacy_metadata(tail: FileTail) -> tuple[file_pb2.Metadata, int] | None:
 def _legacy_rows(metadata: file_pb2.Metadata) -> int | None:
     """The row count of a legacy file: the last of its ``batch_offsets``."""
     offsets = list(metadata.batch_offsets)
-    if not offsets or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
+    if not offsets or offsets[0] != 0 or any(b < a for a, b in pairwise(offsets)):
         return None
     return offsets[-1]
 
@@ -340,7 +347,9 @@ def _read_tail(located: Located) -> FileTail:
     already, so one open serves it (os-level calls: a buffered file object
     costs more than the read itself for the small files a validation opens
     by the thousand). Reads before the tail go to the file's storage."""
-    full = located.full
+    full, location = located.full, located.location
+    if full is None or location is None:
+        raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
     fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
     try:
         # The size of a regular file is where its end is; seeking there is
@@ -353,7 +362,7 @@ def _read_tail(located: Located) -> FileTail:
         os.close(fd)
     if len(data) != size - start:
         raise CorruptFileError(full, "the file changed while it was read")
-    return FileTail(full, size, start, data, located.location.storage, located.location.relpath)
+    return FileTail(full, size, start, data, location.storage, location.relpath)
 
 
 def _read_facts(located: Located) -> FileFacts:

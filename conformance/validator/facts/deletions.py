@@ -30,7 +30,7 @@ from reference_impl.deletions import (
     inspect_deletion_file,
 )
 from reference_impl.errors import LanceFormatError
-from reference_impl.fragments import DeletionFileType, Fragment
+from reference_impl.fragments import DeletionFile, DeletionFileType, Fragment
 from reference_impl.storage import Storage
 
 from ..context import VersionView
@@ -67,6 +67,8 @@ class DeletionContent:
     """
 
     status: DeletionStatus | DeletionLookup
+    #: The fragment's record of the file, as the manifest holds it.
+    deletion_file: DeletionFile
     location: str
     message: str = ""
     #: What the reference reader made of the file (None when it was not read).
@@ -85,6 +87,11 @@ class DeletionContent:
     def entries(self) -> int:
         """How many values the file lists (an Arrow column may repeat one)."""
         return self.file.entries if self.file is not None else 0
+
+    @property
+    def repeated(self) -> int:
+        """How many values repeat an earlier one (an Arrow column may)."""
+        return self.file.repeated if self.file is not None else 0
 
     @property
     def negatives(self) -> int:
@@ -113,7 +120,7 @@ def _positions(view: VersionView) -> dict[int, int]:
     first, should one object be listed twice); built once per version rather
     than scanning the fragments for each deletion file."""
 
-    def compute():
+    def compute() -> dict[int, int]:
         found: dict[int, int] = {}
         for index, fragment in enumerate(view.manifest.fragments):
             found.setdefault(id(fragment), index)
@@ -125,25 +132,32 @@ def _positions(view: VersionView) -> dict[int, int]:
 def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent | None:
     """The content of ``fragment``'s deletion file (None when it has none),
     read at most once per validation run."""
-    deletion_file = fragment.deletion_file
-    if deletion_file is None:
+    if fragment.deletion_file is None:
         return None
+    return deletion_file_content(view, fragment, fragment.deletion_file)
+
+
+def deletion_file_content(view: VersionView, fragment: Fragment, deletion_file: DeletionFile) -> DeletionContent:
+    """The content of ``deletion_file``, the deletion file of ``fragment``,
+    read at most once per validation run."""
     manifest = view.manifest
     position = _positions(view).get(id(fragment))
     in_manifest = view.at(f"fragments[{position}].deletion_file")
-    if not isinstance(deletion_file.file_type, DeletionFileType):
+    kind = deletion_file.file_type
+    if not isinstance(kind, DeletionFileType):
         return DeletionContent(
             DeletionLookup.UNKNOWN_KIND,
+            deletion_file,
             in_manifest,
             f"file_type {deletion_file.file_type!r} is neither ARROW_ARRAY (0) nor BITMAP (1)",
         )
     if deletion_file.base_id is not None and manifest.base_path(deletion_file.base_id) is None:
-        return DeletionContent(DeletionLookup.UNDECLARED_BASE, in_manifest)
+        return DeletionContent(DeletionLookup.UNDECLARED_BASE, deletion_file, in_manifest)
     root = view.dataset.storage
     try:
         storage, relpath = deletion_file_location(root, fragment.id, deletion_file, manifest.base_paths)
     except LanceFormatError as exc:
-        return DeletionContent(DeletionLookup.UNREADABLE, in_manifest, exc.problem)
+        return DeletionContent(DeletionLookup.UNREADABLE, deletion_file, in_manifest, exc.problem)
     location = deletion_location(storage, relpath, root)
     limit = max(0, fragment.physical_rows)
     key = ("rules.deletions", str(storage.root), relpath, limit)
@@ -152,13 +166,13 @@ def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent |
         lambda: inspect_deletion_file(
             storage,
             relpath,
-            deletion_file.file_type,
+            kind,
             physical_rows=limit,
             max_offsets=MAX_ARROW_OFFSETS,
             max_bytes=MAX_FILE_BYTES,
         ),
     )
     if not loaded.ok:
-        return DeletionContent(DeletionLookup.UNREADABLE, location, loaded.error.problem)
+        return DeletionContent(DeletionLookup.UNREADABLE, deletion_file, location, loaded.error.problem)
     found = loaded.value
-    return DeletionContent(found.status, location, found.problem, found)
+    return DeletionContent(found.status, deletion_file, location, found.problem, found)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal, Union
 
 from reference_impl import feature_flags as flags
 from reference_impl.errors import CorruptFileError, LanceFormatError
@@ -54,18 +55,31 @@ class SequenceStatus(str, Enum):
     TOO_LARGE = "too-large"
 
 
-@dataclass
-class Decoded:
-    """One stored sequence of one fragment, decoded (``values``) or not
-    (``message`` says why)."""
+@dataclass(frozen=True)
+class DecodedSequence:
+    """One stored sequence of one fragment, decoded: one value per physical row."""
+
+    values: list[int]
+    status: Literal[SequenceStatus.OK] = SequenceStatus.OK
+    #: Literal, so that testing ``ok`` tells a type checker which of the two
+    #: a :data:`Decoded` is (and that ``values`` is there).
+    ok: Literal[True] = True
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class UndecodedSequence:
+    """One stored sequence of one fragment that did not decode (``message``
+    says why)."""
 
     status: SequenceStatus
-    message: str = ""
-    values: list[int] | None = None
+    message: str
+    ok: Literal[False] = False
+    values: None = None
 
-    @property
-    def ok(self) -> bool:
-        return self.status is SequenceStatus.OK
+
+#: One stored sequence of one fragment, decoded (``values``) or not.
+Decoded = Union[DecodedSequence, UndecodedSequence]
 
 
 def _key(stored) -> tuple:
@@ -84,24 +98,24 @@ def sequence(view: VersionView, fragment: Fragment, attr: str) -> Decoded | None
     loaded = view.dataset.cached(key, lambda: _decode(view, fragment, attr, stored))
     if loaded.ok:
         return loaded.value
-    return Decoded(SequenceStatus.DECODE, loaded.error.problem)
+    return UndecodedSequence(SequenceStatus.DECODE, loaded.error.problem)
 
 
 def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded:
     what = SEQUENCES[attr]
     context = f"fragment {fragment.id} {what}"
     if fragment.physical_rows > MAX_ROWS:
-        return Decoded(
+        return UndecodedSequence(
             SequenceStatus.TOO_LARGE, f"{fragment.physical_rows} physical rows is more than this validator expands"
         )
     if isinstance(stored, ExternalFile):
         storage = view.dataset.storage
         if stored.size > MAX_SEQUENCE_BYTES:
-            return Decoded(SequenceStatus.TOO_LARGE, f"the external {what} holds {stored.size} bytes")
+            return UndecodedSequence(SequenceStatus.TOO_LARGE, f"the external {what} holds {stored.size} bytes")
         try:
             data = storage.read(stored.path, stored.offset, stored.size)
         except LanceFormatError as exc:
-            return Decoded(SequenceStatus.EXTERNAL, exc.problem)
+            return UndecodedSequence(SequenceStatus.EXTERNAL, exc.problem)
     else:
         data = bytes(stored)
     limit = fragment.physical_rows
@@ -109,26 +123,26 @@ def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded
         try:
             row_id_segment_kinds(data, context)
         except CorruptFileError as exc:
-            return Decoded(SequenceStatus.DECODE, exc.problem)
+            return UndecodedSequence(SequenceStatus.DECODE, exc.problem)
         try:
             values = decode_row_id_sequence(data, context, max_rows=limit)
         except CorruptFileError as exc:
             # The segments are valid (checked above): what is left is too
             # many values for the fragment, or a repeated id.
             status = SequenceStatus.DUPLICATE if "more than once" in exc.problem else SequenceStatus.COUNT
-            return Decoded(status, exc.problem)
+            return UndecodedSequence(status, exc.problem)
     else:
         try:
             values = decode_version_sequence(data, context, max_rows=limit)
         except CorruptFileError as exc:
             status = SequenceStatus.COUNT if "more than the limit" in exc.problem else SequenceStatus.DECODE
-            return Decoded(status, exc.problem)
+            return UndecodedSequence(status, exc.problem)
     if len(values) != fragment.physical_rows:
-        return Decoded(
+        return UndecodedSequence(
             SequenceStatus.COUNT,
             f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows",
         )
-    return Decoded(SequenceStatus.OK, values=values)
+    return DecodedSequence(values)
 
 
 def sequence_location(view: VersionView, index: int, fragment: Fragment, attr: str) -> str:
@@ -162,11 +176,13 @@ def storing_fragments(view: VersionView) -> list[tuple[int, Fragment]]:
 
 def row_id_sequences(view: VersionView) -> list[tuple[int, Fragment, Decoded]]:
     """(index, fragment, Decoded) for every fragment storing row ids (once per version)."""
-    return view.memo(
-        "row_ids.row_ids",
-        lambda: [
-            (index, fragment, sequence(view, fragment, "row_id_sequence"))
-            for index, fragment in storing_fragments(view)
-            if fragment.row_id_sequence is not None
-        ],
-    )
+
+    def compute() -> list[tuple[int, Fragment, Decoded]]:
+        found = []
+        for index, fragment in storing_fragments(view):
+            decoded = sequence(view, fragment, "row_id_sequence")
+            if decoded is not None:  # None: the fragment stores no row ids
+                found.append((index, fragment, decoded))
+        return found
+
+    return view.memo("row_ids.row_ids", compute)

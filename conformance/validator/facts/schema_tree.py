@@ -104,8 +104,8 @@ def _build_tree(schema: Schema) -> SchemaTree:
 def schema_tree(view: VersionView) -> SchemaTree:
     """The field list of ``view``'s schema taken apart, once per version and run."""
     key = ("schema-tree", view.version, view.manifest_path)
-    loaded = view.dataset.cached(key, lambda: _build_tree(view.manifest.schema))
-    return loaded.value
+    # memo, not cached: taking the field list apart raises nothing.
+    return view.dataset.memo(key, _build_tree, view.manifest.schema)
 
 
 #: No real logical type comes near this length; longer strings are refused

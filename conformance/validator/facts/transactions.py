@@ -19,7 +19,7 @@ from reference_impl.schema import Schema
 from reference_impl.transactions import Clone, Rewrite, Transaction, read_transaction_file
 
 from ..context import DatasetView, Loaded, VersionView
-from .deletions import deletion_content
+from .deletions import deletion_file_content
 
 
 def transaction_file(view: VersionView) -> Loaded:
@@ -143,7 +143,7 @@ def live_rows(dataset: DatasetView, state: VersionState) -> int | None:
             view = view or dataset.version_view(state.version)
             if view is None:
                 return None
-            content = deletion_content(view, fragment)
+            content = deletion_file_content(view, fragment, fragment.deletion_file)
             if content.file is None or content.file.problem_for(fragment.physical_rows) is not None:
                 return None
             deleted = len(content.offsets)

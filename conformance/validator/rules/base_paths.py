@@ -158,16 +158,19 @@ def dataset_root_flag(view: VersionView):
         if located.status is not FileStatus.MISSING:
             continue
         base = bases[data_file.base_id]
+        storage = base.usable_storage
+        if storage is None:
+            continue  # cannot happen: a file is MISSING only under a usable base
         other = data_file.path if base.is_dataset_root else f"data/{data_file.path}"
-        if check_file(base.storage, other).status is FileStatus.OK:
+        if check_file(storage, other).status is FileStatus.OK:
             misplaced.setdefault(data_file.base_id, []).append(printable(other))
-    for index, base in enumerate(view.manifest.base_paths):
-        files = misplaced.pop(base.id, None)
+    for index, declared in enumerate(view.manifest.base_paths):
+        files = misplaced.pop(declared.id, None)
         if files:
-            flag = "true" if base.is_dataset_root else "false"
+            flag = "true" if declared.is_dataset_root else "false"
             yield (
-                f"base path {base.id} has is_dataset_root {flag}, but its data files are at "
-                f"{listed(files, 3)} as if it were {'not ' if base.is_dataset_root else ''}a dataset root",
+                f"base path {declared.id} has is_dataset_root {flag}, but its data files are at "
+                f"{listed(files, 3)} as if it were {'not ' if declared.is_dataset_root else ''}a dataset root",
                 view.at(f"base_paths[{index}]"),
             )
 
@@ -177,10 +180,12 @@ def _shallow_clone_source(dataset: DatasetView) -> tuple[int, frozenset[int]] | 
     version is a shallow Clone, as the first version of a clone is; None
     otherwise (not a clone, or the Clone was cleaned up)."""
 
-    def compute():
+    def compute() -> tuple[int, frozenset[int]] | None:
         versions = sorted(dataset.manifest_paths())
         view = dataset.version_view(versions[0]) if versions else None
-        found = recorded_transaction(view) if view is not None else None
+        if view is None:
+            return None
+        found = recorded_transaction(view)
         if found is None or not isinstance(found[0].operation, Clone) or not found[0].operation.is_shallow:
             return None
         source = clone_source_bases(view.manifest, found[0].operation)

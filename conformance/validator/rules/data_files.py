@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 from reference_impl.file_format import FileInfo
 from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2
@@ -338,7 +339,7 @@ def unknown_field_ids(view: VersionView):
 def legacy_field_ids_sorted(view: VersionView):
     for ref, fragment, data_file in each_legacy(view):
         ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
-        if any(b < a for a, b in zip(ids, ids[1:])):
+        if any(b < a for a, b in pairwise(ids)):
             yield (
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids out of order: "
                 f"{listed(data_file.fields, 12)}",
@@ -390,11 +391,11 @@ def legacy_ids_follow_columns(view: VersionView):
         if len(ids) != len(stored):
             continue  # data-file/legacy-every-field reports it
         ordered = [i for i in ids if i != TOMBSTONE_FIELD_ID]
-        if any(b < a for a, b in zip(ordered, ordered[1:])):
+        if any(b < a for a, b in pairwise(ordered)):
             continue  # data-file/legacy-field-ids-sorted reports it
         wrong = [
             (position, have, want)
-            for position, (have, want) in enumerate(zip(ids, stored))
+            for position, (have, want) in enumerate(zip(ids, stored, strict=True))
             if have != want and have != TOMBSTONE_FIELD_ID
         ]
         if wrong:

@@ -13,14 +13,14 @@ import re
 
 from reference_impl.deletions import DELETIONS_DIR, DeletionStatus, deletion_file_location
 from reference_impl.errors import LanceFormatError
-from reference_impl.fragments import DeletionFileType, Fragment
+from reference_impl.fragments import DeletionFile, DeletionFileType, Fragment
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.refs import BRANCHES_DIR, TREE_DIR, decode_ref_file_name, is_valid_branch_name
 from reference_impl.storage import Storage
 
 from ..context import DatasetView, VersionView
-from ..facts.deletions import DeletionContent, DeletionLookup, deletion_content, deletion_location
+from ..facts.deletions import DeletionContent, DeletionLookup, deletion_file_content, deletion_location
 from ..facts.text import listed
 from ..registry import Scope, Severity, rule
 
@@ -36,7 +36,7 @@ def _with_deletions(view: VersionView) -> list[tuple[Fragment, DeletionContent]]
     return view.memo(
         "deletions.with-deletions",
         lambda: [
-            (fragment, deletion_content(view, fragment))
+            (fragment, deletion_file_content(view, fragment, fragment.deletion_file))
             for fragment in view.manifest.fragments
             if fragment.deletion_file is not None
         ],
@@ -55,17 +55,19 @@ def _describe(fragment: Fragment) -> str:
 )
 def file_exists(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.status is DeletionStatus.MISSING and _other_kind_path(view, fragment) is None:
+        if content.status is DeletionStatus.MISSING and _other_kind_path(view, fragment, content.deletion_file) is None:
             yield f"{_describe(fragment)}: no deletion file at the derived location", content.location
         elif content.status is DeletionLookup.UNREADABLE:
             yield f"{_describe(fragment)}: the deletion file cannot be read: {content.message}", content.location
 
 
-def _other_kind_path(view: VersionView, fragment: Fragment) -> str | None:
-    """The location of a file named like the missing one but with the other
-    kind's extension, when there is one."""
-    deletion_file = fragment.deletion_file
-    if deletion_file.file_type is DeletionFileType.ARROW_ARRAY:
+def _other_kind_path(view: VersionView, fragment: Fragment, deletion_file: DeletionFile) -> str | None:
+    """The location of a file named like ``deletion_file`` (missing) but with
+    the other kind's extension, when there is one."""
+    kind = deletion_file.file_type
+    if not isinstance(kind, DeletionFileType):
+        return None
+    if kind is DeletionFileType.ARROW_ARRAY:
         other = DeletionFileType.BITMAP
     else:
         other = DeletionFileType.ARROW_ARRAY
@@ -75,7 +77,7 @@ def _other_kind_path(view: VersionView, fragment: Fragment) -> str | None:
         )
     except LanceFormatError:
         return None
-    candidate = relpath[: -len(deletion_file.file_type.extension)] + other.extension
+    candidate = relpath[: -len(kind.extension)] + other.extension
     return deletion_location(storage, candidate, view.dataset.storage) if storage.exists(candidate) else None
 
 
@@ -90,10 +92,11 @@ def extension_matches_kind(view: VersionView):
         if content.status in (DeletionLookup.UNKNOWN_KIND, DeletionStatus.KIND_MISMATCH):
             yield f"{_describe(fragment)}: {content.message}", content.location
         elif content.status is DeletionStatus.MISSING:
-            other = _other_kind_path(view, fragment)
-            if other is not None:
+            other = _other_kind_path(view, fragment, content.deletion_file)
+            kind = content.deletion_file.file_type
+            if other is not None and isinstance(kind, DeletionFileType):
                 yield (
-                    f"{_describe(fragment)}: the kind is {fragment.deletion_file.file_type.name}, but the file on "
+                    f"{_describe(fragment)}: the kind is {kind.name}, but the file on "
                     f"disk has the other extension ({other})",
                     content.location,
                 )
@@ -154,10 +157,10 @@ def count_matches_metadata(view: VersionView):
         if not content.ok:
             continue
         marked = len(content.offsets) + content.distinct_negatives
-        if marked != fragment.deletion_file.num_deleted_rows:
+        if marked != content.deletion_file.num_deleted_rows:
             yield (
                 f"{_describe(fragment)}: the deletion file marks {marked} rows, num_deleted_rows says "
-                f"{fragment.deletion_file.num_deleted_rows}",
+                f"{content.deletion_file.num_deleted_rows}",
                 content.location,
             )
 
@@ -170,8 +173,8 @@ def count_matches_metadata(view: VersionView):
 )
 def offsets_distinct(view: VersionView):
     for fragment, content in _with_deletions(view):
-        if content.ok and content.file.repeated > 0:
-            yield f"{_describe(fragment)}: {content.file.repeated} offsets are listed more than once", content.location
+        if content.ok and content.repeated > 0:
+            yield f"{_describe(fragment)}: {content.repeated} offsets are listed more than once", content.location
 
 
 @rule(
@@ -245,7 +248,7 @@ def absent_when_nothing_deleted(view: VersionView):
             yield f"{_describe(fragment)}: the deletion file marks no row", content.location
         elif (
             not content.ok
-            and fragment.deletion_file.num_deleted_rows == 0
+            and content.deletion_file.num_deleted_rows == 0
             and content.status not in (DeletionStatus.TOO_MANY, DeletionStatus.TOO_LARGE)
         ):
             yield (

@@ -86,14 +86,15 @@ def max_id_absent(view: VersionView):
 
 
 def _sorted_versions(dataset: DatasetView) -> list[int]:
-    return dataset.cached(("fragments:sorted-versions",), lambda: sorted(dataset.manifest_paths())).value
+    # memo, not cached: a listing that cannot be read raises for every rule that asks.
+    return dataset.memo(("fragments:sorted-versions",), lambda: sorted(dataset.manifest_paths()))
 
 
 def _had_fragments_before(dataset: DatasetView, version: int) -> bool | None:
     """Whether any version before ``version`` has fragments: None when that
     cannot be known (history starts after version 1, or a manifest does not
     decode). Results are remembered, so a run stays linear in the versions."""
-    memo: dict = dataset.cached(("fragments:had-fragments-before",), dict).value
+    memo: dict[int, bool | None] = dataset.memo(("fragments:had-fragments-before",), dict)
     versions = _sorted_versions(dataset)
     position = bisect.bisect_left(versions, version)
     walked = []

@@ -4,6 +4,7 @@ committing datasets, conflict resolution; transaction specification)."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from reference_impl.transactions import Clone
 
@@ -33,10 +34,10 @@ def gapless(dataset: DatasetView):
     versions = sorted(dataset.manifest_paths())
     # Version numbers come from file names, and a name may claim version
     # 2^64 - 1: the gaps are counted between neighbours, never enumerated.
-    gaps = [(low, high) for low, high in zip(versions, versions[1:]) if high - low > 1]
+    gaps = [(low, high) for low, high in pairwise(versions) if high - low > 1]
     if gaps:
         missing = sum(high - low - 1 for low, high in gaps)
-        shown = []
+        shown: list[int] = []
         for low, high in gaps:
             shown.extend(range(low + 1, min(high, low + 1 + SHOWN_MISSING - len(shown))))
             if len(shown) >= SHOWN_MISSING:

@@ -192,7 +192,7 @@ def _previous_indices(view: VersionView) -> dict[str, IndexMetadata]:
     loaded = view.dataset.manifest_file(max(earlier))
     if not loaded.ok:
         return {}
-    found = {}
+    found: dict[str, IndexMetadata] = {}
     for index in loaded.value.indices or []:
         found.setdefault(index.uuid, index)
     return found
@@ -372,7 +372,7 @@ def file_sizes_match(view: VersionView):
     summary="An index that lists files has its directory _indices/{uuid}/",
 )
 def directory_present(view: VersionView):
-    for position, index in enumerate(_indices(view)):
+    for index in _indices(view):
         if not index.files:
             continue
         located = _index_directory(view, index)

@@ -96,7 +96,7 @@ def _entries(view: VersionView) -> list[tuple[int, IndexMetadata]]:
 def _mem_wals(view: VersionView):
     """Every MemWAL index of the version whose details decode."""
     for i, index in _entries(view):
-        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), lambda: _decode(index))
+        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), _decode, index)
         if loaded.ok:
             yield _MemWal(i, index, *loaded.value)
 
@@ -113,7 +113,7 @@ def _where(view: VersionView, mem_wal: _MemWal, detail: str = "") -> str:
 )
 def details_decode(view: VersionView):
     for i, index in _entries(view):
-        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), lambda: _decode(index))
+        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), _decode, index)
         if not loaded.ok:
             yield f"MemWAL index {index.name!r}: {loaded.error.problem}", view.at(f"indices[{i}].index_details")
 
@@ -231,6 +231,7 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
         columns.get("region_spec_id", blank),
         columns.get("current_generation", blank),
         columns.get("flushed_generations", blank),
+        strict=True,  # columns of one table, and the blank has its length
     ):
         entries = []
         for entry in flushed if isinstance(flushed, list) else []:
@@ -257,7 +258,8 @@ def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
         return None  # mem-wal/inline-snapshot reports it
     label = f"{view.manifest_path}#MemWAL index {mem_wal.index.name!r} inline_snapshots"
     key = ("mem-wal:snapshots", view.version, view.manifest_path, mem_wal.position)
-    return view.dataset.cached(key, lambda: _read_snapshots(data, label)).value
+    # memo, not cached: _read_snapshots reports problems in its result.
+    return view.dataset.memo(key, _read_snapshots, data, label)
 
 
 def _regions(view: VersionView):
@@ -285,15 +287,15 @@ def inline_snapshot(view: VersionView):
     for mem_wal in _mem_wals(view):
         if not mem_wal.details.HasField("inline_snapshots"):
             continue
-        data = mem_wal.details.inline_snapshots
-        if len(data) < 8 or not data.endswith(LANCE_MAGIC):
+        snapshots = _snapshots(view, mem_wal)
+        if snapshots is None:  # the field is set (above): too short, or no magic at the end
+            data = mem_wal.details.inline_snapshots
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: the {len(data)} bytes of inline_snapshots do not end "
                 f"with {LANCE_MAGIC!r}, so they are no Lance file",
                 _where(view, mem_wal, "inline_snapshots"),
             )
             continue
-        snapshots = _snapshots(view, mem_wal)
         if snapshots.status is SnapshotStatus.CORRUPT:
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: inline_snapshots is no valid Lance file: {snapshots.message}",

@@ -132,7 +132,7 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int], d
                 if offset < table.num_rows:
                     visible[offset] = False
             table = table.filter(pa.array(visible))
-        for node, column in zip(children.get(TOP_LEVEL_PARENT, []), table.columns):
+        for node, column in zip(children.get(TOP_LEVEL_PARENT, []), table.columns, strict=True):
             for chunk in column.chunks:
                 _count_nulls(chunk, node, children, watched, counts)
     except LanceFormatError:
@@ -213,7 +213,7 @@ def non_nullable_values(view: VersionView):
                 tuple(sorted(watched)),
                 tuple(deleted),
             )
-            loaded = view.dataset.cached(key, lambda: _read_nulls(located, data_file, requested, watched, deleted))
+            loaded = view.dataset.cached(key, _read_nulls, located, data_file, requested, watched, deleted)
             if not loaded.ok:
                 unchecked["files the reference reader cannot decode"] += 1
                 continue

@@ -104,8 +104,9 @@ def key_under_fixed_size_list(view: VersionView):
     for f in _key_fields(view):
         for a in _container_ancestors(tree, f, ("fixed_size_list",)):
             yield (
-                f"primary key {tree.path(f)!r} (id {f.id}) lies inside the fixed-size list {a.name!r}; the table overview "
-                f"page forbids keys within list types, {view.writer} wrote it (see docs/spec-discrepancies.md)",
+                f"primary key {tree.path(f)!r} (id {f.id}) lies inside the fixed-size list {a.name!r}; "
+                f"the table overview page forbids keys within list types, {view.writer} wrote it "
+                "(see docs/spec-discrepancies.md)",
                 view.at(f"fields[{tree.position.get(f.id, 0)}]"),
             )
 
@@ -185,8 +186,8 @@ def key_metadata_agrees(view: VersionView):
                 "primary-key/metadata-agrees",
                 view,
                 f"{field_label(f)} is a key column through its position metadata alone ({PRIMARY_KEY_KEY} is "
-                f"{'absent' if flag_text is None else repr(flag_text)}): pylance's reading, not the table overview page's "
-                "(see docs/spec-discrepancies.md)",
+                f"{'absent' if flag_text is None else repr(flag_text)}): pylance's reading, "
+                "not the table overview page's (see docs/spec-discrepancies.md)",
                 where,
             )
         if position is not None and position != f.unenforced_primary_key_position:

@@ -15,9 +15,11 @@ need: each branch's version listing and its newest manifest.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePosixPath
+from typing import Any, Generic, TypeVar
 
 import jsonschema
 
@@ -32,7 +34,9 @@ from reference_impl.refs import (
     MAIN_BRANCH,
     TAGS_DIR,
     TREE_DIR,
+    Branch,
     InvalidRefNameError,
+    Tag,
     decode_ref_file_name,
     encode_ref_file_name,
     is_valid_branch_name,
@@ -54,16 +58,34 @@ MAX_REFS = 10_000
 MAX_TREE_DEPTH = 16
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(load_schema(name))
 
 
+#: The parsed record of a ref file: a Tag or a Branch.
+Parsed = TypeVar("Parsed", Tag, Branch)
+
+
+@dataclass(frozen=True)
+class RefKind(Generic[Parsed]):
+    """Tags or branches: where their files live and how one is checked and parsed."""
+
+    #: "tag" or "branch", as messages name it.
+    name: str
+    directory: str
+    schema: str
+    parse: Callable[[str, dict, str], Parsed]
+
+
+TAGS = RefKind("tag", TAGS_DIR, "tag.schema.json", parse_tag)
+BRANCHES = RefKind("branch", BRANCHES_DIR, "branch.schema.json", parse_branch)
+
+
 @dataclass
-class RefFile:
+class RefFile(Generic[Parsed]):
     """One entry of ``_refs/tags`` or ``_refs/branches``."""
 
-    kind: str  # "tag" or "branch"
     file_name: str
     relpath: str
     #: The ref name the file name encodes (None: not a ``.json`` file).
@@ -72,18 +94,18 @@ class RefFile:
     document: dict | None = None
     #: Why the file is not a valid ref file ("" when it is).
     problem: str = ""
-    #: The parsed record (reference_impl.refs.Tag or Branch) when valid.
-    parsed: object | None = None
+    #: The parsed record when valid.
+    parsed: Parsed | None = None
 
 
-def _load(storage: Storage, kind: str, directory: str) -> list[RefFile]:
-    refs = []
-    schema = "tag.schema.json" if kind == "tag" else "branch.schema.json"
-    for file_name in storage.list_dir(directory)[:MAX_REFS]:
+def _load(storage: Storage, kind: RefKind[Parsed]) -> list[RefFile[Parsed]]:
+    refs: list[RefFile[Parsed]] = []
+    schema = kind.schema
+    for file_name in storage.list_dir(kind.directory)[:MAX_REFS]:
         if file_name.startswith("."):
             continue  # a writer's temporary file
-        relpath = f"{directory}/{file_name}"
-        ref = RefFile(kind, file_name, relpath, decode_ref_file_name(file_name))
+        relpath = f"{kind.directory}/{file_name}"
+        ref: RefFile[Parsed] = RefFile(file_name, relpath, decode_ref_file_name(file_name))
         refs.append(ref)
         if ref.name is None or not storage.exists(relpath):
             continue
@@ -107,15 +129,14 @@ def _load(storage: Storage, kind: str, directory: str) -> list[RefFile]:
             ref.problem = f"does not match {schema} at {where}: {first.message}"
             continue
         try:
-            ref.parsed = (parse_tag if kind == "tag" else parse_branch)(ref.name, document, relpath)
+            ref.parsed = kind.parse(ref.name, document, relpath)
         except LanceFormatError as exc:
             ref.problem = exc.problem
     return refs
 
 
-def _refs(dataset: DatasetView, kind: str) -> list[RefFile]:
-    directory = TAGS_DIR if kind == "tag" else BRANCHES_DIR
-    loaded = dataset.cached(("rules.refs", kind), lambda: _load(dataset.storage, kind, directory))
+def _refs(dataset: DatasetView, kind: RefKind[Parsed]) -> list[RefFile[Parsed]]:
+    loaded = dataset.cached(("rules.refs", kind.name), lambda: _load(dataset.storage, kind))
     return loaded.value if loaded.ok else []
 
 
@@ -134,17 +155,18 @@ def _branch_storage(dataset: DatasetView, branch: str | None) -> Storage | None:
     return Storage(dataset.storage.path(relpath), writable=False)
 
 
-def _branch_manifests(dataset: DatasetView, branch: str | None) -> dict[int, str] | None:
-    """Manifest paths by version of a branch (relative to its directory)."""
-    if branch is None or branch == MAIN_BRANCH:
-        return dataset.manifest_paths()
+def _branch_manifests(dataset: DatasetView, branch: str | None) -> tuple[Storage, dict[int, str]] | None:
+    """Where a branch's versions live, and its manifest paths by version
+    (relative to that directory); None when there is no such directory."""
     storage = _branch_storage(dataset, branch)
     if storage is None:
         return None
+    if branch is None or branch == MAIN_BRANCH:
+        return storage, dataset.manifest_paths()
     loaded = dataset.cached(("rules.refs.listing", branch), lambda: list_versions(storage).manifests())
     if isinstance(loaded.error, UnreadablePathError):
         raise loaded.error  # there, but unreadable: not a missing directory (the engine reports it)
-    return loaded.value if loaded.ok else None
+    return (storage, loaded.value) if loaded.ok else None
 
 
 def _label(branch: str | None) -> str:
@@ -159,7 +181,7 @@ def _label(branch: str | None) -> str:
     scope=Scope.DATASET,
 )
 def tag_file_content(dataset: DatasetView):
-    for ref in _refs(dataset, "tag"):
+    for ref in _refs(dataset, TAGS):
         if ref.name is not None and ref.problem:
             yield f"tag '{ref.name}': {ref.problem}", ref.relpath
 
@@ -173,7 +195,7 @@ def tag_file_content(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def branch_file_content(dataset: DatasetView):
-    for ref in _refs(dataset, "branch"):
+    for ref in _refs(dataset, BRANCHES):
         if ref.name is not None and ref.problem:
             yield f"branch '{ref.name}': {ref.problem}", ref.relpath
 
@@ -186,7 +208,7 @@ def branch_file_content(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def tag_name(dataset: DatasetView):
-    for ref in _refs(dataset, "tag"):
+    for ref in _refs(dataset, TAGS):
         if ref.name is None:
             continue
         try:
@@ -203,7 +225,7 @@ def tag_name(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def branch_name(dataset: DatasetView):
-    for ref in _refs(dataset, "branch"):
+    for ref in _refs(dataset, BRANCHES):
         if ref.name is None:
             continue
         try:
@@ -220,15 +242,16 @@ def branch_name(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def file_location(dataset: DatasetView):
-    for kind in ("tag", "branch"):
+    kinds: tuple[RefKind[Any], ...] = (TAGS, BRANCHES)
+    for kind in kinds:
         for ref in _refs(dataset, kind):
             if ref.name is None:
-                yield f"'{ref.file_name}' is not a {kind} file ({{name}}.json)", ref.relpath
+                yield f"'{ref.file_name}' is not a {kind.name} file ({{name}}.json)", ref.relpath
             elif not dataset.storage.exists(ref.relpath):
                 yield f"'{ref.file_name}' is not a regular file", ref.relpath
             elif encode_ref_file_name(ref.name) != ref.file_name:
                 yield (
-                    f"the {kind} '{ref.name}' should be stored as '{encode_ref_file_name(ref.name)}': readers "
+                    f"the {kind.name} '{ref.name}' should be stored as '{encode_ref_file_name(ref.name)}': readers "
                     "looking it up by name will not find it",
                     ref.relpath,
                 )
@@ -242,14 +265,14 @@ def file_location(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def tag_target_exists(dataset: DatasetView):
-    for ref in _refs(dataset, "tag"):
+    for ref in _refs(dataset, TAGS):
         if ref.parsed is None:
             continue
         tag = ref.parsed
-        manifests = _branch_manifests(dataset, tag.branch)
-        if manifests is None:
+        branch = _branch_manifests(dataset, tag.branch)
+        if branch is None:
             yield f"tag '{tag.name}' names {_label(tag.branch)}, which has no version directory", ref.relpath
-        elif tag.version not in manifests:
+        elif tag.version not in branch[1]:
             yield (
                 f"tag '{tag.name}' names version {tag.version} of {_label(tag.branch)}, which has no manifest",
                 ref.relpath,
@@ -264,14 +287,14 @@ def tag_target_exists(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def tag_manifest_size(dataset: DatasetView):
-    for ref in _refs(dataset, "tag"):
+    for ref in _refs(dataset, TAGS):
         tag = ref.parsed
         if tag is None or tag.manifest_size is None:
             continue
-        manifests = _branch_manifests(dataset, tag.branch)
-        storage = _branch_storage(dataset, tag.branch)
-        if manifests is None or storage is None or tag.version not in manifests:
+        branch = _branch_manifests(dataset, tag.branch)
+        if branch is None or tag.version not in branch[1]:
             continue
+        storage, manifests = branch
         try:
             size = storage.size(manifests[tag.version])
         except LanceFormatError:
@@ -286,7 +309,7 @@ def tag_manifest_size(dataset: DatasetView):
 
 def _tree_branches(dataset: DatasetView) -> list[str]:
     """Names of the directories under tree/ that hold a _versions directory."""
-    found = []
+    found: list[str] = []
     pending = [("", 0)]
     while pending and len(found) < MAX_REFS:
         prefix, depth = pending.pop()
@@ -315,21 +338,21 @@ class _BranchHead:
     manifest: Manifest
 
 
-def _branch_heads(dataset: DatasetView):
+def _branch_heads(dataset: DatasetView) -> Iterator[tuple[RefFile[Branch], _BranchHead | None]]:
     """``(ref, head)`` for every well-named branch (badly named ones are
     refs/branch-file-content's and refs/branch-name's): ``head`` is its newest
     manifest, or None when the branch has no manifest at all. A branch whose
     newest manifest does not decode is skipped: the branch's own validation
     reports it."""
-    for ref in _refs(dataset, "branch"):
-        if ref.parsed is None or not is_valid_branch_name(ref.name):
+    for ref in _refs(dataset, BRANCHES):
+        if ref.parsed is None or not is_valid_branch_name(ref.parsed.name):
             continue
-        manifests = _branch_manifests(dataset, ref.name)
-        if not manifests:
+        branch = _branch_manifests(dataset, ref.parsed.name)
+        if branch is None or not branch[1]:
             yield ref, None
             continue
+        storage, manifests = branch
         latest = max(manifests)
-        storage = _branch_storage(dataset, ref.name)
         try:
             manifest = read_manifest_file(storage, manifests[latest]).manifest
         except LanceFormatError:
@@ -376,7 +399,7 @@ def branch_tree_layout(dataset: DatasetView):
     scope=Scope.DATASET,
 )
 def orphan_branch_directory(dataset: DatasetView):
-    known = {ref.name for ref in _refs(dataset, "branch") if ref.name is not None}
+    known = {ref.name for ref in _refs(dataset, BRANCHES) if ref.name is not None}
     for path in _tree_branches(dataset):
         if path not in known:
             yield (

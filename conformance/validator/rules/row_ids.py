@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from pyroaring import BitMap64
 
 from reference_impl.fragments import ExternalFile, Fragment
-from reference_impl.transactions import Append, Clone, Overwrite, Restore, Rewrite, Update
+from reference_impl.transactions import Append, Clone, Operation, Overwrite, Restore, Rewrite, Update
 
 from ..context import VersionView
 from ..facts.deletions import deletion_content
 from ..facts.row_ids import (
     SEQUENCES,
+    Decoded,
     SequenceStatus,
     row_id_sequences,
     sequence,
@@ -257,7 +258,7 @@ def versions_ordered(view: VersionView):
                         sequence_location(view, index, fragment, attr),
                     )
         if created is not None and updated is not None and created.ok and updated.ok:
-            earlier = [i for i, (c, u) in enumerate(zip(created.values, updated.values)) if u < c]
+            earlier = [i for i, (c, u) in enumerate(zip(created.values, updated.values, strict=True)) if u < c]
             if earlier:
                 yield (
                     f"fragment {fragment.id}: {len(earlier)} rows (offsets {listed(earlier)}) were last updated before "
@@ -304,7 +305,8 @@ def _all_ids(view: VersionView) -> _AllIds:
                 decoded_fragments += 1
         return _AllIds(found, decoded_fragments == len(view.manifest.fragments))
 
-    return view.dataset.cached(("rules.row_ids:all", view.version, view.manifest_path), compute).value
+    # memo, not cached: decoding problems end up in `complete`, nothing raises.
+    return view.dataset.memo(("rules.row_ids:all", view.version, view.manifest_path), compute)
 
 
 @dataclass
@@ -314,10 +316,10 @@ class _Step:
     view: VersionView
     previous: VersionView
     #: The recorded operation, None when the version records none.
-    operation: object
+    operation: Operation | None
     #: (position, fragment, decoded ids) of the fragments that are new in v or
     #: differ from v - 1's fragment of the same id.
-    changed: list
+    changed: list[tuple[int, Fragment, Decoded]]
 
 
 def _step(view: VersionView) -> _Step | None:
@@ -394,14 +396,17 @@ def never_reused(view: VersionView):
 )
 def sequential_assignment(view: VersionView):
     step = _step(view)
-    if step is None or any(not decoded.ok for _, _, decoded in step.changed):
+    if step is None:
         return
+    changed_ids = [decoded.values for _, _, decoded in step.changed if decoded.ok]
+    if len(changed_ids) != len(step.changed):
+        return  # a sequence that does not decode: its own rules report it
     start, end = step.previous.manifest.next_row_id, view.manifest.next_row_id
     if end < start:
         return  # row-id/never-reused reports it
     assigned, count = BitMap64(), 0
-    for _, _, decoded in step.changed:
-        fresh = [value for value in decoded.values if value >= start]
+    for ids in changed_ids:
+        fresh = [value for value in ids if value >= start]
         count += len(fresh)
         assigned.update(fresh)
     expected = BitMap64()
@@ -501,10 +506,10 @@ def new_row_versions(view: VersionView):
         updated = sequence(view, fragment, "last_updated_at_version_sequence")
         if created is None or updated is None or not created.ok or not updated.ok:
             continue
-        ids = sequence(view, fragment, "row_id_sequence")
-        ids = ids.values if ids is not None and ids.ok else None
+        stored_ids = sequence(view, fragment, "row_id_sequence")
+        ids = stored_ids.values if stored_ids is not None and stored_ids.ok else None
         wrong_new, stale_update, kept_creation = [], [], []
-        for offset, (c, u) in enumerate(zip(created.values, updated.values)):
+        for offset, (c, u) in enumerate(zip(created.values, updated.values, strict=True)):
             # Every row of an Append or Overwrite is new; in an Update, a row
             # under an id the previous version assigned is an updated copy.
             copy = isinstance(operation, Update) and (ids is None or ids[offset] < start)

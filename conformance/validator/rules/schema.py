@@ -243,8 +243,8 @@ def ids_stable(view: VersionView):
             yield tolerated(
                 "schema/ids-stable",
                 view,
-                f"field {path!r} changed type ({_type_change(old, new)}) and id ({old.id} to {new.id}); the schema format page "
-                f"keeps ids through type changes, {view.writer} gave the cast column a new id "
+                f"field {path!r} changed type ({_type_change(old, new)}) and id ({old.id} to {new.id}); "
+                f"the schema format page keeps ids through type changes, {view.writer} gave the cast column a new id "
                 "(see docs/spec-discrepancies.md)",
                 where,
             )

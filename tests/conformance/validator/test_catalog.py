@@ -37,7 +37,7 @@ def test_uncovered_lists_reasons_and_the_cli_prints_them():
     )
     lines = result.stdout.splitlines()
     assert len(lines) == len(uncovered)
-    for requirement, line in zip(uncovered, lines):
+    for requirement, line in zip(uncovered, lines, strict=True):
         assert line.startswith(requirement.id)
         assert requirement.uncheckable is None or requirement.uncheckable in line
 

@@ -460,7 +460,7 @@ def test_any_blob_descriptions_read_or_are_corrupt(tmp_path_factory, rows):
         assert "fuzzed.lance" in str(exc)
         return
     data = (tmp_path / "fuzzed.lance").read_bytes()
-    for (position, size), value in zip(rows, column.to_pylist()):
+    for (position, size), value in zip(rows, column.to_pylist(), strict=True):
         if (position, size) == (1, 0):
             assert value is None
         else:

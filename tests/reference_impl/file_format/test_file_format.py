@@ -364,7 +364,7 @@ def test_reads_pylance_dataset_files_through_the_manifest_after_schema_changes(t
         # The dropped field stays in the data file; ask only for live fields.
         fields = [f for f in ours.schema.fields if f.id in data_file.fields]
         part = read_v2_0(location.storage, location.relpath, fields, data_file.fields, data_file.column_indices)
-        columns.update(zip(part.column_names, part.columns))
+        columns.update(zip(part.column_names, part.columns, strict=True))
     _assert_tables_equal(pa.table({name: columns[name] for name in expected.column_names}), expected)
 
 

@@ -285,7 +285,7 @@ def test_cast_tombstones_the_old_ids_and_pylance_reads_it(base):
     assert field_rows(ds.uri)[0] == (7, -1, "id", "int64", True)
     assert field_rows(ds.uri)[-2:] == [(8, -1, "marks", "list", True), (9, 8, "item", "int64", True)]
     theirs_files = [[d.fields for d in f.files] for f in Dataset.open(theirs).fragments]
-    for fragment, their_files in zip(ds.fragments, theirs_files):
+    for fragment, their_files in zip(ds.fragments, theirs_files, strict=True):
         # The table overview page: the old file lists -2 where pylance leaves the old ids.
         assert fragment.files[0].fields == [TOMBSTONE_FIELD_ID, 1, 2, 3, 4, TOMBSTONE_FIELD_ID, TOMBSTONE_FIELD_ID]
         assert their_files[0] == [0, 1, 2, 3, 4, 5, 6]
