@@ -5,6 +5,8 @@ The package follows the commit steps the specification gives:
 
 * :mod:`.build`: the next manifest as a pure function of (manifest read,
   indices read, transaction, settings), one handler per operation type;
+* :mod:`.conflicts`: conflict resolution, the outcome of committing one
+  transaction after another (:func:`decide`) and the pure rebase steps;
 * :mod:`.loop`: the protocol that writes the transaction file and the
   manifest with put-if-not-exists.
 
@@ -23,6 +25,7 @@ from .build import (
     build_manifest,
     content_feature_flags,
 )
+from .conflicts import Decision, Outcome, RowChanges, decide
 from .loop import (
     STEP_BEFORE_MANIFEST,
     STEP_FILES_WRITTEN,
@@ -39,9 +42,13 @@ __all__ = [
     "STEP_TRANSACTION_WRITTEN",
     "WRITER_LIBRARY",
     "CommitSettings",
+    "Decision",
+    "Outcome",
+    "RowChanges",
     "apply_update_map",
     "build_manifest",
     "commit",
     "content_feature_flags",
+    "decide",
     "new_transaction",
 ]
