@@ -32,6 +32,10 @@ One small function per operation being committed (``_append``,
 ``_delete``, ...), each citing the requirement ids (``conflict.*``) of the
 rules it applies. Where the page and pylance 14 disagree, the page is
 followed and the difference is recorded in docs/spec-discrepancies.md.
+
+Size. One cohesive concept (about 800 lines): the compatibility table of the
+transaction page, one function per row, with the pure rebase helpers it
+implies; splitting it would separate a decision from its rebase.
 """
 
 from __future__ import annotations

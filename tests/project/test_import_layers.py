@@ -1,6 +1,7 @@
 """The layering of both packages holds (README, "Layout"; the contracts are in
-pyproject.toml, ``[tool.importlinter]``), and reference_impl imports inside
-functions only where a comment says why."""
+pyproject.toml, ``[tool.importlinter]``), reference_impl imports inside
+functions only where a comment says why, and no module imports another's
+private names."""
 
 from __future__ import annotations
 
@@ -62,3 +63,39 @@ def test_the_function_import_check_sees_an_unexplained_import(tmp_path):
         "def bare():\n    import json\n\ndef explained():\n    import csv  # optional: only needed for the CSV export\n"
     )
     assert _function_level_imports(module) == [(2, "import json")]
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from module import _name`` in ``path``: a private name used from another module."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(
+                        f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:"
+                        f"{node.lineno} imports {alias.name} from {node.module}"
+                    )
+    return found
+
+
+def test_no_module_imports_a_private_name_from_another():
+    """Modules share through public names (the validator's rules through
+    ``facts/``); a leading underscore means "this module only"."""
+    found = [
+        line
+        for package in ("reference_impl", "conformance")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "wire" not in path.parts
+        for line in _private_imports(path)
+    ]
+    assert found == []
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from reference_impl.commit.build import _Builder\nfrom reference_impl import __version__\n")
+    assert [line.split(" imports ")[1] for line in _private_imports(probe)] == [
+        "_Builder from reference_impl.commit.build"
+    ]
