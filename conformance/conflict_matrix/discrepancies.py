@@ -14,5 +14,15 @@ from .model import Discrepancy
 SECTION = "Conflict matrix"
 
 KNOWN: dict[str, Discrepancy] = {
+    "overwrite/update_config:any": Discrepancy("UpdateConfig after Overwrite", follows_page="reference"),
+    "create_index/create_index:same-index-name": Discrepancy(
+        "Two CreateIndex of the same name", follows_page="reference"
+    ),
+    "create_index/rewrite:stable-row-ids": Discrepancy(
+        "Rewrite and CreateIndex under stable row ids", follows_page="reference"
+    ),
+    "rewrite/create_index:stable-row-ids": Discrepancy(
+        "Rewrite and CreateIndex under stable row ids", follows_page="reference"
+    ),
     "update_mem_wal_state/overwrite:any": Discrepancy("Overwrite after UpdateMemWalState", follows_page="reference"),
 }

@@ -19,9 +19,7 @@ exception class):
 The reference (``reference_impl.errors``): ``RetryableConflictError`` and
 ``IncompatibleConflictError``, both subclasses of ``CommitConflictError``
 whose ``retryable`` attribute says which (an exhausted commit loop is a
-``CommitAttemptsExhaustedError``, retryable). A bare ``CommitConflictError``
-without ``retryable`` is what the reference raised before it resolved
-conflicts: the race was lost without a decision, recorded as an error.
+``CommitAttemptsExhaustedError``, retryable).
 """
 
 from __future__ import annotations
@@ -51,13 +49,10 @@ def pylance_outcome(error: BaseException) -> Outcome | None:
 
 def reference_outcome(error: BaseException) -> Outcome | None:
     """The conflict ``error`` (raised by the reference) signals, None when it
-    is not a classified conflict."""
+    is not a conflict."""
     if not isinstance(error, CommitConflictError):
         return None
-    retryable = getattr(error, "retryable", None)
-    if not isinstance(retryable, bool):
-        return None
-    return Outcome.RETRYABLE if retryable else Outcome.INCOMPATIBLE
+    return Outcome.RETRYABLE if error.retryable else Outcome.INCOMPATIBLE
 
 
 def outcome_of(implementation: str, error: BaseException) -> Outcome | None:

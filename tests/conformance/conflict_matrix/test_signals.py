@@ -22,10 +22,15 @@ def test_pylance_plain_os_errors_are_told_apart_by_their_message():
     assert pylance_outcome(ValueError("Incompatible transaction")) is None
 
 
-def test_a_reference_error_that_is_not_a_decided_conflict_is_not_classified():
-    from reference_impl.errors import CommitConflictError, CorruptFileError
+def test_the_reference_conflict_errors_say_whether_they_are_retryable():
+    from reference_impl.errors import (
+        CommitAttemptsExhaustedError,
+        CorruptFileError,
+        IncompatibleConflictError,
+        RetryableConflictError,
+    )
 
+    assert reference_outcome(RetryableConflictError("x", "deleted twice", version=3)) is Outcome.RETRYABLE
+    assert reference_outcome(IncompatibleConflictError("x", "after a restore", version=3)) is Outcome.INCOMPATIBLE
+    assert reference_outcome(CommitAttemptsExhaustedError("x", "lost the race")) is Outcome.RETRYABLE
     assert reference_outcome(CorruptFileError("x", "truncated")) is None
-    # A conflict error without ``retryable`` (what the reference raised before
-    # it decided conflicts) says nothing about retrying.
-    assert reference_outcome(CommitConflictError("x", "already exists")) is None
