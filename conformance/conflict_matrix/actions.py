@@ -285,26 +285,26 @@ def add_base(name: str, directory: str, base_id: int) -> Action:
     def pylance(ds, ctx: Context) -> None:
         import lance  # pylance, lazily
 
-        ds.add_bases([lance.DatasetBasePath(location(ctx), name=name)])
+        ds.add_bases([lance.DatasetBasePath(location(ctx), name=name, id=base_id)])
 
     def reference(ds, ctx: Context) -> None:
         ds.commit(UpdateBases([BasePath(id=base_id, path=location(ctx), is_dataset_root=False, name=name)]))
 
     return Action(
         Operation.UPDATE_BASES,
-        f"add base path {name!r} at <scratch>/{directory} (the reference names id {base_id}; pylance picks one)",
+        f"add base path {base_id} named {name!r} at <scratch>/{directory}",
         pylance,
         reference,
     )
 
 
-def update_mem_wal_state(region: str) -> Action:
+def update_mem_wal_state(region: str, generation: int = 1) -> Action:
     def reference(ds, ctx: Context) -> None:
-        ds.update_mem_wal_state({region: 1})
+        ds.update_mem_wal_state({region: generation})
 
     return Action(
         Operation.UPDATE_MEM_WAL_STATE,
-        f"record MemWAL region {region[:8]}... merged up to generation 1",
+        f"record MemWAL region {region[:8]}... merged up to generation {generation}",
         None,
         reference,
         pylance_unreachable=(

@@ -190,9 +190,17 @@ def _cells_of(a: Op, b: Op) -> list[CellSpec]:
     if a is Op.UPDATE_BASES and b is Op.UPDATE_BASES:
         first = act.add_base("b1", "base-1", 1)
         return [
+            CellSpec(first, act.add_base("b2", "base-2", 1), S.SAME_BASE_ID),
             CellSpec(first, act.add_base("b1", "base-2", 2), S.SAME_BASE_NAME),
             CellSpec(first, act.add_base("b2", "base-1", 2), S.SAME_BASE_PATH),
             CellSpec(first, act.add_base("b2", "base-2", 2), S.DIFFERENT_BASES),
+        ]
+    if a is Op.UPDATE_MEM_WAL_STATE and b is Op.UPDATE_MEM_WAL_STATE:
+        region, other = act.MEM_WAL_REGIONS
+        first = act.update_mem_wal_state(region, 1)
+        return [
+            CellSpec(first, act.update_mem_wal_state(region, 2), S.SAME_MEM_WAL_REGION, Template.MEM_WAL),
+            CellSpec(first, act.update_mem_wal_state(other, 1), S.DIFFERENT_MEM_WAL_REGIONS, Template.MEM_WAL),
         ]
     if Op.UPDATE_MEM_WAL_STATE in pair:
         # pylance 14 adds no computed column to a table with a MemWAL attached.

@@ -286,6 +286,10 @@ class Subcase(str, enum.Enum):
     UNINDEXED_COLUMN = "replaced-column-not-indexed"
     SAME_CONFIG_KEY = "same-config-key"
     DIFFERENT_CONFIG_KEY = "different-config-key"
+    #: UpdateMemWalState pairs: merge progress of the same region (generations 1, then 2).
+    SAME_MEM_WAL_REGION = "same-mem-wal-region"
+    DIFFERENT_MEM_WAL_REGIONS = "different-mem-wal-regions"
+    SAME_BASE_ID = "same-base-id"
     SAME_BASE_NAME = "same-base-name"
     SAME_BASE_PATH = "same-base-path"
     DIFFERENT_BASES = "different-bases"

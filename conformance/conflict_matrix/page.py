@@ -159,7 +159,7 @@ def _data_replacement(theirs: Op, sub: S) -> Verdict:
 
 
 def _update_bases(theirs: Op, sub: S) -> Verdict:
-    if theirs is Op.UPDATE_BASES and sub in (S.SAME_BASE_NAME, S.SAME_BASE_PATH):
+    if theirs is Op.UPDATE_BASES and sub in (S.SAME_BASE_ID, S.SAME_BASE_NAME, S.SAME_BASE_PATH):
         return V.INCOMPATIBLE, "UpdateBases Compatibility: a base path with the same id, name or path conflicts"
     return V.COMPATIBLE, "UpdateBases Compatibility: only update_bases with a shared id, name or path conflicts"
 
