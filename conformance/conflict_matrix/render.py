@@ -30,12 +30,13 @@ def _mark(cell: Cell, mode: Mode) -> str:
 
 
 def to_text(matrix: ConflictMatrix) -> str:
-    headings = ["first -> second : sub-case", "page", *(_MODE_HEADINGS[m] for m in Mode)]
+    headings = ["first -> second : sub-case", "page", *(_MODE_HEADINGS[m] for m in Mode), "known discrepancy"]
     rows = [
         [
             cell.id.replace("/", " -> ", 1),
             cell.page.value + (" (!)" if page_differs(cell) else ""),
             *(_mark(cell, mode) for mode in Mode),
+            cell.discrepancy.entry if cell.discrepancy else "",
         ]
         for cell in matrix.cells
     ]
@@ -48,6 +49,7 @@ def to_text(matrix: ConflictMatrix) -> str:
         f"pylance {matrix.pylance}; page: {matrix.spec.repository} {matrix.spec.path} @ {matrix.spec.commit[:12]}"
     )
     lines.append("(!) pylance/pylance measured an outcome other than the page's")
+    lines.append('known discrepancy: the entry of docs/spec-discrepancies.md ("Conflict matrix") for the cell')
     return "\n".join(lines)
 
 
@@ -79,8 +81,9 @@ def to_markdown(matrix: ConflictMatrix) -> str:
         "- **not_applicable**: a Clone only starts a dataset; **not_reachable**: one side cannot produce",
         "  the operation (the note says why); **pending**: not measured yet; **error**: the second writer",
         "  failed with something other than a conflict.",
-        "- **(!)** marks cells where pylance/pylance differs from the page; **known discrepancy** marks",
-        '  cells where the reference differs from pylance (`docs/spec-discrepancies.md`, "Conflict matrix").',
+        "- **(!)** marks cells where pylance/pylance differs from the page; *known discrepancy* names the",
+        '  entry of `docs/spec-discrepancies.md` ("Conflict matrix") of a cell where the reference differs',
+        "  from pylance, and which side follows the page.",
         "",
         "Regenerate the data with `python -m conformance.conflict_matrix measure --output",
         "conformance/data/conflict_matrix.json`; `tests/conformance/conflict_matrix/` re-runs it.",
@@ -93,17 +96,20 @@ def to_markdown(matrix: ConflictMatrix) -> str:
         "",
         "## Cells",
         "",
-        "| first | second | sub-case | page | " + " | ".join(_MODE_HEADINGS[m] for m in Mode) + " |",
-        "| --- | --- | --- | --- | " + " | ".join("---" for _ in Mode) + " |",
+        "| first | second | sub-case | page | "
+        + " | ".join(_MODE_HEADINGS[m] for m in Mode)
+        + " | known discrepancy |",
+        "| --- | --- | --- | --- | " + " | ".join("---" for _ in Mode) + " | --- |",
     ]
     for cell in matrix.cells:
         page = cell.page.value + (" (!)" if page_differs(cell) else "")
-        marks = [_mark(cell, mode) for mode in Mode]
-        if cell.discrepancy is not None:
-            marks[-1] += " (known discrepancy)"
-        out.append(
-            f"| {cell.first.value} | {cell.second.value} | {cell.subcase} | {page} | " + " | ".join(marks) + " |"
+        marks = " | ".join(_mark(cell, mode) for mode in Mode)
+        known = (
+            ""
+            if cell.discrepancy is None
+            else f"{cell.discrepancy.entry} (follows the page: {cell.discrepancy.follows_page})"
         )
+        out.append(f"| {cell.first.value} | {cell.second.value} | {cell.subcase} | {page} | {marks} | {known} |")
     out += ["", "## What each cell does", ""]
     for cell in matrix.cells:
         if cell.outcomes[Mode.PYLANCE_PYLANCE] is Outcome.NOT_APPLICABLE:
