@@ -188,15 +188,33 @@ def initialize_mem_wal() -> Action:
 # -- rewrite, merge, project -----------------------------------------------------------
 
 
-def rewrite() -> Action:
+def rewrite(*, fragment_reuse_index: bool = False) -> Action:
+    """Compact fragment 0; with ``fragment_reuse_index``, pylance defers
+    remapping the table's indices and records a fragment reuse index
+    instead."""
+
     def pylance(ds, ctx: Context) -> None:
         ds.optimize.compact_files(
-            target_rows_per_fragment=FRAGMENT_ROWS, materialize_deletions_threshold=0.0, num_threads=1
+            target_rows_per_fragment=FRAGMENT_ROWS,
+            materialize_deletions_threshold=0.0,
+            num_threads=1,
+            defer_index_remap=fragment_reuse_index,
         )
 
     def reference(ds, ctx: Context) -> None:
         ds.compact(target_rows_per_fragment=FRAGMENT_ROWS, materialize_deletions_threshold=0.0)
 
+    if fragment_reuse_index:
+        return Action(
+            Operation.REWRITE,
+            "compact fragment 0 with deferred index remapping (the Rewrite carries a fragment reuse index)",
+            pylance,
+            None,
+            reference_unreachable=(
+                "the reference writer cannot write a fragment reuse index (protos/transaction.proto has no "
+                "Rewrite.frag_reuse_index)"
+            ),
+        )
     return Action(
         Operation.REWRITE,
         "compact: fragment 0 (with a deleted row) rewritten; both implementations commit ReserveFragments first",

@@ -30,6 +30,9 @@ class Template(str, enum.Enum):
     STABLE_ROW_IDS = "stable-row-ids"
     #: PLAIN plus the MemWAL index (initialize_mem_wal), for UpdateMemWalState.
     MEM_WAL = "mem-wal"
+    #: PLAIN plus a BTREE index ``idx_extra`` on ``extra``, which a compaction
+    #: with deferred index remapping records in a fragment reuse index.
+    INDEXED = "indexed"
 
 
 def build_template(template: Template, path: Path) -> int:
@@ -51,6 +54,8 @@ def build_template(template: Template, path: Path) -> int:
     dataset.delete("id = 3")
     if template is Template.MEM_WAL:
         dataset.initialize_mem_wal(unsharded=True)
+    if template is Template.INDEXED:
+        dataset.create_scalar_index("extra", "BTREE", name="idx_extra")
     return lance.dataset(str(path)).version
 
 
@@ -116,6 +121,10 @@ def _second_default(op: Op) -> Action:
     return special[op]() if op in special else _first_default(op)
 
 
+def _with_reuse_index(op: Op) -> Action:
+    return act.rewrite(fragment_reuse_index=True) if op is Op.REWRITE else _first_default(op)
+
+
 def _row_action(op: Op, ids: tuple[int, ...]) -> Action:
     return act.delete(ids) if op is Op.DELETE else act.update(ids)
 
@@ -172,6 +181,7 @@ def _cells_of(a: Op, b: Op) -> list[CellSpec]:
         return [
             CellSpec(_first_default(a), _first_default(b), S.NO_STABLE_ROW_IDS),
             CellSpec(_first_default(a), _first_default(b), S.STABLE_ROW_IDS, Template.STABLE_ROW_IDS),
+            CellSpec(_with_reuse_index(a), _with_reuse_index(b), S.FRAGMENT_REUSE_INDEX, Template.INDEXED),
         ]
     if pair == {Op.CREATE_INDEX, Op.DATA_REPLACEMENT}:
 
@@ -223,8 +233,10 @@ UNMEASURED_SUBCASES = {
         "rows to new fragments); every Update cell is REWRITE_ROWS"
     ),
     "fragment reuse index": (
-        "the reference writer cannot write a fragment reuse index, and pylance 14 writes one only through "
-        "deferred index remapping of a compaction; the Rewrite/CreateIndex cells use stable row ids on/off"
+        "the reference writer cannot write a fragment reuse index (Rewrite.frag_reuse_index is not in "
+        "protos/transaction.proto); pylance 14 writes one through a compaction with deferred index remapping, "
+        "measured in the Rewrite/CreateIndex cells where pylance does the Rewrite. A CreateIndex writing the "
+        "fragment reuse index (the page's rebase with a Rewrite) has no pylance 14 Python call"
     ),
     "overwrite with config": (
         "pylance 14's Overwrite operation takes no config (LanceOperation.Overwrite has no config argument), so "

@@ -24,5 +24,8 @@ KNOWN: dict[str, Discrepancy] = {
     "rewrite/create_index:stable-row-ids": Discrepancy(
         "Rewrite and CreateIndex under stable row ids", follows_page="reference"
     ),
+    "rewrite/create_index:fragment-reuse-index": Discrepancy(
+        "CreateIndex after a Rewrite carrying a fragment reuse index", follows_page="pylance"
+    ),
     "update_mem_wal_state/overwrite:any": Discrepancy("Overwrite after UpdateMemWalState", follows_page="reference"),
 }

@@ -281,6 +281,8 @@ class Subcase(str, enum.Enum):
     SINGLETON_MEM_WAL = "same-singleton-index-mem-wal"
     NO_STABLE_ROW_IDS = "no-stable-row-ids"
     STABLE_ROW_IDS = "stable-row-ids"
+    #: The Rewrite carries a fragment reuse index (compaction with deferred index remapping).
+    FRAGMENT_REUSE_INDEX = "fragment-reuse-index"
     #: The index is on the column the DataReplacement replaces.
     INDEXED_COLUMN = "replaced-column-indexed"
     UNINDEXED_COLUMN = "replaced-column-not-indexed"

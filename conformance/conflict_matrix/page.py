@@ -64,6 +64,8 @@ def _create_index(theirs: Op, sub: S) -> Verdict:
     if theirs is Op.REWRITE:
         if sub is S.STABLE_ROW_IDS:
             return V.COMPATIBLE, "CreateIndex Compatibility: rewrite is compatible under stable row ids"
+        if sub is S.FRAGMENT_REUSE_INDEX:
+            return V.COMPATIBLE, "CreateIndex Compatibility: rewrite with a fragment reuse index is compatible"
         return (
             V.RETRYABLE,
             "CreateIndex Compatibility: rewrite of indexed fragments without stable row ids is retryable",
@@ -91,6 +93,8 @@ def _rewrite(theirs: Op, sub: S) -> Verdict:
     if theirs is Op.CREATE_INDEX:
         if sub is S.STABLE_ROW_IDS:
             return V.COMPATIBLE, "Rewrite Compatibility: create_index is compatible under stable row ids"
+        if sub is S.FRAGMENT_REUSE_INDEX:
+            return V.COMPATIBLE, "Rewrite Compatibility: create_index is compatible with a fragment reuse index"
         return V.RETRYABLE, "Rewrite Compatibility: create_index over the rewritten fragments is retryable"
     return V.COMPATIBLE, "Rewrite Compatibility: not listed, compatible"
 
