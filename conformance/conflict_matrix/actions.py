@@ -17,6 +17,7 @@ only.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,13 +29,22 @@ import pyarrow.compute as pc
 
 from reference_impl.fragment_writer import write_data_file
 from reference_impl.manifest import BasePath
-from reference_impl.transactions import DataReplacement, DataReplacementGroup, ReserveFragments, UpdateBases
+from reference_impl.transactions import (
+    DataReplacement,
+    DataReplacementGroup,
+    ReserveFragments,
+    Update,
+    UpdateBases,
+    UpdateMode,
+)
 
 from .model import Implementation, Operation
 
 #: Rows per fragment of the base table.
 FRAGMENT_ROWS = 4
 FIELD_IDS = {"id": 0, "extra": 1, "value": 2}
+#: The field id of a data file's obsolete (tombstoned) columns.
+TOMBSTONE = -2
 #: The MemWAL regions the reference's UpdateMemWalState actions name.
 MEM_WAL_REGIONS = ("1b0e5c1e-3c6c-4c8e-9a43-6f1e2f0f0a01", "2c1f6d2f-4d7d-4d9f-8b54-7a2f3a1a1b02")
 
@@ -154,6 +164,58 @@ def update(ids: tuple[int, ...]) -> Action:
     return Action(
         Operation.UPDATE,
         f"set value = -1 where {_in_list(ids)} (REWRITE_ROWS: rows moved to a new fragment)",
+        pylance,
+        reference,
+    )
+
+
+def update_columns(fragment_id: int, column: str) -> Action:
+    """An Update in REWRITE_COLUMNS mode: ``column`` of every row of
+    ``fragment_id`` written anew as a data file of the same fragment, the old
+    file's field tombstoned. Neither implementation's ``update`` call does
+    this, so both commit the operation themselves."""
+
+    def pylance(ds, ctx: Context) -> None:
+        import lance  # pylance, lazily (as the drivers import it)
+        from lance.fragment import DataFile  # pylance, lazily
+
+        new_file = _pylance_column_file(ds, ctx, fragment_id, column, "columns")
+        fragment = ds.get_fragment(fragment_id).metadata
+        field_id = FIELD_IDS[column]
+        files = [
+            DataFile(
+                f.path,
+                [TOMBSTONE],
+                list(f.column_indices),
+                f.file_major_version,
+                f.file_minor_version,
+                f.file_size_bytes,
+            )
+            if list(f.fields) == [field_id]
+            else f
+            for f in fragment.files
+        ]
+        fragment.files = [*files, new_file]
+        operation = lance.LanceOperation.Update(
+            updated_fragments=[fragment], fields_modified=[field_id], update_mode="rewrite_columns"
+        )
+        _pylance_commit(ctx, operation)
+
+    def reference(ds, ctx: Context) -> None:
+        field = next(f for f in ds.schema.fields if f.name == column)
+        fragment = next(f for f in ds.fragments if f.id == fragment_id)
+        new_file = write_data_file(ds.storage, _replacement_values(fragment_id, column), [field])
+        files = [
+            dataclasses.replace(f, fields=[TOMBSTONE]) if list(f.fields) == [field.id] else f for f in fragment.files
+        ]
+        updated = dataclasses.replace(fragment, files=[*files, new_file])
+        ds.commit(
+            Update(updated_fragments=[updated], fields_modified=[field.id], update_mode=UpdateMode.REWRITE_COLUMNS)
+        )
+
+    return Action(
+        Operation.UPDATE,
+        f"rewrite column {column} of fragment {fragment_id} in place (an Update in REWRITE_COLUMNS mode)",
         pylance,
         reference,
     )
@@ -340,18 +402,25 @@ def _replacement_values(fragment_id: int, column: str) -> pa.Table:
     return pa.table({column: pa.array([-(first + i) - 1 for i in range(FRAGMENT_ROWS)], pa.int64())})
 
 
+def _pylance_column_file(ds, ctx: Context, fragment_id: int, column: str, purpose: str):
+    """Write new values of ``column`` for the rows of ``fragment_id`` as a
+    data file of the dataset, with pylance's file writer; its ``DataFile``."""
+    from lance.file import LanceFileWriter  # pylance, lazily
+    from lance.fragment import DataFile  # pylance, lazily
+
+    name = f"{purpose}-{ctx.token}-{fragment_id}.lance"
+    path = os.path.join(ctx.uri, "data", name)
+    table = _replacement_values(fragment_id, column)
+    with LanceFileWriter(path, table.schema, version="2.0") as writer:
+        writer.write_batch(table)
+    return DataFile(name, [FIELD_IDS[column]], [0], 2, 0, os.path.getsize(path))
+
+
 def data_replacement(fragment_id: int, column: str = "value") -> Action:
     def pylance(ds, ctx: Context) -> None:
-        import lance  # pylance, lazily
-        from lance.file import LanceFileWriter  # pylance, lazily
-        from lance.fragment import DataFile  # pylance, lazily
+        import lance  # pylance, lazily (as the drivers import it)
 
-        name = f"replacement-{ctx.token}-{fragment_id}.lance"
-        path = os.path.join(ctx.uri, "data", name)
-        table = _replacement_values(fragment_id, column)
-        with LanceFileWriter(path, table.schema, version="2.0") as writer:
-            writer.write_batch(table)
-        new_file = DataFile(name, [FIELD_IDS[column]], [0], 2, 0, os.path.getsize(path))
+        new_file = _pylance_column_file(ds, ctx, fragment_id, column, "replacement")
         group = lance.LanceOperation.DataReplacementGroup(fragment_id, new_file)
         _pylance_commit(ctx, lance.LanceOperation.DataReplacement([group]))
 

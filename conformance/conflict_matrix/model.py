@@ -273,6 +273,10 @@ class Subcase(str, enum.Enum):
     DIFFERENT_ROWS = "different-rows-same-fragment"
     #: The Delete/Update removes fragment 0 outright (every live row of it).
     WHOLE_FRAGMENT = "removes-whole-fragment"
+    #: The Update rewrites column ``value`` of fragment 0 in place (REWRITE_COLUMNS).
+    UPDATE_COLUMNS = "update-rewrite-columns"
+    #: The Update rewrites ``extra`` of fragment 0 in place; the DataReplacement replaces ``value``.
+    UPDATE_COLUMNS_OTHER_FIELD = "update-rewrite-columns-other-field"
     #: DataReplacement pairs: fragment 0, but different fields replaced.
     OTHER_FIELD = "overlapping-other-field"
     SAME_INDEX_NAME = "same-index-name"

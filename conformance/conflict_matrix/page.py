@@ -155,6 +155,10 @@ def _data_replacement(theirs: Op, sub: S) -> Verdict:
         if sub.same_fragment:
             return V.RETRYABLE, f"{section}: rewrite of overlapping fragments is retryable"
         return V.COMPATIBLE, f"{section}: rewrite of other fragments does not conflict"
+    if theirs is Op.UPDATE and sub is S.UPDATE_COLUMNS:
+        return V.RETRYABLE, f"{section}: an update rewriting a replaced field in place is retryable"
+    if theirs is Op.UPDATE and sub is S.UPDATE_COLUMNS_OTHER_FIELD:
+        return V.COMPATIBLE, f"{section}: an update rewriting another field in place does not conflict"
     if theirs is Op.UPDATE and sub.same_fragment:
         return V.RETRYABLE, f"{section}: an update rewriting rows out of a target fragment is retryable"
     if theirs is Op.DELETE and sub.same_fragment:
