@@ -27,11 +27,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference_impl.fragment_writer import write_data_file
+from reference_impl.fragment_writer import write_data_file, write_fragments
 from reference_impl.manifest import BasePath
 from reference_impl.transactions import (
     DataReplacement,
     DataReplacementGroup,
+    Overwrite,
     ReserveFragments,
     Update,
     UpdateBases,
@@ -135,6 +136,22 @@ def overwrite() -> Action:
         ds.overwrite(base_table(100, 4))
 
     return Action(Operation.OVERWRITE, "overwrite the table with 4 new rows (ids 100-103)", pylance, reference)
+
+
+def overwrite_with_config(key: str) -> Action:
+    """An Overwrite that also sets config ``key`` (``Overwrite.config_upsert_values``)."""
+
+    def reference(ds, ctx: Context) -> None:
+        fragments = write_fragments(ds.storage, base_table(100, 4), ds.schema)
+        ds.commit(Overwrite(fragments=fragments, schema=ds.schema, config_upsert_values={key: ctx.token}))
+
+    return Action(
+        Operation.OVERWRITE,
+        f"overwrite the table with 4 new rows (ids 100-103), setting config key {key!r}",
+        None,
+        reference,
+        pylance_unreachable="pylance 14's Overwrite takes no config (LanceOperation.Overwrite has no such argument)",
+    )
 
 
 # -- delete / update ---------------------------------------------------------------

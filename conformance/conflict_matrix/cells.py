@@ -212,6 +212,18 @@ def _cells_of(a: Op, b: Op) -> list[CellSpec]:
             CellSpec(side(a, "value"), side(b, "value"), S.INDEXED_COLUMN),
             CellSpec(side(a, "id"), side(b, "id"), S.UNINDEXED_COLUMN),
         ]
+    if pair == {Op.OVERWRITE, Op.UPDATE_CONFIG}:
+
+        def config_side(op: Op, key: str | None) -> Action:
+            if op is Op.UPDATE_CONFIG:
+                return act.update_config("k1")
+            return act.overwrite() if key is None else act.overwrite_with_config(key)
+
+        return [
+            CellSpec(config_side(a, None), config_side(b, None), S.ANY),
+            CellSpec(config_side(a, "k1"), config_side(b, "k1"), S.SAME_CONFIG_KEY),
+            CellSpec(config_side(a, "k2"), config_side(b, "k2"), S.DIFFERENT_CONFIG_KEY),
+        ]
     if a is Op.UPDATE_CONFIG and b is Op.UPDATE_CONFIG:
         return [
             CellSpec(act.update_config("k1"), act.update_config("k1"), S.SAME_CONFIG_KEY),
@@ -258,9 +270,5 @@ UNMEASURED_SUBCASES = {
         "protos/transaction.proto); pylance 14 writes one through a compaction with deferred index remapping, "
         "measured in the Rewrite/CreateIndex cells where pylance does the Rewrite. A CreateIndex writing the "
         "fragment reuse index (the page's rebase with a Rewrite) has no pylance 14 Python call"
-    ),
-    "overwrite with config": (
-        "pylance 14's Overwrite operation takes no config (LanceOperation.Overwrite has no config argument), so "
-        "the Overwrite/UpdateConfig cells have an overwrite that sets no config key"
     ),
 }

@@ -15,6 +15,9 @@ SECTION = "Conflict matrix"
 
 KNOWN: dict[str, Discrepancy] = {
     "overwrite/update_config:any": Discrepancy("UpdateConfig after Overwrite", follows_page="reference"),
+    "overwrite/update_config:different-config-key": Discrepancy(
+        "UpdateConfig after Overwrite", follows_page="reference"
+    ),
     "create_index/create_index:same-index-name": Discrepancy(
         "Two CreateIndex of the same name", follows_page="reference"
     ),
