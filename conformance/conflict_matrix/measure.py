@@ -4,10 +4,10 @@ writer's fate.
 For each cell: copy the cell's base table (built once per run), open one
 handle per writer at the base version ``v`` (pylance: ``lance.dataset(uri,
 version=v)``; reference: ``Dataset.open(uri, version=v)``), let the first
-writer commit, then the second. When the second commits, the result is
-checked: the reference reader and pylance see the same rows, and the
-validator reports no error on the latest version; a failed check is kept
-beside the outcome (:attr:`Observation.problems`).
+writer commit, then the second. Then the result is checked, whether the
+second committed or was refused: the reference reader and pylance see the
+same rows, and the validator reports no error on the latest version; a
+failed check is kept beside the outcome (:attr:`Observation.problems`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ class Observation:
     #: Why a cell was not run, or what went wrong (informational: tests
     #: compare outcomes only).
     note: str = ""
-    #: After a commit: what the checks found wrong ('' when nothing).
+    #: After the second writer committed or was refused: what the checks
+    #: found wrong ('' when nothing).
     problems: str = ""
 
 
@@ -91,7 +92,7 @@ def _rows(table) -> list[tuple]:
 
 
 def check_committed(uri: str) -> str:
-    """Problems with a dataset after both commits ('' when none): the two
+    """Problems with a dataset after the race ('' when none): the two
     readers disagree, or the validator reports an error."""
     import lance  # pylance, imported lazily as the drivers do
 
@@ -162,7 +163,9 @@ def _run_cell(cell: CellSpec, mode: Mode, space: Workspace) -> Observation:
             outcome = outcome_of(mode.second.value, error)
             if outcome is None:
                 return Observation(Outcome.ERROR, f"the second writer failed: {_summary(error)}")
-            return Observation(outcome)
+            # The refused writer must leave the table as the first left it
+            # (a compaction's own ReserveFragments may stay committed).
+            return Observation(outcome, problems=check_committed(uri))
         if _latest_version(uri) == after_first:
             return Observation(Outcome.ERROR, "the second writer committed nothing")
         return Observation(Outcome.COMMITTED, problems=check_committed(uri))

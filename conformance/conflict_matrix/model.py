@@ -129,8 +129,8 @@ class Cell:
     outcomes: dict[Mode, Outcome]
     #: Why a mode was not run, or how it failed.
     notes: dict[Mode, str] = field(default_factory=dict)
-    #: Committed modes whose result failed a check (readers disagree, the
-    #: validator reports an error), and what failed.
+    #: Modes whose result failed a check after the race (readers disagree,
+    #: the validator reports an error), and what failed.
     problems: dict[Mode, str] = field(default_factory=dict)
     #: Known pylance/reference differences in this cell, by mode pair.
     discrepancy: Discrepancy | None = None
