@@ -193,6 +193,23 @@ def _fixtures_promote(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _conflicts(args: argparse.Namespace) -> int:
+    """The stored conflict matrix (conformance/data/conflict_matrix.json)."""
+    import json
+
+    from .conflict_matrix.model import stored_matrix
+    from .conflict_matrix.render import to_markdown, to_text
+
+    matrix = stored_matrix()
+    if args.format == "json":
+        print(json.dumps(matrix.to_json(), indent=2))
+    elif args.format == "markdown":
+        print(to_markdown(matrix), end="")
+    else:
+        print(to_text(matrix))
+    return EXIT_OK
+
+
 def _add_fixtures(commands) -> None:
     fixtures = commands.add_parser("fixtures", help="golden fixtures: generate, verify, matrix, promote")
     group = fixtures.add_subparsers(dest="fixtures_command", required=True)
@@ -299,6 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--uncovered", action="store_true", help="list the requirements no rule or test checks, with the reason"
     )
     rules.set_defaults(run=_rules)
+
+    conflicts = commands.add_parser(
+        "conflicts", help="print the conflict matrix: two writers racing, measured with pylance and the reference"
+    )
+    conflicts.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    conflicts.set_defaults(run=_conflicts)
 
     demo = commands.add_parser("demo", help="write datasets with pylance and check them with the suite")
     demo.add_argument("--out", default=None, help="directory for the demo datasets (default: a temporary one)")

@@ -696,6 +696,30 @@ def with_merged_deletions(
     return replace(mine, operation=new_op, read_version=rebased_on)
 
 
+def with_latest_data_files(mine: Transaction, base: Manifest, latest: Manifest) -> Transaction:
+    """Mine with each fragment it updates carrying the data files the
+    fragment has in ``latest``, where a compatible concurrent version changed
+    them (the reference's Project removes a data file left holding only
+    dropped fields) and mine did not: a Delete or Update changes only a
+    fragment's deletion file, so the rest of the fragment is the latest
+    one's (transaction page, "Rebase Mechanism": the rebased transaction
+    incorporates the concurrent change instead of undoing it)."""
+    operation = mine.operation
+    if not isinstance(operation, (Delete, Update)):
+        return mine
+    before = {f.id: f for f in base.fragments}
+    now = {f.id: f for f in latest.fragments}
+    updated = []
+    for fragment in operation.updated_fragments:
+        old, new = before.get(fragment.id), now.get(fragment.id)
+        if old is not None and new is not None and fragment.files == old.files and new.files != old.files:
+            fragment = replace(fragment, files=list(new.files))
+        updated.append(fragment)
+    if updated == operation.updated_fragments:
+        return mine
+    return replace(mine, operation=replace(operation, updated_fragments=updated))
+
+
 def with_index_bitmaps_on(mine: Transaction, latest: Manifest) -> Transaction:
     """A CreateIndex whose fragment bitmaps name only fragments that still
     exist in ``latest``: fragments a concurrent Delete, Update or Rewrite

@@ -65,6 +65,7 @@ from .conflicts import (
     modified_fragment_ids,
     operation_title,
     with_index_bitmaps_on,
+    with_latest_data_files,
     with_merged_deletions,
     with_singleton_indices_merged,
 )
@@ -375,6 +376,7 @@ class _Rebase:
         rebased = self.current
         if self._deleting():
             rebased = self._merge_deletions(latest)
+            rebased = with_latest_data_files(rebased, self.based_on.manifest, latest_file.manifest)
         elif isinstance(rebased.operation, CreateIndex):
             rebased = with_index_bitmaps_on(rebased, latest_file.manifest)
             if self.pending:

@@ -110,12 +110,17 @@ def compact(
         return dataset
     moved = [_moved_rows(dataset, run) for run in runs]
     counts = [_fragments_needed(m.table.num_rows, target_rows_per_fragment) for m in moved]
-    dataset, ids = _reserve_ids(dataset, sum(counts))
+    ids = _reserve_ids(dataset, sum(counts))
     groups = []
     for run, rows, count in zip(runs, moved, counts, strict=True):
         new_ids, ids = ids[:count], ids[count:]
         new_fragments = _write_run(dataset, rows, new_ids, target_rows_per_fragment)
         groups.append(RewriteGroup(old_fragments=list(run), new_fragments=new_fragments))
+    # The Rewrite is built on the version the rows were read from, not on the
+    # reservation's: the commit loop then resolves it against every version
+    # committed since (its own ReserveFragments included, which is
+    # compatible), so a concurrent change to a rewritten fragment is a
+    # conflict rather than a lost update.
     return dataset.commit(Rewrite(groups=groups))
 
 
@@ -202,9 +207,9 @@ def _visible_offsets(dataset: Dataset, fragment: Fragment) -> list[int]:
 # -- committing ------------------------------------------------------------------
 
 
-def _reserve_ids(dataset: Dataset, count: int) -> tuple[Dataset, list[int]]:
-    """Commit ``ReserveFragments`` and return the new version with the
-    reserved ids, ascending (nothing is committed for zero fragments).
+def _reserve_ids(dataset: Dataset, count: int) -> list[int]:
+    """Commit ``ReserveFragments`` and return the reserved ids, ascending
+    (nothing is committed for zero fragments).
 
     A manifest may leave ``max_fragment_id`` out although fragments exist
     (pylance 0.20 does when the only id is 0; docs/spec-discrepancies.md,
@@ -212,7 +217,7 @@ def _reserve_ids(dataset: Dataset, count: int) -> tuple[Dataset, list[int]]:
     up to the highest id present, so that no reserved id is one in use.
     """
     if count == 0:
-        return dataset, []
+        return []
     recorded = dataset.manifest.max_fragment_id
     highest = max((f.id for f in dataset.fragments), default=-1)
     gap = max(0, highest - (recorded if recorded is not None else -1))
@@ -220,7 +225,7 @@ def _reserve_ids(dataset: Dataset, count: int) -> tuple[Dataset, list[int]]:
     top = reserved.manifest.max_fragment_id
     if top is None:  # committing a reservation always records the new high-water mark
         raise LanceFormatError(reserved.manifest_file.path, "a ReserveFragments commit recorded no max_fragment_id")
-    return reserved, list(range(top - count + 1, top + 1))
+    return list(range(top - count + 1, top + 1))
 
 
 def _write_run(dataset: Dataset, moved: MovedRows, ids: list[int], target: int) -> list[Fragment]:

@@ -185,3 +185,31 @@ def test_creating_or_cloning_onto_an_existing_table_is_incompatible(tmp_path):
         Dataset.create(target, rows(20, 1))
     assert refused.value.version == 2
     assert ids(Dataset.open(target)) == [10, 11]
+
+
+@pytest.mark.parametrize("stale", ["delete", "update"])
+def test_a_delete_or_update_rebased_over_a_project_keeps_the_projects_data_files(tmp_path, stale):
+    """A Project committed since the read version is compatible with a Delete
+    or Update, and the reference's Project removes the data file that held
+    only the dropped column. The rebased operation must start from the
+    fragment as the latest version has it, adding only its deletion file:
+    putting back the fragment it built at its read version would restore
+    the dropped column's data file (the Project's change lost, and the
+    transaction file no longer describing the manifest)."""
+    path = tmp_path / "ds"
+    Dataset.create(path, rows(0, 4)).add_columns({"extra": pc.multiply(pc.field("id"), 2)})
+    read = Dataset.open(path).version
+    mine = Dataset.open(path, read)
+    projected = Dataset.open(path, read).drop_columns(["extra"])
+    files_after_project = [f.path for f in projected.fragments[0].files]
+    if stale == "delete":
+        rebased = mine.delete(pc.field("id") == 1)
+    else:
+        rebased = mine.update({"v": pa.scalar(7, pa.int64())}, pc.field("id") == 1)
+    fragment = next(f for f in rebased.fragments if f.id == 0)
+    assert [f.path for f in fragment.files] == files_after_project
+    assert fragment.deletion_file is not None
+    assert rebased.to_table().column_names == ["id", "v"]
+    transaction = recorded(path, rebased.version)
+    recorded_fragment = next(f for f in transaction.operation.updated_fragments if f.id == 0)
+    assert [f.path for f in recorded_fragment.files] == files_after_project

@@ -24,6 +24,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import (
     CommitConflictError,
     LanceFormatError,
+    RetryableConflictError,
     UnsupportedFeatureError,
     VersionNotFoundError,
 )
@@ -183,6 +184,37 @@ def test_compaction_plan_follows_the_documented_rule(tmp_path):
     # fragments from every index, covered or not.
     indexed = ds.commit(CreateIndex(new_indices=[_metadata_index(ds, [2])]))
     assert plan(indexed) == [[1, 2], [6]]
+
+
+def test_a_stale_compaction_conflicts_with_a_delete_of_the_fragments_it_rewrites(tmp_path):
+    """A compaction planned on version v rewrites the rows it read at v: when
+    a delete of one of those rows was committed since v, the Rewrite must
+    conflict (retryable) rather than bring the deleted row back, although
+    its own ReserveFragments commit is compatible with the delete. (The
+    Rewrite is built on v, so the commit loop resolves it against every
+    version since v, the delete included; built on the ReserveFragments
+    version, it saw no delete and undid it: a lost update.)"""
+    ds = Dataset.create(tmp_path / "ds", rows(0, 8), max_rows_per_file=4)
+    ds = ds.delete(pc.field("id").isin([3]))  # fragment 0 has a deletion to materialize
+    stale = Dataset.open(tmp_path / "ds", version=ds.version)
+    ds.delete(pc.field("id").isin([0]))
+    with pytest.raises(RetryableConflictError) as raised:
+        stale.compact(target_rows_per_fragment=4)
+    assert raised.value.operation == "delete"
+    latest = Dataset.open(tmp_path / "ds")
+    assert sorted(latest.to_table()["id"].to_pylist()) == [1, 2, 4, 5, 6, 7]
+
+
+def test_a_stale_compaction_after_a_new_column_conflicts_instead_of_failing(tmp_path):
+    """A column added since the compaction's read version makes its Rewrite
+    a retryable conflict (the page's Rewrite section: Merge, always), not a
+    failure to write the moved rows under the newer schema."""
+    ds = Dataset.create(tmp_path / "ds", rows(0, 8), max_rows_per_file=4)
+    ds = ds.delete(pc.field("id").isin([3]))
+    stale = Dataset.open(tmp_path / "ds", version=ds.version)
+    ds.add_columns({"doubled": pc.multiply(pc.field("id"), 2)})
+    with pytest.raises(RetryableConflictError):
+        stale.compact(target_rows_per_fragment=4)
 
 
 def _metadata_index(ds: Dataset, fragment_ids) -> IndexMetadata:
