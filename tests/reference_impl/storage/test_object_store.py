@@ -4,6 +4,7 @@ keeps (confinement, bounded reads, put-if-not-exists, listing, typed errors)."""
 from __future__ import annotations
 
 import multiprocessing
+import queue
 
 import pytest
 
@@ -16,22 +17,10 @@ from reference_impl.errors import (
     UnreadablePathError,
 )
 from reference_impl.storage import S3Storage, Storage
+from tests.reference_impl.storage import race_worker
 from tests.servers import s3_client
 
 WRITERS = 16
-
-
-def _race_writer(options, bucket, barrier, results, writer):
-    """One writer process: wait for all, then try to create the same key."""
-    storage = S3Storage(bucket, "race", storage_options=options)
-    barrier.wait(timeout=60)
-    try:
-        storage.put_if_not_exists("_versions/1.manifest", f"writer {writer}".encode())
-        results.put(("won", writer))
-    except CommitConflictError as exc:
-        results.put(("lost", str(exc)))
-    except Exception as exc:  # reported to the parent, which fails the test
-        results.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
 @pytest.mark.requirements("commit.one-winner", "commit.use-conditional-create")
@@ -39,24 +28,35 @@ def test_racing_writers_exactly_one_wins(s3_options, s3_bucket):
     """16 processes put the same key with If-None-Match at once: exactly one
     succeeds, the others see the local store's "already exists" conflict,
     and the object holds the winner's bytes."""
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([race_worker.__name__])
     barrier = context.Barrier(WRITERS)
     results = context.Queue()
     writers = [
-        context.Process(target=_race_writer, args=(s3_options, s3_bucket, barrier, results, i)) for i in range(WRITERS)
+        context.Process(target=race_worker.put_at_once, args=(s3_options, s3_bucket, barrier, results, i))
+        for i in range(WRITERS)
     ]
     for process in writers:
         process.start()
-    outcomes = [results.get(timeout=120) for _ in writers]
-    for process in writers:
-        process.join(timeout=60)
+    outcomes = []
+    try:
+        for _ in writers:
+            outcomes.append(results.get(timeout=120))
+    except queue.Empty:
+        pytest.fail(f"only {len(outcomes)} of {WRITERS} writers reported")
+    finally:
+        for process in writers:
+            process.join(timeout=60)
+            if process.is_alive():
+                process.terminate()
+                process.join()
     assert [o for o in outcomes if o[0] == "error"] == []
     winners = [o[1] for o in outcomes if o[0] == "won"]
     assert len(winners) == 1
     losses = [o[1] for o in outcomes if o[0] == "lost"]
     assert len(losses) == WRITERS - 1
     assert all(f"s3://{s3_bucket}/race/_versions/1.manifest: already exists" == m for m in losses)
-    stored = S3Storage(s3_bucket, "race", storage_options=s3_options).read("_versions/1.manifest")
+    stored = S3Storage(s3_bucket, "race", storage_options=s3_options).read(race_worker.RACED_KEY)
     assert stored == f"writer {winners[0]}".encode()
 
 
