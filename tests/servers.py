@@ -9,11 +9,16 @@ Fixtures (registered in ``tests/conftest.py``):
   its pid when the session ends, also after a failure;
 * ``s3_options``: the pylance-style storage options for that server;
 * ``s3_bucket``: a fresh bucket for one test (names need three characters).
+
+:func:`requested_keys` reads the server's request log: which keys (and
+listing prefixes) of a bucket were asked for, to show that nothing outside
+a dataset's root was touched.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,6 +30,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import boto3
 import pytest
@@ -32,6 +38,10 @@ import pytest
 #: How long a fresh server may take to answer before the session gives up.
 STARTUP_SECONDS = 60
 REGION = "us-east-1"
+#: The request log of each running server, by endpoint.
+_LOGS: dict[str, Path] = {}
+#: A request line of the server's log: "METHOD /path?query HTTP/1.1".
+_REQUEST = re.compile(r'"(?:\x1b\[[0-9;]*m)*([A-Z]+) (\S+) HTTP/[0-9.]+')
 
 
 def _free_port() -> int:
@@ -84,9 +94,28 @@ def moto_server(tmp_path_factory) -> Iterator[str]:
                 output = log_path.read_text(errors="replace")[-2000:]
                 pytest.fail(f"moto_server on port {port} did not start:\n{output}", pytrace=False)
             time.sleep(0.1)
+        _LOGS[endpoint] = log_path
         yield endpoint
     finally:
+        _LOGS.pop(endpoint, None)
         _stop(process)
+
+
+def requested_keys(endpoint: str, bucket: str) -> list[str]:
+    """Every object key, and every listing prefix, of ``bucket`` that a
+    request to the server at ``endpoint`` has named so far, in order."""
+    found = []
+    for line in _LOGS[endpoint].read_text(errors="replace").splitlines():
+        match = _REQUEST.search(line)
+        if match is None:
+            continue
+        parts = urlsplit(match.group(2))
+        path = unquote(parts.path)
+        if path == f"/{bucket}":
+            found.extend(parse_qs(parts.query).get("prefix", [""]))
+        elif path.startswith(f"/{bucket}/"):
+            found.append(path[len(bucket) + 2 :])
+    return found
 
 
 @pytest.fixture

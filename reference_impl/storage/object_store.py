@@ -218,7 +218,10 @@ class S3Storage(Storage):
         """The object key of ``relpath``, refusing anything outside the root."""
         if not isinstance(relpath, str) or relpath == "":
             raise PathEscapeError(self.root, f"invalid relative path {relpath!r}")
-        if relpath.startswith(("/", "\\")) or "://" in relpath:
+        if "\x00" in relpath:
+            raise PathEscapeError(self.root, f"path contains a NUL byte: {relpath!r}")
+        if relpath.startswith(("/", "\\")) or "://" in relpath or ".." in relpath.split("/"):
+            # The local store's words for the same refusal.
             raise PathEscapeError(relpath, f"path leads outside {self.root}")
         relative = _normalise(relpath, self.join(relpath))
         if not relative:
