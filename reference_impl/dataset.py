@@ -9,7 +9,7 @@ data, deletion and row id file lives (layout: base paths).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -45,8 +45,23 @@ from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
 from .scan import scan
 from .schema import Schema
-from .storage import Storage, local_path
+from .storage import Storage, open_storage, parse_dataset_uri
 from .transactions import Append, Operation, Overwrite
+
+
+def dataset_storage(uri: str | os.PathLike | Storage, storage_options: Mapping[str, str] | None) -> Storage:
+    """The storage of the dataset a user named (see :meth:`Dataset.open`)."""
+    if isinstance(uri, Storage):
+        return uri
+    parsed = parse_dataset_uri(uri)
+    if parsed.ddb_table_name is not None:
+        # Its commits go through the external manifest store in DynamoDB
+        # (table format: external manifest store); opening it by its files
+        # alone would miss versions the store holds and the object store not yet.
+        raise UnsupportedFeatureError(
+            str(parsed), "s3+ddb:// datasets need the external manifest store, which this reader does not have yet"
+        )
+    return open_storage(parsed, storage_options)
 
 
 @dataclass
@@ -57,7 +72,7 @@ class FileLocation:
     relpath: str
 
     def __str__(self) -> str:
-        return str(self.storage.root / self.relpath)
+        return self.storage.join(self.relpath)
 
 
 class Dataset:
@@ -71,15 +86,27 @@ class Dataset:
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def open(cls, uri: str | os.PathLike, version: int | None = None, *, check_features: bool = True) -> Dataset:
+    def open(
+        cls,
+        uri: str | os.PathLike | Storage,
+        version: int | None = None,
+        *,
+        check_features: bool = True,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
+
+        ``uri`` is named as pylance names datasets: a local path, ``file://``
+        or ``s3://bucket/path``, with pylance's ``storage_options`` keys
+        (``aws_endpoint``, ``aws_region``, ``allow_http``, credentials); or
+        the :class:`~reference_impl.storage.Storage` of the dataset's root.
 
         Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
         manifest sets a reader feature flag this implementation does not know,
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
         """
-        storage = Storage(local_path(uri))
+        storage = dataset_storage(uri, storage_options)
         resolved, relpath, scheme = resolve_version(storage, version)
         manifest_file = read_manifest_file(storage, relpath)
         if scheme is not None and manifest_file.manifest.version != resolved:
@@ -140,7 +167,7 @@ class Dataset:
         return sorted(manifests) or [self.version]
 
     def checkout(self, version: int) -> Dataset:
-        return Dataset.open(self.storage.root, version)
+        return Dataset.open(self.storage, version)
 
     def count_rows(self) -> int:
         return self.manifest.num_rows
@@ -154,7 +181,7 @@ class Dataset:
         base = self.manifest.base_path(base_id)
         if base is None:
             raise PathEscapeError(self.manifest_file.path, f"{what} refers to base_id {base_id}, which is not declared")
-        return self.storage.for_base(str(local_path(base.path))), base.is_dataset_root
+        return self.storage.for_base(base.path), base.is_dataset_root
 
     def data_file_location(self, data_file: DataFile) -> FileLocation:
         storage, is_root = self._base_storage(data_file.base_id, f"data file {data_file.path}")
@@ -197,11 +224,10 @@ class Dataset:
         branch = self.manifest.branch
         if branch is None:
             return self.storage
-        parts = [TREE_DIR, *branch.split("/")]
-        root = self.storage.root
-        if list(root.parts[-len(parts) :]) != parts:
+        root = self.storage.above([TREE_DIR, *branch.split("/")])
+        if root is None:
             raise LanceFormatError(self.uri, f"the manifest names branch {branch!r}, but it is not under tree/{branch}")
-        return Storage(root.parents[len(parts) - 1])
+        return root
 
     def tags(self):
         """Tags of the dataset (``_refs/tags`` of the root, whichever branch
@@ -227,10 +253,12 @@ class Dataset:
         data_storage_version: str = "2.0",
         stable_row_ids: bool = False,
         max_rows_per_file: int | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> Dataset:
-        """Create a dataset at ``uri`` holding ``table`` (version 1)."""
+        """Create a dataset at ``uri`` holding ``table`` (version 1); ``uri``
+        and ``storage_options`` as for :meth:`open`."""
         check_writable_version(data_storage_version)
-        storage = Storage(local_path(uri))
+        storage = dataset_storage(uri, storage_options)
         existing = list_versions(storage).manifests()
         if existing:
             raise IncompatibleConflictError(

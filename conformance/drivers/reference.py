@@ -4,8 +4,10 @@ implementation reads it."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from reference_impl.dataset import Dataset
+from reference_impl.storage import open_storage, parse_dataset_uri
 
 from ..describe import (
     DESCRIBE_FORMAT,
@@ -34,9 +36,14 @@ def read_table(uri: str | os.PathLike, version: int | None = None):
     return Dataset.open(uri, version).to_table()
 
 
-def describe(uri: str | os.PathLike, version: int | None = None) -> Description:
-    """The canonical description of ``uri`` at ``version`` (latest by default)."""
-    return describe_dataset(Dataset.open(uri, version))
+def describe(
+    uri: str | os.PathLike, version: int | None = None, *, storage_options: Mapping[str, str] | None = None
+) -> Description:
+    """The canonical description of ``uri`` at ``version`` (latest by
+    default); ``uri`` may be an ``s3://`` URI reached with pylance-style
+    ``storage_options``. Read-only: nothing is ever written."""
+    storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
+    return describe_dataset(Dataset.open(storage, version))
 
 
 def describe_dataset(dataset: Dataset) -> Description:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import traceback
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
-from reference_impl.storage import Storage, local_path
+from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
@@ -81,20 +82,20 @@ class Report:
         return document
 
 
-def open_dataset_view(path: str | os.PathLike) -> DatasetView:
-    """A view of ``path``; :class:`NotADatasetError` when it holds no dataset."""
-    root = local_path(path)
-    try:
-        is_dir = root.is_dir()
-    except OSError as exc:
-        raise UnreadablePathError(str(root), f"cannot examine: {exc.strerror or exc}") from None
-    if not is_dir:
-        raise NotADatasetError(str(root), "not a directory")
-    storage = Storage(root, writable=False)
+def open_dataset_view(
+    path: str | os.PathLike | DatasetUri, storage_options: Mapping[str, str] | None = None
+) -> DatasetView:
+    """A view of ``path`` (a local path or an ``s3://`` URI, reached with
+    ``storage_options``), read-only; :class:`NotADatasetError` when it holds
+    no dataset."""
+    storage = open_storage(parse_dataset_uri(path), storage_options, writable=False)
+    root = storage.location
+    if not storage.root_is_dir():
+        raise NotADatasetError(root, "not a directory" if storage.is_local else "no object under this prefix")
     view = DatasetView(storage)
     listing = view.listing
     if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
-        raise NotADatasetError(str(root), "no manifest under _versions/ and no _latest.manifest")
+        raise NotADatasetError(root, "no manifest under _versions/ and no _latest.manifest")
     return view
 
 
@@ -168,17 +169,20 @@ def validate(
     all_versions: bool = False,
     rules: list[str] | None = None,
     spec_revision: SpecRevision | str = NEWEST,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
     ``spec_revision`` is the format revision to check conformance to (the
     newest the project knows by default); rules whose requirements all came
     with a later revision do not run. A revision may be given by name; an
-    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`."""
+    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`.
+    ``path`` may be an ``s3://`` URI, reached with pylance-style
+    ``storage_options``; nothing is ever written."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision)
+        return _validate(path, version, all_versions, rules, spec_revision, storage_options)
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -188,14 +192,19 @@ def applies_under(rule: Rule, revision: SpecRevision) -> bool:
 
 
 def _validate(
-    path, version: int | None, all_versions: bool, rules: list[str] | None, spec_revision: SpecRevision
+    path,
+    version: int | None,
+    all_versions: bool,
+    rules: list[str] | None,
+    spec_revision: SpecRevision,
+    storage_options: Mapping[str, str] | None,
 ) -> Report:
     try:
-        view = open_dataset_view(path)
+        view = open_dataset_view(path, storage_options)
     except UnreadablePathError as exc:  # not even listable: the report says why
-        root = local_path(path).absolute()
+        root = open_storage(parse_dataset_uri(path), storage_options, writable=False).location
         return Report(
-            str(root),
+            root,
             [],
             [],
             [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],
