@@ -234,6 +234,21 @@ def write_vector_index_delta(path):
     require(segments == [2], "expected one index of two segments, found %r" % segments)
 
 
+def write_update_rebased_over_project(path):
+    """Two handles read one version; the first drops a column, the second then
+    updates one row: the Update commits after the Project and rebases over
+    it (the conflict matrix's project/update cell, with the release alone)."""
+    lance.write_dataset(make_rows(0, 12), str(path), max_rows_per_file=4)
+    lance.dataset(str(path)).add_columns({"extra": "id + 1000"})
+    read = lance.dataset(str(path)).version
+    first, second = lance.dataset(str(path), version=read), lance.dataset(str(path), version=read)
+    first.drop_columns(["extra"])
+    second.update({"value": "-1"}, where="id = 0")
+    dataset = lance.dataset(str(path))
+    require(dataset.version == read + 2, "expected the Project and the Update, found version %d" % dataset.version)
+    require("extra" not in dataset.schema.names, "schema %r" % dataset.schema.names)
+
+
 WRITERS = {
     "appends_deletes": (write_appends_deletes, ("delete",)),
     "schema_evolution": (write_schema_evolution, ("add_columns", "alter_columns", "drop_columns", "merge")),
@@ -245,6 +260,7 @@ WRITERS = {
     "v2_0_history": (write_v2_0_history, ("delete",)),
     "legacy_history": (write_legacy_history, ("delete",)),
     "vector_index_delta": (write_vector_index_delta, ("create_index", "optimize")),
+    "update_rebased_over_project": (write_update_rebased_over_project, ("add_columns", "drop_columns", "update")),
 }
 
 

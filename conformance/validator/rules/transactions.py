@@ -10,7 +10,9 @@ on an older version (its ``read_version`` is below ``v - 1``) the writer rebased
 it; the committed result must still apply the operation to ``v - 1``, so the
 comparison is the same, except that recorded deletion files may then differ
 from the committed ones (a rebased delete merges the deletions committed in
-between).
+between). A data file whose every field is tombstoned holds nothing a reader
+reads; pylance 14 leaves such files out of the manifests it writes, so
+fragments are compared without them (:func:`conformance.validator.facts.changes.live_paths`).
 
 Each operation has its own rule, so a finding names what went wrong. Every
 rule is bounded: per-version summaries are built once per run
@@ -24,6 +26,7 @@ operations that leave the rows alone are checked in
 
 from __future__ import annotations
 
+from reference_impl.fragments import Fragment
 from reference_impl.transactions import (
     Append,
     DataReplacement,
@@ -38,10 +41,12 @@ from reference_impl.transactions import (
 
 from ..context import VersionView
 from ..facts.changes import (
+    all_tombstoned,
     compare_new_fragments,
     differing_keys,
     fragment_paths,
     fragment_shape,
+    live_paths,
     named_fragments,
     same_fields,
     same_rows_per_fragment,
@@ -111,7 +116,7 @@ def delete(view: VersionView):
     rebuilt, fewer, other_file = [], [], []
     for fragment_id in sorted((set(updated) - removed) & before & after):
         old, new = previous.fragments[fragment_id], current.fragments[fragment_id]
-        if new.physical_rows != old.physical_rows or fragment_paths(new) != fragment_paths(old):
+        if new.physical_rows != old.physical_rows or live_paths(new) != live_paths(old):
             rebuilt.append(fragment_id)
         if new.num_deleted_rows < old.num_deleted_rows:
             fewer.append(fragment_id)
@@ -329,9 +334,7 @@ def merge(view: VersionView):
     if dropped:
         yield f"fragment(s) {listed(dropped, sort=True)} the Merge records are not in the version", view.at("fragments")
     differing = [
-        i
-        for i in set(recorded) & set(current.fragments)
-        if fragment_paths(current.fragments[i]) != fragment_paths(recorded[i])
+        i for i in set(recorded) & set(current.fragments) if live_paths(current.fragments[i]) != live_paths(recorded[i])
     ]
     if differing:
         yield (
@@ -406,11 +409,28 @@ def project(view: VersionView):
 # -- Update ----------------------------------------------------------------------------
 
 
+#: Symptom of transaction/update: a rewritten fragment as the transaction
+#: records it still holds data files of columns the version before had
+#: dropped (and left out of that fragment); the version has the fragment
+#: without them.
+RECORDS_DROPPED_COLUMN_FILES = "records-dropped-column-files"
+#: Symptom of transaction/update: a REWRITE_ROWS Update gave a fragment back
+#: data files that hold no field of the schema (columns dropped before it),
+#: and changed its data files in no other way.
+RESTORES_DROPPED_COLUMN_FILES = "restores-dropped-column-files"
+
+
 @rule(
     "transaction/update",
     severity=Severity.ERROR,
     requirements=("transaction.update-modes", "transaction.enough-to-rebuild"),
     summary="An Update removes, rewrites and adds exactly the fragments it records, and keeps the schema",
+    symptoms={
+        RECORDS_DROPPED_COLUMN_FILES: "a rewritten fragment's record holds data files of columns the version before "
+        "had dropped, which the version does not have",
+        RESTORES_DROPPED_COLUMN_FILES: "a REWRITE_ROWS Update gives a fragment back data files that hold no field of "
+        "the schema, and changes its data files in no other way",
+    },
 )
 def update(view: VersionView):
     found = operation_of(view, Update)
@@ -425,19 +445,28 @@ def update(view: VersionView):
     yield from named_fragments(view, where, previous, current, removed, set(updated), "Update", "rewrites")
 
     rows_only = operation.update_mode == UpdateMode.REWRITE_ROWS
-    resized, rebuilt, fewer, unlike = [], [], [], []
+    resized, rebuilt, restored, fewer, unlike, stale = [], [], [], [], [], []
+    schema_fields = set(previous.schema.field_ids())
     for fragment_id in sorted((set(updated) - removed) & before & after):
         old, new, wanted = previous.fragments[fragment_id], current.fragments[fragment_id], updated[fragment_id]
         if new.physical_rows != old.physical_rows:
             resized.append(fragment_id)
-        if rows_only and fragment_paths(new) != fragment_paths(old):
-            rebuilt.append(fragment_id)
+        if rows_only and live_paths(new) != live_paths(old):
+            if _without_dropped_columns(new, old, schema_fields) == live_paths(old):
+                restored.append(fragment_id)
+            else:
+                rebuilt.append(fragment_id)
         if rows_only and new.num_deleted_rows < old.num_deleted_rows:
             fewer.append(fragment_id)
         if not rebased(transaction, view.version) and (
-            fragment_paths(new) != fragment_paths(wanted) or new.deletion_file != wanted.deletion_file
+            live_paths(new) != live_paths(wanted) or new.deletion_file != wanted.deletion_file
         ):
-            unlike.append(fragment_id)
+            if new.deletion_file == wanted.deletion_file and _without_dropped_columns(
+                wanted, old, schema_fields
+            ) == live_paths(new):
+                stale.append(fragment_id)
+            else:
+                unlike.append(fragment_id)
     if resized:
         yield f"the Update changed the physical rows of fragment(s) {listed(resized, sort=True)}", view.at("fragments")
     if rebuilt:
@@ -445,6 +474,13 @@ def update(view: VersionView):
             f"a REWRITE_ROWS Update changed the data files of fragment(s) {listed(rebuilt, sort=True)}; "
             "it only deletes the old rows",
             view.at("fragments"),
+        )
+    if restored:
+        yield (
+            f"a REWRITE_ROWS Update gave fragment(s) {listed(restored, sort=True)} back data files that hold no field "
+            f"of the schema (columns version {previous.version} no longer has); it only deletes the old rows",
+            view.at("fragments"),
+            RESTORES_DROPPED_COLUMN_FILES,
         )
     if fewer:
         yield (
@@ -457,6 +493,13 @@ def update(view: VersionView):
             "them",
             view.at("fragments"),
         )
+    if stale:
+        yield (
+            f"the Update records fragment(s) {listed(stale, sort=True)} with data files of columns version "
+            f"{previous.version} had dropped, which the version does not have: the record is not what was committed",
+            view.at("fragments"),
+            RECORDS_DROPPED_COLUMN_FILES,
+        )
     added = [current.fragments[i] for i in sorted(after - before)]
     problem = compare_new_fragments(operation.new_fragments, added, "adds")
     if problem:
@@ -465,6 +508,20 @@ def update(view: VersionView):
         yield message, view.at("fragments")
     if not same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s; an Update does not change it", view.at("schema")
+
+
+def _without_dropped_columns(fragment: Fragment, before: Fragment, schema_fields: set[int]) -> tuple[str, ...]:
+    """:func:`live_paths` of a fragment (recorded or committed) without the
+    data files that hold no field of the schema and that the fragment no
+    longer had in the version before (a Project had dropped them)."""
+    kept = {d.path for d in before.files}
+    return tuple(
+        [
+            d.path
+            for d in fragment.files
+            if not all_tombstoned(d) and (d.path in kept or schema_fields.intersection(d.fields))
+        ]
+    )
 
 
 @rule(

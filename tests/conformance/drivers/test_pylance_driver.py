@@ -34,6 +34,7 @@ OLD_RELEASE_SCENARIOS = (
     "v2_0_history",
     "legacy_history",
     "vector_index_delta",
+    "update_rebased_over_project",
 )
 
 #: ``{scenario: {version: document}}`` of one writer.
@@ -413,7 +414,8 @@ def test_shallow_clone_base_paths(documents_14, pylance_datasets):
 @pytest.mark.old_pylance
 def test_old_release_writes_legacy_files_except_by_default(documents_old):
     for name, by_version in documents_old.items():
-        expected = "2.0" if name in ("default_format_nested", "v2_0_history", "vector_index_delta") else "0.1"
+        by_default = ("default_format_nested", "v2_0_history", "vector_index_delta", "update_rebased_over_project")
+        expected = "2.0" if name in by_default else "0.1"
         for version, document in by_version.items():
             assert document["data_format"]["version"] == expected, f"{name}@{version}"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conformance.mutations.edit import copy_dataset, edit_transaction
+from conformance.mutations.edit import copy_dataset, edit_manifest, edit_transaction
 from conformance.mutations.edit import versions_of as _versions_of
 from conformance.mutations.topics.transactions import (
     record_no_operation_for_the_config_update,
@@ -89,3 +89,126 @@ def test_an_empty_operation_never_breaks_a_rule(base_datasets, tmp_path, operati
         report = validate(root, all_versions=True, rules=["transaction"])
         crashed = [f.message for f in report.findings if f.rule == INTERNAL_ERROR_RULE]
         assert not crashed, (name, crashed)
+
+
+# -- What pylance 14 writes on top of other writers' versions (conflict matrix
+# cells overwrite/update_config, merge/update_config and the REWRITE_COLUMNS
+# ones): the committed table is right, the rules accept it, and each rule
+# still fires on the change it is there to catch.
+
+
+def _plain_table(tmp_path) -> tuple[str, int]:
+    from conformance.conflict_matrix.cells import Template, build_template
+
+    uri = tmp_path / "table"
+    return str(uri), build_template(Template.PLAIN, uri)
+
+
+def _run(action, implementation: str, uri: str, tmp_path) -> None:
+    """Do a conflict matrix action on the latest version, alone (no race)."""
+    from conformance.conflict_matrix.actions import Context
+    from conformance.conflict_matrix.model import Implementation
+    from reference_impl.dataset import Dataset
+
+    which = Implementation(implementation)
+    version = Dataset.open(uri).version
+    handle = lance.dataset(uri) if which is Implementation.PYLANCE else Dataset.open(uri)
+    runner = action.runner(which)
+    assert runner is not None
+    runner(handle, Context(uri, version, tmp_path, implementation))
+
+
+def _errors(uri) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for finding in validate(uri, all_versions=True).findings:
+        if finding.severity is Severity.ERROR:
+            found.setdefault(finding.rule, []).append(finding.message)
+    return found
+
+
+def test_pylance_leaving_out_its_own_tombstoned_file_is_no_update_error(tmp_path):
+    """pylance 14 records the old file of a REWRITE_COLUMNS Update with its
+    field tombstoned (-2) and leaves it out of the manifest: a file that is
+    all tombstone holds nothing a reader reads, so nothing is lost."""
+    from conformance.conflict_matrix.actions import update_columns
+
+    uri, _ = _plain_table(tmp_path)
+    _run(update_columns(0, "value"), "pylance", uri, tmp_path)
+    assert not _errors(uri)
+    assert lance.dataset(uri).to_table().column("value").to_pylist()[:3] == [-1, -2, -3]
+
+
+def test_pylance_leaving_out_another_writers_tombstoned_file_touches_nothing(tmp_path):
+    """After the reference's REWRITE_COLUMNS Update (which keeps the
+    tombstoned file), pylance 14 leaves the file out of every manifest it
+    writes, for operations that touch no fragment too: no rule takes that for
+    a change of the fragment."""
+    from conformance.conflict_matrix.actions import reserve_fragments, rewrite, update_columns, update_config
+
+    uri, _ = _plain_table(tmp_path)
+    _run(update_columns(0, "value"), "reference", uri, tmp_path)
+    _run(update_config("k1"), "pylance", uri, tmp_path)
+    _run(rewrite(), "pylance", uri, tmp_path)  # commits ReserveFragments, then the Rewrite
+    _run(reserve_fragments(), "reference", uri, tmp_path)
+    assert not _errors(uri)
+
+
+def test_a_recorded_file_with_a_live_field_missing_from_the_version_is_still_an_error(tmp_path):
+    from conformance.conflict_matrix.actions import update_columns
+    from reference_impl.transactions import Update
+
+    uri, _ = _plain_table(tmp_path)
+    _run(update_columns(0, "value"), "pylance", uri, tmp_path)
+
+    def revive_the_tombstoned_file(transaction):
+        (fragment,) = transaction.operation.updated_fragments
+        tombstoned = next(f for f in fragment.files if f.fields == [-2])
+        tombstoned.fields = [1]
+
+    edit_transaction(tmp_path / "table", _versions_of(tmp_path / "table", Update)[-1], revive_the_tombstoned_file)
+    assert set(_errors(uri)) == {"transaction/update"}
+
+
+def test_a_live_data_file_dropped_by_an_operation_that_touches_no_fragment_is_still_an_error(tmp_path):
+    from conformance.conflict_matrix.actions import update_columns, update_config
+
+    uri, _ = _plain_table(tmp_path)
+    _run(update_columns(0, "value"), "reference", uri, tmp_path)
+    _run(update_config("k1"), "pylance", uri, tmp_path)
+
+    def drop_a_live_file(manifest_file):
+        fragment = manifest_file.manifest.fragments[1]
+        fragment.files = [f for f in fragment.files if f.fields != [1]]
+
+    edit_manifest(tmp_path / "table", drop_a_live_file)
+    found = _errors(uri)
+    assert "transaction/update-config" in found and "changed" in found["transaction/update-config"][0]
+
+
+@pytest.mark.parametrize("first", ["overwrite", "merge"])
+def test_pylance_marking_every_field_parent_after_the_reference_is_no_update_config_error(tmp_path, first):
+    """The reference records the schema format page's roles (LEAF); pylance
+    14 writes every field as PARENT, also in an UpdateConfig on top of a
+    reference version. The role follows from the logical type: nothing
+    changed."""
+    from conformance.conflict_matrix import actions
+
+    uri, _ = _plain_table(tmp_path)
+    _run(actions.overwrite() if first == "overwrite" else actions.merge("doubled"), "reference", uri, tmp_path)
+    _run(actions.update_config("k1"), "pylance", uri, tmp_path)
+    assert not _errors(uri)
+
+
+def test_an_update_config_that_changes_a_logical_type_is_still_an_error(tmp_path):
+    from conformance.conflict_matrix.actions import overwrite, update_config
+
+    uri, _ = _plain_table(tmp_path)
+    _run(overwrite(), "reference", uri, tmp_path)
+    _run(update_config("k1"), "pylance", uri, tmp_path)
+
+    def narrow_a_type(manifest_file):
+        manifest_file.manifest.schema.fields[2].logical_type = "int32"
+
+    edit_manifest(tmp_path / "table", narrow_a_type)
+    found = _errors(uri)
+    assert "beyond their metadata" in " ".join(found.get("transaction/update-config", [])), found

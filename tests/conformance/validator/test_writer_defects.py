@@ -6,14 +6,17 @@ writer-version.identifies-writer)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from conformance.describe import schema_validator
-from conformance.mutations.edit import copy_dataset, edit_untracked
+from conformance.mutations.edit import copy_dataset, edit_manifest, edit_untracked, transactions
 from conformance.peers.old_pylance import PINNED_REQUIREMENTS
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, validate
 from conformance.validator.rules.data_files import LEGACY_SIZE_UNDERSTATED, TRAILER_NUMBER_RECORDED
+from conformance.validator.rules.transactions import RECORDS_DROPPED_COLUMN_FILES, RESTORES_DROPPED_COLUMN_FILES
 from conformance.validator.ruleset import rules_by_id
 from conformance.validator.writer_defects import known_defects, release_key
 from reference_impl.manifest import WriterVersion
@@ -148,3 +151,85 @@ def test_a_2_0_file_recorded_as_0_3_is_one_honest_finding(base_datasets, tmp_pat
             assert RECORD_DEFECT.releases in finding.message
         else:
             assert finding.severity is Severity.ERROR and finding.known_defect is None
+
+
+# -- An Update rebased over a Project records the dropped column's data file
+
+
+def _update_rebased_over_a_project(tmp_path):
+    """pylance drops a column, and a second pylance handle opened at the same
+    version updates one row (REWRITE_ROWS): the Update rebases over the
+    Project (conflict matrix cell project/update:any)."""
+    from conformance.conflict_matrix.cells import Template, build_template
+
+    lance = pytest.importorskip("lance")
+    uri = tmp_path / "table"
+    read = build_template(Template.PLAIN, uri)
+    first, second = lance.dataset(uri, version=read), lance.dataset(uri, version=read)
+    first.drop_columns(["extra"])
+    second.update({"value": "-1"}, where="id = 0")
+    return uri
+
+
+STALE_RECORD_DEFECT = _defect("transaction/update", RECORDS_DROPPED_COLUMN_FILES)
+
+
+def test_an_update_rebased_over_a_project_is_a_warning_naming_the_defect(tmp_path):
+    uri = _update_rebased_over_a_project(tmp_path)
+    report = validate(uri)
+    assert not [f for f in report.findings if f.severity is Severity.ERROR], report.findings
+    (finding,) = [f for f in report.findings if f.rule == "transaction/update"]
+    assert finding.severity is Severity.WARNING and finding.known_defect == STALE_RECORD_DEFECT.id
+    assert "dropped" in finding.message and STALE_RECORD_DEFECT.releases in finding.message
+
+
+@pytest.mark.parametrize(
+    "library, release",
+    [("lance-conformance", "0.1.0"), ("lance", _before(STALE_RECORD_DEFECT.first_affected))],
+)
+def test_the_same_stale_record_from_another_writer_is_an_error(tmp_path, library, release):
+    uri = _update_rebased_over_a_project(tmp_path)
+
+    def edit(manifest_file):
+        manifest_file.manifest.writer_version = WriterVersion(library, release)
+
+    edit_manifest(uri, edit)  # the transaction stays
+    (finding,) = [f for f in validate(uri).findings if f.rule == "transaction/update"]
+    assert finding.severity is Severity.ERROR and finding.known_defect is None
+
+
+RESTORED_FILE_DEFECT = _defect("transaction/update", RESTORES_DROPPED_COLUMN_FILES)
+
+
+@pytest.mark.parametrize(
+    "library, release, explained",
+    [
+        ("lance", RESTORED_FILE_DEFECT.first_affected, True),
+        ("lance", _before(RESTORED_FILE_DEFECT.first_fixed), True),
+        ("lance", RESTORED_FILE_DEFECT.first_fixed, False),
+        ("lance-conformance", "0.1.0", False),
+    ],
+)
+def test_an_update_putting_the_dropped_columns_file_back_is_excused_only_for_the_releases_that_do(
+    tmp_path, library, release, explained
+):
+    """What releases before 13.0.0 commit for the same race: the manifest
+    holds the fragment as the Update recorded it, the dropped column's data
+    file included."""
+    uri = _update_rebased_over_a_project(tmp_path)
+    update = transactions(uri)[max(transactions(uri))].operation
+
+    def put_the_file_back(manifest_file):
+        manifest_file.manifest.writer_version = WriterVersion(library, release)
+        recorded = {f.id: f for f in update.updated_fragments}
+        manifest_file.manifest.fragments = [
+            replace(f, files=recorded[f.id].files) if f.id in recorded else f for f in manifest_file.manifest.fragments
+        ]
+
+    edit_manifest(uri, put_the_file_back)
+    (finding,) = [f for f in validate(uri).findings if f.rule == "transaction/update"]
+    assert finding.symptom == RESTORES_DROPPED_COLUMN_FILES and "back" in finding.message
+    if explained:
+        assert finding.severity is Severity.WARNING and finding.known_defect == RESTORED_FILE_DEFECT.id
+    else:
+        assert finding.severity is Severity.ERROR and finding.known_defect is None

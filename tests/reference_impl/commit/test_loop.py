@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from conformance.validator import Severity, validate
 from reference_impl import entropy
 from reference_impl.commit.loop import BACKOFF_CAP_SECONDS, backoff_delay
 from reference_impl.dataset import Dataset
@@ -37,6 +38,17 @@ def recorded(path, version: int):
     return read_transaction_file(Dataset.open(path).storage, manifest_file.manifest.transaction_file)
 
 
+def assert_valid(path) -> None:
+    """The validator finds nothing above an info in any version of the
+    history the races left (rebased transactions included)."""
+    objections = [
+        f"v{f.version} {f.rule}: {f.message}"
+        for f in validate(path, all_versions=True).findings
+        if f.severity is not Severity.INFO
+    ]
+    assert objections == []
+
+
 @pytest.mark.requirements(
     "transaction.concurrent-deletes-merge",
     "conflict.delete-after-delete-or-update-rebases",
@@ -54,6 +66,7 @@ def test_deletes_of_disjoint_rows_of_one_fragment_both_commit(tmp_path):
     # The rebased transaction is based on the version it merged with.
     transaction = recorded(path, 3)
     assert isinstance(transaction.operation, Delete) and transaction.read_version == 2
+    assert_valid(path)
 
 
 def test_an_update_rebases_over_a_concurrent_delete_and_back(tmp_path):
@@ -69,6 +82,7 @@ def test_an_update_rebases_over_a_concurrent_delete_and_back(tmp_path):
     c = Dataset.open(path, 3)
     Dataset.open(path, 3).update({"v": 1}, pc.field("id") == 1)
     assert ids(c.delete(pc.field("id") == 2)) == [1, 3, 4, 5]
+    assert_valid(path)
 
 
 @pytest.mark.requirements("conflict.delete-same-rows-retryable", "transaction.overlapping-rows-conflict")
@@ -85,6 +99,7 @@ def test_deleting_the_same_rows_is_a_retryable_conflict(tmp_path):
     assert Dataset.open(path).version == 2
     # Running it again on the latest version succeeds, as the error says.
     assert ids(Dataset.open(path).delete({0: [2, 3]})) == [0, *range(4, 10)]
+    assert_valid(path)
 
 
 @pytest.mark.requirements(
@@ -115,6 +130,7 @@ def test_a_stale_delete_after_an_overwrite_or_restore_is_incompatible(tmp_path, 
     assert after == before
     for version in before:
         Dataset.open(path, version).to_table()
+    assert_valid(path)
 
 
 @pytest.mark.requirements("commit.missing-transaction-conflicts", "commit.conservative-conflicts")
@@ -144,6 +160,7 @@ def test_stale_appends_take_fresh_fragment_and_row_ids_from_the_latest_version(t
     row_ids = [i for f in fragments for i in latest.row_ids(f)]
     assert row_ids == list(range(9))
     assert latest.manifest.next_row_id == 9 and latest.manifest.max_fragment_id == 2
+    assert_valid(path)
 
 
 def test_config_changes_of_other_keys_both_commit_and_the_same_key_does_not(tmp_path):
@@ -155,6 +172,7 @@ def test_config_changes_of_other_keys_both_commit_and_the_same_key_does_not(tmp_
     with pytest.raises(IncompatibleConflictError) as refused:
         c.update_metadata(config={"x": "3"})
     assert refused.value.operation == "update_config"
+    assert_valid(path)
 
 
 def test_backoff_is_random_bounded_and_reproducible_when_seeded():
@@ -213,3 +231,4 @@ def test_a_delete_or_update_rebased_over_a_project_keeps_the_projects_data_files
     transaction = recorded(path, rebased.version)
     recorded_fragment = next(f for f in transaction.operation.updated_fragments if f.id == 0)
     assert [f.path for f in recorded_fragment.files] == files_after_project
+    assert_valid(path)

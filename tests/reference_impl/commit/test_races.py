@@ -16,6 +16,7 @@ from collections import Counter
 import pyarrow.compute as pc
 import pytest
 
+from conformance.validator import Severity, validate
 from reference_impl.dataset import Dataset
 from reference_impl.errors import IncompatibleConflictError
 from reference_impl.manifest_file import read_manifest_file
@@ -66,10 +67,18 @@ def race_appends(path, writers: int, rows_each: int, read_version: int = 1, firs
 
 
 def assert_every_row_once(path, expected: list[int]) -> None:
+    """Both readers see ``expected``, each row once, and the validator finds
+    nothing above an info in any version of the raced history."""
     ours = Dataset.open(path).to_table()["id"].to_pylist()
     theirs = lance.dataset(str(path)).to_table()["id"].to_pylist()
     assert sorted(ours) == sorted(theirs) == sorted(expected)
     assert [i for i, n in Counter(ours).items() if n > 1] == []
+    objections = [
+        f"v{f.version} {f.rule}: {f.message}"
+        for f in validate(path, all_versions=True).findings
+        if f.severity is not Severity.INFO
+    ]
+    assert objections == []
 
 
 @pytest.mark.requirements(
