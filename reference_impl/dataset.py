@@ -17,6 +17,7 @@ import pyarrow as pa
 from . import entropy, feature_flags
 from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
+from .commit.external_store import ExternalManifestStore, resolve_through_store, store_base_uri
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import (
@@ -63,16 +64,38 @@ class FileLocation:
 class Dataset:
     """One version of a Lance dataset, opened for reading."""
 
-    def __init__(self, storage: Storage, manifest_file: ManifestFile, naming_scheme: NamingScheme | None):
+    def __init__(
+        self,
+        storage: Storage,
+        manifest_file: ManifestFile,
+        naming_scheme: NamingScheme | None,
+        manifest_store: ExternalManifestStore | None = None,
+    ):
         self.storage = storage
         self.manifest_file = manifest_file
         self.naming_scheme = naming_scheme
+        #: The external manifest store versions are committed through and
+        #: looked up in (None: the object store's put-if-not-exists alone).
+        self.manifest_store = manifest_store
 
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def open(cls, uri: str | os.PathLike, version: int | None = None, *, check_features: bool = True) -> Dataset:
+    def open(
+        cls,
+        uri: str | os.PathLike,
+        version: int | None = None,
+        *,
+        check_features: bool = True,
+        manifest_store: ExternalManifestStore | None = None,
+    ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
+
+        With ``manifest_store`` the version is looked up in that external
+        manifest store (the latest version is the store's), a staged manifest
+        it records is finalised first, and
+        :class:`~reference_impl.errors.ManifestStoreOutOfSyncError` is raised
+        when that cannot be done; later commits go through the store.
 
         Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
         manifest sets a reader feature flag this implementation does not know,
@@ -80,7 +103,10 @@ class Dataset:
         to report on them).
         """
         storage = Storage(local_path(uri))
-        resolved, relpath, scheme = resolve_version(storage, version)
+        if manifest_store is None:
+            resolved, relpath, scheme = resolve_version(storage, version)
+        else:
+            resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version)
         manifest_file = read_manifest_file(storage, relpath)
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
@@ -91,7 +117,7 @@ class Dataset:
                 f"the file name says version {resolved} ({scheme.value} naming scheme) but the manifest "
                 f"holds version {manifest_file.manifest.version}",
             )
-        dataset = cls(storage, manifest_file, scheme)
+        dataset = cls(storage, manifest_file, scheme, manifest_store)
         if check_features:
             dataset.check_reader_features()
         return dataset
@@ -140,7 +166,7 @@ class Dataset:
         return sorted(manifests) or [self.version]
 
     def checkout(self, version: int) -> Dataset:
-        return Dataset.open(self.storage.root, version)
+        return Dataset.open(self.storage.root, version, manifest_store=self.manifest_store)
 
     def count_rows(self) -> int:
         return self.manifest.num_rows
@@ -227,11 +253,17 @@ class Dataset:
         data_storage_version: str = "2.0",
         stable_row_ids: bool = False,
         max_rows_per_file: int | None = None,
+        manifest_store: ExternalManifestStore | None = None,
     ) -> Dataset:
-        """Create a dataset at ``uri`` holding ``table`` (version 1)."""
+        """Create a dataset at ``uri`` holding ``table`` (version 1),
+        committed through ``manifest_store`` when one is given."""
         check_writable_version(data_storage_version)
         storage = Storage(local_path(uri))
         existing = list_versions(storage).manifests()
+        if manifest_store is not None:
+            recorded = manifest_store.latest(store_base_uri(storage))
+            if recorded is not None:
+                existing[recorded.version] = recorded.path
         if existing:
             raise IncompatibleConflictError(
                 str(storage.root), "a dataset already exists here; creating one would replace it", version=max(existing)
@@ -247,6 +279,7 @@ class Dataset:
             Overwrite(fragments=fragments, schema=schema),
             stable_row_ids=stable_row_ids,
             data_storage_version=data_storage_version,
+            manifest_store=manifest_store,
         )
 
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
@@ -294,6 +327,7 @@ class Dataset:
             restore_source=restore_source,
             on_step=on_step,
             max_attempts=max_attempts,
+            manifest_store=self.manifest_store,
         )
 
     @classmethod
@@ -309,7 +343,7 @@ class Dataset:
             timestamp=(nanos // 1_000_000_000, nanos % 1_000_000_000),
             **options,
         )
-        return cls(storage, committed, naming)
+        return cls(storage, committed, naming, options.get("manifest_store"))
 
     # -- operations (reference_impl/operations/) -----------------------------------
 
