@@ -88,6 +88,7 @@ class Dataset:
         *,
         check_features: bool = True,
         manifest_store: ExternalManifestStore | None = None,
+        synchronize: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
@@ -95,18 +96,20 @@ class Dataset:
         manifest store (the latest version is the store's), a staged manifest
         it records is finalised first, and
         :class:`~reference_impl.errors.ManifestStoreOutOfSyncError` is raised
-        when that cannot be done; later commits go through the store.
+        when that cannot be done; later commits go through the store. With
+        ``synchronize`` False nothing is written (the dataset is opened read
+        only): a staged manifest the store records is read where it is.
 
         Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
         manifest sets a reader feature flag this implementation does not know,
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
         """
-        storage = Storage(local_path(uri))
+        storage = Storage(local_path(uri), writable=synchronize)
         if manifest_store is None:
             resolved, relpath, scheme = resolve_version(storage, version)
         else:
-            resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version)
+            resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version, synchronize=synchronize)
         manifest_file = read_manifest_file(storage, relpath)
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
 
+from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import Storage, local_path
@@ -81,8 +82,9 @@ class Report:
         return document
 
 
-def open_dataset_view(path: str | os.PathLike) -> DatasetView:
-    """A view of ``path``; :class:`NotADatasetError` when it holds no dataset."""
+def open_dataset_view(path: str | os.PathLike, manifest_store: ExternalManifestStore | None = None) -> DatasetView:
+    """A view of ``path`` (committed through ``manifest_store`` when given);
+    :class:`NotADatasetError` when it holds no dataset."""
     root = local_path(path)
     try:
         is_dir = root.is_dir()
@@ -91,7 +93,7 @@ def open_dataset_view(path: str | os.PathLike) -> DatasetView:
     if not is_dir:
         raise NotADatasetError(str(root), "not a directory")
     storage = Storage(root, writable=False)
-    view = DatasetView(storage)
+    view = DatasetView(storage, manifest_store=manifest_store)
     listing = view.listing
     if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
         raise NotADatasetError(str(root), "no manifest under _versions/ and no _latest.manifest")
@@ -168,17 +170,21 @@ def validate(
     all_versions: bool = False,
     rules: list[str] | None = None,
     spec_revision: SpecRevision | str = NEWEST,
+    manifest_store: ExternalManifestStore | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
     ``spec_revision`` is the format revision to check conformance to (the
     newest the project knows by default); rules whose requirements all came
     with a later revision do not run. A revision may be given by name; an
-    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`."""
+    unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`.
+    ``manifest_store`` is the external manifest store the dataset is
+    committed through: it is read (the latest version is the store's, a
+    staged manifest it records is read where it is) and never written."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision)
+        return _validate(path, version, all_versions, rules, spec_revision, manifest_store)
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -188,10 +194,15 @@ def applies_under(rule: Rule, revision: SpecRevision) -> bool:
 
 
 def _validate(
-    path, version: int | None, all_versions: bool, rules: list[str] | None, spec_revision: SpecRevision
+    path,
+    version: int | None,
+    all_versions: bool,
+    rules: list[str] | None,
+    spec_revision: SpecRevision,
+    manifest_store: ExternalManifestStore | None,
 ) -> Report:
     try:
-        view = open_dataset_view(path)
+        view = open_dataset_view(path, manifest_store)
     except UnreadablePathError as exc:  # not even listable: the report says why
         root = local_path(path).absolute()
         return Report(
@@ -212,6 +223,17 @@ def _validate(
         versions = available[-1:]
 
     report = Report(str(view.storage.root), versions, [r.id for r in selected], spec_revision=spec_revision)
+    if view.store_error is not None:
+        report.findings.append(
+            Finding(
+                UNREADABLE_RULE,
+                Severity.ERROR,
+                (),
+                f"the external manifest store cannot be read: {view.store_error}",
+                None,
+                None,
+            )
+        )
     view.selected_versions = versions
     for rule in selected:
         if rule.scope is Scope.DATASET:

@@ -44,10 +44,13 @@ COMMITTER = "lance-conformance"
 
 class SqliteManifestStore:
     """An :class:`~reference_impl.commit.external_store.ExternalManifestStore`
-    in the SQLite database at ``path`` (created on first use)."""
+    in the SQLite database at ``path`` (created on first use). A
+    ``read_only`` store opens an existing database only and never writes
+    to it (the validator's and ``describe``'s view)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, read_only: bool = False):
         self.path = Path(path).absolute()
+        self.read_only = read_only
         self._local = threading.local()
 
     def __repr__(self) -> str:
@@ -59,10 +62,17 @@ class SqliteManifestStore:
         if connection is not None and self._local.pid == os.getpid():
             return connection
         try:
-            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
-            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute(_SCHEMA)
+            if self.read_only:
+                connection = sqlite3.connect(
+                    f"{self.path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+                )
+                connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+                connection.execute("SELECT 1 FROM manifests LIMIT 1")
+            else:
+                connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+                connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+                connection.execute("PRAGMA journal_mode = WAL")
+                connection.execute(_SCHEMA)
         except sqlite3.Error as exc:
             raise ManifestStoreError(str(self.path), f"cannot open the SQLite manifest store: {exc}") from None
         self._local.connection = connection

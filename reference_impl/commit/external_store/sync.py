@@ -198,17 +198,26 @@ def _remove_quietly(storage: Storage, relpath: str) -> None:
 
 
 def resolve_through_store(
-    storage: Storage, store: ExternalManifestStore, version: int | None
+    storage: Storage, store: ExternalManifestStore, version: int | None, *, synchronize: bool = True
 ) -> tuple[int | None, str, NamingScheme | None]:
     """As :func:`reference_impl.naming.resolve_version`, through the store:
     the version (the store's latest when None), its final manifest path
-    (finalising a staged one) and the naming scheme."""
+    (finalising a staged one) and the naming scheme. With ``synchronize``
+    False nothing is written: a staged manifest is read where it is (the
+    validator and ``describe`` look without repairing)."""
     base_uri = store_base_uri(storage)
     entry = store.latest(base_uri) if version is None else store.get(base_uri, version)
     if entry is None:
         # Not committed through the store (yet): the object store alone says.
         return resolve_version(storage, version)
-    final = finalize(storage, store, entry)
+    if synchronize:
+        final = finalize(storage, store, entry)
+    else:
+        final, staged = _final_relpath(storage, entry)
+        if staged is not None and storage.exists(staged):
+            parsed = parse_manifest_name(final.rsplit("/", 1)[-1])
+            assert parsed is not None  # _final_relpath checked the name
+            return entry.version, staged, parsed[1]
     if not storage.exists(final):
         raise ManifestStoreOutOfSyncError(
             str(storage.path(final)),
