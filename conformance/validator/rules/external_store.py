@@ -67,7 +67,7 @@ def missing_manifest(dataset: DatasetView):
 @rule(
     "external-store/version-beyond-store",
     severity=Severity.WARNING,
-    requirements=("external-store.one-commit-mechanism",),
+    requirements=("commit.single-mechanism",),
     summary="No manifest is newer than the latest version the external store records",
     scope=Scope.DATASET,
 )
