@@ -38,7 +38,8 @@ def _describe(args: argparse.Namespace) -> int:
     from .describe import to_json, to_text
     from .drivers import reference
 
-    document = reference.describe(*_selected(args))
+    path, version = _selected(args)
+    document = reference.describe(path, version, manifest_store=args.manifest_store)
     print(to_json(document) if args.format == "json" else to_text(document))
     return EXIT_OK
 
@@ -56,6 +57,27 @@ def _add_spec_revision_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _manifest_store(text: str):
+    """``--manifest-store sqlite:PATH``: the SQLite external manifest store a
+    dataset is committed through, opened read only."""
+    kind, _, where = text.partition(":")
+    if kind != "sqlite" or not where:
+        raise argparse.ArgumentTypeError(f"expected sqlite:PATH, not {text!r}")
+    from reference_impl.commit.external_store import SqliteManifestStore
+
+    return SqliteManifestStore(where, read_only=True)
+
+
+def _add_manifest_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--manifest-store",
+        type=_manifest_store,
+        default=None,
+        metavar="sqlite:PATH",
+        help="the external manifest store the dataset is committed through (read, never written)",
+    )
+
+
 def _validate(args: argparse.Namespace) -> int:
     from .validator import Severity, validate
     from .validator.baseline import gates, load_baseline, settle
@@ -65,7 +87,12 @@ def _validate(args: argparse.Namespace) -> int:
     baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
     path, version = _selected(args)
     report = validate(
-        path, version=version, all_versions=args.all_versions, rules=args.rules, spec_revision=args.spec_revision
+        path,
+        version=version,
+        all_versions=args.all_versions,
+        rules=args.rules,
+        spec_revision=args.spec_revision,
+        manifest_store=args.manifest_store,
     )
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
@@ -255,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--branch", default=None, metavar="NAME", help="a version of branch NAME (its latest, or --version)"
     )
     describe.add_argument("--format", choices=("json", "text"), default="json")
+    _add_manifest_store_option(describe)
     describe.set_defaults(run=_describe)
 
     validate = commands.add_parser("validate", help="check a dataset against the specification")
@@ -292,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rules", nargs="+", default=None, metavar="RULE", help="only these rules (ids, or topics such as 'naming')"
     )
     _add_spec_revision_option(validate)
+    _add_manifest_store_option(validate)
     validate.set_defaults(run=_validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")

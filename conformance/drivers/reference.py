@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset
 
 from ..describe import (
@@ -34,9 +35,15 @@ def read_table(uri: str | os.PathLike, version: int | None = None):
     return Dataset.open(uri, version).to_table()
 
 
-def describe(uri: str | os.PathLike, version: int | None = None) -> Description:
-    """The canonical description of ``uri`` at ``version`` (latest by default)."""
-    return describe_dataset(Dataset.open(uri, version))
+def describe(
+    uri: str | os.PathLike, version: int | None = None, *, manifest_store: ExternalManifestStore | None = None
+) -> Description:
+    """The canonical description of ``uri`` at ``version`` (latest by default;
+    with ``manifest_store``, the latest the external store records, read
+    where it is: describing never finalises a staged manifest)."""
+    if manifest_store is None:
+        return describe_dataset(Dataset.open(uri, version))
+    return describe_dataset(Dataset.open(uri, version, manifest_store=manifest_store, synchronize=False))
 
 
 def describe_dataset(dataset: Dataset) -> Description:
