@@ -212,14 +212,15 @@ def test_a_writer_killed_after_each_step_of_the_external_store_commit_loses_noth
 
 
 @pytest.mark.requirements("external-store.conditional-put", "commit.retry-after-lost-race")
-def test_writer_processes_racing_through_one_sqlite_store_lose_nothing(tmp_path):
-    """Eight processes append from version 1 at once through one SQLite store:
-    every one is acknowledged with its own version, the store records every
-    version at its final manifest, and every row is there once."""
+@pytest.mark.parametrize("writers", [8, pytest.param(32, marks=pytest.mark.races)])
+def test_writer_processes_racing_through_one_sqlite_store_lose_nothing(tmp_path, writers):
+    """Processes append from version 1 at once through one SQLite store (8 by
+    default, 32 in ``tox -e races``): every one is acknowledged with its own
+    version, the store records every version at its final manifest, and
+    every row is there once."""
     path, store_path = tmp_path / "ds", tmp_path / "store.sqlite"
     store = SqliteManifestStore(store_path)
     Dataset.create(path, rows(0, 3), manifest_store=store)
-    writers = 8
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([WORKERS])
     start, results = ctx.Barrier(writers), ctx.Queue()
