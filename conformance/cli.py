@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from reference_impl.errors import LanceFormatError, NotADatasetError
+from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError
 
 from .drivers import DriverError
 from .fixtures.case import CaseError
@@ -18,20 +18,40 @@ EXIT_USAGE = 2
 
 
 def _selected(args: argparse.Namespace) -> tuple[str, int | None]:
-    """The directory and version that --tag, or --branch and --version, select
-    (a branch keeps its versions under tree/{name}/)."""
+    """The directory (or object store prefix) and version that --tag, or
+    --branch and --version, select (a branch keeps its versions under
+    tree/{name}/)."""
     if args.tag is None and args.branch is None:
         return args.path, args.version
-    from pathlib import Path
-
     from reference_impl.refs import resolve_ref
-    from reference_impl.storage import Storage, local_path
+    from reference_impl.storage import open_storage, parse_dataset_uri
 
-    root = local_path(args.path)
-    if not root.is_dir():
-        raise NotADatasetError(str(root), "not a directory")
-    target = resolve_ref(Storage(root, writable=False), tag=args.tag, branch=args.branch, version=args.version)
-    return str(root if target.root is None else Path(root, target.root)), target.version
+    root = open_storage(parse_dataset_uri(args.path), args.storage_options, writable=False)
+    if not root.root_is_dir():
+        raise NotADatasetError(root.location, "not a directory")
+    target = resolve_ref(root, tag=args.tag, branch=args.branch, version=args.version)
+    return (root if target.root is None else root.subtree(target.root)).location, target.version
+
+
+def _storage_option(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key, value
+
+
+def _add_storage_option(parser: argparse.ArgumentParser) -> None:
+    """--storage-option KEY=VALUE (repeatable): pylance's storage option keys,
+    for s3:// datasets (aws_endpoint, aws_region, allow_http, credentials)."""
+    parser.add_argument(
+        "--storage-option",
+        dest="storage_options",
+        type=_storage_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a storage option, as pylance names it (repeatable), e.g. aws_endpoint=http://127.0.0.1:5000",
+    )
 
 
 def _describe(args: argparse.Namespace) -> int:
@@ -39,7 +59,9 @@ def _describe(args: argparse.Namespace) -> int:
     from .drivers import reference
 
     path, version = _selected(args)
-    document = reference.describe(path, version, manifest_store=args.manifest_store)
+    document = reference.describe(
+        path, version, storage_options=dict(args.storage_options), manifest_store=args.manifest_store
+    )
     print(to_json(document) if args.format == "json" else to_text(document))
     return EXIT_OK
 
@@ -92,6 +114,7 @@ def _validate(args: argparse.Namespace) -> int:
         all_versions=args.all_versions,
         rules=args.rules,
         spec_revision=args.spec_revision,
+        storage_options=dict(args.storage_options),
         manifest_store=args.manifest_store,
     )
     if baseline is not None or args.write_baseline:
@@ -274,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     describe = commands.add_parser("describe", help="print one version of a dataset as the canonical document")
-    describe.add_argument("path", help="dataset root directory")
+    describe.add_argument("path", help="dataset root directory, or s3://bucket/path")
     which = describe.add_mutually_exclusive_group()
     which.add_argument("--version", type=int, default=None, help="version to describe (default: latest)")
     which.add_argument("--tag", default=None, metavar="NAME", help="the version tag NAME points at")
@@ -282,11 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--branch", default=None, metavar="NAME", help="a version of branch NAME (its latest, or --version)"
     )
     describe.add_argument("--format", choices=("json", "text"), default="json")
+    _add_storage_option(describe)
     _add_manifest_store_option(describe)
     describe.set_defaults(run=_describe)
 
     validate = commands.add_parser("validate", help="check a dataset against the specification")
-    validate.add_argument("path", help="dataset root directory")
+    validate.add_argument("path", help="dataset root directory, or s3://bucket/path")
     which = validate.add_mutually_exclusive_group()
     which.add_argument("--version", type=int, default=None, help="version to validate (default: latest)")
     which.add_argument("--all-versions", action="store_true", help="validate every version")
@@ -320,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rules", nargs="+", default=None, metavar="RULE", help="only these rules (ids, or topics such as 'naming')"
     )
     _add_spec_revision_option(validate)
+    _add_storage_option(validate)
     _add_manifest_store_option(validate)
     validate.set_defaults(run=_validate)
 
@@ -351,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except (BaselineError, RefNotFoundError, InvalidRefNameError) as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except InvalidOperationError as exc:  # a malformed URI or storage option
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (CaseError, DriverError) as exc:

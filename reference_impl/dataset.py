@@ -9,7 +9,7 @@ data, deletion and row id file lives (layout: base paths).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -17,7 +17,12 @@ import pyarrow as pa
 from . import entropy, feature_flags
 from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
-from .commit.external_store import ExternalManifestStore, resolve_through_store, store_base_uri
+from .commit.external_store import (
+    DynamoDBManifestStore,
+    ExternalManifestStore,
+    resolve_through_store,
+    store_base_uri,
+)
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import (
@@ -46,8 +51,32 @@ from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
 from .scan import scan
 from .schema import Schema
-from .storage import Storage, local_path
+from .storage import DatasetUri, Storage, open_storage, parse_dataset_uri
 from .transactions import Append, Operation, Overwrite
+
+
+def dataset_storage(
+    uri: str | os.PathLike | Storage, storage_options: Mapping[str, str] | None, *, writable: bool = True
+) -> Storage:
+    """The storage of the dataset a user named (see :meth:`Dataset.open`);
+    for ``s3+ddb``, the storage of its files on S3."""
+    if isinstance(uri, Storage):
+        return uri
+    return open_storage(parse_dataset_uri(uri), storage_options, writable=writable)
+
+
+def uri_manifest_store(
+    uri: str | os.PathLike | DatasetUri | Storage, storage_options: Mapping[str, str] | None
+) -> ExternalManifestStore | None:
+    """The external manifest store an ``s3+ddb://...?ddbTableName=T`` URI
+    names (pylance's DynamoDB table ``T``, reached with the same storage
+    options); None for any other URI."""
+    if isinstance(uri, Storage):
+        return None
+    parsed = parse_dataset_uri(uri)
+    if parsed.ddb_table_name is None:
+        return None
+    return DynamoDBManifestStore(parsed.ddb_table_name, storage_options)
 
 
 @dataclass
@@ -58,7 +87,7 @@ class FileLocation:
     relpath: str
 
     def __str__(self) -> str:
-        return str(self.storage.root / self.relpath)
+        return self.storage.join(self.relpath)
 
 
 class Dataset:
@@ -83,18 +112,26 @@ class Dataset:
     @classmethod
     def open(
         cls,
-        uri: str | os.PathLike,
+        uri: str | os.PathLike | Storage,
         version: int | None = None,
         *,
         check_features: bool = True,
+        storage_options: Mapping[str, str] | None = None,
         manifest_store: ExternalManifestStore | None = None,
         synchronize: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
-        With ``manifest_store`` the version is looked up in that external
-        manifest store (the latest version is the store's), a staged manifest
-        it records is finalised first, and
+        ``uri`` is named as pylance names datasets: a local path, ``file://``,
+        ``s3://bucket/path`` or ``s3+ddb://bucket/path?ddbTableName=T``, with
+        pylance's ``storage_options`` keys (``aws_endpoint``, ``aws_region``,
+        ``allow_http``, credentials, ``dynamodb_endpoint``); or the
+        :class:`~reference_impl.storage.Storage` of the dataset's root.
+
+        With ``manifest_store`` (an ``s3+ddb`` URI brings its DynamoDB store
+        itself) the version is looked up in that external manifest store (the
+        latest version is the store's), a staged manifest it records is
+        finalised first, and
         :class:`~reference_impl.errors.ManifestStoreOutOfSyncError` is raised
         when that cannot be done; later commits go through the store. With
         ``synchronize`` False nothing is written (the dataset is opened read
@@ -105,7 +142,8 @@ class Dataset:
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
         """
-        storage = Storage(local_path(uri), writable=synchronize)
+        storage = dataset_storage(uri, storage_options, writable=synchronize)
+        manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
         if manifest_store is None:
             resolved, relpath, scheme = resolve_version(storage, version)
         else:
@@ -169,7 +207,7 @@ class Dataset:
         return sorted(manifests) or [self.version]
 
     def checkout(self, version: int) -> Dataset:
-        return Dataset.open(self.storage.root, version, manifest_store=self.manifest_store)
+        return Dataset.open(self.storage, version, manifest_store=self.manifest_store)
 
     def count_rows(self) -> int:
         return self.manifest.num_rows
@@ -183,7 +221,7 @@ class Dataset:
         base = self.manifest.base_path(base_id)
         if base is None:
             raise PathEscapeError(self.manifest_file.path, f"{what} refers to base_id {base_id}, which is not declared")
-        return self.storage.for_base(str(local_path(base.path))), base.is_dataset_root
+        return self.storage.for_base(base.path), base.is_dataset_root
 
     def data_file_location(self, data_file: DataFile) -> FileLocation:
         storage, is_root = self._base_storage(data_file.base_id, f"data file {data_file.path}")
@@ -226,11 +264,10 @@ class Dataset:
         branch = self.manifest.branch
         if branch is None:
             return self.storage
-        parts = [TREE_DIR, *branch.split("/")]
-        root = self.storage.root
-        if list(root.parts[-len(parts) :]) != parts:
+        root = self.storage.above([TREE_DIR, *branch.split("/")])
+        if root is None:
             raise LanceFormatError(self.uri, f"the manifest names branch {branch!r}, but it is not under tree/{branch}")
-        return Storage(root.parents[len(parts) - 1])
+        return root
 
     def tags(self):
         """Tags of the dataset (``_refs/tags`` of the root, whichever branch
@@ -256,12 +293,15 @@ class Dataset:
         data_storage_version: str = "2.0",
         stable_row_ids: bool = False,
         max_rows_per_file: int | None = None,
+        storage_options: Mapping[str, str] | None = None,
         manifest_store: ExternalManifestStore | None = None,
     ) -> Dataset:
-        """Create a dataset at ``uri`` holding ``table`` (version 1),
-        committed through ``manifest_store`` when one is given."""
+        """Create a dataset at ``uri`` holding ``table`` (version 1); ``uri``
+        and ``storage_options`` as for :meth:`open`. It is committed through
+        ``manifest_store`` when one is given (or the ``s3+ddb`` URI names one)."""
         check_writable_version(data_storage_version)
-        storage = Storage(local_path(uri))
+        storage = dataset_storage(uri, storage_options)
+        manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
         existing = list_versions(storage).manifests()
         if manifest_store is not None:
             recorded = manifest_store.latest(store_base_uri(storage))

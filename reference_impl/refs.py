@@ -285,7 +285,7 @@ def list_branches(storage: Storage) -> dict[str, Branch]:
 def _manifest_size(storage: Storage, branch: str | None, version: int) -> int:
     """Size of the manifest of ``version`` on ``branch`` (main when None)."""
     root = branch_root(branch)
-    where = storage if root is None else Storage(storage.path(root), writable=False)
+    where = storage if root is None else storage.subtree(root, writable=False)
     _, relpath, _ = resolve_version(where, version)
     return where.size(relpath)
 

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The moto server fixtures (moto_server, s3_options, s3_bucket), shared by the suite.
+from tests.servers import moto_server, s3_bucket, s3_options  # noqa: F401
+
 OLD_PYLANCE_VERSION = "0.20.0"
 
 settings.register_profile("ci", max_examples=50, deadline=None, print_blob=True)

@@ -17,15 +17,17 @@ from __future__ import annotations
 import gc
 import os
 import traceback
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
 
 from reference_impl.commit.external_store import ExternalManifestStore
+from reference_impl.dataset import uri_manifest_store
 from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
-from reference_impl.storage import Storage, local_path
+from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
@@ -82,21 +84,24 @@ class Report:
         return document
 
 
-def open_dataset_view(path: str | os.PathLike, manifest_store: ExternalManifestStore | None = None) -> DatasetView:
-    """A view of ``path`` (committed through ``manifest_store`` when given);
-    :class:`NotADatasetError` when it holds no dataset."""
-    root = local_path(path)
-    try:
-        is_dir = root.is_dir()
-    except OSError as exc:
-        raise UnreadablePathError(str(root), f"cannot examine: {exc.strerror or exc}") from None
-    if not is_dir:
-        raise NotADatasetError(str(root), "not a directory")
-    storage = Storage(root, writable=False)
-    view = DatasetView(storage, manifest_store=manifest_store)
+def open_dataset_view(
+    path: str | os.PathLike | DatasetUri,
+    storage_options: Mapping[str, str] | None = None,
+    manifest_store: ExternalManifestStore | None = None,
+) -> DatasetView:
+    """A view of ``path`` (a local path, an ``s3://`` or ``s3+ddb://`` URI,
+    reached with ``storage_options``), read-only, committed through
+    ``manifest_store`` (or the store an ``s3+ddb`` URI names) when there is
+    one; :class:`NotADatasetError` when it holds no dataset."""
+    storage = open_storage(parse_dataset_uri(path), storage_options, writable=False)
+    root = storage.location
+    if not storage.root_is_dir():
+        raise NotADatasetError(root, "not a directory" if storage.is_local else "no object under this prefix")
+    store = manifest_store or uri_manifest_store(path, storage_options)
+    view = DatasetView(storage, manifest_store=store)
     listing = view.listing
     if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
-        raise NotADatasetError(str(root), "no manifest under _versions/ and no _latest.manifest")
+        raise NotADatasetError(root, "no manifest under _versions/ and no _latest.manifest")
     return view
 
 
@@ -170,6 +175,7 @@ def validate(
     all_versions: bool = False,
     rules: list[str] | None = None,
     spec_revision: SpecRevision | str = NEWEST,
+    storage_options: Mapping[str, str] | None = None,
     manifest_store: ExternalManifestStore | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
@@ -178,13 +184,16 @@ def validate(
     newest the project knows by default); rules whose requirements all came
     with a later revision do not run. A revision may be given by name; an
     unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`.
-    ``manifest_store`` is the external manifest store the dataset is
-    committed through: it is read (the latest version is the store's, a
-    staged manifest it records is read where it is) and never written."""
+    ``path`` may be an ``s3://`` URI, reached with pylance-style
+    ``storage_options``; nothing is ever written. ``manifest_store`` is the
+    external manifest store the dataset is committed through (an
+    ``s3+ddb://`` URI names its own): it is read (the latest version is the
+    store's, a staged manifest it records is read where it is) and never
+    written."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision, manifest_store)
+        return _validate(path, version, all_versions, rules, spec_revision, storage_options, manifest_store)
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -199,14 +208,15 @@ def _validate(
     all_versions: bool,
     rules: list[str] | None,
     spec_revision: SpecRevision,
+    storage_options: Mapping[str, str] | None,
     manifest_store: ExternalManifestStore | None,
 ) -> Report:
     try:
-        view = open_dataset_view(path, manifest_store)
+        view = open_dataset_view(path, storage_options, manifest_store)
     except UnreadablePathError as exc:  # not even listable: the report says why
-        root = local_path(path).absolute()
+        root = open_storage(parse_dataset_uri(path), storage_options, writable=False).location
         return Report(
-            str(root),
+            root,
             [],
             [],
             [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],

@@ -55,16 +55,16 @@ from ..manifest import BasePath, Manifest
 from ..manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
 from ..naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, list_versions, manifest_path
 from ..refs import TREE_DIR, read_tag
-from ..storage import Storage, local_path
+from ..storage import Storage, open_storage, parse_dataset_uri
 from ..transactions import Clone, write_transaction_file
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
 
-#: Opens the dataset at a root and version (the latest when None): what the
-#: dataset API passes in (``Dataset.open``), so that operations need not
-#: import the layer above them.
-OpenDataset = Callable[[Path, "int | None"], "Dataset"]
+#: Opens the dataset at a root (its storage) and version (the latest when
+#: None): what the dataset API passes in (``Dataset.open``), so that
+#: operations need not import the layer above them.
+OpenDataset = Callable[[Storage, "int | None"], "Dataset"]
 
 
 # -- public API ----------------------------------------------------------------
@@ -89,22 +89,23 @@ def shallow_clone(
     readers must tolerate (pylance stores what it is given), used where the
     two datasets must move together, as in the golden fixtures."""
     source, ref_name = _clone_source(dataset, version, tag, open_dataset)
-    target = Storage(local_path(target_uri))
+    # The clone is named as any dataset is, and reached with the source's options.
+    target = open_storage(parse_dataset_uri(target_uri), source.storage.storage_options)
     write_shallow_clone(
         source.manifest_file,
-        source.storage.root,
+        source.storage,
         target,
         ref_name=ref_name,
         branch_name=None,
         naming=NamingScheme(manifest_naming),
         relative_base_path=relative_base_path,
     )
-    return open_dataset(target.root, None)
+    return open_dataset(target, None)
 
 
 def write_shallow_clone(
     source: ManifestFile,
-    source_root: Path,
+    source_root: Storage,
     target: Storage,
     *,
     ref_name: str | None,
@@ -129,11 +130,7 @@ def write_shallow_clone(
         is_shallow=True,
         ref_name=ref_name,
         ref_version=source.manifest.version,
-        ref_path=(
-            os.path.relpath(Path(source_root).absolute(), target.root.absolute())
-            if relative_base_path
-            else str(Path(source_root).absolute())
-        ),
+        ref_path=_ref_path(source_root, target, relative_base_path),
         branch_name=branch_name,
     )
     transaction = new_transaction(source.manifest.version, operation)
@@ -197,6 +194,17 @@ def _on_base(fragment: Fragment, base_id: int) -> Fragment:
     return replace(fragment, files=files, deletion_file=deletion)
 
 
+def _ref_path(source_root: Storage, target: Storage, relative: bool) -> str:
+    """The source root as the clone records it: absolute (a path, or the
+    source's ``s3://`` URI), or relative to the clone's root on request."""
+    if isinstance(source_root.root, Path) and isinstance(target.root, Path):
+        source_path = source_root.root.absolute()
+        return os.path.relpath(source_path, target.root.absolute()) if relative else str(source_path)
+    if relative:
+        raise InvalidOperationError("a relative base path is only written between two local datasets")
+    return source_root.location
+
+
 def _clone_source(
     dataset: Dataset, version: int | None, tag: str | None, open_dataset: OpenDataset
 ) -> tuple[Dataset, str | None]:
@@ -208,5 +216,5 @@ def _clone_source(
     found = read_tag(root, tag)
     if version is not None and version != found.version:
         raise InvalidOperationError(f"tag {tag!r} points to version {found.version}, not {version}")
-    where = root.root if found.branch is None else root.root / TREE_DIR / found.branch
+    where = root if found.branch is None else root.subtree(f"{TREE_DIR}/{found.branch}")
     return open_dataset(where, found.version), tag

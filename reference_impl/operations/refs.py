@@ -29,7 +29,6 @@ from ..errors import CommitConflictError
 from ..naming import NamingScheme
 from ..refs import TREE_DIR, branch_path, validate_branch_name, write_branch, write_tag
 from ..refs import delete_tag as delete_tag_file
-from ..storage import Storage
 from .clone import OpenDataset, write_shallow_clone
 from .restore import version_manifest_file
 
@@ -66,10 +65,10 @@ def create_branch(
         raise CommitConflictError(str(root.path(branch_path(name))), f"branch {name!r} already exists")
     version = dataset.version if version is None else version
     source = version_manifest_file(dataset, version)
-    branch_root = Storage(root.path(f"{TREE_DIR}/{name}"))
+    branch_root = root.subtree(f"{TREE_DIR}/{name}")
     write_shallow_clone(
         source,
-        dataset.storage.root,
+        dataset.storage,
         branch_root,
         ref_name=dataset.manifest.branch,
         branch_name=name,
@@ -77,4 +76,4 @@ def create_branch(
         relative_base_path=relative_base_path,
     )
     write_branch(root, name, version, parent_branch=dataset.manifest.branch)
-    return open_dataset(branch_root.root, None)
+    return open_dataset(branch_root, None)

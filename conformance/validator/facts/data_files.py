@@ -37,7 +37,7 @@ from reference_impl.errors import CorruptFileError, LanceFormatError, PathEscape
 from reference_impl.file_format import FileInfo, inspect_file
 from reference_impl.file_format.footer import INSPECT_TAIL_BYTES, LAYOUT_LEGACY, LEGACY_FOOTER_SIZE, FileTail
 from reference_impl.fragments import DataFile, Fragment
-from reference_impl.storage import Storage, local_path
+from reference_impl.storage import LocalStorage, Storage
 from reference_impl.wire import file_pb2, table_pb2
 
 from ..context import Loaded, VersionView
@@ -116,9 +116,8 @@ def _base_storage(root: Storage, path: str, is_dataset_root: bool) -> BaseStorag
         problem = "the path is empty" if not path else "the path contains a NUL byte"
         return BaseStorage(None, is_dataset_root, FileStatus.BASE_INVALID, problem)
     try:
-        local_path(path)
         storage = root.for_base(path)
-        present = os.path.isdir(storage.root)
+        present = storage.root_is_dir()
     except LanceFormatError as exc:
         return BaseStorage(None, is_dataset_root, FileStatus.BASE_UNUSABLE, exc.problem)
     except (OSError, ValueError) as exc:
@@ -144,18 +143,18 @@ def base_storages(view: VersionView) -> dict[int, BaseStorage]:
 
 def check_file(storage: Storage, relpath: str) -> Located:
     try:
-        full = storage.path(relpath)
+        full = storage.path_text(relpath)
     except PathEscapeError as exc:
         return Located(FileStatus.ESCAPES, problem=exc.problem)
     except (OSError, ValueError) as exc:
         return Located(FileStatus.ESCAPES, problem=f"the path cannot be resolved: {exc}")
     location = FileLocation(storage, relpath)
     try:
-        if full.is_file():
-            return Located(FileStatus.OK, location, full=str(full), key=str(location))
-        if full.exists():
+        if storage.exists(relpath):
+            return Located(FileStatus.OK, location, full=full, key=str(location))
+        if storage.has_entry(relpath):
             return Located(FileStatus.NOT_A_FILE, location, f"{full} is not a regular file")
-    except (OSError, ValueError) as exc:
+    except (LanceFormatError, OSError, ValueError) as exc:
         return Located(FileStatus.MISSING, location, f"{full} cannot be examined: {exc}")
     return Located(FileStatus.MISSING, location, f"{full} does not exist")
 
@@ -201,6 +200,8 @@ def _listing(storage: Storage, directory: str) -> dict[str, bool] | None:
     never a regular file here. None when the directory cannot be listed or
     lies outside the root."""
     found: dict[str, bool] = {}
+    if not isinstance(storage, LocalStorage):
+        return None  # on an object store each file is examined on its own (check_file)
     try:
         full = storage.path(directory) if directory else storage.root
         with os.scandir(full) as entries:
@@ -290,7 +291,18 @@ def _legacy_field_ids(tail: FileTail, metadata: file_pb2.Metadata, end: int) -> 
     return tuple(f.id for f in schema.fields)
 
 
-class CheckedFile(Storage):
+def checked_file_storage(located: Located) -> Storage:
+    """The storage to read a file :func:`locate` found through: a
+    :class:`CheckedFile` on a local disk, the file's own storage elsewhere."""
+    location = located.location
+    if location is None or located.full is None:
+        raise TypeError(f"only a data file locate() found can be read, not one that is {located.status.value}")
+    if isinstance(location.storage, LocalStorage):
+        return CheckedFile(location.storage, location.relpath, located.full)
+    return location.storage
+
+
+class CheckedFile(LocalStorage):
     """A read-only view of one data file whose path was already checked, for
     the reference reader (which reads through a Storage).
 
@@ -302,7 +314,7 @@ class CheckedFile(Storage):
     single read. Any other path goes through the ordinary checks.
     """
 
-    def __init__(self, storage: Storage, relpath: str, full: str):
+    def __init__(self, storage: LocalStorage, relpath: str, full: str):
         # Not Storage.__init__: the root is already absolute.
         self.root, self.writable = storage.root, False
         self._relpath, self._full = relpath, full
@@ -350,6 +362,12 @@ def _read_tail(located: Located) -> FileTail:
     full, location = located.full, located.location
     if full is None or location is None:
         raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
+    if not isinstance(location.storage, LocalStorage):
+        # An object store: its size, then one ranged read of the tail.
+        size = location.storage.size(location.relpath)
+        start = max(0, size - TAIL_BYTES)
+        data = location.storage.read(location.relpath, start, size - start)
+        return FileTail(full, size, start, data, location.storage, location.relpath)
     fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
     try:
         # The size of a regular file is where its end is; seeking there is

@@ -298,7 +298,7 @@ def _referenced_deletion_names(dataset: DatasetView) -> set[str] | None:
             continue
         if not root.is_dir(f"{TREE_DIR}/{branch}"):
             continue
-        where = Storage(root.path(f"{TREE_DIR}/{branch}"), writable=False)
+        where = root.subtree(f"{TREE_DIR}/{branch}", writable=False)
         try:
             branch_manifests = list_versions(where).manifests()
         except LanceFormatError:

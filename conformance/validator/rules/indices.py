@@ -14,7 +14,7 @@ from pyroaring import BitMap
 
 from reference_impl.errors import LanceFormatError
 from reference_impl.indices import IndexMetadata
-from reference_impl.storage import Storage, local_path
+from reference_impl.storage import Storage
 from reference_impl.wire import table_pb2
 
 from ..context import VersionView
@@ -319,9 +319,9 @@ def _index_directory(view: VersionView, index: IndexMetadata) -> tuple[Storage, 
     if base is None:
         return None
     try:
-        storage = view.dataset.storage.for_base(str(local_path(base.path)))
+        storage = view.dataset.storage.for_base(base.path)
     except LanceFormatError:
-        return None  # not a local path: nothing here can be checked
+        return None  # not a usable path: nothing here can be checked
     return storage, f"{INDICES_DIR}/{index.uuid}" if base.is_dataset_root else index.uuid
 
 

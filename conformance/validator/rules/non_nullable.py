@@ -34,7 +34,7 @@ from reference_impl.scan import field_with_descendants
 from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
 from ..context import VersionView
-from ..facts.data_files import CheckedFile, at, base_storages, data_file_name, file_facts, locate
+from ..facts.data_files import at, base_storages, checked_file_storage, data_file_name, file_facts, locate
 from ..facts.schema_tree import field_label, schema_tree
 from ..facts.text import listed
 from ..registry import Finding, Severity, rule
@@ -122,7 +122,7 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int], d
         children.setdefault(f.parent_id, []).append(f)
     counts: Counter = Counter()
     try:
-        storage = CheckedFile(located.location.storage, relpath, located.full)
+        storage = checked_file_storage(located)
         table = LanceFileReader(storage, relpath).read(
             requested, file_field_ids=list(data_file.fields), column_indices=list(data_file.column_indices)
         )

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import PurePosixPath
 from typing import Any, Generic, TypeVar
 
 import jsonschema
@@ -152,7 +151,7 @@ def _branch_storage(dataset: DatasetView, branch: str | None) -> Storage | None:
     relpath = f"{TREE_DIR}/{branch}"
     if not dataset.storage.is_dir(relpath):
         return None
-    return Storage(dataset.storage.path(relpath), writable=False)
+    return dataset.storage.subtree(relpath, writable=False)
 
 
 def _branch_manifests(dataset: DatasetView, branch: str | None) -> tuple[Storage, dict[int, str]] | None:
@@ -413,9 +412,7 @@ def _is_branch_directory(dataset: DatasetView, branch: str) -> bool:
     """Whether the validated root's path ends in ``tree/{branch}`` (the
     validator was pointed at a branch's own directory). Decided from the path
     alone: nothing outside the root is looked at."""
-    parts = PurePosixPath(dataset.storage.root.as_posix()).parts
-    expected = (TREE_DIR, *branch.split("/"))
-    return len(parts) > len(expected) and parts[-len(expected) :] == expected
+    return dataset.storage.above([TREE_DIR, *branch.split("/")]) is not None
 
 
 @rule(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from ...errors import CommitConflictError, LanceFormatError, ManifestStoreError, ManifestStoreOutOfSyncError
 from ...naming import NamingScheme, list_versions, parse_manifest_name, resolve_version
-from ...storage import Storage
+from ...storage import S3Storage, Storage
 from .protocol import ExternalManifestStore, StoreEntry
 
 #: The steps of a commit through the store; ``on_step`` is called after each.
@@ -55,22 +55,27 @@ def store_base_uri(storage: Storage) -> str:
     """How the store names the dataset at ``storage``: its object key prefix
     (pylance's ``base_uri``: no bucket, no scheme) for an object store, its
     absolute path for a local directory."""
-    prefix = getattr(storage, "key_prefix", None)
-    if isinstance(prefix, str):
-        return prefix.rstrip("/")
+    if isinstance(storage, S3Storage):
+        return storage.prefix
     return str(storage.root)
 
 
 def store_path(storage: Storage, relpath: str) -> str:
-    """The path the store records for ``relpath`` under the dataset root."""
-    return f"{store_base_uri(storage)}/{relpath}"
+    """The path the store records for ``relpath`` under the dataset root
+    (for a dataset at a bucket's top, whose base_uri is empty: ``relpath``)."""
+    return f"{_prefix(storage)}{relpath}"
+
+
+def _prefix(storage: Storage) -> str:
+    base_uri = store_base_uri(storage)
+    return f"{base_uri}/" if base_uri else ""
 
 
 def relpath_of(storage: Storage, entry: StoreEntry) -> str:
     """The path under the dataset root of the manifest ``entry`` names.
     A row that names anything outside ``_versions/`` of this dataset is
     malformed: nothing outside the root is ever read."""
-    prefix = store_base_uri(storage) + "/"
+    prefix = _prefix(storage)
     if not entry.path.startswith(prefix):
         raise ManifestStoreError(
             str(storage.root), f"the store records version {entry.version} at {entry.path!r}, outside the dataset"

@@ -1,18 +1,14 @@
-"""Access to the files of one dataset (layout: dataset directory, base paths).
+"""The local directory store (layout: dataset directory, base paths).
 
-Every read and write of the reference implementation goes through a
-:class:`Storage`. It resolves paths relative to the dataset root, refuses any
+:class:`LocalStorage` resolves paths relative to the dataset root, refuses any
 path that leads outside it (``..``, absolute paths, symlinks pointing
 elsewhere) and checks byte ranges against the file's real size before reading,
 so a hostile length field can never make it read past a file or allocate more
-than the file holds.
+than the file holds. It is the default backend: ``Storage(path)`` builds one.
 
 Files may also live under a *declared base path* (``Manifest.base_paths``);
-:meth:`Storage.for_base` gives a read-only storage confined to that base.
-
-Object storage will live in ``reference_impl/storage/``: this module becomes
-that package, with the local directory and each object store behind the one
-:class:`Storage` interface the rest of the implementation uses.
+:meth:`LocalStorage.for_base` gives a read-only storage confined to that base,
+on an object store when the base is an ``s3://`` URI.
 """
 
 from __future__ import annotations
@@ -20,11 +16,13 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError, UnreadablePathError
+from ..errors import CommitConflictError, CorruptFileError, LanceFormatError, PathEscapeError, UnreadablePathError
+from .base import Storage, is_object_store_uri
+from .object_store import S3Storage
 
 
 def local_path(uri: str | os.PathLike) -> Path:
@@ -38,16 +36,29 @@ def local_path(uri: str | os.PathLike) -> Path:
     return Path(text)
 
 
-class Storage:
+class LocalStorage(Storage, default=True):
     """Files under one root directory."""
 
-    def __init__(self, root: str | os.PathLike, *, writable: bool = True):
+    root: Path
+    is_local = True
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        *,
+        writable: bool = True,
+        storage_options: Mapping[str, str] | None = None,
+    ):
         self.root = local_path(root).absolute()
         self.writable = writable
+        self.storage_options = dict(storage_options or {})
         self._real_root = os.path.realpath(self.root)
 
     def __repr__(self) -> str:
         return f"Storage({str(self.root)!r})"
+
+    def join(self, relpath: str) -> str:
+        return str(self.root / relpath)
 
     # -- paths -------------------------------------------------------------
 
@@ -79,12 +90,29 @@ class Storage:
 
         The spec asks for absolute base paths; a relative one (pylance stores
         what it was given) is taken relative to this root, never to the
-        process's working directory.
+        process's working directory. An ``s3://`` base is opened with this
+        storage's options.
         """
+        if is_object_store_uri(base_path):
+            return S3Storage.at(base_path, self.storage_options, writable=False)
         path = local_path(base_path)
         if not path.is_absolute():
             path = self.root / path
-        return Storage(path, writable=False)
+        return LocalStorage(path, writable=False, storage_options=self.storage_options)
+
+    def subtree(self, relpath: str, *, writable: bool | None = None) -> LocalStorage:
+        return LocalStorage(
+            self.path(relpath),
+            writable=self.writable if writable is None else writable,
+            storage_options=self.storage_options,
+        )
+
+    def above(self, parts: Sequence[str]) -> LocalStorage | None:
+        if not parts or list(self.root.parts[-len(parts) :]) != list(parts):
+            return None
+        return LocalStorage(
+            self.root.parents[len(parts) - 1], writable=self.writable, storage_options=self.storage_options
+        )
 
     # -- reads ----------------------------------------------------------------
     #
@@ -133,6 +161,10 @@ class Storage:
         except PathEscapeError:
             return False
         status = self._stat(full)
+        return status is not None and stat.S_ISDIR(status.st_mode)
+
+    def root_is_dir(self) -> bool:
+        status = self._stat(self.root)
         return status is not None and stat.S_ISDIR(status.st_mode)
 
     def size(self, relpath: str) -> int:
