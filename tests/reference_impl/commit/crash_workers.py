@@ -33,6 +33,18 @@ def append_and_die_at(path: str, store_path: str | None, step: str, first_id: in
     ds.commit(Append(fragments=write_fragments(ds.storage, rows(first_id, count), ds.schema)), on_step=die_at)
 
 
+def append_to_uri_and_die_at(uri: str, options: dict, step: str, first_id: int, count: int) -> None:
+    """As :func:`append_and_die_at`, for a dataset named by a URI with
+    storage options (``s3+ddb://`` brings its DynamoDB store)."""
+
+    def die_at(name: str) -> None:
+        if name == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    ds = Dataset.open(uri, storage_options=options)
+    ds.commit(Append(fragments=write_fragments(ds.storage, rows(first_id, count), ds.schema)), on_step=die_at)
+
+
 def append_through_store(path: str, store_path: str, first_id: int, count: int, start, results) -> None:
     """Wait for every writer at ``start`` (a barrier), then append through
     the SQLite store; puts (first_id, committed version, error text) on
