@@ -3,7 +3,8 @@ server over HTTP, ``tests/servers.py``), interoperating with pylance 14's
 own ``s3+ddb://`` commits in both directions (table format: "External
 Manifest Store"): each reads and appends to what the other committed, a
 staged manifest left by either is finalised by the other's reader, and a
-writer process killed after each external-store step loses nothing."""
+writer process killed after each step of either commit protocol on S3 (the
+external store's, or put-if-not-exists with If-None-Match) loses nothing."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.validator import Severity, validate
+from reference_impl.commit import STEP_BEFORE_MANIFEST, STEP_MANIFEST_WRITTEN, STEP_TRANSACTION_WRITTEN
 from reference_impl.commit.external_store import (
     STEP_MANIFEST_COPIED,
     STEP_MANIFEST_STAGED,
@@ -258,3 +260,38 @@ def test_a_writer_killed_after_each_external_store_step_on_s3_loses_nothing(s3_o
     assert Dataset.open(plain, storage_options=s3_options).version == aware + 1
     # Version 1 is still the manifest it was committed as.
     assert client.get_object(Bucket=s3_bucket, Key=store.get("ds.lance", 1).path)["Body"].read() == first
+
+
+#: Step of the put-if-not-exists protocol (If-None-Match on S3) -> the version every reader sees.
+S3_PUT_IF_NOT_EXISTS_STEPS = {
+    STEP_TRANSACTION_WRITTEN: 1,
+    STEP_BEFORE_MANIFEST: 1,
+    STEP_MANIFEST_WRITTEN: 2,
+}
+
+
+@pytest.mark.requirements("commit.atomic", "commit.one-winner")
+@pytest.mark.parametrize("step", list(S3_PUT_IF_NOT_EXISTS_STEPS))
+def test_a_writer_killed_after_each_put_if_not_exists_step_on_s3_loses_nothing(s3_options, s3_bucket, step):
+    """The other protocol on S3 (no external store): a reference writer
+    process killed right after ``step`` leaves version 1 or 2 for pylance,
+    the reference and the validator; pylance commits the next version."""
+    uri = f"s3://{s3_bucket}/ds.lance"
+    Dataset.create(uri, rows(0, 3), storage_options=s3_options)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([WORKERS])
+    process = ctx.Process(target=crash_workers.append_to_uri_and_die_at, args=(uri, s3_options, step, 100, 2))
+    process.start()
+    process.join(timeout=120)
+    assert process.exitcode == -signal.SIGKILL
+    version = S3_PUT_IF_NOT_EXISTS_STEPS[step]
+    expected = list(range(3)) + ([100, 101] if version == 2 else [])
+
+    report = validate(uri, all_versions=True, storage_options=s3_options)
+    assert report.versions[-1] == version
+    assert [f.message for f in report.findings if f.severity is Severity.ERROR] == []
+    assert pylance_sees(uri, s3_options) == (version, expected)
+    assert ids_of_reference(uri, s3_options) == expected
+    lance.write_dataset(rows(200, 1), uri, mode="append", storage_options=s3_options)
+    assert Dataset.open(uri, storage_options=s3_options).version == version + 1
+    assert ids_of_reference(uri, s3_options) == sorted([*expected, 200])
