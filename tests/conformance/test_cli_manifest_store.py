@@ -81,3 +81,28 @@ def test_a_store_that_cannot_be_opened_is_a_finding_not_a_traceback(staged, tmp_
     out = capsys.readouterr().out
     assert "external manifest store cannot be read" in out and "absent.sqlite" in out
     assert not (tmp_path / "absent.sqlite").exists()
+
+
+def test_describe_and_validate_an_s3_ddb_uri_read_through_its_dynamodb_store(s3_options, s3_bucket, capsys):
+    """An ``s3+ddb://`` URI brings its DynamoDB store: the store's staged
+    latest version is described and validated where it is, and nothing is
+    finalised."""
+    from tests.reference_impl.commit.test_external_store_interop import ddb_items, keys, make_ddb_table
+
+    table = make_ddb_table(s3_options)
+    uri = f"s3+ddb://{s3_bucket}/ds.lance?ddbTableName={table}"
+    ds = Dataset.create(uri, pa.table({"id": [1, 2]}), storage_options=s3_options)
+    with pytest.raises(Stop):
+        ds.commit(
+            Append(fragments=write_fragments(ds.storage, pa.table({"id": [3]}), ds.schema)),
+            on_step=_stop_after_store_commit,
+        )
+    options = [argument for key, value in s3_options.items() for argument in ("--storage-option", f"{key}={value}")]
+    before = (keys(s3_options, s3_bucket, "ds.lance/"), ddb_items(s3_options, table))
+    assert main(["describe", uri, *options]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 2
+    assert main(["validate", uri, *options, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["versions"] == [2]
+    assert [f["rule"] for f in report["findings"]] == ["external-store/pending-finalization"]
+    assert (keys(s3_options, s3_bucket, "ds.lance/"), ddb_items(s3_options, table)) == before

@@ -44,6 +44,11 @@ def rows(start: int, count: int) -> pa.Table:
 @pytest.fixture
 def ddb_table(s3_options) -> str:
     """A fresh DynamoDB table laid out as pylance expects."""
+    return make_ddb_table(s3_options)
+
+
+def make_ddb_table(s3_options) -> str:
+    """Create a fresh DynamoDB table laid out as pylance expects; its name."""
     name = f"lc-{uuid.uuid4().hex[:12]}"
     client = boto3.client(
         "dynamodb",
