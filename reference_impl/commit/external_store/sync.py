@@ -154,8 +154,8 @@ def finalize(
     if staged is None:
         return final
     where = f"version {entry.version} (staged {staged}, final {final})"
-    if storage.exists(staged):
-        data = storage.read(staged)
+    data = _read_if_there(storage, staged)
+    if data is not None:
         if entry.size >= 0 and len(data) != entry.size:
             raise ManifestStoreOutOfSyncError(
                 str(storage.path(staged)),
@@ -171,6 +171,10 @@ def finalize(
                     f"{where}: another manifest is already at the final name; the store's commit cannot be finalised",
                     version=entry.version,
                 ) from None
+        except LanceFormatError as exc:  # a read-only or failing store: this reader cannot synchronise
+            raise ManifestStoreOutOfSyncError(
+                str(storage.path(final)), f"{where}: the staged manifest cannot be copied: {exc}", version=entry.version
+            ) from None
     elif not storage.exists(final):
         raise ManifestStoreOutOfSyncError(
             str(storage.root),
@@ -188,6 +192,19 @@ def finalize(
     step(STEP_STORE_REPOINTED)
     _remove_quietly(storage, staged)
     return final
+
+
+def _read_if_there(storage: Storage, relpath: str) -> bytes | None:
+    """The bytes of ``relpath``, or None when it is not there (any moment,
+    another finaliser may remove the staged manifest it has copied)."""
+    if not storage.exists(relpath):
+        return None
+    try:
+        return storage.read(relpath)
+    except LanceFormatError:
+        if storage.exists(relpath):
+            raise  # there, but unreadable: not a race
+        return None
 
 
 def _remove_quietly(storage: Storage, relpath: str) -> None:

@@ -21,6 +21,7 @@ from reference_impl.commit.external_store import (
 from reference_impl.dataset import Dataset
 from reference_impl.errors import ManifestStoreError, ManifestStoreOutOfSyncError
 from reference_impl.naming import list_versions
+from reference_impl.storage import Storage
 
 lance = pytest.importorskip("lance")
 
@@ -203,3 +204,18 @@ def test_creating_where_the_store_records_a_dataset_conflicts(tmp_path, store):
     with pytest.raises(IncompatibleConflictError) as refused:
         Dataset.create(path, rows(0, 1), manifest_store=store)
     assert refused.value.version == 2
+
+
+@pytest.mark.requirements("external-store.reader-synchronises")
+def test_a_reader_that_cannot_copy_the_staged_manifest_refuses_to_load(tmp_path, store):
+    path = tmp_path / "ds"
+    ds = Dataset.create(path, rows(0, 2), manifest_store=store)
+    with pytest.raises(Stop):
+        ds.commit(_append(ds, rows(2, 2)), on_step=stop_at(STEP_STORE_COMMITTED))
+    staged = list_versions(ds.storage).staged[2][0]
+    # A read-only storage stands for an object store this reader may not write to.
+    read_only = Storage(path, writable=False)
+    with pytest.raises(ManifestStoreOutOfSyncError, match="cannot be copied") as refused:
+        Dataset.open(read_only, manifest_store=store)
+    assert refused.value.version == 2 and staged.rsplit("-", 5)[0] in str(refused.value)
+    assert list_versions(ds.storage).staged[2] == [staged]
