@@ -59,7 +59,9 @@ def _describe(args: argparse.Namespace) -> int:
     from .drivers import reference
 
     path, version = _selected(args)
-    document = reference.describe(path, version, storage_options=dict(args.storage_options))
+    document = reference.describe(
+        path, version, storage_options=dict(args.storage_options), manifest_store=args.manifest_store
+    )
     print(to_json(document) if args.format == "json" else to_text(document))
     return EXIT_OK
 
@@ -74,6 +76,27 @@ def _add_spec_revision_option(parser: argparse.ArgumentParser) -> None:
         metavar="REVISION",
         help=f"format revision to check conformance to, one of: {', '.join(r.name for r in REVISIONS)} "
         f"(oldest first; default: the newest, {NEWEST.name})",
+    )
+
+
+def _manifest_store(text: str):
+    """``--manifest-store sqlite:PATH``: the SQLite external manifest store a
+    dataset is committed through, opened read only."""
+    kind, _, where = text.partition(":")
+    if kind != "sqlite" or not where:
+        raise argparse.ArgumentTypeError(f"expected sqlite:PATH, not {text!r}")
+    from reference_impl.commit.external_store import SqliteManifestStore
+
+    return SqliteManifestStore(where, read_only=True)
+
+
+def _add_manifest_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--manifest-store",
+        type=_manifest_store,
+        default=None,
+        metavar="sqlite:PATH",
+        help="the external manifest store the dataset is committed through (read, never written)",
     )
 
 
@@ -92,6 +115,7 @@ def _validate(args: argparse.Namespace) -> int:
         rules=args.rules,
         spec_revision=args.spec_revision,
         storage_options=dict(args.storage_options),
+        manifest_store=args.manifest_store,
     )
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
@@ -299,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     describe.add_argument("--format", choices=("json", "text"), default="json")
     _add_storage_option(describe)
+    _add_manifest_store_option(describe)
     describe.set_defaults(run=_describe)
 
     validate = commands.add_parser("validate", help="check a dataset against the specification")
@@ -337,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_spec_revision_option(validate)
     _add_storage_option(validate)
+    _add_manifest_store_option(validate)
     validate.set_defaults(run=_validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")

@@ -17,6 +17,12 @@ import pyarrow as pa
 from . import entropy, feature_flags
 from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
+from .commit.external_store import (
+    DynamoDBManifestStore,
+    ExternalManifestStore,
+    resolve_through_store,
+    store_base_uri,
+)
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import (
@@ -45,23 +51,32 @@ from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
 from .scan import scan
 from .schema import Schema
-from .storage import Storage, open_storage, parse_dataset_uri
+from .storage import DatasetUri, Storage, open_storage, parse_dataset_uri
 from .transactions import Append, Operation, Overwrite
 
 
-def dataset_storage(uri: str | os.PathLike | Storage, storage_options: Mapping[str, str] | None) -> Storage:
-    """The storage of the dataset a user named (see :meth:`Dataset.open`)."""
+def dataset_storage(
+    uri: str | os.PathLike | Storage, storage_options: Mapping[str, str] | None, *, writable: bool = True
+) -> Storage:
+    """The storage of the dataset a user named (see :meth:`Dataset.open`);
+    for ``s3+ddb``, the storage of its files on S3."""
     if isinstance(uri, Storage):
         return uri
+    return open_storage(parse_dataset_uri(uri), storage_options, writable=writable)
+
+
+def uri_manifest_store(
+    uri: str | os.PathLike | DatasetUri | Storage, storage_options: Mapping[str, str] | None
+) -> ExternalManifestStore | None:
+    """The external manifest store an ``s3+ddb://...?ddbTableName=T`` URI
+    names (pylance's DynamoDB table ``T``, reached with the same storage
+    options); None for any other URI."""
+    if isinstance(uri, Storage):
+        return None
     parsed = parse_dataset_uri(uri)
-    if parsed.ddb_table_name is not None:
-        # Its commits go through the external manifest store in DynamoDB
-        # (table format: external manifest store); opening it by its files
-        # alone would miss versions the store holds and the object store not yet.
-        raise UnsupportedFeatureError(
-            str(parsed), "s3+ddb:// datasets need the external manifest store, which this reader does not have yet"
-        )
-    return open_storage(parsed, storage_options)
+    if parsed.ddb_table_name is None:
+        return None
+    return DynamoDBManifestStore(parsed.ddb_table_name, storage_options)
 
 
 @dataclass
@@ -78,10 +93,19 @@ class FileLocation:
 class Dataset:
     """One version of a Lance dataset, opened for reading."""
 
-    def __init__(self, storage: Storage, manifest_file: ManifestFile, naming_scheme: NamingScheme | None):
+    def __init__(
+        self,
+        storage: Storage,
+        manifest_file: ManifestFile,
+        naming_scheme: NamingScheme | None,
+        manifest_store: ExternalManifestStore | None = None,
+    ):
         self.storage = storage
         self.manifest_file = manifest_file
         self.naming_scheme = naming_scheme
+        #: The external manifest store versions are committed through and
+        #: looked up in (None: the object store's put-if-not-exists alone).
+        self.manifest_store = manifest_store
 
     # -- opening ----------------------------------------------------------------
 
@@ -93,21 +117,37 @@ class Dataset:
         *,
         check_features: bool = True,
         storage_options: Mapping[str, str] | None = None,
+        manifest_store: ExternalManifestStore | None = None,
+        synchronize: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
-        ``uri`` is named as pylance names datasets: a local path, ``file://``
-        or ``s3://bucket/path``, with pylance's ``storage_options`` keys
-        (``aws_endpoint``, ``aws_region``, ``allow_http``, credentials); or
-        the :class:`~reference_impl.storage.Storage` of the dataset's root.
+        ``uri`` is named as pylance names datasets: a local path, ``file://``,
+        ``s3://bucket/path`` or ``s3+ddb://bucket/path?ddbTableName=T``, with
+        pylance's ``storage_options`` keys (``aws_endpoint``, ``aws_region``,
+        ``allow_http``, credentials, ``dynamodb_endpoint``); or the
+        :class:`~reference_impl.storage.Storage` of the dataset's root.
+
+        With ``manifest_store`` (an ``s3+ddb`` URI brings its DynamoDB store
+        itself) the version is looked up in that external manifest store (the
+        latest version is the store's), a staged manifest it records is
+        finalised first, and
+        :class:`~reference_impl.errors.ManifestStoreOutOfSyncError` is raised
+        when that cannot be done; later commits go through the store. With
+        ``synchronize`` False nothing is written (the dataset is opened read
+        only): a staged manifest the store records is read where it is.
 
         Raises :class:`~reference_impl.errors.UnsupportedFeatureError` when the
         manifest sets a reader feature flag this implementation does not know,
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
         """
-        storage = dataset_storage(uri, storage_options)
-        resolved, relpath, scheme = resolve_version(storage, version)
+        storage = dataset_storage(uri, storage_options, writable=synchronize)
+        manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
+        if manifest_store is None:
+            resolved, relpath, scheme = resolve_version(storage, version)
+        else:
+            resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version, synchronize=synchronize)
         manifest_file = read_manifest_file(storage, relpath)
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
@@ -118,7 +158,7 @@ class Dataset:
                 f"the file name says version {resolved} ({scheme.value} naming scheme) but the manifest "
                 f"holds version {manifest_file.manifest.version}",
             )
-        dataset = cls(storage, manifest_file, scheme)
+        dataset = cls(storage, manifest_file, scheme, manifest_store)
         if check_features:
             dataset.check_reader_features()
         return dataset
@@ -167,7 +207,7 @@ class Dataset:
         return sorted(manifests) or [self.version]
 
     def checkout(self, version: int) -> Dataset:
-        return Dataset.open(self.storage, version)
+        return Dataset.open(self.storage, version, manifest_store=self.manifest_store)
 
     def count_rows(self) -> int:
         return self.manifest.num_rows
@@ -254,12 +294,19 @@ class Dataset:
         stable_row_ids: bool = False,
         max_rows_per_file: int | None = None,
         storage_options: Mapping[str, str] | None = None,
+        manifest_store: ExternalManifestStore | None = None,
     ) -> Dataset:
         """Create a dataset at ``uri`` holding ``table`` (version 1); ``uri``
-        and ``storage_options`` as for :meth:`open`."""
+        and ``storage_options`` as for :meth:`open`. It is committed through
+        ``manifest_store`` when one is given (or the ``s3+ddb`` URI names one)."""
         check_writable_version(data_storage_version)
         storage = dataset_storage(uri, storage_options)
+        manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
         existing = list_versions(storage).manifests()
+        if manifest_store is not None:
+            recorded = manifest_store.latest(store_base_uri(storage))
+            if recorded is not None:
+                existing[recorded.version] = recorded.path
         if existing:
             raise IncompatibleConflictError(
                 str(storage.root), "a dataset already exists here; creating one would replace it", version=max(existing)
@@ -275,6 +322,7 @@ class Dataset:
             Overwrite(fragments=fragments, schema=schema),
             stable_row_ids=stable_row_ids,
             data_storage_version=data_storage_version,
+            manifest_store=manifest_store,
         )
 
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
@@ -322,6 +370,7 @@ class Dataset:
             restore_source=restore_source,
             on_step=on_step,
             max_attempts=max_attempts,
+            manifest_store=self.manifest_store,
         )
 
     @classmethod
@@ -337,7 +386,7 @@ class Dataset:
             timestamp=(nanos // 1_000_000_000, nanos % 1_000_000_000),
             **options,
         )
-        return cls(storage, committed, naming)
+        return cls(storage, committed, naming, options.get("manifest_store"))
 
     # -- operations (reference_impl/operations/) -----------------------------------
 

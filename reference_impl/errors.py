@@ -112,3 +112,23 @@ class InvalidOperationError(ValueError):
     or arguments that make no sense. The dataset is not at fault, unlike the
     :class:`LanceFormatError` family; no version was committed. A
     :class:`ValueError`, as argument errors are in Python."""
+
+
+class ManifestStoreError(LanceFormatError):
+    """The external manifest store cannot be used: it cannot be reached or
+    opened, it refuses a request, or a row it holds is malformed (a path that
+    lies outside the dataset, a version or size that is not a number).
+    ``path`` names the store (its database file, or its table)."""
+
+
+class ManifestStoreOutOfSyncError(LanceFormatError):
+    """The external manifest store and the object store disagree about a
+    version and a reader cannot synchronise them (external store reader:
+    "if the reattempt at synchronization fails, the reader will refuse to
+    load"): the store names a manifest that is not there, or one whose size
+    or bytes differ from the manifest already at the final name. ``version``
+    is the version concerned; the message names the paths."""
+
+    def __init__(self, path: str, problem: str, *, version: int):
+        super().__init__(path, problem)
+        self.version = version

@@ -72,7 +72,8 @@ class VersionListing:
     #: version -> relative path of its committed manifest, per scheme.
     v1: dict[int, str] = dc_field(default_factory=dict)
     v2: dict[int, str] = dc_field(default_factory=dict)
-    #: version -> staged manifest paths (external store, uncommitted).
+    #: version -> staged manifest paths (external store, not finalised), by
+    #: the version the final name encodes (V1 or V2).
     staged: dict[int, list[str]] = dc_field(default_factory=dict)
     #: names under _versions/ that fit no scheme.
     unrecognized: list[str] = dc_field(default_factory=list)
@@ -108,7 +109,10 @@ def list_versions(storage: Storage) -> VersionListing:
             continue
         staged = _STAGED.match(name)
         if staged:
-            listing.staged.setdefault(int(staged.group(1)), []).append(f"{VERSIONS_DIR}/{name}")
+            # The staged name is the final name plus the suffix, in either scheme.
+            final = parse_manifest_name(f"{staged.group(1)}.manifest")
+            version = final[0] if final is not None else int(staged.group(1))
+            listing.staged.setdefault(version, []).append(f"{VERSIONS_DIR}/{name}")
         elif name == LATEST_HINT:
             listing.has_hint = True
         elif not name.startswith("."):

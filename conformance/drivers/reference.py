@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from reference_impl.dataset import Dataset
+from reference_impl.commit.external_store import ExternalManifestStore
+from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.storage import open_storage, parse_dataset_uri
 
 from ..describe import (
@@ -37,13 +38,21 @@ def read_table(uri: str | os.PathLike, version: int | None = None):
 
 
 def describe(
-    uri: str | os.PathLike, version: int | None = None, *, storage_options: Mapping[str, str] | None = None
+    uri: str | os.PathLike,
+    version: int | None = None,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    manifest_store: ExternalManifestStore | None = None,
 ) -> Description:
     """The canonical description of ``uri`` at ``version`` (latest by
-    default); ``uri`` may be an ``s3://`` URI reached with pylance-style
-    ``storage_options``. Read-only: nothing is ever written."""
+    default); ``uri`` may be an ``s3://`` or ``s3+ddb://`` URI reached with
+    pylance-style ``storage_options``. Read-only: nothing is ever written;
+    with an external manifest store (``manifest_store``, or the one an
+    ``s3+ddb`` URI names) the latest version is the store's, a staged
+    manifest read where it is and never finalised."""
     storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
-    return describe_dataset(Dataset.open(storage, version))
+    store = manifest_store or uri_manifest_store(uri, storage_options)
+    return describe_dataset(Dataset.open(storage, version, manifest_store=store, synchronize=False))
 
 
 def describe_dataset(dataset: Dataset) -> Description:

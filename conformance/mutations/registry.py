@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from conformance.validator.registry import Severity
 from conformance.validator.ruleset import rules_by_id
+from reference_impl.commit.external_store import SqliteManifestStore
 
 if TYPE_CHECKING:
     from reference_impl.indices import IndexMetadata
@@ -55,10 +56,26 @@ class Mutation:
     apply: Callable[[Path], None]
     also: frozenset[str]
     name: str
+    #: Whether the dataset is read together with an external manifest store
+    #: (a SQLite store beside the root, :func:`mutation_store`): the
+    #: mutation fills and breaks it, and a validator must be given it.
+    manifest_store: bool = False
 
     @property
     def id(self) -> str:
         return f"{self.rule}:{self.name}"
+
+    def store_for(self, root: Path) -> SqliteManifestStore | None:
+        """The external manifest store to validate ``root`` with (None when
+        the mutation uses none)."""
+        return mutation_store(root) if self.manifest_store else None
+
+
+def mutation_store(root: Path) -> SqliteManifestStore:
+    """The SQLite manifest store kept beside the dataset at ``root`` by the
+    mutations that need one (outside the root, so a copy of the dataset
+    does not carry it)."""
+    return SqliteManifestStore(Path(root).parent / f"{Path(root).name}.manifest-store.sqlite")
 
 
 _MUTATIONS: dict[str, Mutation] = {}
@@ -69,12 +86,19 @@ class MutationDeclarationError(ValueError):
 
 
 def mutation(
-    rule: str, *, breaks: tuple[str, ...] | str | None = None, base: str = DEFAULT_BASE, also: tuple[str, ...] = ()
+    rule: str,
+    *,
+    breaks: tuple[str, ...] | str | None = None,
+    base: str = DEFAULT_BASE,
+    also: tuple[str, ...] = (),
+    manifest_store: bool = False,
 ):
     """Register a mutation that ``rule`` must report on a copy of base ``base``.
 
     ``breaks`` names the requirements the change violates, among those the
-    rule cites; it may be left out when the rule cites exactly one."""
+    rule cites; it may be left out when the rule cites exactly one.
+    ``manifest_store``: the mutation breaks the dataset together with its
+    external manifest store (:func:`mutation_store`)."""
 
     def register(apply: Callable[[Path], None]):
         known = rules_by_id()
@@ -98,7 +122,9 @@ def mutation(
         unknown_also = [r for r in also if r not in known]
         if unknown_also:
             raise MutationDeclarationError(f"mutation {apply.__name__}: no rules {unknown_also}")
-        entry = Mutation(rule, known[rule].severity, broken, base, apply, frozenset(also), apply.__name__)
+        entry = Mutation(
+            rule, known[rule].severity, broken, base, apply, frozenset(also), apply.__name__, manifest_store
+        )
         if entry.id in _MUTATIONS:
             raise MutationDeclarationError(f"mutation {entry.id} is registered twice")
         _MUTATIONS[entry.id] = entry

@@ -16,8 +16,9 @@ from dataclasses import field as dc_field
 from functools import cached_property
 from typing import Generic, Literal, TypeVar, Union
 
+from reference_impl.commit.external_store import ExternalManifestStore, StoreRecord, inspect_store
 from reference_impl.dataset import Dataset, FileLocation
-from reference_impl.errors import LanceFormatError
+from reference_impl.errors import LanceFormatError, ManifestStoreError
 from reference_impl.fragments import Fragment
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile, read_manifest_file
@@ -72,6 +73,11 @@ class DatasetView:
     selected_versions: list[int] = dc_field(default_factory=list)
     #: The format revision this run checks conformance to.
     spec_revision: SpecRevision = NEWEST
+    #: The external manifest store the dataset is committed through, when the
+    #: user names one: read, never written (nothing is finalised).
+    manifest_store: ExternalManifestStore | None = None
+    #: Why the external store could not be read, when it could not.
+    store_error: ManifestStoreError | None = None
     _manifests: dict[int, Loaded[ManifestFile]] = dc_field(default_factory=dict)
     #: VersionView.memo's values, by version: shared by every view of a
     #: version. (Kept here rather than the views themselves, so that the
@@ -84,8 +90,31 @@ class DatasetView:
         return list_versions(self.storage)
 
     def manifest_paths(self) -> dict[int, str]:
-        """Committed manifests by version (both schemes, even when mixed)."""
-        return self.listing.manifests()
+        """Committed manifests by version (both schemes, even when mixed).
+        With an external store, its latest version counts as committed even
+        while only its staged manifest exists (the commit point is the
+        store's put), and is read from the staged manifest."""
+        return self._manifest_paths
+
+    @cached_property
+    def _manifest_paths(self) -> dict[int, str]:
+        paths = self.listing.manifests()
+        for version, record in self.store_records.items():
+            if version not in paths and record.staged and record.present and record.relpath is not None:
+                paths[version] = record.relpath
+        return paths
+
+    @cached_property
+    def store_records(self) -> dict[int, StoreRecord]:
+        """What the external store records for each listed version and its
+        latest one (empty without a store)."""
+        if self.manifest_store is None:
+            return {}
+        try:
+            return inspect_store(self.storage, self.manifest_store, sorted(self.listing.manifests()))
+        except ManifestStoreError as exc:
+            self.store_error = exc
+            return {}
 
     def manifest_file(self, version: int) -> Loaded[ManifestFile]:
         if version not in self._manifests:

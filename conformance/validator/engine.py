@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
 
+from reference_impl.commit.external_store import ExternalManifestStore
+from reference_impl.dataset import uri_manifest_store
 from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
@@ -83,16 +85,20 @@ class Report:
 
 
 def open_dataset_view(
-    path: str | os.PathLike | DatasetUri, storage_options: Mapping[str, str] | None = None
+    path: str | os.PathLike | DatasetUri,
+    storage_options: Mapping[str, str] | None = None,
+    manifest_store: ExternalManifestStore | None = None,
 ) -> DatasetView:
-    """A view of ``path`` (a local path or an ``s3://`` URI, reached with
-    ``storage_options``), read-only; :class:`NotADatasetError` when it holds
-    no dataset."""
+    """A view of ``path`` (a local path, an ``s3://`` or ``s3+ddb://`` URI,
+    reached with ``storage_options``), read-only, committed through
+    ``manifest_store`` (or the store an ``s3+ddb`` URI names) when there is
+    one; :class:`NotADatasetError` when it holds no dataset."""
     storage = open_storage(parse_dataset_uri(path), storage_options, writable=False)
     root = storage.location
     if not storage.root_is_dir():
         raise NotADatasetError(root, "not a directory" if storage.is_local else "no object under this prefix")
-    view = DatasetView(storage)
+    store = manifest_store or uri_manifest_store(path, storage_options)
+    view = DatasetView(storage, manifest_store=store)
     listing = view.listing
     if not listing.manifests() and not listing.staged and not storage.exists(LEGACY_LATEST):
         raise NotADatasetError(root, "no manifest under _versions/ and no _latest.manifest")
@@ -170,6 +176,7 @@ def validate(
     rules: list[str] | None = None,
     spec_revision: SpecRevision | str = NEWEST,
     storage_options: Mapping[str, str] | None = None,
+    manifest_store: ExternalManifestStore | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
@@ -178,11 +185,15 @@ def validate(
     with a later revision do not run. A revision may be given by name; an
     unknown name raises :class:`~conformance.spec_revisions.UnknownRevisionError`.
     ``path`` may be an ``s3://`` URI, reached with pylance-style
-    ``storage_options``; nothing is ever written."""
+    ``storage_options``; nothing is ever written. ``manifest_store`` is the
+    external manifest store the dataset is committed through (an
+    ``s3+ddb://`` URI names its own): it is read (the latest version is the
+    store's, a staged manifest it records is read where it is) and never
+    written."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision, storage_options)
+        return _validate(path, version, all_versions, rules, spec_revision, storage_options, manifest_store)
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -198,9 +209,10 @@ def _validate(
     rules: list[str] | None,
     spec_revision: SpecRevision,
     storage_options: Mapping[str, str] | None,
+    manifest_store: ExternalManifestStore | None,
 ) -> Report:
     try:
-        view = open_dataset_view(path, storage_options)
+        view = open_dataset_view(path, storage_options, manifest_store)
     except UnreadablePathError as exc:  # not even listable: the report says why
         root = open_storage(parse_dataset_uri(path), storage_options, writable=False).location
         return Report(
@@ -221,6 +233,17 @@ def _validate(
         versions = available[-1:]
 
     report = Report(str(view.storage.root), versions, [r.id for r in selected], spec_revision=spec_revision)
+    if view.store_error is not None:
+        report.findings.append(
+            Finding(
+                UNREADABLE_RULE,
+                Severity.ERROR,
+                (),
+                f"the external manifest store cannot be read: {view.store_error}",
+                None,
+                None,
+            )
+        )
     view.selected_versions = versions
     for rule in selected:
         if rule.scope is Scope.DATASET:

@@ -7,6 +7,8 @@ The package follows the commit steps the specification gives:
   indices read, transaction, settings), one handler per operation type;
 * :mod:`.conflicts`: conflict resolution, the outcome of committing one
   transaction after another (:func:`decide`) and the pure rebase steps;
+* :mod:`.external_store`: the external manifest store (SQLite, DynamoDB)
+  and its commit and reader steps;
 * :mod:`.loop`: the commit loop: the transaction file, the versions
   committed meanwhile and their transactions, conflicts and rebase, the
   manifest with put-if-not-exists, bounded randomized retries.
@@ -30,6 +32,7 @@ from .conflicts import Decision, Outcome, RowChanges, decide
 from .loop import (
     STEP_BEFORE_MANIFEST,
     STEP_FILES_WRITTEN,
+    STEP_MANIFEST_WRITTEN,
     STEP_TRANSACTION_WRITTEN,
     commit,
     new_transaction,
@@ -40,6 +43,7 @@ __all__ = [
     "MEM_WAL_INDEX_NAME",
     "STEP_BEFORE_MANIFEST",
     "STEP_FILES_WRITTEN",
+    "STEP_MANIFEST_WRITTEN",
     "STEP_TRANSACTION_WRITTEN",
     "WRITER_LIBRARY",
     "CommitSettings",

@@ -18,6 +18,11 @@ A commit happens in the order the specification gives:
    that race sleeps a random, growing while and goes back to step 3, at most
    ``max_attempts`` times in all.
 
+With an external manifest store (``manifest_store``), step 4 commits through
+the store instead (:mod:`.external_store`: stage, put-if-not-exists in the
+store, copy, repoint), and step 3 first finalises the store's latest version
+when it is still staged, as a reader does.
+
 A crash at any point leaves every committed version as it was: the files
 written so far are unreferenced, and step 4 never overwrites an existing
 manifest.
@@ -69,6 +74,7 @@ from .conflicts import (
     with_merged_deletions,
     with_singleton_indices_merged,
 )
+from .external_store import ExternalManifestStore, commit_through_store, synchronize_latest
 
 #: Attempts at the put-if-not-exists of the next manifest before giving up:
 #: enough for two dozen processes appending to one table at once.
@@ -79,11 +85,14 @@ BACKOFF_BASE_SECONDS = 0.005
 BACKOFF_CAP_SECONDS = 0.25
 
 #: The steps a commit goes through; ``on_step`` is called after each of the
-#: first two and before the manifest is written. Tests raise from it to
-#: simulate a writer dying at that point.
+#: first two, before the manifest is written, and after it is written (with
+#: an external store: after each of its four steps instead,
+#: ``external_store.STEP_*``). Tests stop the writer there to see what a
+#: writer dying at that point leaves.
 STEP_FILES_WRITTEN = "files-written"
 STEP_TRANSACTION_WRITTEN = "transaction-written"
 STEP_BEFORE_MANIFEST = "before-manifest"
+STEP_MANIFEST_WRITTEN = "manifest-written"
 
 
 def new_transaction(read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
@@ -108,6 +117,7 @@ def commit(
     restore_source: ManifestFile | None = None,
     on_step: Callable[[str], None] | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    manifest_store: ExternalManifestStore | None = None,
 ) -> ManifestFile:
     """Commit ``transaction`` (built on ``read``) as the next version of the
     table and return the manifest file committed. The caller has already
@@ -119,7 +129,9 @@ def commit(
     :class:`~reference_impl.errors.CommitAttemptsExhaustedError` after
     ``max_attempts`` lost races. Nothing committed is ever touched.
     ``on_step`` is called after the files and after the transaction file
-    (once each) and before every attempt at the manifest.
+    (once each), before every attempt at the manifest and after each step
+    of writing it. With ``manifest_store`` the manifest is committed through
+    that external store.
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")
@@ -135,10 +147,25 @@ def commit(
     step(STEP_TRANSACTION_WRITTEN)
     if read is None:
         return _create(
-            storage, transaction, transaction_file, naming, timestamp, stable_row_ids, data_storage_version, step
+            storage,
+            transaction,
+            transaction_file,
+            naming,
+            timestamp,
+            stable_row_ids,
+            data_storage_version,
+            step,
+            manifest_store,
         )
 
-    state = _Rebase(storage, original=transaction, current=transaction, read=read, based_on=read)
+    state = _Rebase(
+        storage,
+        original=transaction,
+        current=transaction,
+        read=read,
+        based_on=read,
+        committed_manifests=_committed_lister(storage, manifest_store),
+    )
     for attempt in range(1, max_attempts + 1):
         latest = state.catch_up()
         if state.current is not transaction and state.current.file_name() != transaction_file:
@@ -157,7 +184,7 @@ def commit(
         step(STEP_BEFORE_MANIFEST)
         relpath = manifest_path(manifest.version, naming)
         try:
-            storage.put_if_not_exists(relpath, data)
+            _write_manifest(storage, manifest_store, manifest.version, relpath, data, step)
         except CommitConflictError:
             # Lost the race for this version: someone committed it first.
             # Back off, then check what they committed and try the next one.
@@ -175,7 +202,35 @@ def commit(
     )
 
 
-def _create(storage, transaction, transaction_file, naming, timestamp, stable_row_ids, data_storage_version, step):
+def _committed_lister(storage: Storage, store: ExternalManifestStore | None) -> Callable[[], dict[int, str]]:
+    """How the loop lists the committed manifests (version -> path): the
+    object store's listing, after finalising the store's latest version."""
+    if store is None:
+        return lambda: list_versions(storage).manifests()
+    return lambda: synchronize_latest(storage, store)
+
+
+def _write_manifest(
+    storage: Storage,
+    store: ExternalManifestStore | None,
+    version: int,
+    relpath: str,
+    data: bytes,
+    step: Callable[[str], None],
+) -> None:
+    """Commit ``data`` as the manifest of ``version``: put-if-not-exists in
+    the object store, or the external store's protocol. Raises
+    :class:`CommitConflictError` when another writer committed the version."""
+    if store is None:
+        storage.put_if_not_exists(relpath, data)
+        step(STEP_MANIFEST_WRITTEN)
+    else:
+        commit_through_store(storage, store, version, relpath, data, step)
+
+
+def _create(
+    storage, transaction, transaction_file, naming, timestamp, stable_row_ids, data_storage_version, step, store
+):
     """Version 1: nothing to resolve against; if it exists, a table was
     created here meanwhile and this creation conflicts with it."""
     settings = CommitSettings(
@@ -189,9 +244,9 @@ def _create(storage, transaction, transaction_file, naming, timestamp, stable_ro
     step(STEP_BEFORE_MANIFEST)
     relpath = manifest_path(manifest.version, naming)
     try:
-        storage.put_if_not_exists(relpath, data)
+        _write_manifest(storage, store, manifest.version, relpath, data, step)
     except CommitConflictError:
-        committed = _load_committed(storage, 1, list_versions(storage).manifests().get(1))
+        committed = _load_committed(storage, 1, _committed_lister(storage, store)().get(1))
         raise IncompatibleConflictError(
             str(storage.root),
             "a dataset was created here meanwhile (version 1 exists)",
@@ -257,6 +312,8 @@ class _Rebase:
     #: The manifest ``current`` is based on (``read``, or the version its
     #: deletion masks were merged with).
     based_on: ManifestFile
+    #: Lists the committed manifests, version -> path (:func:`_committed_lister`).
+    committed_manifests: Callable[[], dict[int, str]]
     checked_through: int = -1
     #: Versions whose decision was a rebase, not yet carried out.
     pending: list[tuple[_Committed, Decision]] = field(default_factory=list)
@@ -267,7 +324,7 @@ class _Rebase:
         out the rebases, and return the latest manifest file."""
         checked = max(self.checked_through, self.read.manifest.version)
         # One listing per attempt, so checking n newer versions costs O(n).
-        manifests = list_versions(self.storage).manifests()
+        manifests = self.committed_manifests()
         newer = sorted(v for v in manifests if v > checked)
         if not newer:
             return self.based_on if self.based_on.manifest.version >= checked else self._latest_known

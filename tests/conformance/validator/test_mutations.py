@@ -30,9 +30,9 @@ MUTATIONS = all_mutations()
 SERIOUS = (Severity.ERROR, Severity.WARNING)
 
 
-def _findings(root) -> dict[str, list]:
+def _findings(root, store=None) -> dict[str, list]:
     found: dict[str, list] = {}
-    for finding in validate(root, all_versions=True).findings:
+    for finding in validate(root, all_versions=True, manifest_store=store).findings:
         found.setdefault(finding.rule, []).append(finding)
     return found
 
@@ -48,13 +48,14 @@ def _serious(found: dict[str, list]) -> dict[str, list[str]]:
 @pytest.mark.parametrize("case", MUTATIONS, ids=[m.id for m in MUTATIONS])
 def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
     root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
-    before = _findings(root)
+    store = case.store_for(root)
+    before = _findings(root, store)
     assert not _serious(before), f"the base dataset {case.base} is not clean: {_serious(before)}"
     if case.severity in SERIOUS:
         assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
 
     case.apply(root)
-    after = _findings(root)
+    after = _findings(root, store)
     reported = [f for f in after.get(case.rule, []) if f not in before.get(case.rule, [])]
     assert reported, f"{case.rule} reported nothing new; findings were {after}"
     # A finding cites its rule's requirements, among which the registry
@@ -93,7 +94,7 @@ def test_a_drawn_mutation_breaks_the_requirement_it_names(base_datasets, drawn):
     assert drawn.requirement_id in drawn.mutation.breaks
     with tempfile.TemporaryDirectory(prefix="drawn-mutation-") as directory:
         root = drawn.apply_to_copy(base_datasets, Path(directory))
-        findings = validate(root, all_versions=True).findings
+        findings = validate(root, all_versions=True, manifest_store=drawn.mutation.store_for(root)).findings
     citing = [f for f in findings if f.rule == drawn.mutation.rule and drawn.requirement_id in f.requirements]
     assert any(f.severity is drawn.mutation.severity for f in citing), findings
 

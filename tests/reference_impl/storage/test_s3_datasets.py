@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 from reference_impl.dataset import Dataset
-from reference_impl.errors import CorruptFileError, NotADatasetError, UnsupportedFeatureError
+from reference_impl.errors import CorruptFileError, ManifestStoreError, NotADatasetError
 from tests.servers import s3_client
 
 
@@ -86,5 +86,6 @@ def test_damaged_manifest_on_s3_is_a_typed_error(s3_options, s3_bucket):
 def test_open_names_the_problem(s3_options, s3_bucket):
     with pytest.raises(NotADatasetError, match=rf"s3://{s3_bucket}/nothing"):
         Dataset.open(f"s3://{s3_bucket}/nothing", storage_options=s3_options)
-    with pytest.raises(UnsupportedFeatureError, match="external manifest store"):
+    # An s3+ddb URI brings its DynamoDB manifest store, which must exist.
+    with pytest.raises(ManifestStoreError, match="dynamodb table T"):
         Dataset.open(f"s3+ddb://{s3_bucket}/t.lance?ddbTableName=T", storage_options=s3_options)
