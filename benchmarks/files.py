@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage, Storage
 
 from .common import DATA_DIR, Measurement, best_of
 
@@ -65,7 +65,7 @@ def generated_table(rows: int = ROWS) -> pa.Table:
 
 def _storage() -> Storage:
     FILES_DIR.mkdir(parents=True, exist_ok=True)
-    return Storage(FILES_DIR)
+    return LocalStorage(FILES_DIR)
 
 
 def _remove(name: str) -> None:

@@ -96,10 +96,10 @@ def build_evolution(path: Path) -> None:
     dataset.update({"name": "'again'"}, where="id = 15")
     from reference_impl.manifest_file import read_manifest_file
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
     from reference_impl.transactions import read_transaction_file
 
-    storage = Storage(path)
+    storage = LocalStorage(path)
     kinds = [
         read_transaction_file(storage, read_manifest_file(storage, relpath).manifest.transaction_file).operation_name
         for _, relpath in sorted(list_versions(storage).manifests().items())

@@ -17,7 +17,7 @@ import pyarrow.ipc as ipc
 
 from reference_impl.manifest_file import ManifestFile, encode_manifest_file, read_manifest_file
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.transactions import TRANSACTIONS_DIR, Transaction, read_transaction_file
 from reference_impl.wire import table_pb2
 
@@ -41,14 +41,14 @@ def arrow_ipc_file(columns: dict[str, pa.Array], batches: int = 1) -> bytes:
 
 def manifest_relpath(root: Path, version: int | None = None) -> str:
     """The manifest of ``version`` (default: the latest), relative to ``root``."""
-    manifests = list_versions(Storage(root)).manifests()
+    manifests = list_versions(LocalStorage(root)).manifests()
     return manifests[max(manifests) if version is None else version]
 
 
 def edit_manifest(root: Path, edit: Callable[[ManifestFile], None], version: int | None = None) -> None:
     """Decode a manifest file, let ``edit`` change its dataclasses, and write
     it back in place (index and transaction sections kept)."""
-    storage = Storage(root)
+    storage = LocalStorage(root)
     relpath = manifest_relpath(root, version)
     manifest_file = read_manifest_file(storage, relpath)
     edit(manifest_file)
@@ -88,7 +88,7 @@ def edit_untracked(root: Path, edit: Callable[[ManifestFile], None], version: in
 
 def transactions(root: Path) -> dict[int, Transaction]:
     """Every version's transaction, by version."""
-    storage = Storage(root)
+    storage = LocalStorage(root)
     found = {}
     for version, relpath in sorted(list_versions(storage).manifests().items()):
         name = read_manifest_file(storage, relpath).manifest.transaction_file
@@ -120,7 +120,7 @@ def write_transaction(root: Path, version: int, transaction: Transaction, *, old
 
 def edit_transaction(root: Path, version: int, edit: Callable[[Transaction], None]) -> None:
     """Let ``edit`` change ``version``'s Transaction, then store it."""
-    storage = Storage(root)
+    storage = LocalStorage(root)
     name = read_manifest_file(storage, manifest_relpath(root, version)).manifest.transaction_file
     transaction = read_transaction_file(storage, name)
     edit(transaction)

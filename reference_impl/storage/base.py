@@ -17,25 +17,23 @@ Whatever the backend, a storage keeps the same promises:
 * a failure of the operating system or the network is an
   :class:`~reference_impl.errors.UnreadablePathError` naming the file.
 
-``Storage(path)`` still builds the local directory store, as it did before
-object storage existed: the backend that declares itself the default (with
-``class LocalStorage(Storage, default=True)``) is what the bare interface
-constructs.
+``Storage`` is abstract: a local directory is a
+:class:`~reference_impl.storage.local.LocalStorage`, a bucket prefix an
+:class:`~reference_impl.storage.object_store.S3Storage`, and
+:func:`~reference_impl.storage.uri.open_storage` picks one for a URI.
 """
 
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 
-class Storage:
+class Storage(ABC):
     """Files under one root (see the module docs for the promises kept)."""
-
-    #: The backend ``Storage(...)`` constructs (set by the default backend).
-    _default_backend: ClassVar[type[Storage] | None] = None
 
     #: The root: a local ``Path``, or the ``s3://bucket/prefix`` text of an
     #: object store root. ``str(root)`` names it in every message.
@@ -48,18 +46,6 @@ class Storage:
     #: Whether the files are on a local disk (where ``os`` calls may reach them).
     is_local: ClassVar[bool] = False
 
-    def __init_subclass__(cls, *, default: bool = False, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if default:
-            Storage._default_backend = cls
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Storage:
-        if cls is Storage:
-            if Storage._default_backend is None:
-                raise TypeError("no default storage backend is registered")
-            cls = Storage._default_backend
-        return object.__new__(cls)
-
     # -- paths -------------------------------------------------------------
 
     @property
@@ -67,11 +53,13 @@ class Storage:
         """The root as text: a local path, or ``s3://bucket/prefix``."""
         return str(self.root)
 
+    @abstractmethod
     def join(self, relpath: str) -> str:
         """The text naming ``relpath`` under the root, for messages and cache
         keys only: nothing is checked (use :meth:`path_text` for that)."""
         raise NotImplementedError
 
+    @abstractmethod
     def path(self, relpath: str) -> Path | str:
         """Where ``relpath`` is (a ``Path`` locally, a URI text on an object
         store), refusing anything outside the root."""
@@ -81,15 +69,18 @@ class Storage:
         """``str(self.path(relpath))``, checked the same way."""
         return str(self.path(relpath))
 
+    @abstractmethod
     def for_base(self, base_path: str) -> Storage:
         """Read-only storage confined to a declared base path (a path or URI)."""
         raise NotImplementedError
 
+    @abstractmethod
     def subtree(self, relpath: str, *, writable: bool | None = None) -> Storage:
         """Storage rooted at the directory ``relpath`` under this root (a
         branch's ``tree/NAME``), writable as this one unless told."""
         raise NotImplementedError
 
+    @abstractmethod
     def above(self, parts: Sequence[str]) -> Storage | None:
         """The storage whose root is this one's without the trailing path
         segments ``parts`` (a branch's ``tree/NAME`` back to the dataset
@@ -98,47 +89,57 @@ class Storage:
 
     # -- reads ----------------------------------------------------------------
 
+    @abstractmethod
     def exists(self, relpath: str) -> bool:
         """Whether ``relpath`` is a regular file inside the root."""
         raise NotImplementedError
 
+    @abstractmethod
     def has_entry(self, relpath: str) -> bool:
         """Whether anything is at ``relpath`` (a file, a directory, or an entry
         :meth:`read` will refuse)."""
         raise NotImplementedError
 
+    @abstractmethod
     def is_dir(self, relpath: str) -> bool:
         """Whether ``relpath`` is a directory (on an object store: whether any
         key lies under ``relpath/``)."""
         raise NotImplementedError
 
+    @abstractmethod
     def root_is_dir(self) -> bool:
         """Whether the root itself is there (a directory; on an object store,
         any key under the prefix)."""
         raise NotImplementedError
 
+    @abstractmethod
     def size(self, relpath: str) -> int:
         raise NotImplementedError
 
+    @abstractmethod
     def read(self, relpath: str, offset: int = 0, length: int | None = None) -> bytes:
         """Bytes ``[offset, offset + length)`` of a file; the whole file by
         default. A range running past the end is a ``CorruptFileError``."""
         raise NotImplementedError
 
+    @abstractmethod
     def list_dir(self, relpath: str) -> list[str]:
         """Names of the entries of a directory, sorted; empty when there is none."""
         raise NotImplementedError
 
     # -- writes ---------------------------------------------------------------
 
+    @abstractmethod
     def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
         """Write a new file atomically; ``CommitConflictError`` if the name is taken."""
         raise NotImplementedError
 
+    @abstractmethod
     def put(self, relpath: str, data: bytes) -> None:
         """Write or replace a file atomically (for hints and refs, never manifests)."""
         raise NotImplementedError
 
+    @abstractmethod
     def delete(self, relpath: str) -> None:
         raise NotImplementedError
 

@@ -4,7 +4,7 @@
 path that leads outside it (``..``, absolute paths, symlinks pointing
 elsewhere) and checks byte ranges against the file's real size before reading,
 so a hostile length field can never make it read past a file or allocate more
-than the file holds. It is the default backend: ``Storage(path)`` builds one.
+than the file holds.
 
 Files may also live under a *declared base path* (``Manifest.base_paths``);
 :meth:`LocalStorage.for_base` gives a read-only storage confined to that base,
@@ -36,7 +36,7 @@ def local_path(uri: str | os.PathLike) -> Path:
     return Path(text)
 
 
-class LocalStorage(Storage, default=True):
+class LocalStorage(Storage):
     """Files under one root directory."""
 
     root: Path
@@ -55,7 +55,7 @@ class LocalStorage(Storage, default=True):
         self._real_root = os.path.realpath(self.root)
 
     def __repr__(self) -> str:
-        return f"Storage({str(self.root)!r})"
+        return f"LocalStorage({str(self.root)!r})"
 
     def join(self, relpath: str) -> str:
         return str(self.root / relpath)

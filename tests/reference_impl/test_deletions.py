@@ -36,7 +36,7 @@ from reference_impl.fragments import DeletionFile, DeletionFileType
 from reference_impl.manifest import BasePath
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import resolve_version
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage, Storage
 from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
@@ -60,7 +60,7 @@ def deleted_dataset(tmp_path_factory):
 
 
 def _latest_fragments(path):
-    storage = Storage(path)
+    storage = LocalStorage(path)
     _, relpath, _ = resolve_version(storage, None)
     return storage, read_manifest_file(storage, relpath).manifest.fragments
 
@@ -133,14 +133,14 @@ def _commit_deletion(path, deletion_file: DeletionFile, count: int):
 def test_pylance_reads_our_deletion_files(tmp_path, file_type, offsets, expected_type):
     path = tmp_path / "ds"
     lance.write_dataset(_table(0, 100), path)
-    written = write_deletion_file(Storage(path), 0, 1, offsets, file_type=file_type)
+    written = write_deletion_file(LocalStorage(path), 0, 1, offsets, file_type=file_type)
     assert written.file_type is expected_type
     assert written.num_deleted_rows == len(offsets)
     assert (path / written.path(0)).is_file()
     _commit_deletion(path, written, len(offsets))
     assert _pylance_deleted_offsets(path) == {0: sorted(offsets)}
     # and our reader agrees with what it wrote
-    assert read_deletion_file(Storage(path), 0, written) == sorted(offsets)
+    assert read_deletion_file(LocalStorage(path), 0, written) == sorted(offsets)
 
 
 def test_pylance_refuses_the_seeds_int32_column(tmp_path):
@@ -148,7 +148,7 @@ def test_pylance_refuses_the_seeds_int32_column(tmp_path):
     describes) makes pylance 14 report a corrupt file; our reader takes it."""
     path = tmp_path / "ds"
     lance.write_dataset(_table(0, 100), path)
-    storage = Storage(path)
+    storage = LocalStorage(path)
     written = write_deletion_file(storage, 0, 1, [2, 4], file_type=DeletionFileType.ARROW_ARRAY)
     schema = pa.schema([pa.field("row_id", pa.int32(), nullable=False)])
     sink = pa.BufferOutputStream()
@@ -162,7 +162,7 @@ def test_pylance_refuses_the_seeds_int32_column(tmp_path):
 
 
 def test_writer_never_replaces_a_file(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     first = write_deletion_file(storage, 3, 7, [1, 2, 3])
     assert first.path(3) == f"_deletions/3-7-{first.id}.bin"
     assert 0 <= first.id < 2**64
@@ -187,14 +187,14 @@ def test_choice_of_kind():
 def test_base_paths_are_honoured(tmp_path):
     root, base_root, base_flat = tmp_path / "root", tmp_path / "other", tmp_path / "flat"
     root.mkdir()
-    remote = write_deletion_file(Storage(base_root), 2, 5, [1, 4], file_type=DeletionFileType.ARROW_ARRAY)
+    remote = write_deletion_file(LocalStorage(base_root), 2, 5, [1, 4], file_type=DeletionFileType.ARROW_ARRAY)
     remote.base_id = 7
-    flat_file = write_deletion_file(Storage(tmp_path / "scratch"), 2, 5, [6], file_type=DeletionFileType.BITMAP)
+    flat_file = write_deletion_file(LocalStorage(tmp_path / "scratch"), 2, 5, [6], file_type=DeletionFileType.BITMAP)
     base_flat.mkdir()
     os.replace(tmp_path / "scratch" / flat_file.path(2), base_flat / flat_file.path(2).split("/", 1)[1])
     flat_file.base_id = 8
     bases = [BasePath(7, str(base_root), is_dataset_root=True), BasePath(8, str(base_flat), is_dataset_root=False)]
-    storage = Storage(root)
+    storage = LocalStorage(root)
     assert read_deletion_file(storage, 2, remote, base_paths=bases) == [1, 4]
     assert read_deletion_file(storage, 2, flat_file, base_paths=bases) == [6]
     with pytest.raises(CorruptFileError, match="base_id 7"):
@@ -222,7 +222,7 @@ def test_encodings_round_trip(offsets):
 def test_written_files_read_back(tmp_path_factory, offsets, file_type):
     """write_deletion_file then read_deletion_file gives the sorted offsets,
     whichever kind is written, and the metadata counts them."""
-    storage = Storage(tmp_path_factory.mktemp("rt"))
+    storage = LocalStorage(tmp_path_factory.mktemp("rt"))
     written = write_deletion_file(storage, 1, 2, offsets, file_type=file_type)
     assert written.num_deleted_rows == len(offsets)
     assert read_deletion_file(storage, 1, written, physical_rows=2**32) == sorted(offsets)
@@ -259,7 +259,7 @@ HOSTILE_BITMAP = {
 
 
 def _install(tmp_path, kind: DeletionFileType, data: bytes, count: int = 0) -> tuple[Storage, DeletionFile]:
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     deletion_file = DeletionFile(kind, read_version=1, id=99, num_deleted_rows=count)
     storage.put_if_not_exists(deletion_file.path(0), data)
     return storage, deletion_file
@@ -290,7 +290,7 @@ def test_count_and_range_are_checked(tmp_path):
 
 
 def test_missing_and_unknown_files(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     with pytest.raises(LanceFormatError, match="does not exist"):
         read_deletion_file(storage, 0, DeletionFile(DeletionFileType.BITMAP, 1, 2, 0))
     with pytest.raises(UnsupportedFeatureError):

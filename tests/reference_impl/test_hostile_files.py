@@ -24,7 +24,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, NamingSchemeError, UnreadablePathError
 from reference_impl.json_file import decode_json, nesting_depth
 from reference_impl.naming import LATEST_HINT, VERSIONS_DIR, list_versions, read_hint
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from tests.hostile_probe import deadline, without_permission_bypass
 
 #: Seconds any one of these reads may take (they take milliseconds).
@@ -50,7 +50,7 @@ def dataset(source, tmp_path) -> Path:
 
 
 def _latest_manifest(root: Path) -> Path:
-    manifests = list_versions(Storage(root)).manifests()
+    manifests = list_versions(LocalStorage(root)).manifests()
     return root / manifests[max(manifests)]
 
 
@@ -84,7 +84,7 @@ def test_a_named_pipe_in_place_of_the_manifest_is_refused_without_opening_it(dat
 def test_a_named_pipe_in_place_of_any_file_is_refused_promptly(dataset, which):
     opened = Dataset.open(dataset)
     fragment = opened.fragments[0]
-    storage = Storage(dataset)
+    storage = LocalStorage(dataset)
     targets = {
         "data": f"data/{fragment.files[0].path}",
         "deletion": opened.deletion_file_location(fragment).relpath,
@@ -113,7 +113,7 @@ def test_a_socket_in_place_of_a_tag_is_refused():
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
             server.bind(str(tags / "t.json"))
             with pytest.raises(UnreadablePathError, match="is a socket, not a regular file"):
-                Storage(directory).read("_refs/tags/t.json")
+                LocalStorage(directory).read("_refs/tags/t.json")
 
 
 def test_describe_refuses_a_named_pipe_with_a_clean_error(dataset):
@@ -130,7 +130,7 @@ def test_a_directory_in_place_of_a_file_is_not_a_file(dataset):
     manifest.unlink()
     manifest.mkdir()
     with pytest.raises(UnreadablePathError, match="is a directory, not a regular file"):
-        Storage(dataset).read(str(manifest.relative_to(dataset)))
+        LocalStorage(dataset).read(str(manifest.relative_to(dataset)))
 
 
 # -- deeply nested JSON --------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_nesting_is_measured_without_counting_brackets_inside_strings():
 
 def test_a_hint_nested_too_deep_is_no_hint(dataset):
     (dataset / VERSIONS_DIR / LATEST_HINT).write_text("[" * 100_000 + "]" * 100_000)
-    assert read_hint(Storage(dataset)) is None
+    assert read_hint(LocalStorage(dataset)) is None
 
 
 # -- manifest names and versions -----------------------------------------------------
@@ -177,7 +177,7 @@ def test_describe_names_the_file_and_both_versions_when_a_name_and_its_manifest_
 
 
 def test_opening_a_version_checks_its_manifest_holds_that_version(dataset):
-    storage = Storage(dataset)
+    storage = LocalStorage(dataset)
     manifests = list_versions(storage).manifests()
     first, second = dataset / manifests[1], dataset / manifests[2]
     first.write_bytes(second.read_bytes())

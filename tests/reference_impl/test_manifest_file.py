@@ -18,7 +18,7 @@ from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import FOOTER, decode_manifest_file, encode_manifest_file
 from reference_impl.naming import resolve_version
 from reference_impl.schema import Field, Schema
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.wire import table_pb2
 
 lance = pytest.importorskip("lance")
@@ -35,7 +35,7 @@ def indexed_dataset(tmp_path_factory):
 
 
 def latest_manifest_bytes(path) -> tuple[bytes, str]:
-    storage = Storage(path)
+    storage = LocalStorage(path)
     _, relpath, _ = resolve_version(storage, None)
     return storage.read(relpath), relpath
 
@@ -188,7 +188,7 @@ def test_a_relative_base_path_resolves_against_the_dataset_root(tmp_path, monkey
     root = tmp_path / "ds"
     (root / "elsewhere").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    base = Storage(root).for_base("elsewhere")
+    base = LocalStorage(root).for_base("elsewhere")
     assert base.root == root / "elsewhere"
     assert not base.writable
 

@@ -16,7 +16,7 @@ from reference_impl.naming import (
     read_hint,
     resolve_version,
 )
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 
 
 def test_v2_name_of_version_one_is_u64_max_minus_one():
@@ -51,35 +51,35 @@ def _touch(root, *names):
 def test_a_mixture_of_schemes_is_an_error(tmp_path):
     _touch(tmp_path, "1.manifest", manifest_name(2, NamingScheme.V2))
     with pytest.raises(NamingSchemeError, match="mix"):
-        resolve_version(Storage(tmp_path), None)
+        resolve_version(LocalStorage(tmp_path), None)
 
 
 @pytest.mark.requirements("history.latest-is-highest")
 def test_latest_is_the_highest_version_whatever_the_hint_says(tmp_path):
     _touch(tmp_path, "1.manifest", "2.manifest", "3.manifest")
     (tmp_path / "_versions" / "latest_version_hint.json").write_text('{"version": 1}')
-    listing = list_versions(Storage(tmp_path))
-    assert listing.has_hint and read_hint(Storage(tmp_path)) == 1
-    version, path, scheme = resolve_version(Storage(tmp_path), None)
+    listing = list_versions(LocalStorage(tmp_path))
+    assert listing.has_hint and read_hint(LocalStorage(tmp_path)) == 1
+    version, path, scheme = resolve_version(LocalStorage(tmp_path), None)
     assert (version, path, scheme) == (3, "_versions/3.manifest", NamingScheme.V1)
 
 
 @pytest.mark.requirements("external-store.staged-not-visible")
 def test_staged_external_store_manifests_are_not_committed_versions(tmp_path):
     _touch(tmp_path, "1.manifest", "2.manifest-0b7b1f1e-8d7c-4bb1-a7b5-2a4b8b0f5e1d")
-    listing = list_versions(Storage(tmp_path))
+    listing = list_versions(LocalStorage(tmp_path))
     assert listing.manifests() == {1: "_versions/1.manifest"}
     assert list(listing.staged) == [2]
 
 
 def test_missing_version_and_empty_directory(tmp_path):
     with pytest.raises(NotADatasetError):
-        resolve_version(Storage(tmp_path), None)
+        resolve_version(LocalStorage(tmp_path), None)
     _touch(tmp_path, "1.manifest")
     with pytest.raises(VersionNotFoundError, match="version 5"):
-        resolve_version(Storage(tmp_path), 5)
+        resolve_version(LocalStorage(tmp_path), 5)
 
 
 def test_legacy_latest_manifest_is_used_when_versions_are_absent(tmp_path):
     (tmp_path / "_latest.manifest").write_bytes(b"")
-    assert resolve_version(Storage(tmp_path), None) == (None, "_latest.manifest", None)
+    assert resolve_version(LocalStorage(tmp_path), None) == (None, "_latest.manifest", None)

@@ -29,7 +29,7 @@ from reference_impl.refs import (
     write_branch,
     write_tag,
 )
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from tests.hypothesis_budget import examples
 
 lance = pytest.importorskip("lance")
@@ -57,13 +57,13 @@ def refs_dataset(tmp_path_factory):
 
 
 def _manifest_size(path, version: int) -> int:
-    storage = Storage(path)
+    storage = LocalStorage(path)
     _, relpath, _ = resolve_version(storage, version)
     return storage.size(relpath)
 
 
 def test_tags_match_pylance(refs_dataset):
-    ours = list_tags(Storage(refs_dataset))
+    ours = list_tags(LocalStorage(refs_dataset))
     theirs = lance.dataset(refs_dataset).tags.list()
     assert set(ours) == set(theirs) == {"v1.0", "latest_main", "on-dev"}
     for name, tag in ours.items():
@@ -79,7 +79,7 @@ def test_tags_match_pylance(refs_dataset):
 
 
 def test_branches_match_pylance(refs_dataset):
-    ours = list_branches(Storage(refs_dataset))
+    ours = list_branches(LocalStorage(refs_dataset))
     theirs = lance.dataset(refs_dataset).branches.list()
     assert set(ours) == set(theirs) == {"dev", "feature/login", "café/x"}
     for name, branch in ours.items():
@@ -90,7 +90,7 @@ def test_branches_match_pylance(refs_dataset):
             theirs[name]["manifest_size"],
         )
     assert ours["feature/login"].parent_version == 1
-    assert read_branch(Storage(refs_dataset), "feature/login").parent_version == 1
+    assert read_branch(LocalStorage(refs_dataset), "feature/login").parent_version == 1
 
 
 def test_file_names_are_percent_encoded_like_pylance(refs_dataset, tmp_path):
@@ -105,8 +105,8 @@ def test_file_names_are_percent_encoded_like_pylance(refs_dataset, tmp_path):
     lance.write_dataset(_rows(2), path)
     lance.dataset(path).tags.create("tég", 1)
     assert (path / "_refs" / "tags" / "t%C3%A9g.json").is_file()
-    assert read_tag(Storage(path), "tég").version == 1
-    assert set(list_tags(Storage(path))) == {"tég"}
+    assert read_tag(LocalStorage(path), "tég").version == 1
+    assert set(list_tags(LocalStorage(path))) == {"tég"}
     assert lance.dataset(path, version="tég").version == 1
     with pytest.raises(Exception, match="t%25C3%25A9g"):
         lance.dataset(path).tags.list()
@@ -116,7 +116,7 @@ def test_pylance_sees_tags_we_write(tmp_path, refs_dataset):
     path = tmp_path / "ds"
     lance.write_dataset(_rows(3), path)
     lance.write_dataset(_rows(3), path, mode="append")
-    storage = Storage(path)
+    storage = LocalStorage(path)
     tag = write_tag(storage, "ours-1", 1)
     assert tag.manifest_size == _manifest_size(path, 1)
     listed = lance.dataset(path).tags.list()
@@ -136,14 +136,14 @@ def test_pylance_sees_a_tag_on_a_branch_we_write(refs_dataset, tmp_path):
 
     path = tmp_path / "copy"
     shutil.copytree(refs_dataset, path)
-    dev = Storage(path / "tree" / "dev")
-    tag = write_tag(Storage(path), "ours-on-dev", 2, branch="dev")
+    dev = LocalStorage(path / "tree" / "dev")
+    tag = write_tag(LocalStorage(path), "ours-on-dev", 2, branch="dev")
     assert tag.manifest_size == dev.size(resolve_version(dev, 2)[1])
     listed = lance.dataset(path).tags.list()["ours-on-dev"]
     assert (listed["branch"], listed["version"]) == ("dev", 2)
     assert lance.dataset(path, version="ours-on-dev").count_rows() == 15
     with pytest.raises(LanceFormatError):
-        write_tag(Storage(path), "nowhere", 1, branch="dev")
+        write_tag(LocalStorage(path), "nowhere", 1, branch="dev")
 
 
 def test_pylance_sees_branch_metadata_we_write(refs_dataset, tmp_path):
@@ -151,7 +151,7 @@ def test_pylance_sees_branch_metadata_we_write(refs_dataset, tmp_path):
 
     path = tmp_path / "copy"
     shutil.copytree(refs_dataset, path)
-    written = write_branch(Storage(path), "release/v2", 3, create_at=1_700_000_000)
+    written = write_branch(LocalStorage(path), "release/v2", 3, create_at=1_700_000_000)
     assert written.manifest_size == _manifest_size(path, 3)
     listed = lance.dataset(path).branches.list()["release/v2"]
     assert (listed["parent_branch"], listed["parent_version"], listed["create_at"], listed["manifest_size"]) == (
@@ -161,7 +161,7 @@ def test_pylance_sees_branch_metadata_we_write(refs_dataset, tmp_path):
         written.manifest_size,
     )
     assert (path / "_refs" / "branches" / "release%2Fv2.json").is_file()
-    assert read_branch(Storage(path), "release/v2") == written
+    assert read_branch(LocalStorage(path), "release/v2") == written
 
 
 def test_snake_case_is_read_by_us_and_refused_by_pylance(tmp_path):
@@ -169,7 +169,7 @@ def test_snake_case_is_read_by_us_and_refused_by_pylance(tmp_path):
     14 (a departure recorded in docs/spec-discrepancies.md)."""
     path = tmp_path / "ds"
     lance.write_dataset(_rows(3), path)
-    storage = Storage(path)
+    storage = LocalStorage(path)
     size = _manifest_size(path, 1)
     storage.put(tag_path("snake"), json.dumps({"branch": None, "version": 1, "manifest_size": size}).encode())
     storage.put(
@@ -305,7 +305,7 @@ MALFORMED_TAGS = {
 
 @pytest.mark.parametrize("case", sorted(MALFORMED_TAGS))
 def test_malformed_tag_files_are_corrupt(tmp_path, case):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     storage.put(tag_path("t"), MALFORMED_TAGS[case])
     with pytest.raises(CorruptFileError, match="t.json"):
         read_tag(storage, "t")
@@ -318,14 +318,14 @@ def test_malformed_tag_files_are_corrupt(tmp_path, case):
     [b"", b"null", b'{"parentVersion": "2", "createAt": 1, "manifestSize": 1}', b'{"createAt": 1}'],
 )
 def test_malformed_branch_files_are_corrupt(tmp_path, content):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     storage.put(branch_path("b/c"), content)
     with pytest.raises(CorruptFileError, match="b%2Fc.json"):
         read_branch(storage, "b/c")
 
 
 def test_missing_refs(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     assert list_tags(storage) == {} and list_branches(storage) == {}
     with pytest.raises(LanceFormatError):
         read_tag(storage, "nope")

@@ -32,7 +32,7 @@ from reference_impl.row_ids import (
     row_id_segment_kinds,
     split_row_address,
 )
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.wire import rowids_pb2
 from tests.hypothesis_budget import examples
 
@@ -65,7 +65,7 @@ def stable_dataset(tmp_path_factory):
 
 
 def _manifests(path):
-    storage = Storage(path)
+    storage = LocalStorage(path)
     manifests, _ = committed_manifests(storage)
     return storage, {v: read_manifest_file(storage, p).manifest for v, p in sorted(manifests.items())}
 
@@ -322,7 +322,7 @@ def test_version_sequence_round_trips(versions):
 
 
 def test_external_sequences_are_read_from_their_byte_range(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     ids = encode_row_id_sequence([5, 6, 9])
     versions = encode_version_sequence([1, 1, 2])
     storage.put_if_not_exists("data/seq.bin", b"junk" + ids + versions + b"tail")
@@ -344,7 +344,7 @@ def test_external_sequences_are_read_from_their_byte_range(tmp_path):
 
 
 def test_sequence_length_must_match_physical_rows(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     fragment = Fragment(id=4, files=[], physical_rows=4, row_id_sequence=encode_row_id_sequence([1, 2, 3]))
     with pytest.raises(CorruptFileError, match="fragment 4"):
         fragment_row_ids(storage, fragment)
@@ -426,7 +426,7 @@ def test_absurd_ranges_are_refused_without_allocating(end):
 
 
 def test_fragment_physical_rows_bound_the_sequence(tmp_path):
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     fragment = Fragment(id=1, files=[], physical_rows=10, row_id_sequence=_sequence(lambda s: _set_range(s, 0, 2**50)))
     with pytest.raises(CorruptFileError, match="limit of 10"):
         fragment_row_ids(storage, fragment)

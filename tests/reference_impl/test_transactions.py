@@ -17,7 +17,7 @@ from conformance import strategies
 from reference_impl.errors import CommitConflictError, CorruptFileError, PathEscapeError
 from reference_impl.manifest_file import decode_manifest_file, encode_manifest_file, read_manifest_file
 from reference_impl.naming import committed_manifests
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage, Storage
 from reference_impl.transactions import (
     OPERATIONS,
     Append,
@@ -82,7 +82,7 @@ def history(tmp_path_factory):
 
 def _transactions(path) -> dict[int, tuple[str, Transaction]]:
     """version -> (transaction file name, decoded transaction)."""
-    storage = Storage(path)
+    storage = LocalStorage(path)
     manifests, _ = committed_manifests(storage)
     out = {}
     for version, relpath in sorted(manifests.items()):
@@ -198,7 +198,7 @@ def test_pylance_reads_a_transaction_we_wrote(history, tmp_path, embed):
     as table.proto numbers it). Either way pylance reports our operation."""
     copy = tmp_path / "copy"
     shutil.copytree(history[0], copy)
-    storage = Storage(copy)
+    storage = LocalStorage(copy)
     version, (name, original) = next((v, e) for v, e in _transactions(copy).items() if e[1].operation_name == "restore")
     ours = Transaction(
         read_version=original.read_version,
@@ -237,7 +237,7 @@ def test_pylance_embeds_the_transaction_at_field_23(history):
     from reference_impl.wire import table_pb2
 
     path = history[0]
-    storage = Storage(path)
+    storage = LocalStorage(path)
     manifests, _ = committed_manifests(storage)
     known = table_pb2.Manifest.DESCRIPTOR.fields_by_number.get(23)
     for version, relpath in manifests.items():
@@ -260,7 +260,7 @@ def test_pylance_embeds_the_transaction_at_field_23(history):
 def test_transaction_embedded_in_a_manifest(history):
     """manifest_file keeps working with the typed transactions."""
     path = history[0]
-    storage = Storage(path)
+    storage = LocalStorage(path)
     manifests, _ = committed_manifests(storage)
     for relpath in manifests.values():
         decoded = read_manifest_file(storage, relpath)
@@ -336,7 +336,7 @@ def test_transactions_round_trip(txn):
 def test_transaction_files_round_trip(tmp_path_factory, txn):
     """write_transaction_file then read_transaction_file gives the transaction
     back, under the name {read_version}-{uuid}.txn."""
-    storage = Storage(tmp_path_factory.mktemp("files"))
+    storage = LocalStorage(tmp_path_factory.mktemp("files"))
     name = write_transaction_file(storage, txn)
     assert name == f"{txn.read_version}-{txn.uuid}.txn"
     assert read_transaction_file(storage, name) == txn
@@ -346,7 +346,7 @@ def test_transaction_files_round_trip(tmp_path_factory, txn):
 
 
 def _install(tmp_path, name: str, data: bytes) -> Storage:
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     storage.put_if_not_exists(f"_transactions/{name}", data)
     return storage
 

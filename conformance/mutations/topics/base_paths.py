@@ -55,12 +55,12 @@ def write_an_appended_file_into_the_source(root):
 
     from reference_impl.manifest_file import read_manifest_file
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
     from reference_impl.transactions import Clone
 
     from ..edit import edit_transaction, versions_of
 
-    storage = Storage(root)
+    storage = LocalStorage(root)
     versions = sorted(list_versions(storage).manifests())
     (clone_version,) = versions_of(root, Clone)
     (base,) = read_manifest_file(storage, manifest_relpath(root, clone_version)).manifest.base_paths

@@ -106,9 +106,9 @@ def clear_the_managed_blobs_flag_after_a_version_set_it(root):
         manifest_file.manifest.writer_feature_flags |= 2048
 
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
-    latest = max(list_versions(Storage(root)).manifests())
+    latest = max(list_versions(LocalStorage(root)).manifests())
     edit_manifest(root, set_both, version=latest - 1)  # the latest version then clears it
 
 

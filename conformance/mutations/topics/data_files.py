@@ -226,7 +226,7 @@ def _edit_legacy_ids(root, change) -> None:
     """Change the ids listed for the legacy base's fragment 0 first data file
     (ids 0..4: id, name, point, point.x, point.y) in every version."""
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
     from ..edit import edit_manifest
 
@@ -236,7 +236,7 @@ def _edit_legacy_ids(root, change) -> None:
                 assert fragment.files[0].fields == [0, 1, 2, 3, 4]
                 fragment.files[0].fields = change(fragment.files[0].fields)
 
-    for version in sorted(list_versions(Storage(root)).manifests()):
+    for version in sorted(list_versions(LocalStorage(root)).manifests()):
         edit_manifest(root, edit, version=version)
 
 

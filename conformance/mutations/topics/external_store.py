@@ -9,7 +9,7 @@ import uuid
 
 from reference_impl.commit.external_store import store_base_uri
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 
 from ..registry import mutation, mutation_store
 
@@ -17,7 +17,7 @@ from ..registry import mutation, mutation_store
 def _record_every_version(root, *, leave_out: int = 0) -> dict[int, str]:
     """Record every committed manifest of ``root`` in its store (all but the
     newest ``leave_out``), finalised; the manifests by version."""
-    storage = Storage(root)
+    storage = LocalStorage(root)
     store = mutation_store(root)
     manifests = list_versions(storage).manifests()
     recorded = sorted(manifests)[: len(manifests) - leave_out]
@@ -35,7 +35,7 @@ def leave_the_latest_commit_staged(root):
     latest = max(manifests)
     staged = f"{manifests[latest]}-{uuid.uuid4()}"
     os.rename(root / manifests[latest], root / staged)
-    storage = Storage(root)
+    storage = LocalStorage(root)
     mutation_store(root).put(
         store_base_uri(storage), latest, f"{store_base_uri(storage)}/{staged}", storage.size(staged)
     )
@@ -55,7 +55,7 @@ def keep_only_the_staged_copy_of_the_latest_version(root):
     staged = f"{manifests[latest]}-{uuid.uuid4()}"
     os.link(root / manifests[latest], root / staged)
     os.unlink(root / manifests[latest])
-    storage = Storage(root)
+    storage = LocalStorage(root)
     mutation_store(root).put(
         store_base_uri(storage), latest, f"{store_base_uri(storage)}/{staged}", storage.size(staged)
     )
@@ -65,7 +65,7 @@ def keep_only_the_staged_copy_of_the_latest_version(root):
 def record_a_version_whose_manifest_is_missing(root):
     """The store records a next version at a staged manifest that is not there."""
     manifests = _record_every_version(root)
-    storage = Storage(root)
+    storage = LocalStorage(root)
     nxt = max(manifests) + 1
     final = manifests[max(manifests)]
     # The next version's name in the same scheme as the latest one's.

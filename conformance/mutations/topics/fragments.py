@@ -104,12 +104,12 @@ def count_ten_more_ids_as_used(root):
     # increment; the evolution base has no tag whose manifest size could
     # change).
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
     def edit(manifest_file):
         manifest_file.manifest.max_fragment_id = (manifest_file.manifest.max_fragment_id or 0) + 10
 
-    for version in sorted(list_versions(Storage(root)).manifests()):
+    for version in sorted(list_versions(LocalStorage(root)).manifests()):
         edit_manifest(root, edit, version=version)
 
 

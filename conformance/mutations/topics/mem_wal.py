@@ -11,7 +11,7 @@ import pyarrow as pa
 from reference_impl.file_format import write_v2_0
 from reference_impl.logical_types import schema_from_arrow
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.wire import table_pb2
 
 from ..edit import edit_manifest
@@ -203,7 +203,7 @@ def move_a_region_to_another_spec(root):
     import lance
 
     lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
-    versions = sorted(list_versions(Storage(root)).manifests())
+    versions = sorted(list_versions(LocalStorage(root)).manifests())
     store_snapshots(root, region_row(spec_id=1), version=versions[-2])
     store_snapshots(root, region_row(spec_id=2), version=versions[-1])
 

@@ -13,7 +13,7 @@ import shutil
 
 from reference_impl.manifest_file import encode_manifest_file, read_manifest_file
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 
 from ..edit import edit_manifest
 from ..registry import mutation
@@ -115,7 +115,7 @@ def claim_a_main_version_for_a_branch(root):
 
 @mutation("refs/manifest-branch-field", base="branched", also=("refs/tag-manifest-size",))
 def drop_the_branch_name_from_a_branch_manifest(root):
-    storage = Storage(root / "tree" / "feature" / "x")
+    storage = LocalStorage(root / "tree" / "feature" / "x")
     manifests = list_versions(storage).manifests()
     relpath = manifests[max(manifests)]
     manifest_file = read_manifest_file(storage, relpath)
@@ -162,7 +162,7 @@ def make_a_branch_name_its_sources_files_as_its_own(root):
     """Branch ``empty`` has no commit of its own: its one manifest reaches
     main's data files through base path 0 (main's root). Without the base
     path ids the files would have to lie in the branch's own directory."""
-    storage = Storage(root / "tree" / "empty")
+    storage = LocalStorage(root / "tree" / "empty")
     manifests = list_versions(storage).manifests()
     relpath = manifests[max(manifests)]
     manifest_file = read_manifest_file(storage, relpath)

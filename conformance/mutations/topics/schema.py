@@ -21,7 +21,7 @@ from collections.abc import Callable
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.schema import Field, Schema
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.transactions import TRANSACTIONS_DIR, Merge, Overwrite, Project, read_transaction_file
 
 from ..edit import edit_manifest
@@ -35,7 +35,7 @@ _RECORDS_SCHEMA = (Overwrite, Merge, Project)
 def edit_schema_from(root, first_version: int, edit: Callable[[Schema], None]) -> None:
     """Apply ``edit`` to the schema of every version from ``first_version``
     on, and to the schema their transactions record."""
-    storage = Storage(root)
+    storage = LocalStorage(root)
     for version, relpath in sorted(list_versions(storage).manifests().items()):
         if version < first_version:
             continue
@@ -263,7 +263,7 @@ def write_nulls_into_a_required_column(root):
 
     from reference_impl.file_format import LanceFileReader, write_v2_0
 
-    storage = Storage(root)
+    storage = LocalStorage(root)
     versions = sorted(list_versions(storage).manifests())
     latest = read_manifest_file(storage, list_versions(storage).manifests()[versions[-1]]).manifest
     (fragment,) = [f for f in latest.fragments if f.id == 0]

@@ -15,7 +15,7 @@ Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
 row per region and one column per ``RegionManifest`` field (table.proto). They
 are read from memory with the reference reader
 (:class:`reference_impl.file_format.LanceFileReader`, through
-:class:`_InlineFile`), which decodes 2.0 files; a snapshot in another file
+:class:`reference_impl.storage.MemoryStorage`), which decodes 2.0 files; a snapshot in another file
 version is reported as not checked. pylance 14 keeps its region manifests
 under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
 snapshots other writers made.
@@ -31,16 +31,15 @@ from collections import Counter
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
-from pathlib import Path
 
 import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from reference_impl.errors import CorruptFileError, LanceFormatError, PathEscapeError, UnsupportedFeatureError
+from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.indices import IndexMetadata
 from reference_impl.logical_types import primary_key_fields
-from reference_impl.storage import Storage
+from reference_impl.storage import MemoryStorage
 from reference_impl.transactions import Update, UpdateMemWalState
 from reference_impl.wire import table_pb2
 
@@ -118,41 +117,8 @@ def details_decode(view: VersionView):
             yield f"MemWAL index {index.name!r}: {loaded.error.problem}", view.at(f"indices[{i}].index_details")
 
 
-class _InlineFile(Storage):
-    """One Lance file held in memory, readable through the Storage interface
-    (under the single name :data:`NAME`; anything else is refused)."""
-
-    NAME = "inline_snapshots.lance"
-
-    def __init__(self, data: bytes, label: str):
-        # Not Storage.__init__: there is no directory behind this storage.
-        self.root, self.writable, self._real_root = Path(label), False, label
-        self._data, self._label = data, label
-
-    def path(self, relpath: str) -> Path:
-        if relpath != self.NAME:
-            raise PathEscapeError(self._label, f"an inline file has no other file {relpath!r}")
-        return Path(self._label)
-
-    def exists(self, relpath: str) -> bool:
-        return relpath == self.NAME
-
-    def size(self, relpath: str) -> int:
-        self.path(relpath)
-        return len(self._data)
-
-    def read(self, relpath: str, offset: int = 0, length: int | None = None) -> bytes:
-        self.path(relpath)
-        if length is None:
-            length = len(self._data) - offset
-        if offset < 0 or length < 0 or offset + length > len(self._data):
-            raise CorruptFileError(
-                self._label, f"byte range [{offset}, {offset + length}) is outside the {len(self._data)} bytes"
-            )
-        return self._data[offset : offset + length]
-
-    def list_dir(self, relpath: str) -> list[str]:
-        return []
+#: The name an inline snapshot is read under.
+_INLINE_NAME = "inline_snapshots.lance"
 
 
 @dataclass
@@ -200,7 +166,7 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     if len(data) > MAX_SNAPSHOT_BYTES:
         return _Snapshots(SnapshotStatus.UNCHECKED, f"{len(data)} bytes is more than this validator decodes")
     try:
-        reader = LanceFileReader(_InlineFile(data, label), _InlineFile.NAME)
+        reader = LanceFileReader(MemoryStorage({_INLINE_NAME: data}, label), _INLINE_NAME)
         if reader.num_rows > MAX_SNAPSHOT_REGIONS:
             return _Snapshots(
                 SnapshotStatus.UNCHECKED, f"{reader.num_rows} regions is more than this validator decodes"

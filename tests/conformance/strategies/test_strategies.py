@@ -37,7 +37,7 @@ from reference_impl.manifest import WriterVersion
 from reference_impl.manifest_file import decode_manifest_file, encode_manifest_file
 from reference_impl.naming import NamingScheme, manifest_path
 from reference_impl.row_ids import decode_row_id_sequence, encode_row_id_sequence
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.transactions import (
     OPERATIONS,
     Append,
@@ -268,7 +268,7 @@ def test_manifest_file_round_trip(case):
 @given(strategies.transactions())
 def test_transaction_file_round_trip(tmp_path_factory, txn):
     """A generated transaction written as its file reads back equal."""
-    storage = Storage(tmp_path_factory.mktemp("txn"))
+    storage = LocalStorage(tmp_path_factory.mktemp("txn"))
     name = write_transaction_file(storage, txn)
     assert read_transaction_file(storage, name) == txn
 
@@ -300,7 +300,7 @@ def test_schema_arrow_round_trip(arrow_schema):
 def test_v2_file_round_trip(tmp_path_factory, table):
     """A generated table written as a v2.0 file reads back equal (nulls and
     nesting included)."""
-    storage = Storage(tmp_path_factory.mktemp("v2"))
+    storage = LocalStorage(tmp_path_factory.mktemp("v2"))
     write_file(storage, "t.lance", table, schema_from_arrow(table.schema).fields)
     back = LanceFileReader(storage, "t.lance").read(arrow_schema=table.schema)
     assert back.combine_chunks().equals(table.combine_chunks())

@@ -184,9 +184,9 @@ def test_the_unknown_reader_flag_case_sets_a_bit_no_revision_defines():
     bits its version 2 adds to version 1's reader flags are undefined in all."""
     from reference_impl.manifest_file import read_manifest_file
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
-    storage = Storage(CORPUS / "crafted-unknown-reader-flag" / "dataset")
+    storage = LocalStorage(CORPUS / "crafted-unknown-reader-flag" / "dataset")
     manifests = list_versions(storage).manifests()
     first, second = (read_manifest_file(storage, manifests[v]).manifest.reader_feature_flags for v in (1, 2))
     added = second & ~first

@@ -97,7 +97,7 @@ def test_each_commit_is_numbered_above_every_earlier_version(tmp_path):
     import pyarrow.compute as pc
 
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
     path = tmp_path / "turns"
     commits = [
@@ -111,7 +111,7 @@ def test_each_commit_is_numbered_above_every_earlier_version(tmp_path):
     earlier: set[int] = set()
     for commit in commits:
         commit()
-        versions = set(list_versions(Storage(path)).manifests())
+        versions = set(list_versions(LocalStorage(path)).manifests())
         (new,) = versions - earlier
         assert new > max(earlier, default=0), (new, sorted(earlier))
         earlier = versions

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance.mutations import copy_dataset
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from tests.hostile_probe import Probe
 from tests.hypothesis_budget import examples
 
@@ -202,7 +202,7 @@ def test_damaged_datasets_get_a_report_or_a_clean_error(base_datasets, probe, tm
     root = copy_dataset(base_datasets[name], workdir / "ds")
     outside = workdir / "outside"
     outside.mkdir()
-    versions = sorted(list_versions(Storage(root)).manifests())
+    versions = sorted(list_versions(LocalStorage(root)).manifests())
     chmods: list[tuple[Path, int]] = []
     try:
         for _ in range(data.draw(st.integers(1, 3), label="corruptions")):

@@ -95,9 +95,9 @@ PROMPTLY = 20
 
 def _manifests(root):
     from reference_impl.naming import list_versions
-    from reference_impl.storage import Storage
+    from reference_impl.storage import LocalStorage
 
-    return list_versions(Storage(root)).manifests()
+    return list_versions(LocalStorage(root)).manifests()
 
 
 def test_named_pipes_in_place_of_a_manifest_and_a_transaction_become_findings(base_datasets, tmp_path):

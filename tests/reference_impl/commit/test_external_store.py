@@ -21,7 +21,7 @@ from reference_impl.commit.external_store import (
 from reference_impl.dataset import Dataset
 from reference_impl.errors import ManifestStoreError, ManifestStoreOutOfSyncError
 from reference_impl.naming import list_versions
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 
 lance = pytest.importorskip("lance")
 
@@ -214,7 +214,7 @@ def test_a_reader_that_cannot_copy_the_staged_manifest_refuses_to_load(tmp_path,
         ds.commit(_append(ds, rows(2, 2)), on_step=stop_at(STEP_STORE_COMMITTED))
     staged = list_versions(ds.storage).staged[2][0]
     # A read-only storage stands for an object store this reader may not write to.
-    read_only = Storage(path, writable=False)
+    read_only = LocalStorage(path, writable=False)
     with pytest.raises(ManifestStoreOutOfSyncError, match="cannot be copied") as refused:
         Dataset.open(read_only, manifest_store=store)
     assert refused.value.version == 2 and staged.rsplit("-", 5)[0] in str(refused.value)

@@ -27,7 +27,7 @@ from lance.fragment import FragmentMetadata
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader, write_file, write_v2_0
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_0_pb2 as enc
 from tests.hypothesis_budget import examples
 from tests.reference_impl.file_format.test_file_format import (
@@ -152,7 +152,7 @@ def _column_encoding_kinds(reader: LanceFileReader) -> list[str]:
 def test_reference_reader_reads_pylance_blob_files(tmp_path, name):
     table = TABLES[name]()
     _pylance_write(tmp_path / "theirs.lance", table)
-    reader = LanceFileReader(Storage(tmp_path), "theirs.lance")
+    reader = LanceFileReader(LocalStorage(tmp_path), "theirs.lance")
     # The schema (field metadata included) is derived from the file's own
     # fields and matches what pylance reports for the same file.
     _assert_same(reader.read(), _pylance_read(tmp_path / "theirs.lance"))
@@ -162,7 +162,7 @@ def test_reference_reader_reads_pylance_blob_files(tmp_path, name):
 def test_reference_reader_reads_pylance_blob_pages_written_in_several_batches(tmp_path):
     table = _nulls_and_empty()
     _pylance_write(tmp_path / "theirs.lance", table, [table.slice(0, 3), table.slice(3)])
-    _assert_same(LanceFileReader(Storage(tmp_path), "theirs.lance").read(), table)
+    _assert_same(LanceFileReader(LocalStorage(tmp_path), "theirs.lance").read(), table)
 
 
 def test_reference_reader_reads_pylance_blob_column_split_into_pages(tmp_path):
@@ -173,7 +173,7 @@ def test_reference_reader_reads_pylance_blob_column_split_into_pages(tmp_path):
         values[row] = row.to_bytes(4, "little") * (row % 7)
     table = _one_column(values)
     _pylance_write(tmp_path / "theirs.lance", table)
-    reader = LanceFileReader(Storage(tmp_path), "theirs.lance")
+    reader = LanceFileReader(LocalStorage(tmp_path), "theirs.lance")
     assert len(reader.metadata.columns[0].pages) == 2
     _assert_same(reader.read(), table)
     assert write_v2_0(table, _pylance_fields(table.schema)).data == (tmp_path / "theirs.lance").read_bytes()
@@ -193,7 +193,7 @@ def test_reference_blob_bytes_equal_pylance_bytes(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_pylance_reads_reference_blob_files(tmp_path, name):
     table = TABLES[name]()
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     write_file(storage, "ours.lance", table, _fields(table.schema))
     _assert_same(_pylance_read(tmp_path / "ours.lance"), table)
     reader = LanceFileReader(storage, "ours.lance")
@@ -235,7 +235,7 @@ def test_large_blob_columns_are_ordered_and_paged_like_pylance(tmp_path):
 def test_sliced_and_chunked_blob_input_is_written_as_its_values(tmp_path):
     table = pa.concat_tables([_nulls_and_empty(), _nulls_and_empty()]).slice(2, 9)
     assert table.column("payload").num_chunks == 2
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     write_file(storage, "ours.lance", table, _fields(table.schema))
     _assert_same(_pylance_read(tmp_path / "ours.lance"), table.combine_chunks())
     _assert_same(LanceFileReader(storage, "ours.lance").read(), table.combine_chunks())
@@ -247,7 +247,7 @@ def test_empty_items_of_a_list_of_blobs_leave_the_items_column_without_pages(tmp
     column no page, and pylance and the reference reader read that back."""
     list_type = pa.list_(_blob_field("item"))
     table = pa.table({"l": pa.array([[], None, []], list_type)}, schema=pa.schema([pa.field("l", list_type)]))
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     write_file(storage, "ours.lance", table, _fields(table.schema))
     reader = LanceFileReader(storage, "ours.lance")
     assert _column_encoding_kinds(reader) == ["values", "blob"]
@@ -258,7 +258,7 @@ def test_empty_items_of_a_list_of_blobs_leave_the_items_column_without_pages(tmp
 
 def test_pylance_dataset_reads_a_fragment_of_reference_blob_files(tmp_path):
     table = _with_other_columns()
-    storage = Storage(tmp_path / "ds")
+    storage = LocalStorage(tmp_path / "ds")
     written = write_file(storage, "data/ours.lance", table, _fields(table.schema))
     fragment = FragmentMetadata(
         id=0,
@@ -326,7 +326,7 @@ def test_blob_round_trip_and_pylance_agrees(tmp_path_factory, values, nullable, 
     padded = _blobs([b"skipped"] * start + values)
     table = pa.table({"payload": padded.slice(start)}, schema=pa.schema([_blob_field(nullable=nullable)]))
     tmp_path = tmp_path_factory.mktemp("blob")
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     write_file(storage, "ours.lance", table, _pylance_fields(table.schema))
     expected = table.combine_chunks()
     _assert_same(LanceFileReader(storage, "ours.lance").read(), expected)
@@ -358,7 +358,7 @@ def _with_descriptions(sample, rows, name="bad.lance", length=None):
     if length is not None:
         page.length = length
     (tmp_path / name).write_bytes(_v2_file(data_section + packed, columns, descriptor, version))
-    return Storage(tmp_path)
+    return LocalStorage(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -401,19 +401,19 @@ def test_blob_page_in_another_encoding_is_corrupt(blob_sample):
     _set_page_encoding(columns[1].pages[0], plain)
     (tmp_path / "flat.lance").write_bytes(_v2_file(data_section, columns, descriptor, version))
     with pytest.raises(CorruptFileError, match="flat.lance.*column 1 page 0: a blob column page is encoded as flat"):
-        LanceFileReader(Storage(tmp_path), "flat.lance").read()
+        LanceFileReader(LocalStorage(tmp_path), "flat.lance").read()
     # Descriptions of other widths are not (position, size).
     encoding.packed_struct.inner[1].nullable.no_nulls.values.flat.bits_per_value = 32
     _set_page_encoding(columns[1].pages[0], encoding)
     (tmp_path / "narrow.lance").write_bytes(_v2_file(data_section, columns, descriptor, version))
     with pytest.raises(CorruptFileError, match=r"narrow.lance.*two 64-bit values .* widths \[64, 32\]"):
-        LanceFileReader(Storage(tmp_path), "narrow.lance").read()
+        LanceFileReader(LocalStorage(tmp_path), "narrow.lance").read()
 
 
 def test_blob_column_read_as_another_type_is_corrupt(blob_sample):
     tmp_path, table, data = blob_sample
     (tmp_path / "ok.lance").write_bytes(data)
-    reader = LanceFileReader(Storage(tmp_path), "ok.lance")
+    reader = LanceFileReader(LocalStorage(tmp_path), "ok.lance")
     schema = pa.schema([table.schema.field("id"), pa.field("payload", pa.int64()), table.schema.field("label")])
     with pytest.raises(
         CorruptFileError, match="ok.lance.*column 1 is a blob column but field 'payload' is read as int64"
@@ -434,7 +434,7 @@ def test_blob_over_an_unknown_column_encoding_is_unsupported(blob_sample):
     columns[1].encoding.CopyFrom(file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(zoned))))
     (tmp_path / "zoned.lance").write_bytes(_v2_file(data_section, columns, descriptor, version))
     with pytest.raises(UnsupportedFeatureError, match="zoned.lance.*column 1: a blob column over zone_index"):
-        LanceFileReader(Storage(tmp_path), "zoned.lance")
+        LanceFileReader(LocalStorage(tmp_path), "zoned.lance")
 
 
 u64 = st.one_of(st.integers(0, 2048), st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 2**63, 2**64 - 1]))

@@ -29,7 +29,7 @@ from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader, inspect_file, read_v2_0, write_file, write_v2_0
 from reference_impl.logical_types import schema_from_arrow
 from reference_impl.schema import FieldType
-from reference_impl.storage import Storage
+from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_0_pb2 as enc
 from reference_impl.wire import file2_pb2, file_pb2
 
@@ -201,7 +201,7 @@ def _assert_tables_equal(actual: pa.Table, expected: pa.Table) -> None:
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_reference_file_reads_back_equal_in_pylance_and_reference(tmp_path, name):
     table = TABLES[name]()
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     fields = _fields(table.schema)
     written = write_file(storage, "ours.lance", table, fields)
 
@@ -238,7 +238,7 @@ def test_large_columns_are_paged_and_ordered_like_pylance(tmp_path):
     _pylance_write(tmp_path / "theirs.lance", table)
     ours = write_v2_0(table, _pylance_fields(table.schema))
     assert ours.data == (tmp_path / "theirs.lance").read_bytes()
-    reader = LanceFileReader(Storage(tmp_path), "theirs.lance")
+    reader = LanceFileReader(LocalStorage(tmp_path), "theirs.lance")
     assert len(reader.metadata.columns[2].pages) == 2
     _assert_tables_equal(reader.read(arrow_schema=table.schema), table)
 
@@ -247,7 +247,7 @@ def test_sliced_and_chunked_input_is_written_as_its_values(tmp_path):
     # Two chunks; the slice starts inside the first and ends inside the second.
     table = pa.concat_tables([_nested(), _nested()]).slice(1, 4)
     assert table.column("ints").num_chunks == 2
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     write_file(storage, "ours.lance", table, _fields(table.schema))
     expected = table.combine_chunks()
     _assert_tables_equal(_pylance_read(tmp_path / "ours.lance").combine_chunks(), expected)
@@ -258,7 +258,7 @@ def test_sliced_and_chunked_input_is_written_as_its_values(tmp_path):
 
 def test_pylance_dataset_reads_a_fragment_of_reference_files(tmp_path):
     table = pa.concat_tables([_nested(), _nested()])
-    storage = Storage(tmp_path / "ds")
+    storage = LocalStorage(tmp_path / "ds")
     written = write_file(storage, "data/ours.lance", table, _fields(table.schema))
     fragment = FragmentMetadata(
         id=0,
@@ -273,7 +273,7 @@ def test_pylance_dataset_reads_a_fragment_of_reference_files(tmp_path):
 
 def test_extension_types_are_stored_as_their_storage(tmp_path):
     table = pa.table({"id": pa.array([bytes(range(16)), None, b"\xff" * 16], pa.uuid())})
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     written = write_file(storage, "ours.lance", table, _fields(table.schema))
     (stored,) = LanceFileReader(storage, "ours.lance").file_fields
     assert (stored.logical_type, stored.extension_name) == ("fixed_size_binary:16", "arrow.uuid")
@@ -302,7 +302,7 @@ def test_writer_refuses_what_version_2_0_cannot_store():
 def test_reference_reader_reads_pylance_files(tmp_path, name):
     table = TABLES[name]()
     _pylance_write(tmp_path / "theirs.lance", table)
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     reader = LanceFileReader(storage, "theirs.lance")
     _assert_tables_equal(reader.read(arrow_schema=table.schema), table)
     assert [f.name for f in reader.file_fields] == [f.name for f in _fields(table.schema)]
@@ -327,7 +327,7 @@ def test_reader_converts_offsets_width_and_projects_fields(tmp_path):
     wanted = [by_name["st"], by_name["q"], by_name["s"]]
     wanted_schema = pa.schema([("st", pa.struct([("q", pa.string())])), ("s", pa.string())])
     ids = [f.id for f in fields]
-    got = read_v2_0(Storage(tmp_path), "f.lance", wanted, ids, list(range(len(ids))), wanted_schema)
+    got = read_v2_0(LocalStorage(tmp_path), "f.lance", wanted, ids, list(range(len(ids))), wanted_schema)
     assert got.schema == wanted_schema
     assert got.to_pylist() == [
         {"st": {"q": "u"}, "s": "x"},
@@ -338,7 +338,7 @@ def test_reader_converts_offsets_width_and_projects_fields(tmp_path):
 
 def test_field_the_file_lacks_reads_as_nulls(tmp_path):
     table = pa.table({"a": pa.array([1, 2])})
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     written = write_file(storage, "f.lance", table, _fields(table.schema))
     extended = schema_from_arrow(pa.schema([("a", pa.int64()), ("b", pa.list_(pa.string()))]))
     got = read_v2_0(storage, "f.lance", extended.fields, written.fields, written.column_indices)
@@ -382,7 +382,7 @@ def test_inspect_file_reports_versions_and_rows(tmp_path, storage_version, foote
     )
     dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=storage_version)
     (data_file,) = dataset.get_fragments()[0].metadata.files
-    storage = Storage(tmp_path / "ds")
+    storage = LocalStorage(tmp_path / "ds")
     info = inspect_file(storage, f"data/{data_file.path}")
 
     assert (info.footer_major, info.footer_minor) == footer_version
@@ -410,14 +410,14 @@ def test_inspect_file_counts_rows_not_items_under_a_fixed_size_list_of_structs(t
     table = pa.Table.from_pylist([{"l": [{"k": i}, {"k": -i}]} for i in range(3)], schema=schema)
     dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=storage_version)
     (data_file,) = dataset.get_fragments()[0].metadata.files
-    info = inspect_file(Storage(tmp_path / "ds"), f"data/{data_file.path}")
+    info = inspect_file(LocalStorage(tmp_path / "ds"), f"data/{data_file.path}")
     assert info.num_rows == 3 == PylanceReader(str(tmp_path / "ds" / "data" / data_file.path)).metadata().num_rows
 
 
 def test_inspect_file_of_a_file_without_columns(tmp_path):
     written = write_v2_0(pa.table({}), [])
     (tmp_path / "f.lance").write_bytes(written.data)
-    info = inspect_file(Storage(tmp_path), "f.lance")
+    info = inspect_file(LocalStorage(tmp_path), "f.lance")
     assert (info.num_columns, info.num_rows, info.num_global_buffers) == (0, 0, 1)
 
 
@@ -492,7 +492,7 @@ def _read(storage, name, table):
 def test_truncated_files_are_corrupt(sample, keep):
     tmp_path, table, data = sample
     (tmp_path / "cut.lance").write_bytes(data[:keep] if keep >= 0 else data[: len(data) + keep])
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     for attempt in (lambda: inspect_file(storage, "cut.lance"), lambda: _read(storage, "cut.lance", table)):
         with pytest.raises(CorruptFileError, match="cut.lance"):
             attempt()
@@ -502,7 +502,7 @@ def test_wrong_magic_is_corrupt(sample):
     tmp_path, table, data = sample
     (tmp_path / "bad.lance").write_bytes(data[:-4] + b"LANX")
     with pytest.raises(CorruptFileError, match="bad.lance.*magic"):
-        inspect_file(Storage(tmp_path), "bad.lance")
+        inspect_file(LocalStorage(tmp_path), "bad.lance")
 
 
 @pytest.mark.parametrize(
@@ -519,7 +519,7 @@ def test_footer_positions_outside_the_file_are_corrupt(sample, offset_from_end, 
     bad[len(bad) - offset_from_end : len(bad) - offset_from_end + 8] = struct.pack("<Q", value)
     (tmp_path / "bad.lance").write_bytes(bytes(bad))
     with pytest.raises(CorruptFileError, match="bad.lance"):
-        _read(Storage(tmp_path), "bad.lance", table)
+        _read(LocalStorage(tmp_path), "bad.lance", table)
 
 
 def test_absurd_column_count_is_corrupt(sample):
@@ -528,7 +528,7 @@ def test_absurd_column_count_is_corrupt(sample):
     bad[-12:-8] = struct.pack("<I", 0xFFFFFFFF)
     (tmp_path / "bad.lance").write_bytes(bytes(bad))
     with pytest.raises(CorruptFileError, match="bad.lance.*outside"):
-        inspect_file(Storage(tmp_path), "bad.lance")
+        inspect_file(LocalStorage(tmp_path), "bad.lance")
 
 
 def test_garbage_column_metadata_is_corrupt(sample):
@@ -538,7 +538,7 @@ def test_garbage_column_metadata_is_corrupt(sample):
     bad = data[:position] + b"\xff" * size + data[position + size :]
     (tmp_path / "bad.lance").write_bytes(bad)
     with pytest.raises(CorruptFileError, match="bad.lance.*column 0"):
-        inspect_file(Storage(tmp_path), "bad.lance")
+        inspect_file(LocalStorage(tmp_path), "bad.lance")
 
 
 def _mutated(sample, mutate, name="bad.lance"):
@@ -547,7 +547,7 @@ def _mutated(sample, mutate, name="bad.lance"):
     data_section, columns, descriptor, version = _v2_parts(data)
     mutate(columns, descriptor)
     (tmp_path / name).write_bytes(_v2_file(data_section, columns, descriptor, version))
-    return Storage(tmp_path), table
+    return LocalStorage(tmp_path), table
 
 
 def test_page_buffer_outside_the_file_is_corrupt(sample):
@@ -605,7 +605,7 @@ def test_decreasing_offsets_are_corrupt(sample, column, problem):
     patched = data_section[:position] + struct.pack("<Q", 3) + data_section[position + 8 :]
     (tmp_path / "bad.lance").write_bytes(_v2_file(patched, columns, descriptor, version))
     with pytest.raises(CorruptFileError, match=f"bad.lance.*{problem}"):
-        _read(Storage(tmp_path), "bad.lance", table)
+        _read(LocalStorage(tmp_path), "bad.lance", table)
 
 
 def test_invalid_utf8_is_corrupt(tmp_path):
@@ -613,7 +613,7 @@ def test_invalid_utf8_is_corrupt(tmp_path):
     data = write_v2_0(table, _fields(table.schema)).data
     (tmp_path / "bad.lance").write_bytes(data.replace(b"abcd", b"ab\xff\xfe", 1))
     with pytest.raises(CorruptFileError, match="bad.lance.*not valid"):
-        _read(Storage(tmp_path), "bad.lance", table)
+        _read(LocalStorage(tmp_path), "bad.lance", table)
 
 
 def test_dictionary_code_past_the_items_is_corrupt(tmp_path):
@@ -622,9 +622,9 @@ def test_dictionary_code_past_the_items_is_corrupt(tmp_path):
     (tmp_path / "ok.lance").write_bytes(data)
     assert _page_encoding(_v2_parts(data)[1][0].pages[0]).HasField("dictionary")
     (tmp_path / "bad.lance").write_bytes(data.replace(bytes([1, 2] * 60), bytes([1, 2] * 59 + [1, 9]), 1))
-    _assert_tables_equal(_read(Storage(tmp_path), "ok.lance", table), table)
+    _assert_tables_equal(_read(LocalStorage(tmp_path), "ok.lance", table), table)
     with pytest.raises(CorruptFileError, match="bad.lance.*dictionary index 9"):
-        _read(Storage(tmp_path), "bad.lance", table)
+        _read(LocalStorage(tmp_path), "bad.lance", table)
 
 
 def _length_delimited(tag: int, payload: bytes) -> bytes:
@@ -685,7 +685,7 @@ def test_pylance_2_1_files_are_unsupported_but_inspectable(tmp_path):
     table = pa.table({"i": pa.array(np.arange(50))})
     dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version="2.1")
     (data_file,) = dataset.get_fragments()[0].metadata.files
-    storage = Storage(tmp_path / "ds")
+    storage = LocalStorage(tmp_path / "ds")
     assert inspect_file(storage, f"data/{data_file.path}").num_rows == 50
     with pytest.raises(UnsupportedFeatureError, match=f"{data_file.path}.*2.1"):
         LanceFileReader(storage, f"data/{data_file.path}")
@@ -703,7 +703,7 @@ def test_write_then_read_is_the_identity_and_pylance_agrees(tmp_path_factory, ta
     reader reads the same table from that file; and the file is byte for byte
     the one pylance's 2.0 writer produces for the table."""
     tmp_path = tmp_path_factory.mktemp("prop")
-    storage = Storage(tmp_path)
+    storage = LocalStorage(tmp_path)
     written = write_file(storage, "ours.lance", table, _pylance_fields(table.schema))
     expected = table.combine_chunks()
     _assert_tables_equal(

