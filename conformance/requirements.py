@@ -48,6 +48,7 @@ TOPICS: Mapping[str, str] = MappingProxyType(
         "history": "Versions and history",
         "transaction": "Transactions: files, operations and conflicts",
         "commit": "Commit protocol",
+        "conflict": "Conflict resolution: the outcome of each pair of concurrent operations",
         "external-store": "External manifest store",
         "schema": "Schema and fields",
         "primary-key": "Unenforced primary key",

@@ -14,8 +14,8 @@ own layer and those below; nothing here imports ``conformance``.
 
 Where the next parts go (README, "Where the next parts go"): conflict
 resolution in ``commit/conflicts.py`` and commit handlers (an external
-manifest store among them) in ``commit/handlers.py``, when ``commit.py``
-becomes the package ``commit/``; object storage in ``storage/``, when
+manifest store among them) in ``commit/handlers.py``, inside the package
+``commit/``; object storage in ``storage/``, when
 ``storage.py`` becomes a package behind the same ``Storage``; the 2.1 file
 format as modules of its own in ``file_format/``.
 """

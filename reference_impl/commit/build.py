@@ -1,51 +1,33 @@
-"""Committing a version (table format: committing datasets, conflict
-resolution; transaction specification).
+"""Building the next manifest (table format: committing datasets;
+transaction specification: each operation's effect).
 
-A commit happens in the order the specification gives:
+:func:`build_manifest` is step 3 of a commit: the manifest of the next version
+as a pure function of (manifest read, indices read, transaction, settings). It
+reads and writes no file, so the commit loop (:mod:`.loop`) can call it again
+on the latest manifest after losing a race, with a rebased transaction
+(:mod:`.conflicts`).
 
-1. the writer writes every new data and deletion file;
-2. it writes the transaction file ``_transactions/{read_version}-{uuid}.txn``;
-3. it builds the new manifest from the manifest it read and the transaction;
-4. it writes the manifest of the next version with put-if-not-exists.
-
-Step 3 is :func:`build_manifest`, a pure function: the same (manifest read,
-indices read, transaction, settings) always gives the same manifest, and it
-touches no file. Conflict detection and rebase plug in between steps 3 and 4
-(a writer that lost the race rebuilds from the winner's manifest with the same
-function). A crash before step 4 leaves the dataset at the previous version:
-the files written so far are unreferenced, and no committed version is ever
-replaced, because step 4 never overwrites an existing manifest.
-
-Size. One cohesive concept (about 630 lines): each operation's effect on
-the manifest is a handler registered on :func:`_apply` with
-``functools.singledispatch`` next to its definition, followed by the commit
-protocol itself. Conflict resolution and commit handlers for an external
-manifest store will be modules of their own beside this one: this module
-becomes the package ``reference_impl/commit/`` (``conflicts.py``,
-``handlers.py``) with its public names unchanged.
+Each operation's effect on the manifest is a handler registered on
+:func:`_apply` with ``functools.singledispatch`` next to its definition.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import uuid as uuid_module
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 
-from . import entropy, feature_flags
-from ._version import __version__
-from .errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
-from .fragments import Fragment
-from .indices import IndexMetadata, encode_fragment_bitmap
-from .manifest import DataStorageFormat, Manifest, WriterVersion
-from .manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
-from .naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
-from .row_ids import encode_row_id_sequence, encode_version_sequence
-from .schema import Schema
-from .storage import Storage
-from .transactions import (
+from .. import feature_flags
+from .._version import __version__
+from ..errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
+from ..fragments import Fragment
+from ..indices import IndexMetadata, encode_fragment_bitmap
+from ..manifest import DataStorageFormat, Manifest, WriterVersion
+from ..manifest_file import ManifestFile
+from ..row_ids import encode_row_id_sequence, encode_version_sequence
+from ..schema import Schema
+from ..transactions import (
     Append,
     CreateIndex,
     DataReplacement,
@@ -66,9 +48,8 @@ from .transactions import (
     UpdateMapEntry,
     UpdateMemWalState,
     UpdateMode,
-    write_transaction_file,
 )
-from .wire import table_pb2
+from ..wire import table_pb2
 
 WRITER_LIBRARY = "lance-conformance"
 
@@ -110,10 +91,12 @@ def build_manifest(
     back to. Nothing is read or written: all inputs are arguments.
     """
     operation = transaction.operation
+    if operation is None:
+        raise InvalidOperationError("a transaction without an operation cannot be committed")
     if read is None and not isinstance(operation, Overwrite):
         raise InvalidOperationError(f"a dataset can only be created by an Overwrite, not {type(operation).__name__}")
     if isinstance(operation, Restore):
-        if restore_source is None or restore_source.manifest.version != operation.version:
+        if read is None or restore_source is None or restore_source.manifest.version != operation.version:
             raise InvalidOperationError(f"restoring version {operation.version} needs its manifest")
         return _restored(read, restore_source, transaction, settings)
 
@@ -566,78 +549,3 @@ def _restored(read: Manifest, source: ManifestFile, transaction: Transaction, se
 def _max_or_none(a: int | None, b: int | None) -> int | None:
     values = [v for v in (a, b) if v is not None]
     return max(values) if values else None
-
-
-# -- the commit protocol ------------------------------------------------------------
-
-#: The steps a commit goes through; ``on_step`` is called after each of the
-#: first two and before the manifest is written. Tests raise from it to
-#: simulate a writer dying at that point.
-STEP_FILES_WRITTEN = "files-written"
-STEP_TRANSACTION_WRITTEN = "transaction-written"
-STEP_BEFORE_MANIFEST = "before-manifest"
-
-
-def new_transaction(read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
-    return Transaction(
-        read_version=read_version,
-        uuid=str(entropy.current().uuid4()),
-        operation=operation,
-        tag=tag,
-        properties=dict(properties or {}),
-    )
-
-
-def commit(
-    storage: Storage,
-    transaction: Transaction,
-    *,
-    read: ManifestFile | None,
-    naming: NamingScheme,
-    timestamp: tuple[int, int],
-    stable_row_ids: bool = False,
-    data_storage_version: str = "2.0",
-    restore_source: ManifestFile | None = None,
-    on_step: Callable[[str], None] | None = None,
-) -> ManifestFile:
-    """Commit ``transaction`` on top of ``read`` and return the new manifest
-    file. The caller has already written the transaction's data and deletion
-    files. Raises :class:`CommitConflictError` when the next version already
-    exists (another writer committed first); nothing committed is touched."""
-    step = on_step or (lambda name: None)
-    if read is not None:
-        unknown = feature_flags.unknown_flags(read.manifest.writer_feature_flags)
-        if unknown:
-            raise UnsupportedFeatureError(
-                read.path, f"writer feature flags 0x{unknown:x} are unknown; this writer must not write the dataset"
-            )
-    step(STEP_FILES_WRITTEN)
-    transaction_file = write_transaction_file(storage, transaction)
-    step(STEP_TRANSACTION_WRITTEN)
-    settings = CommitSettings(
-        timestamp=timestamp,
-        transaction_file=transaction_file,
-        stable_row_ids=stable_row_ids,
-        data_storage_version=data_storage_version,
-    )
-    manifest, indices = build_manifest(
-        read.manifest if read else None,
-        (read.indices or []) if read else [],
-        transaction,
-        settings,
-        restore_source=restore_source,
-    )
-    data = encode_manifest_file(manifest, indices or None, transaction)
-    step(STEP_BEFORE_MANIFEST)
-    relpath = manifest_path(manifest.version, naming)
-    storage.put_if_not_exists(relpath, data)
-    _write_hint(storage, manifest.version)
-    return decode_manifest_file(data, str(storage.path(relpath)))
-
-
-def _write_hint(storage: Storage, version: int) -> None:
-    """Best effort: the hint is never trusted, so failing to write it is harmless."""
-    try:
-        storage.put(f"{VERSIONS_DIR}/{LATEST_HINT}", json.dumps({"version": version}).encode())
-    except OSError:
-        pass
