@@ -12,10 +12,10 @@ indices, transactions, refs, naming, storage) and the foundation (``wire/``,
 ``errors``, ``entropy``, ``feature_flags``). A module imports only from its
 own layer and those below; nothing here imports ``conformance``.
 
-Where the next parts go (README, "Where the next parts go"): conflict
-resolution in ``commit/conflicts.py`` and commit handlers (an external
-manifest store among them) in ``commit/handlers.py``, inside the package
-``commit/``; object storage in ``storage/``, when
+Conflict resolution lives in ``commit/conflicts.py``, the commit loop in
+``commit/loop.py``. Where the next parts go (README, "Where the next parts
+go"): commit handlers (an external manifest store among them) in
+``commit/handlers.py``; object storage in ``storage/``, when
 ``storage.py`` becomes a package behind the same ``Storage``; the 2.1 file
 format as modules of its own in ``file_format/``.
 """

@@ -17,6 +17,7 @@ import pyarrow as pa
 from . import entropy, feature_flags
 from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
+from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import CommitConflictError, LanceFormatError, NamingSchemeError, PathEscapeError, UnsupportedFeatureError
 from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
@@ -260,12 +261,19 @@ class Dataset:
         tag: str = "",
         restore_source: ManifestFile | None = None,
         on_step: Callable[[str], None] | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> Dataset:
-        """Commit ``operation`` on top of this version and open the new one.
+        """Commit ``operation``, built on this version, and open the version
+        committed (``reference_impl.commit.loop``).
 
-        The operation's files must already be written. Raises
-        :class:`~reference_impl.errors.CommitConflictError` when another
-        version was committed since this one was read.
+        The operation's files must already be written. Versions committed
+        since this one was read are resolved in order: compatible ones are
+        committed on top of, rebaseable ones merged; a conflict raises
+        :class:`~reference_impl.errors.IncompatibleConflictError` or
+        :class:`~reference_impl.errors.RetryableConflictError` naming the
+        version and its operation, and ``max_attempts`` lost races
+        :class:`~reference_impl.errors.CommitAttemptsExhaustedError` (all
+        :class:`~reference_impl.errors.CommitConflictError`).
         """
         return self._commit_to(
             self.storage,
@@ -275,6 +283,7 @@ class Dataset:
             tag=tag,
             restore_source=restore_source,
             on_step=on_step,
+            max_attempts=max_attempts,
         )
 
     @classmethod

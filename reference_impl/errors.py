@@ -48,7 +48,52 @@ class PathEscapeError(LanceFormatError):
 
 
 class CommitConflictError(LanceFormatError):
-    """A manifest for the version being committed already exists."""
+    """A commit could not be made because of another writer: a file it must
+    create already exists (a manifest, a tag, a dataset at the target), or a
+    version committed since the read version conflicts with the transaction
+    (conflict resolution, ``reference_impl.commit.conflicts``).
+
+    ``version`` is the committed version the transaction conflicts with and
+    ``operation`` that version's operation (its proto oneof name, such as
+    ``"delete"``), both None when unknown; ``retryable`` says whether running
+    the whole operation again on the latest version could succeed.
+    """
+
+    RETRYABLE = False
+
+    def __init__(
+        self,
+        path: str,
+        problem: str,
+        *,
+        version: int | None = None,
+        operation: str | None = None,
+        retryable: bool | None = None,
+    ):
+        super().__init__(path, problem)
+        self.version = version
+        self.operation = operation
+        self.retryable = type(self).RETRYABLE if retryable is None else retryable
+
+
+class RetryableConflictError(CommitConflictError):
+    """A concurrent version conflicts, but running the whole operation again
+    on the latest version may succeed (the same rows deleted twice, a
+    fragment rewritten under a Delete, ...)."""
+
+    RETRYABLE = True
+
+
+class IncompatibleConflictError(CommitConflictError):
+    """A concurrent version invalidates the operation: running it again would
+    change what it means (an Append after an Overwrite, a Delete after a
+    Restore), or the concurrent version cannot be judged (its transaction is
+    missing or its operation unknown)."""
+
+
+class CommitAttemptsExhaustedError(RetryableConflictError):
+    """Every attempt lost the put-if-not-exists race of the next manifest to
+    another writer; nothing conflicted, and trying again later may succeed."""
 
 
 class UnreadablePathError(LanceFormatError):

@@ -32,8 +32,8 @@ Files. ``_transactions/{read_version}-{uuid}.txn`` holds one serialized
 
 Size. One cohesive concept (about 900 lines): the messages of
 ``transaction.proto``, one dataclass per operation, each with its own
-conversion to and from protobuf; conflict resolution (a later issue) will
-live beside :mod:`reference_impl.commit`, not here.
+conversion to and from protobuf; conflict resolution lives in
+:mod:`reference_impl.commit.conflicts`, not here.
 """
 
 from __future__ import annotations

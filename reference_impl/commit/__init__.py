@@ -7,8 +7,9 @@ The package follows the commit steps the specification gives:
   indices read, transaction, settings), one handler per operation type;
 * :mod:`.conflicts`: conflict resolution, the outcome of committing one
   transaction after another (:func:`decide`) and the pure rebase steps;
-* :mod:`.loop`: the protocol that writes the transaction file and the
-  manifest with put-if-not-exists.
+* :mod:`.loop`: the commit loop: the transaction file, the versions
+  committed meanwhile and their transactions, conflicts and rebase, the
+  manifest with put-if-not-exists, bounded randomized retries.
 
 Every public name is re-exported here, so ``from reference_impl.commit import
 build_manifest`` keeps working whichever module defines it.

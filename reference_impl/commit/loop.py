@@ -1,31 +1,81 @@
-"""The commit protocol (table format: committing datasets, conflict
-resolution flow).
+"""The commit loop (table format: committing datasets, "Conflict Resolution
+Flow"; transaction page: "Commit Algorithm", "Rebase Mechanism").
 
 A commit happens in the order the specification gives:
 
-1. the writer writes every new data and deletion file;
+1. the writer writes every new data and deletion file (the caller);
 2. it writes the transaction file ``_transactions/{read_version}-{uuid}.txn``;
-3. it builds the new manifest from the manifest it read and the transaction
-   (:func:`~reference_impl.commit.build.build_manifest`);
-4. it writes the manifest of the next version with put-if-not-exists.
+3. it lists the versions committed since the version its transaction is
+   based on, loads their transactions (``_transactions/`` or the copy inside
+   the manifest) and decides, in version order, whether each one conflicts
+   (:func:`~reference_impl.commit.conflicts.decide`); a conflict ends the
+   commit with a typed error naming that version and its operation, a rebase
+   rewrites the transaction (merged deletion files are written here);
+4. it builds the manifest from the LATEST manifest with the pure
+   :func:`~reference_impl.commit.build.build_manifest` (fresh fragment ids
+   from its ``max_fragment_id``, fresh row ids from its ``next_row_id``) and
+   writes it as the next version with put-if-not-exists; a writer that loses
+   that race sleeps a random, growing while and goes back to step 3, at most
+   ``max_attempts`` times in all.
 
-A crash before step 4 leaves the dataset at the previous version: the files
-written so far are unreferenced, and no committed version is ever replaced,
-because step 4 never overwrites an existing manifest.
+A crash at any point leaves every committed version as it was: the files
+written so far are unreferenced, and step 4 never overwrites an existing
+manifest.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from .. import entropy, feature_flags
-from ..errors import UnsupportedFeatureError
-from ..manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
-from ..naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
+from ..deletions import read_deletion_file, write_deletion_file
+from ..errors import (
+    CommitAttemptsExhaustedError,
+    CommitConflictError,
+    IncompatibleConflictError,
+    LanceFormatError,
+    RetryableConflictError,
+    UnsupportedFeatureError,
+)
+from ..fragments import DeletionFile
+from ..manifest import Manifest
+from ..manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file, read_manifest_file
+from ..naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, list_versions, manifest_path
 from ..storage import Storage
-from ..transactions import Operation, Transaction, write_transaction_file
+from ..transactions import (
+    CreateIndex,
+    Delete,
+    Operation,
+    Transaction,
+    Update,
+    read_transaction_file,
+    write_transaction_file,
+)
 from .build import CommitSettings, build_manifest
+from .conflicts import (
+    Decision,
+    Outcome,
+    RowChanges,
+    SingletonMergeError,
+    decide,
+    deletions_to_merge,
+    modified_fragment_ids,
+    operation_title,
+    with_index_bitmaps_on,
+    with_merged_deletions,
+    with_singleton_indices_merged,
+)
+
+#: Attempts at the put-if-not-exists of the next manifest before giving up:
+#: enough for two dozen processes appending to one table at once.
+DEFAULT_MAX_ATTEMPTS = 100
+#: Randomized backoff after a lost race: a uniform draw below
+#: min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt).
+BACKOFF_BASE_SECONDS = 0.005
+BACKOFF_CAP_SECONDS = 0.25
 
 #: The steps a commit goes through; ``on_step`` is called after each of the
 #: first two and before the manifest is written. Tests raise from it to
@@ -56,11 +106,22 @@ def commit(
     data_storage_version: str = "2.0",
     restore_source: ManifestFile | None = None,
     on_step: Callable[[str], None] | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> ManifestFile:
-    """Commit ``transaction`` on top of ``read`` and return the new manifest
-    file. The caller has already written the transaction's data and deletion
-    files. Raises :class:`CommitConflictError` when the next version already
-    exists (another writer committed first); nothing committed is touched."""
+    """Commit ``transaction`` (built on ``read``) as the next version of the
+    table and return the manifest file committed. The caller has already
+    written the transaction's data and deletion files.
+
+    Raises :class:`~reference_impl.errors.IncompatibleConflictError` or
+    :class:`~reference_impl.errors.RetryableConflictError` when a version
+    committed since ``read`` conflicts (naming it and its operation),
+    :class:`~reference_impl.errors.CommitAttemptsExhaustedError` after
+    ``max_attempts`` lost races. Nothing committed is ever touched.
+    ``on_step`` is called after the files and after the transaction file
+    (once each) and before every attempt at the manifest.
+    """
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")
     step = on_step or (lambda name: None)
     if read is not None:
         unknown = feature_flags.unknown_flags(read.manifest.writer_feature_flags)
@@ -71,25 +132,305 @@ def commit(
     step(STEP_FILES_WRITTEN)
     transaction_file = write_transaction_file(storage, transaction)
     step(STEP_TRANSACTION_WRITTEN)
+    if read is None:
+        return _create(
+            storage, transaction, transaction_file, naming, timestamp, stable_row_ids, data_storage_version, step
+        )
+
+    state = _Rebase(storage, original=transaction, current=transaction, read=read, based_on=read)
+    for attempt in range(1, max_attempts + 1):
+        latest = state.catch_up()
+        if state.current is not transaction and state.current.file_name() != transaction_file:
+            transaction_file = write_transaction_file(storage, state.current)
+        if attempt > 1:
+            timestamp = _now_after(timestamp)
+        settings = CommitSettings(
+            timestamp=timestamp,
+            transaction_file=transaction_file,
+            data_storage_version=data_storage_version,
+        )
+        manifest, indices = build_manifest(
+            latest.manifest, latest.indices or [], state.current, settings, restore_source=restore_source
+        )
+        data = encode_manifest_file(manifest, indices or None, state.current)
+        step(STEP_BEFORE_MANIFEST)
+        relpath = manifest_path(manifest.version, naming)
+        try:
+            storage.put_if_not_exists(relpath, data)
+        except CommitConflictError:
+            # Lost the race for this version: someone committed it first.
+            # Back off, then check what they committed and try the next one.
+            if attempt < max_attempts:
+                time.sleep(backoff_delay(attempt))
+            continue
+        _write_hint(storage, manifest.version)
+        return decode_manifest_file(data, str(storage.path(relpath)))
+    raise CommitAttemptsExhaustedError(
+        str(storage.root),
+        f"lost the race for the next version {max_attempts} times in a row "
+        f"(last tried version {state.based_on.manifest.version + 1}); nothing conflicted, retrying may succeed",
+        version=None,
+        operation=None,
+    )
+
+
+def _create(storage, transaction, transaction_file, naming, timestamp, stable_row_ids, data_storage_version, step):
+    """Version 1: nothing to resolve against; if it exists, a table was
+    created here meanwhile and this creation conflicts with it."""
     settings = CommitSettings(
         timestamp=timestamp,
         transaction_file=transaction_file,
         stable_row_ids=stable_row_ids,
         data_storage_version=data_storage_version,
     )
-    manifest, indices = build_manifest(
-        read.manifest if read else None,
-        (read.indices or []) if read else [],
-        transaction,
-        settings,
-        restore_source=restore_source,
-    )
+    manifest, indices = build_manifest(None, [], transaction, settings)
     data = encode_manifest_file(manifest, indices or None, transaction)
     step(STEP_BEFORE_MANIFEST)
     relpath = manifest_path(manifest.version, naming)
-    storage.put_if_not_exists(relpath, data)
+    try:
+        storage.put_if_not_exists(relpath, data)
+    except CommitConflictError:
+        committed = _load_committed(storage, 1)
+        raise IncompatibleConflictError(
+            str(storage.root),
+            "a dataset was created here meanwhile (version 1 exists)",
+            version=1,
+            operation=committed.operation_name,
+        ) from None
     _write_hint(storage, manifest.version)
     return decode_manifest_file(data, str(storage.path(relpath)))
+
+
+@dataclass
+class _Committed:
+    """A version committed since the read version, as the loop sees it."""
+
+    version: int
+    manifest_file: ManifestFile | None
+    #: None when the transaction is missing or cannot be read.
+    transaction: Transaction | None
+
+    @property
+    def operation_name(self) -> str | None:
+        return self.transaction.operation_name if self.transaction is not None else None
+
+
+def _load_committed(storage: Storage, version: int) -> _Committed:
+    """A committed version's manifest and transaction (from ``_transactions/``
+    or the copy the manifest embeds). What cannot be read is None: a missing
+    transaction conflicts with everything ("be conservative")."""
+    relpath = list_versions(storage).manifests().get(version)
+    if relpath is None:
+        return _Committed(version, None, None)
+    try:
+        manifest_file = read_manifest_file(storage, relpath)
+    except LanceFormatError:
+        return _Committed(version, None, None)
+    if manifest_file.manifest.version != version:
+        return _Committed(version, None, None)
+    name = manifest_file.manifest.transaction_file
+    transaction = manifest_file.transaction
+    if name:
+        embedded = (
+            (manifest_file.transaction_bytes, manifest_file.transaction)
+            if manifest_file.transaction is not None and manifest_file.transaction_bytes is not None
+            else None
+        )
+        try:
+            transaction = read_transaction_file(storage, name, embedded=embedded)
+        except LanceFormatError:
+            pass  # the embedded copy, when there is one, says the same
+    return _Committed(version, manifest_file, transaction)
+
+
+@dataclass
+class _Rebase:
+    """Mine as it stands between attempts: the transaction (possibly rebased),
+    the manifest it is based on, and the versions already decided against."""
+
+    storage: Storage
+    original: Transaction
+    current: Transaction
+    #: The manifest the original transaction was built on.
+    read: ManifestFile
+    #: The manifest ``current`` is based on (``read``, or the version its
+    #: deletion masks were merged with).
+    based_on: ManifestFile
+    checked_through: int = -1
+    #: Versions whose decision was a rebase, not yet carried out.
+    pending: list[tuple[_Committed, Decision]] = field(default_factory=list)
+    _affected: dict[int, frozenset[int]] | None = None
+
+    def catch_up(self) -> ManifestFile:
+        """Decide against every version committed since the last check, carry
+        out the rebases, and return the latest manifest file."""
+        checked = max(self.checked_through, self.read.manifest.version)
+        newer = sorted(v for v in list_versions(self.storage).manifests() if v > checked)
+        if not newer:
+            return self.based_on if self.based_on.manifest.version >= checked else self._latest_known
+        last: _Committed | None = None
+        for version in range(checked + 1, newer[-1] + 1):
+            committed = _load_committed(self.storage, version)
+            decision = decide(
+                self.current,
+                committed.transaction,
+                read=self.based_on.manifest,
+                rows=self._row_changes(committed),
+            )
+            self._enforce(committed, decision)
+            if decision.outcome is Outcome.REBASE:
+                self.pending.append((committed, decision))
+            last = committed
+        assert last is not None
+        if last.manifest_file is None:  # unreadable: decide() already refused it
+            raise IncompatibleConflictError(str(self.storage.root), f"version {last.version} cannot be read")
+        self.checked_through = last.version
+        self._latest_known = last.manifest_file
+        self._finish(last)
+        return last.manifest_file
+
+    _latest_known: ManifestFile = field(init=False, repr=False)
+
+    def _enforce(self, committed: _Committed, decision: Decision) -> None:
+        mine = operation_title(self.current.operation)
+        theirs = operation_title(committed.transaction.operation if committed.transaction else None)
+        message = (
+            f"this {mine} transaction (read version {self.original.read_version}) conflicts with version "
+            f"{committed.version} ({theirs}): {decision.reason} [{', '.join(decision.requirement_ids)}]"
+        )
+        if decision.outcome is Outcome.INCOMPATIBLE:
+            raise IncompatibleConflictError(
+                str(self.storage.root),
+                message + "; retrying would change what it does",
+                version=committed.version,
+                operation=committed.operation_name,
+            )
+        if decision.outcome is Outcome.RETRYABLE:
+            raise RetryableConflictError(
+                str(self.storage.root),
+                message + "; run the operation again on the latest version",
+                version=committed.version,
+                operation=committed.operation_name,
+            )
+
+    # -- the rows a Delete or Update deletes (transaction page: affected rows) ----
+
+    def _deleting(self) -> bool:
+        return isinstance(self.original.operation, (Delete, Update))
+
+    def affected(self) -> dict[int, frozenset[int]]:
+        """Offsets mine deletes that were visible at its read version, per
+        fragment it updates (its deletion file minus the one it read)."""
+        if self._affected is None:
+            operation = self.original.operation
+            assert isinstance(operation, (Delete, Update))
+            before = {f.id: f for f in self.read.manifest.fragments}
+            affected = {}
+            for fragment in operation.updated_fragments:
+                now = self._deleted(self.read.manifest, fragment.id, fragment.deletion_file, fragment.physical_rows)
+                old = before.get(fragment.id)
+                was = (
+                    self._deleted(self.read.manifest, old.id, old.deletion_file, old.physical_rows)
+                    if old is not None
+                    else frozenset()
+                )
+                affected[fragment.id] = now - was
+            self._affected = affected
+        return self._affected
+
+    def _deleted(
+        self, manifest: Manifest, fragment_id: int, deletion_file: DeletionFile | None, physical_rows: int
+    ) -> frozenset[int]:
+        if deletion_file is None:
+            return frozenset()
+        offsets = read_deletion_file(
+            self.storage, fragment_id, deletion_file, base_paths=manifest.base_paths, physical_rows=physical_rows
+        )
+        return frozenset(offsets)
+
+    def _row_changes(self, committed: _Committed) -> RowChanges | None:
+        theirs = committed.transaction.operation if committed.transaction else None
+        if not self._deleting() or not isinstance(theirs, (Delete, Update)) or committed.manifest_file is None:
+            return None
+        shared = modified_fragment_ids(self.current.operation) & {f.id for f in theirs.updated_fragments}
+        if not shared:
+            return None
+        deleted = {
+            f.id: self._deleted(committed.manifest_file.manifest, f.id, f.deletion_file, f.physical_rows)
+            for f in theirs.updated_fragments
+            if f.id in shared
+        }
+        return RowChanges(mine=self.affected(), theirs=deleted)
+
+    # -- carrying out the rebase ---------------------------------------------------
+
+    def _finish(self, latest: _Committed) -> None:
+        """Rewrite mine for the latest version: merged deletion masks (new
+        deletion files), index bitmaps on the fragments that still exist,
+        singleton indices merged."""
+        assert latest.manifest_file is not None
+        latest_file = latest.manifest_file
+        rebased = self.current
+        if self._deleting():
+            rebased = self._merge_deletions(latest)
+        elif isinstance(rebased.operation, CreateIndex):
+            rebased = with_index_bitmaps_on(rebased, latest_file.manifest)
+            if self.pending:
+                try:
+                    rebased = with_singleton_indices_merged(rebased, latest_file.indices or [])
+                except SingletonMergeError as exc:
+                    committed, _ = self.pending[-1]
+                    raise RetryableConflictError(
+                        str(self.storage.root),
+                        f"version {committed.version} wrote the same singleton index and {exc}; run the operation again",
+                        version=committed.version,
+                        operation=committed.operation_name,
+                    ) from None
+        self.pending.clear()
+        if rebased != self.current:
+            self.current = replace(rebased, read_version=latest.version)
+            self.based_on = latest_file
+
+    def _merge_deletions(self, latest: _Committed) -> Transaction:
+        assert latest.manifest_file is not None
+        manifest = latest.manifest_file.manifest
+        to_merge = deletions_to_merge(self.current, self.based_on.manifest, manifest)
+        if not to_merge:
+            return self.current
+        mine = self.affected()
+        files: dict[int, DeletionFile | None] = {}
+        for fragment_id, fragment in sorted(to_merge.items()):
+            now = self._deleted(manifest, fragment_id, fragment.deletion_file, fragment.physical_rows)
+            both = now & mine.get(fragment_id, frozenset())
+            if both:
+                committed = self.pending[-1][0] if self.pending else latest
+                raise RetryableConflictError(
+                    str(self.storage.root),
+                    f"version {committed.version} ({operation_title(committed.transaction.operation if committed.transaction else None)}) "
+                    f"deleted rows {sorted(both)[:5]} of fragment {fragment_id} too (same rows); "
+                    "run the operation again on the latest version",
+                    version=committed.version,
+                    operation=committed.operation_name,
+                )
+            merged = now | mine.get(fragment_id, frozenset())
+            if len(merged) >= fragment.physical_rows:
+                files[fragment_id] = None
+            else:
+                files[fragment_id] = write_deletion_file(self.storage, fragment_id, manifest.version, sorted(merged))
+        return with_merged_deletions(self.current, files, rebased_on=manifest.version)
+
+
+def backoff_delay(attempt: int) -> float:
+    """A random delay (drawn from the writer's entropy source, so seeded runs
+    stay reproducible) that grows with the number of lost races."""
+    ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempt, 16))
+    return ceiling * entropy.current().randbits(16) / 65536
+
+
+def _now_after(previous: tuple[int, int]) -> tuple[int, int]:
+    """The commit time of a later attempt: now, and never before the first."""
+    nanos = max(entropy.current().time_ns(), previous[0] * 1_000_000_000 + previous[1])
+    return nanos // 1_000_000_000, nanos % 1_000_000_000
 
 
 def _write_hint(storage: Storage, version: int) -> None:

@@ -9,9 +9,10 @@ keeps the high-water marks: ``max_fragment_id`` and ``next_row_id`` never go
 back, so ids handed out after the restored version are never handed out
 again (older table format page, "Assigning Row IDs"; pylance 14 does the same).
 
-Like every other operation, the restore is committed on top of ``dataset``;
-if another version was committed since it was read, the commit fails with
-:class:`~reference_impl.errors.CommitConflictError`. pylance's
+Like every other operation, the restore goes through the commit loop: a
+version committed since ``dataset`` was read is resolved as the transaction
+page's "Restore Compatibility" says (only an UpdateMemWalState conflicts;
+``conflict.restore-otherwise-compatible``). pylance's
 ``lance.dataset(uri, version=n).restore()`` opens the latest version first;
 here that is ``Dataset.open(uri).restore(n)``.
 """

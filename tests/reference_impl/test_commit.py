@@ -41,7 +41,7 @@ from reference_impl.commit import (
 )
 from reference_impl.dataset import Dataset
 from reference_impl.deletions import write_deletion_file
-from reference_impl.errors import CommitConflictError
+from reference_impl.errors import CommitAttemptsExhaustedError, CommitConflictError, IncompatibleConflictError
 from reference_impl.fragment_writer import write_fragments
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
 from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
@@ -209,8 +209,11 @@ def test_a_writer_dying_mid_commit_leaves_the_previous_version(tmp_path, op, ste
 # -- put-if-not-exists -----------------------------------------------------------------
 
 
-@pytest.mark.requirements("commit.one-winner", "commit.use-conditional-create")
-def test_the_losing_writer_of_a_race_never_replaces_the_winners_manifest(tmp_path):
+@pytest.mark.requirements("commit.one-winner", "commit.use-conditional-create", "commit.check-intervening-commits")
+def test_a_stale_writer_commits_on_top_and_never_replaces_the_winners_manifest(tmp_path):
+    """Two handles read version 1; the first appends (version 2). The second,
+    stale, append finds version 2, judges it compatible and commits version 3
+    on top of it: version 2 keeps its bytes and both appends are visible."""
     path = tmp_path / "ds"
     Dataset.create(path, rows(0, 5))
     first, second = Dataset.open(path), Dataset.open(path)
@@ -219,56 +222,83 @@ def test_the_losing_writer_of_a_race_never_replaces_the_winners_manifest(tmp_pat
     v2 = path / manifest_path(2, NamingScheme.V2)
     winner_bytes = v2.read_bytes()
 
-    with pytest.raises(CommitConflictError):
-        second.append(rows(100, 3))
+    stale = second.append(rows(100, 3))
+    assert stale.version == 3
     assert v2.read_bytes() == winner_bytes
-    assert sorted(manifest_bytes(path)) == sorted([Path(manifest_path(v, NamingScheme.V2)).name for v in (1, 2)]), (
-        "the loser must not have committed anywhere else either"
-    )
-    # No temporary file of the failed put is left behind.
+    assert sorted(manifest_bytes(path)) == sorted([Path(manifest_path(v, NamingScheme.V2)).name for v in (1, 2, 3)])
+    # No temporary file of a put is left behind.
     assert sorted(os.listdir(path / VERSIONS_DIR)) == sorted([*manifest_bytes(path), LATEST_HINT])
-    assert Dataset.open(path).to_table()["id"].to_pylist() == list(range(7))
-    assert lance.dataset(path).to_table()["id"].to_pylist() == list(range(7))
-    assert assert_pylance_agrees(path) == 2
+    expected = [*range(7), 100, 101, 102]
+    assert Dataset.open(path).to_table()["id"].to_pylist() == expected
+    assert lance.dataset(path).to_table()["id"].to_pylist() == expected
+    # The stale append took fresh fragment ids from version 2's high-water mark.
+    assert [f.id for f in stale.fragments] == [0, 1, 2]
+    assert assert_pylance_agrees(path) == 3
 
 
-def test_a_writer_committing_inside_another_writers_commit_window_wins(tmp_path):
+@pytest.mark.requirements("commit.retry-after-lost-race", "commit.one-winner")
+def test_a_writer_losing_the_put_race_goes_round_again(tmp_path):
     """Writer A is between building its manifest and writing it when writer B
-    (same read version) commits: A's put-if-not-exists must fail."""
+    (same read version) commits: A's put-if-not-exists fails, A checks B's
+    transaction (an Append: compatible) and commits the next version. With
+    ``max_attempts=1`` the lost race is the end: CommitAttemptsExhaustedError,
+    retryable, nothing committed."""
     path = tmp_path / "ds"
     a = Dataset.create(path, rows(0, 5), manifest_naming="v1")
     b = Dataset.open(path)
     operation = Append(fragments=write_fragments(a.storage, rows(100, 2), a.schema))
     v2 = path / manifest_path(2, NamingScheme.V1)
     committed_by_b = []
+    attempts = []
 
     def b_commits_now(name: str) -> None:
         if name == STEP_BEFORE_MANIFEST:
-            committed_by_b.append((b.append(rows(5, 3)), v2.read_bytes()))
+            attempts.append(name)
+            if not committed_by_b:
+                committed_by_b.append((b.append(rows(5, 3)), v2.read_bytes()))
 
-    with pytest.raises(CommitConflictError):
-        a.commit(operation, on_step=b_commits_now)
-    assert [d.version for d, _ in committed_by_b] == [2]
+    with pytest.raises(CommitAttemptsExhaustedError) as refused:
+        a.commit(operation, on_step=b_commits_now, max_attempts=1)
+    assert refused.value.retryable and isinstance(refused.value, CommitConflictError)
+    assert not (path / manifest_path(3, NamingScheme.V1)).exists()
+
+    attempts.clear()
+    committed = a.commit(operation, on_step=b_commits_now)
+    assert committed.version == 3 and len(attempts) == 1  # version 2 existed already: no race to lose
     b_bytes = committed_by_b[0][1]
     assert v2.read_bytes() == b_bytes
-    assert not (path / manifest_path(3, NamingScheme.V1)).exists()
-    assert Dataset.open(path).manifest == committed_by_b[0][0].manifest
-    assert lance.dataset(path).to_table()["id"].to_pylist() == list(range(8))
-    assert assert_pylance_agrees(path) == 2
+    assert lance.dataset(path).to_table()["id"].to_pylist() == [*range(8), 100, 101]
+    assert assert_pylance_agrees(path) == 3
+
+    # A race lost inside the window, then won on the next attempt.
+    c = Dataset.open(path)
+    d = Dataset.open(path)
+    operation = Append(fragments=write_fragments(c.storage, rows(200, 1), c.schema))
+    inside = []
+
+    def d_commits_once(name: str) -> None:
+        if name == STEP_BEFORE_MANIFEST and not inside:
+            inside.append(d.append(rows(300, 1)).version)
+
+    won = c.commit(operation, on_step=d_commits_once)
+    assert inside == [4] and won.version == 5
+    assert Dataset.open(path).to_table()["id"].to_pylist() == [*range(8), 100, 101, 300, 200]
 
 
 @pytest.mark.requirements("commit.use-conditional-create", "manifest.immutable")
 def test_a_commit_never_replaces_a_manifest_pylance_committed_first(tmp_path):
+    """pylance commits version 2 while our handle still reads version 1: our
+    append honours pylance's transaction (an Append) and commits version 3."""
     path = tmp_path / "ds"
     ours = Dataset.create(path, rows(0, 5))
     lance.write_dataset(rows(5, 1), path, mode="append")
     v2 = path / manifest_path(2, NamingScheme.V2)
     pylance_bytes = v2.read_bytes()
-    with pytest.raises(CommitConflictError):
-        ours.append(rows(100, 2))
+    assert ours.append(rows(100, 2)).version == 3
     assert v2.read_bytes() == pylance_bytes
-    assert lance.dataset(path).version == Dataset.open(path).version == 2
-    assert Dataset.open(path).to_table()["id"].to_pylist() == list(range(6))
+    assert lance.dataset(path).version == Dataset.open(path).version == 3
+    assert Dataset.open(path).to_table()["id"].to_pylist() == [*range(6), 100, 101]
+    assert lance.dataset(path).to_table()["id"].to_pylist() == [*range(6), 100, 101]
 
 
 @pytest.mark.parametrize("naming", ["v1", "v2"])
@@ -279,8 +309,10 @@ def test_any_file_at_the_next_manifest_name_blocks_the_commit(tmp_path, naming):
     ds = Dataset.create(path, rows(0, 5), manifest_naming=naming)
     squatter = path / manifest_path(2, NamingScheme(naming))
     squatter.write_bytes(b"not a manifest")
-    with pytest.raises(CommitConflictError):
+    with pytest.raises(IncompatibleConflictError) as refused:
         ds.append(rows(5, 1))
+    # Be conservative: a version whose transaction cannot be read conflicts.
+    assert (refused.value.version, refused.value.operation, refused.value.retryable) == (2, None, False)
     assert squatter.read_bytes() == b"not a manifest"
 
 
@@ -288,8 +320,9 @@ def test_any_file_at_the_next_manifest_name_blocks_the_commit(tmp_path, naming):
 def test_threads_racing_from_one_read_version_get_one_winner_per_version(tmp_path):
     """Each round, N threads read the same version, write their data files and
     meet at the manifest write, so that their puts of the next manifest really
-    race. Exactly one commits that version; the others get
-    CommitConflictError; no manifest is ever replaced."""
+    race, each with a single attempt (``max_attempts=1``). Exactly one
+    commits that version; the others get CommitAttemptsExhaustedError; no
+    manifest is ever replaced."""
     writers, rounds = 8, 4
     path = tmp_path / "ds"
     Dataset.create(path, rows(0, 1))
@@ -310,7 +343,7 @@ def test_threads_racing_from_one_read_version_get_one_winner_per_version(tmp_pat
                     at_the_put.wait()
 
             try:
-                results[index] = (first_id, ds.commit(operation, on_step=meet))
+                results[index] = (first_id, ds.commit(operation, on_step=meet, max_attempts=1))
             except Exception as exc:  # collected and judged below
                 results[index] = exc
 
@@ -324,7 +357,7 @@ def test_threads_racing_from_one_read_version_get_one_winner_per_version(tmp_pat
         winners = [r for r in results if isinstance(r, tuple)]
         losers = [r for r in results if not isinstance(r, tuple)]
         assert len(winners) == 1, results
-        assert all(isinstance(r, CommitConflictError) for r in losers), losers
+        assert all(isinstance(r, CommitAttemptsExhaustedError) for r in losers), losers
         first_id, committed = winners[0]
         assert committed.version == read.version + 1
         expected_ids.append(first_id)
@@ -339,6 +372,47 @@ def test_threads_racing_from_one_read_version_get_one_winner_per_version(tmp_pat
         assert on_disk.to_table()["id"].to_pylist() == expected_ids
         assert lance.dataset(path).to_table()["id"].to_pylist() == expected_ids
     assert assert_pylance_agrees(path) == rounds + 1
+
+
+@pytest.mark.requirements("commit.retry-after-lost-race", "commit.one-winner", "conflict.append-otherwise-compatible")
+def test_threads_appending_at_once_all_commit_one_version_each(tmp_path):
+    """N threads read the same version and meet at their first manifest
+    write; with the commit loop every one of them commits, each at its own
+    version, and every row is visible exactly once."""
+    writers = 8
+    path = tmp_path / "ds"
+    Dataset.create(path, rows(0, 1))
+    at_the_put = threading.Barrier(writers, timeout=60)
+    results: list[object] = [None] * writers
+
+    def write(index: int) -> None:
+        ds = Dataset.open(path, 1)
+        operation = Append(fragments=write_fragments(ds.storage, rows(1000 + index, 1), ds.schema))
+        met = []
+
+        def meet(name: str) -> None:
+            if name == STEP_BEFORE_MANIFEST and not met:
+                met.append(name)
+                at_the_put.wait()
+
+        try:
+            results[index] = ds.commit(operation, on_step=meet)
+        except Exception as exc:  # judged below
+            results[index] = exc
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert all(isinstance(r, Dataset) for r in results), results
+    assert sorted(r.version for r in results) == list(range(2, writers + 2))
+    expected = sorted([0, *(1000 + i for i in range(writers))])
+    assert sorted(Dataset.open(path).to_table()["id"].to_pylist()) == expected
+    assert sorted(lance.dataset(path).to_table()["id"].to_pylist()) == expected
+    fragment_ids = [f.id for f in Dataset.open(path).fragments]
+    assert len(set(fragment_ids)) == len(fragment_ids)
 
 
 # -- build_manifest is a pure function ----------------------------------------------------
