@@ -47,10 +47,15 @@ The strategies, by domain (one private module each):
   the transaction proto can carry, for codec round trips);
 * races: :func:`commit_schedules` (a :class:`CommitSchedule`: a base
   dataset and :class:`ScheduledWriter` entries, each a stale handle and one
-  :data:`ScheduledOperation` of a kind in :data:`SCHEDULED_KINDS`;
-  ``run(path, how)`` performs it through the reference commit loop, serially,
-  in threads or in processes, and the :class:`ScheduleRun`'s ``serial()`` is
-  the :class:`TableState` the acknowledged writes give in version order);
+  :data:`ScheduledOperation`, one frozen dataclass per kind in
+  :data:`SCHEDULED_KINDS`: :class:`AppendRows`, :class:`DeleteRows`,
+  :class:`UpdateRows`, :class:`AddColumn`, :class:`DropColumn`,
+  :class:`CompactFiles`, :class:`RestoreVersion`, :class:`OverwriteRows`,
+  :class:`SetConfig`, :class:`IndexColumn`; ``run(path, how)`` performs it
+  through the reference commit loop, serially, in threads or in processes,
+  and gives a :class:`ScheduleRun` of one :class:`WriteResult` per writer,
+  whose ``serial()`` is the :class:`TableState` the acknowledged writes give
+  in version order);
 * recipes: :func:`dataset_recipes` (whole datasets on disk, written by the
   reference writer: a :class:`DatasetRecipe` of :data:`DatasetStep` values,
   one frozen dataclass per kind in :data:`STEP_KINDS`: :class:`AppendStep`,
@@ -91,11 +96,10 @@ from ._recipes import (
     TagStep,
     dataset_recipes,
 )
-from ._schedules import (
+from ._schedule_operations import (
     SCHEDULED_KINDS,
     AddColumn,
     AppendRows,
-    CommitSchedule,
     CompactFiles,
     DeleteRows,
     DropColumn,
@@ -103,14 +107,12 @@ from ._schedules import (
     OverwriteRows,
     RestoreVersion,
     ScheduledOperation,
-    ScheduledWriter,
-    ScheduleRun,
     SetConfig,
     TableState,
     UpdateRows,
-    WriteResult,
-    commit_schedules,
 )
+from ._schedule_runs import ScheduleRun, WriteResult
+from ._schedules import CommitSchedule, ScheduledWriter, commit_schedules
 from ._tables import arrow_data_types, arrow_tables, arrow_values
 from ._transactions import transactions, wire_transactions
 from ._types import arrow_fields, arrow_schemas, logical_types, schemas
