@@ -9,13 +9,14 @@
   last commit; process start-up is not timed. Afterwards the dataset must
   hold every row of every acknowledged commit exactly once (checked with
   the reference reader; a run that loses rows stops with an error).
-* **rebase latency**: a writer opened version 1, then 1, 10 or 100 appends
+* **rebase latency**: a writer opened version 1, then 1, 10, 100 or 400 appends
   were committed by others; the time of its one Append commit (reference:
   ``Dataset.open(path, version=1).commit(Append(...))``; pylance:
   ``LanceDataset.commit(path, Append(...), read_version=1)``). Its data file
   is written beforehand, untimed; each repeat starts from a fresh copy of
-  the dataset. The detail column gives the cost per newer version between
-  10 and 100 of them: conflict checking must be linear in that number.
+  the dataset (each newer version adds a fragment). Also over 400, and the
+  detail column gives the time per newer version: conflict checking must
+  be linear in their number, so that figure must stay flat.
 
 Each side commits to a dataset it created itself (format 2.0 data files).
 A side whose commits fail (a writer that loses the race and gives up)
@@ -256,36 +257,34 @@ def _rebase_latencies(side: str, repeats: int) -> dict[int, float | str]:
     return found
 
 
-#: Newer versions a stale commit rebases over.
-REBASE_OVER = (1, 10, 100)
+#: Newer versions a stale commit rebases over; the last one probes whether
+#: the cost per newer version stays flat (linear conflict checking).
+REBASE_OVER = (1, 10, 100, 400)
 
 
 def bench_rebase_latency(repeats: int = 5) -> list[Measurement]:
     sides = {side: _rebase_latencies(side, repeats) for side in (REFERENCE, PYLANCE)}
-    slopes = {}
-    for side, found in sides.items():
-        low, high = found[REBASE_OVER[1]], found[REBASE_OVER[2]]
-        if isinstance(low, float) and isinstance(high, float):
-            slopes[side] = (high - low) / (REBASE_OVER[2] - REBASE_OVER[1])
     rows = []
     for newer in REBASE_OVER:
         times = [sides[side][newer] for side in (REFERENCE, PYLANCE)]
-        failures = [f"{side} FAILED ({t})" for side, t in zip((REFERENCE, PYLANCE), times) if isinstance(t, str)]
-        detail = "; ".join(failures)
-        if newer == REBASE_OVER[-1] and slopes:
-            detail = "; ".join(
-                [detail] * bool(detail)
-                + [
-                    f"per newer version ({REBASE_OVER[1]} to {REBASE_OVER[2]}): "
-                    + ", ".join(f"{side} {slope * 1000:.2f} ms" for side, slope in slopes.items())
-                ]
+        notes = [f"{side} FAILED ({t})" for side, t in zip((REFERENCE, PYLANCE), times) if isinstance(t, str)]
+        if newer > 1:
+            # The commit's time over the number of newer versions: flat when
+            # conflict checking is linear in it.
+            notes.append(
+                "per newer version: "
+                + ", ".join(
+                    f"{side} {t / newer * 1000:.2f} ms"
+                    for side, t in zip((REFERENCE, PYLANCE), times)
+                    if isinstance(t, float)
+                )
             )
         rows.append(
             Measurement(
                 f"commit rebasing over {newer} newer version(s)",
                 times[0] if isinstance(times[0], float) else float("nan"),
                 times[1] if isinstance(times[1], float) else float("nan"),
-                detail,
+                "; ".join(notes),
             )
         )
     return rows
