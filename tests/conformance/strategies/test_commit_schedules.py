@@ -120,6 +120,13 @@ def _race(schedule, how) -> None:
 WITHOUT_COMPACTION = [kind.KIND for kind in strategies.SCHEDULED_KINDS if kind is not strategies.CompactFiles]
 
 
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
+)
 @settings(max_examples=examples(1 / 5), **_RACES)
 @given(strategies.commit_schedules(operations=WITHOUT_COMPACTION))
 def test_writers_one_after_another_commit_a_serial_history(schedule):
@@ -128,6 +135,13 @@ def test_writers_one_after_another_commit_a_serial_history(schedule):
     _race(schedule, "serial")
 
 
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
+)
 @settings(max_examples=examples(1 / 10), **_RACES)
 @given(strategies.commit_schedules(operations=WITHOUT_COMPACTION))
 def test_writers_in_threads_commit_a_serial_history(schedule):
@@ -137,6 +151,13 @@ def test_writers_in_threads_commit_a_serial_history(schedule):
     _race(schedule, "threads")
 
 
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
+)
 @pytest.mark.races
 @settings(max_examples=examples(1 / 5), **_RACES)
 @given(strategies.commit_schedules(min_writers=3, max_writers=6, operations=WITHOUT_COMPACTION))
