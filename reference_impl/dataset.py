@@ -19,7 +19,13 @@ from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
-from .errors import CommitConflictError, LanceFormatError, NamingSchemeError, PathEscapeError, UnsupportedFeatureError
+from .errors import (
+    IncompatibleConflictError,
+    LanceFormatError,
+    NamingSchemeError,
+    PathEscapeError,
+    UnsupportedFeatureError,
+)
 from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
@@ -224,8 +230,11 @@ class Dataset:
         """Create a dataset at ``uri`` holding ``table`` (version 1)."""
         check_writable_version(data_storage_version)
         storage = Storage(local_path(uri))
-        if list_versions(storage).manifests():
-            raise CommitConflictError(str(storage.root), "a dataset already exists here")
+        existing = list_versions(storage).manifests()
+        if existing:
+            raise IncompatibleConflictError(
+                str(storage.root), "a dataset already exists here; creating one would replace it", version=max(existing)
+            )
         schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE

@@ -190,7 +190,7 @@ def _create(storage, transaction, transaction_file, naming, timestamp, stable_ro
     try:
         storage.put_if_not_exists(relpath, data)
     except CommitConflictError:
-        committed = _load_committed(storage, 1)
+        committed = _load_committed(storage, 1, list_versions(storage).manifests().get(1))
         raise IncompatibleConflictError(
             str(storage.root),
             "a dataset was created here meanwhile (version 1 exists)",
@@ -215,11 +215,11 @@ class _Committed:
         return self.transaction.operation_name if self.transaction is not None else None
 
 
-def _load_committed(storage: Storage, version: int) -> _Committed:
-    """A committed version's manifest and transaction (from ``_transactions/``
-    or the copy the manifest embeds). What cannot be read is None: a missing
+def _load_committed(storage: Storage, version: int, relpath: str | None) -> _Committed:
+    """A committed version's manifest (at ``relpath``, None when there is no
+    manifest of that version) and transaction (from ``_transactions/`` or
+    the copy the manifest embeds). What cannot be read is None: a missing
     transaction conflicts with everything ("be conservative")."""
-    relpath = list_versions(storage).manifests().get(version)
     if relpath is None:
         return _Committed(version, None, None)
     try:
@@ -265,12 +265,14 @@ class _Rebase:
         """Decide against every version committed since the last check, carry
         out the rebases, and return the latest manifest file."""
         checked = max(self.checked_through, self.read.manifest.version)
-        newer = sorted(v for v in list_versions(self.storage).manifests() if v > checked)
+        # One listing per attempt, so checking n newer versions costs O(n).
+        manifests = list_versions(self.storage).manifests()
+        newer = sorted(v for v in manifests if v > checked)
         if not newer:
             return self.based_on if self.based_on.manifest.version >= checked else self._latest_known
         last: _Committed | None = None
         for version in range(checked + 1, newer[-1] + 1):
-            committed = _load_committed(self.storage, version)
+            committed = _load_committed(self.storage, version, manifests.get(version))
             decision = decide(
                 self.current,
                 committed.transaction,

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
-from ..errors import CommitConflictError, InvalidOperationError, UnsupportedFeatureError
+from ..errors import CommitConflictError, IncompatibleConflictError, InvalidOperationError, UnsupportedFeatureError
 from ..fragments import Fragment
 from ..indices import IndexMetadata
 from ..manifest import BasePath, Manifest
@@ -118,8 +118,13 @@ def write_shallow_clone(
     unknown = feature_flags.unknown_flags(source.manifest.writer_feature_flags)
     if unknown:
         raise UnsupportedFeatureError(source.path, f"writer feature flags 0x{unknown:x} are unknown; cannot clone")
-    if list_versions(target).manifests():
-        raise CommitConflictError(str(target.root), "a dataset already exists here")
+    existing = list_versions(target).manifests()
+    if existing:
+        raise IncompatibleConflictError(
+            str(target.root),
+            "a dataset already exists here, and a Clone only creates one (conflict.clone-only-first)",
+            version=max(existing),
+        )
     operation = Clone(
         is_shallow=True,
         ref_name=ref_name,
@@ -140,7 +145,15 @@ def write_shallow_clone(
     manifest, indices = cloned_manifest(source.manifest, source.indices or [], operation, settings)
     data = encode_manifest_file(manifest, indices or None, transaction)
     relpath = manifest_path(manifest.version, naming)
-    target.put_if_not_exists(relpath, data)
+    try:
+        target.put_if_not_exists(relpath, data)
+    except CommitConflictError:
+        raise IncompatibleConflictError(
+            str(target.root),
+            f"version {manifest.version} was created here meanwhile, and a Clone only creates a table "
+            "(conflict.clone-only-first)",
+            version=manifest.version,
+        ) from None
     target.put(f"{VERSIONS_DIR}/{LATEST_HINT}", json.dumps({"version": manifest.version}).encode())
     return decode_manifest_file(data, str(target.path(relpath)))
 

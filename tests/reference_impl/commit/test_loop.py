@@ -171,3 +171,17 @@ def test_max_attempts_must_be_positive(tmp_path):
     ds = Dataset.create(tmp_path / "ds", rows(0, 1))
     with pytest.raises(ValueError):
         ds.commit(Delete(), max_attempts=0)
+
+
+@pytest.mark.requirements("conflict.clone-only-first")
+def test_creating_or_cloning_onto_an_existing_table_is_incompatible(tmp_path):
+    source = Dataset.create(tmp_path / "source", rows(0, 2))
+    target = tmp_path / "target"
+    Dataset.create(target, rows(10, 1)).append(rows(11, 1))
+    with pytest.raises(IncompatibleConflictError) as refused:
+        source.shallow_clone(target)
+    assert (refused.value.version, refused.value.retryable) == (2, False)
+    with pytest.raises(IncompatibleConflictError) as refused:
+        Dataset.create(target, rows(20, 1))
+    assert refused.value.version == 2
+    assert ids(Dataset.open(target)) == [10, 11]
