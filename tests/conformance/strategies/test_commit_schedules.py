@@ -17,11 +17,13 @@ The property every run must have (checked by :func:`check_race`):
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance import strategies
 from conformance.strategies import ScheduleRun, TableState
@@ -31,7 +33,7 @@ from reference_impl.commit.conflicts import Outcome, RowChanges, decide
 from reference_impl.dataset import Dataset
 from reference_impl.deletions import read_deletion_file
 from reference_impl.fragments import Fragment
-from reference_impl.transactions import Delete, Operation, Update, read_transaction_file
+from reference_impl.transactions import Delete, Operation, Rewrite, Update, read_transaction_file
 from tests.hypothesis_budget import examples
 
 _RACES = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
@@ -112,61 +114,6 @@ def _race(schedule, how) -> None:
         check_race(schedule.run(Path(directory) / "ds", how))
 
 
-#: Every kind of operation but compaction: a stale compaction commits its
-#: ReserveFragments through the commit loop, then its Rewrite with the
-#: reserved version as read version, so conflict resolution never sees the
-#: versions committed between the version it planned on and the reservation
-#: (reference_impl/operations/compaction.py; the xfail tests below).
-WITHOUT_COMPACTION = [kind.KIND for kind in strategies.SCHEDULED_KINDS if kind is not strategies.CompactFiles]
-
-
-@pytest.mark.requirements(
-    "history.serial-history",
-    "transaction.conflict-errors",
-    "transaction.rebase-keeps-intent",
-    "commit.retry-after-lost-race",
-    "commit.retry-only-if-compatible",
-)
-@settings(max_examples=examples(1 / 5), **_RACES)
-@given(strategies.commit_schedules(operations=WITHOUT_COMPACTION))
-def test_writers_one_after_another_commit_a_serial_history(schedule):
-    """Writers holding stale handles commit one after another in the drawn
-    order: the property of the module docstring holds."""
-    _race(schedule, "serial")
-
-
-@pytest.mark.requirements(
-    "history.serial-history",
-    "transaction.conflict-errors",
-    "transaction.rebase-keeps-intent",
-    "commit.retry-after-lost-race",
-    "commit.retry-only-if-compatible",
-)
-@settings(max_examples=examples(1 / 10), **_RACES)
-@given(strategies.commit_schedules(operations=WITHOUT_COMPACTION))
-def test_writers_in_threads_commit_a_serial_history(schedule):
-    """The same writers started at once in threads (each a little after the
-    one before it in the order): the property holds whatever the real
-    interleaving was."""
-    _race(schedule, "threads")
-
-
-@pytest.mark.requirements(
-    "history.serial-history",
-    "transaction.conflict-errors",
-    "transaction.rebase-keeps-intent",
-    "commit.retry-after-lost-race",
-    "commit.retry-only-if-compatible",
-)
-@pytest.mark.races
-@settings(max_examples=examples(1 / 5), **_RACES)
-@given(strategies.commit_schedules(min_writers=3, max_writers=6, operations=WITHOUT_COMPACTION))
-def test_writers_in_processes_commit_a_serial_history(schedule):
-    """The same in one process per writer (spawned; the ``races`` tox env):
-    the property holds whatever the real interleaving was."""
-    _race(schedule, "processes")
-
-
 def _stale_compaction(other: strategies.ScheduledOperation) -> strategies.CommitSchedule:
     """Two rows in two fragments; ``other`` commits, then a compaction that
     read the same version (one fragment of two rows)."""
@@ -184,25 +131,98 @@ def _stale_compaction(other: strategies.ScheduledOperation) -> strategies.Commit
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the reference commits a stale compaction's Rewrite read at its own reservation, so the Rewrite of "
-    "fragments another compaction already replaced goes through and duplicates their rows",
+@functools.cache
+def _compaction_rewrites_on_its_reservation() -> bool:
+    """Whether the reference's compaction commits its Rewrite as read at its
+    own ReserveFragments version rather than at the version it read the rows
+    from (a known defect, fixed on the main line by "Reference compaction
+    commits its Rewrite on the version it read the rows from"): conflict
+    resolution then never sees what was committed in between, and a stale
+    compaction loses updates. Seen in one small run, from the version each
+    commit was asked for."""
+    with tempfile.TemporaryDirectory(prefix="race-probe-") as directory:
+        run = _stale_compaction(strategies.CompactFiles(2)).run(Path(directory) / "ds")
+    compaction = run.results[1]
+    return any(
+        isinstance(operation, Rewrite) and version != run.plans[1].read_version
+        for version, operation in compaction.attempted
+    )
+
+
+def _kinds() -> list[str]:
+    """Every kind of operation, but compaction while the defect above is there."""
+    kinds = [kind.KIND for kind in strategies.SCHEDULED_KINDS]
+    if _compaction_rewrites_on_its_reservation():
+        kinds.remove(strategies.CompactFiles.KIND)
+    return kinds
+
+
+def _schedules(**sizes) -> st.SearchStrategy[strategies.CommitSchedule]:
+    return st.deferred(lambda: strategies.commit_schedules(operations=_kinds(), **sizes))
+
+
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
 )
+@settings(max_examples=examples(1 / 5), **_RACES)
+@given(_schedules())
+def test_writers_one_after_another_commit_a_serial_history(schedule):
+    """Writers holding stale handles commit one after another in the drawn
+    order: the property of the module docstring holds."""
+    _race(schedule, "serial")
+
+
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
+)
+@settings(max_examples=examples(1 / 10), **_RACES)
+@given(_schedules())
+def test_writers_in_threads_commit_a_serial_history(schedule):
+    """The same writers started at once in threads (each a little after the
+    one before it in the order): the property holds whatever the real
+    interleaving was."""
+    _race(schedule, "threads")
+
+
+@pytest.mark.requirements(
+    "history.serial-history",
+    "transaction.conflict-errors",
+    "transaction.rebase-keeps-intent",
+    "commit.retry-after-lost-race",
+    "commit.retry-only-if-compatible",
+)
+@pytest.mark.races
+@settings(max_examples=examples(1 / 5), **_RACES)
+@given(_schedules(min_writers=3, max_writers=6))
+def test_writers_in_processes_commit_a_serial_history(schedule):
+    """The same in one process per writer (spawned; the ``races`` tox env):
+    the property holds whatever the real interleaving was."""
+    _race(schedule, "processes")
+
+
+def _unless_compaction_is_fixed() -> None:
+    if _compaction_rewrites_on_its_reservation():
+        pytest.xfail("the reference commits a stale compaction's Rewrite as read at its own reservation")
+
+
 def test_a_stale_compaction_over_a_compaction(tmp_path):
     """Two compactions planned on the same version: the second must fail
     (retryable: its fragments were rewritten), not rewrite them again."""
+    _unless_compaction_is_fixed()
     check_race(_stale_compaction(strategies.CompactFiles(2)).run(tmp_path / "ds"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the reference writes a stale compaction's new fragments with the schema of its reservation's version, "
-    "which a concurrent Merge extended: a KeyError escapes instead of a retryable conflict",
-)
 def test_a_stale_compaction_over_an_added_column(tmp_path):
     """A compaction planned before a column was added must fail with a
-    retryable conflict (a Rewrite after a Merge)."""
+    retryable conflict (a Rewrite after a Merge), not write the new schema's
+    fragments from rows that lack the column."""
+    _unless_compaction_is_fixed()
     check_race(_stale_compaction(strategies.AddColumn(1)).run(tmp_path / "ds"))
