@@ -14,6 +14,13 @@ the reference's reading of the compatibility tables, given the manifest the
 writer read. A version in between whose transaction is not retained cannot
 be decided; writers must treat it as a conflict, but older writers did not
 always record transactions, so that is a warning, not an error.
+
+Two limits. The same-rows sub-case of two Deletes or Updates is not decided
+here: without the rows, ``decide`` judges deletions on a shared fragment
+rebaseable (transaction/delete checks that the merged deletion files keep
+every row deleted in between). And writers that rebase may record the
+version they rebased onto as their read version (pylance 14 does for a
+Delete, and so does the reference), so such a race leaves no trace to check.
 """
 
 from __future__ import annotations
