@@ -267,7 +267,9 @@ def bench_rebase_latency(repeats: int = 5) -> list[Measurement]:
     rows = []
     for newer in REBASE_OVER:
         times = [sides[side][newer] for side in (REFERENCE, PYLANCE)]
-        notes = [f"{side} FAILED ({t})" for side, t in zip((REFERENCE, PYLANCE), times) if isinstance(t, str)]
+        notes = [
+            f"{side} FAILED ({t})" for side, t in zip((REFERENCE, PYLANCE), times, strict=True) if isinstance(t, str)
+        ]
         if newer > 1:
             # The commit's time over the number of newer versions: flat when
             # conflict checking is linear in it.
@@ -275,7 +277,7 @@ def bench_rebase_latency(repeats: int = 5) -> list[Measurement]:
                 "per newer version: "
                 + ", ".join(
                     f"{side} {t / newer * 1000:.2f} ms"
-                    for side, t in zip((REFERENCE, PYLANCE), times)
+                    for side, t in zip((REFERENCE, PYLANCE), times, strict=True)
                     if isinstance(t, float)
                 )
             )

@@ -179,7 +179,7 @@ def in_processes(path: str, ordered: list[PlannedWrite]) -> list[WriteResult]:
             if process.is_alive():
                 process.terminate()
                 process.join()
-    for write, process in zip(ordered, processes):
+    for write, process in zip(ordered, processes, strict=True):
         if write.writer not in collected:  # the process died without a result
             died = Rejection("WriterProcessDied", f"exit code {process.exitcode}", False, None, None, None)
             collected[write.writer] = WriteResult(write.writer, rejection=died)
