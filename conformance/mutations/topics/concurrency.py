@@ -25,7 +25,6 @@ from reference_impl.transactions import (
     Rewrite,
     Transaction,
     Update,
-    UpdateConfig,
 )
 
 from ..edit import edit_transaction, edit_untracked, versions_of
@@ -65,11 +64,6 @@ def delete_as_if_the_table_did_not_exist_yet(root):
 @mutation(RULE, breaks="conflict.create-index-after-overwrite-incompatible")
 def index_as_if_the_table_did_not_exist_yet(root):
     _read_just_before(root, CreateIndex, Overwrite)
-
-
-@mutation(RULE, breaks="conflict.update-config-after-overwrite-incompatible")
-def configure_as_if_the_table_did_not_exist_yet(root):
-    _read_just_before(root, UpdateConfig, Overwrite)
 
 
 @mutation(RULE, base="evolution", breaks="conflict.reserve-fragments-after-overwrite-or-restore-incompatible")

@@ -25,12 +25,14 @@ Delete, and so does the reference), so such a race leaves no trace to check.
 
 from __future__ import annotations
 
-from reference_impl.commit.conflicts import Outcome, decide
-from reference_impl.transactions import Clone, Transaction
+from reference_impl.commit.conflicts import FRAGMENT_REUSE_INDEX_NAME, Outcome, decide
+from reference_impl.transactions import Clone, CreateIndex, Rewrite, Transaction
 
 from ..context import VersionView
 from ..facts.transactions import recorded_transaction
-from ..registry import Severity, rule
+from ..registry import Severity, registered_rule, rule
+
+LOST_UPDATE = "history/lost-update"
 
 #: Outcomes that forbid committing on top of the other transaction.
 CONFLICTS = (Outcome.RETRYABLE, Outcome.INCOMPATIBLE)
@@ -57,7 +59,6 @@ LOST_UPDATE_REQUIREMENTS = (
     "conflict.update-after-fragment-change-overlapping-retryable",
     "conflict.update-after-merge-retryable",
     "conflict.update-after-overwrite-or-restore-incompatible",
-    "conflict.update-config-after-overwrite-incompatible",
     "transaction.delete-after-restore-incompatible",
     "transaction.update-after-rewrite-retryable",
 )
@@ -83,7 +84,7 @@ def _rebased(view: VersionView) -> tuple[Transaction, str, list[int]] | None:
 
 
 @rule(
-    "history/lost-update",
+    LOST_UPDATE,
     severity=Severity.ERROR,
     requirements=LOST_UPDATE_REQUIREMENTS,
     summary="A version built on an older version is compatible with, or rebased over, every version committed "
@@ -100,21 +101,67 @@ def lost_update(view: VersionView):
     for other_version in between:
         other_view = view.dataset.version_view(other_version)
         other = recorded_transaction(other_view) if other_view is not None else None
-        if other is None or not other[0].has_known_operation:
+        if other_view is None or other is None or not other[0].has_known_operation:
             # A missing transaction: history/rebased-over-unrecorded reports
             # it. An operation this validator does not know may be one the
             # writer knew to be compatible (transaction/unknown-operation
             # reports it).
             continue
         decision = decide(transaction, other[0], read=read)
-        if decision.outcome in CONFLICTS:
-            yield (
-                f"version {view.version} ({mine}) read version {transaction.read_version}, but version "
-                f"{other_version} ({other[0].operation_name}) was committed in between and the two conflict "
-                f"({decision.outcome.value}: {decision.reason}); version {view.version} had to fail, and "
-                f"committing it lost an update ({', '.join(decision.requirement_ids)})",
-                where,
+        if decision.outcome not in CONFLICTS or _reuse_index_pair(view, transaction, other_view, other[0]):
+            continue
+        message = (
+            f"version {view.version} ({mine}) read version {transaction.read_version}, but version "
+            f"{other_version} ({other[0].operation_name}) was committed in between and the two conflict "
+            f"({decision.outcome.value}: {decision.reason}); version {view.version} had to fail, and "
+            f"committing it lost an update ({', '.join(decision.requirement_ids)})"
+        )
+        departure = _PYLANCE_DEPARTURES.get((mine, other[0].operation_name))
+        if departure is not None and _written_by_pylance(view):
+            yield registered_rule(LOST_UPDATE).finding(
+                f"{message}; pylance commits this pair, departing from the page "
+                f'(docs/spec-discrepancies.md, "{departure}")',
+                version=view.version,
+                location=where,
+                severity=Severity.INFO,
             )
+        else:
+            yield message, where
+
+
+#: Pairs (operation committed, operation committed before it) that pylance
+#: 14 commits where the transaction page says they conflict, by the title of
+#: their entry in docs/spec-discrepancies.md: in a version pylance wrote,
+#: such a pair is a known departure (an info), not a lost update.
+_PYLANCE_DEPARTURES = {("update_config", "overwrite"): "UpdateConfig after Overwrite"}
+
+
+def _written_by_pylance(view: VersionView) -> bool:
+    recorded = view.manifest.writer_version
+    return recorded is not None and recorded.library == "lance"
+
+
+def _carries_reuse_index(view: VersionView, transaction: Transaction) -> bool:
+    """Whether ``transaction`` is a Rewrite that recorded a fragment reuse
+    index: its version's manifest has that index. (``Rewrite.frag_reuse_index``
+    is not in the transaction proto this validator reads, so the version's
+    indices are what tells.)"""
+    if not isinstance(transaction.operation, Rewrite):
+        return False
+    return any(index.name == FRAGMENT_REUSE_INDEX_NAME for index in (view.manifest_file.indices or []))
+
+
+def _reuse_index_pair(view: VersionView, mine: Transaction, other_view: VersionView, theirs: Transaction) -> bool:
+    """A CreateIndex and a Rewrite carrying a fragment reuse index, in either
+    order: compatible by the page's CreateIndex and Rewrite sections (the
+    index is remapped later through the reuse index), although ``decide``
+    cannot see the field (docs/spec-discrepancies.md, "A Rewrite carrying a
+    fragment reuse index")."""
+    if isinstance(mine.operation, CreateIndex):
+        return _carries_reuse_index(other_view, theirs)
+    if isinstance(theirs.operation, CreateIndex):
+        return _carries_reuse_index(view, mine)
+    return False
 
 
 @rule(
