@@ -133,7 +133,9 @@ def lost_update(view: VersionView):
 #: 14 commits where the transaction page says they conflict, by the title of
 #: their entry in docs/spec-discrepancies.md: in a version pylance wrote,
 #: such a pair is a known departure (an info), not a lost update.
-_PYLANCE_DEPARTURES = {("update_config", "overwrite"): "UpdateConfig after Overwrite"}
+_PYLANCE_DEPARTURES: dict[tuple[str | None, str | None], str] = {
+    ("update_config", "overwrite"): "UpdateConfig after Overwrite"
+}
 
 
 def _written_by_pylance(view: VersionView) -> bool:
