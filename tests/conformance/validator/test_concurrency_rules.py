@@ -75,3 +75,18 @@ def test_a_version_without_transaction_in_between_is_a_warning_only(base_dataset
     assert finding.rule == "history/rebased-over-unrecorded"
     assert finding.severity is Severity.WARNING
     assert "version(s) 7" in finding.message
+
+
+def test_pylance_configuring_over_an_overwrite_is_a_recorded_departure(tmp_path):
+    """pylance 14 commits an UpdateConfig of another key over a concurrent
+    Overwrite, which the page refuses: in a version pylance wrote, an info
+    naming the entry in docs/spec-discrepancies.md, not an error."""
+    path = tmp_path / "ds"
+    lance.write_dataset(_rows(0, 4), path, data_storage_version="2.0")
+    stale = lance.dataset(path, version=1)
+    lance.write_dataset(_rows(10, 4), path, mode="overwrite")
+    stale.update_config({"owner": "races"})
+    assert transactions(path)[3].read_version == 1, "the config change did not race the overwrite"
+    (finding,) = _concurrency_findings(path)
+    assert (finding.rule, finding.severity, finding.version) == ("history/lost-update", Severity.INFO, 3)
+    assert "UpdateConfig after Overwrite" in finding.message
