@@ -58,6 +58,7 @@ from reference_impl.commit.conflicts import Outcome, decide
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CommitConflictError
 from reference_impl.transactions import read_transaction_file
+from tests.race_checks import rows_both_delete
 
 lance = pytest.importorskip("lance")
 
@@ -392,7 +393,8 @@ class ReferenceMachine(RuleBasedStateMachine):
         theirs = self.open(exc.version)
         other = read_transaction_file(theirs.storage, theirs.manifest.transaction_file)
         assert exc.operation == other.operation_name, exc
-        decision = decide(mine, other, read=stale.manifest)
+        rows = rows_both_delete(stale, mine.operation, theirs)
+        decision = decide(mine, other, read=stale.manifest, rows=rows)
         assert decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE), (exc, decision)
         assert exc.retryable == (decision.outcome is Outcome.RETRYABLE), (exc, decision)
 

@@ -29,12 +29,11 @@ from conformance import strategies
 from conformance.strategies import ScheduleRun, TableState
 from conformance.validator import Severity, validate
 from reference_impl.commit import new_transaction
-from reference_impl.commit.conflicts import Outcome, RowChanges, decide
+from reference_impl.commit.conflicts import Outcome, decide
 from reference_impl.dataset import Dataset
-from reference_impl.deletions import read_deletion_file
-from reference_impl.fragments import Fragment
-from reference_impl.transactions import Delete, Operation, Rewrite, Update, read_transaction_file
+from reference_impl.transactions import Rewrite, read_transaction_file
 from tests.hypothesis_budget import examples
+from tests.race_checks import rows_both_delete
 
 _RACES = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
@@ -61,7 +60,7 @@ def check_race(run: ScheduleRun) -> None:
             new_transaction(read_version, operation),
             other,
             read=read.manifest,
-            rows=_rows_both_delete(read, operation, theirs),
+            rows=rows_both_delete(read, operation, theirs),
         )
         assert decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE), (
             f"writer {result.writer} ({type(operation).__name__}, read version {read_version}) was rejected over "
@@ -76,37 +75,6 @@ def check_race(run: ScheduleRun) -> None:
         if f.severity in (Severity.ERROR, Severity.WARNING)
     ]
     assert not problems, "\n".join(problems)
-
-
-def _deleted(dataset: Dataset, fragment: Fragment) -> frozenset[int]:
-    if fragment.deletion_file is None:
-        return frozenset()
-    return frozenset(
-        read_deletion_file(
-            dataset.storage,
-            fragment.id,
-            fragment.deletion_file,
-            base_paths=dataset.manifest.base_paths,
-            physical_rows=fragment.physical_rows,
-        )
-    )
-
-
-def _rows_both_delete(read: Dataset, mine: Operation, theirs: Dataset) -> RowChanges | None:
-    """For a Delete or Update against a committed Delete or Update: the rows
-    mine deletes that were visible in the version it read, and the rows the
-    committed version's deletion files mark, on the fragments both changed
-    (the same-rows sub-case: the deletion files on disk tell)."""
-    other = read_transaction_file(theirs.storage, theirs.manifest.transaction_file).operation
-    if not isinstance(mine, (Delete, Update)) or not isinstance(other, (Delete, Update)):
-        return None
-    before = {f.id: f for f in read.fragments}
-    mine_rows = {
-        f.id: _deleted(read, f) - (_deleted(read, before[f.id]) if f.id in before else frozenset())
-        for f in mine.updated_fragments
-    }
-    theirs_rows = {f.id: _deleted(theirs, f) for f in other.updated_fragments if f.id in mine_rows}
-    return RowChanges(mine=mine_rows, theirs=theirs_rows)
 
 
 def _race(schedule, how) -> None:
