@@ -43,10 +43,19 @@ The strategies, by domain (one private module each):
 * manifests: :func:`sorted_row_ids`, :func:`row_id_sequences`,
   :func:`deletion_vectors`, :func:`fragments`, :func:`indices`,
   :func:`manifests`, :func:`indexed_manifests`;
-* transactions and schedules: :func:`transactions`,
-  :func:`wire_transactions` (anything the transaction proto can carry, for
-  codec round trips), :func:`commit_schedules` (a :class:`CommitSchedule`
-  of :class:`ScheduledWriter` entries);
+* transactions: :func:`transactions`, :func:`wire_transactions` (anything
+  the transaction proto can carry, for codec round trips);
+* races: :func:`commit_schedules` (a :class:`CommitSchedule`: a base
+  dataset and :class:`ScheduledWriter` entries, each a stale handle and one
+  :data:`ScheduledOperation`, one frozen dataclass per kind in
+  :data:`SCHEDULED_KINDS`: :class:`AppendRows`, :class:`DeleteRows`,
+  :class:`UpdateRows`, :class:`AddColumn`, :class:`DropColumn`,
+  :class:`CompactFiles`, :class:`RestoreVersion`, :class:`OverwriteRows`,
+  :class:`SetConfig`, :class:`IndexColumn`; ``run(path, how)`` performs it
+  through the reference commit loop, serially, in threads or in processes,
+  and gives a :class:`ScheduleRun` of one :class:`WriteResult` per writer,
+  whose ``serial()`` is the :class:`TableState` the acknowledged writes give
+  in version order);
 * recipes: :func:`dataset_recipes` (whole datasets on disk, written by the
   reference writer: a :class:`DatasetRecipe` of :data:`DatasetStep` values,
   one frozen dataclass per kind in :data:`STEP_KINDS`: :class:`AppendStep`,
@@ -87,27 +96,59 @@ from ._recipes import (
     TagStep,
     dataset_recipes,
 )
+from ._schedule_operations import (
+    SCHEDULED_KINDS,
+    AddColumn,
+    AppendRows,
+    CompactFiles,
+    DeleteRows,
+    DropColumn,
+    IndexColumn,
+    OverwriteRows,
+    RestoreVersion,
+    ScheduledOperation,
+    SetConfig,
+    TableState,
+    UpdateRows,
+)
+from ._schedule_runs import ScheduleRun, WriteResult
+from ._schedules import CommitSchedule, ScheduledWriter, commit_schedules
 from ._tables import arrow_data_types, arrow_tables, arrow_values
-from ._transactions import CommitSchedule, ScheduledWriter, commit_schedules, transactions, wire_transactions
+from ._transactions import transactions, wire_transactions
 from ._types import arrow_fields, arrow_schemas, logical_types, schemas
 
 __all__ = [
+    "SCHEDULED_KINDS",
     "STEP_KINDS",
+    "AddColumn",
     "AddColumnStep",
+    "AppendRows",
     "AppendStep",
     "CommitSchedule",
+    "CompactFiles",
     "CompactStep",
     "ConfigStep",
     "DatasetMutation",
     "DatasetRecipe",
     "DatasetStep",
+    "DeleteRows",
     "DeleteStep",
+    "DropColumn",
     "DropColumnStep",
+    "IndexColumn",
     "ManifestMutation",
+    "OverwriteRows",
     "OverwriteStep",
     "RestoreStep",
+    "RestoreVersion",
+    "ScheduleRun",
+    "ScheduledOperation",
     "ScheduledWriter",
+    "SetConfig",
+    "TableState",
     "TagStep",
+    "UpdateRows",
+    "WriteResult",
     "arrow_data_types",
     "arrow_fields",
     "arrow_schemas",

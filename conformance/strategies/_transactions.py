@@ -4,17 +4,14 @@ base version)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
-from reference_impl.indices import IndexFile, IndexMetadata, encode_fragment_bitmap
-from reference_impl.manifest import BasePath, Manifest
+from reference_impl.indices import IndexFile, IndexMetadata
+from reference_impl.manifest import BasePath
 from reference_impl.schema import Field, FieldType, Schema
 from reference_impl.transactions import (
     Append,
@@ -28,7 +25,6 @@ from reference_impl.transactions import (
     KeyExistenceFilter,
     Merge,
     MergedGeneration,
-    Operation,
     Overwrite,
     Project,
     ReserveFragments,
@@ -46,8 +42,8 @@ from reference_impl.transactions import (
     UpdateMode,
 )
 
-from ._arguments import selection, size_range
-from ._manifests import U32_MAX, U64_MAX, fragment_with, manifests
+from ._arguments import selection
+from ._manifests import U32_MAX, U64_MAX, fragment_with
 from ._types import schemas
 
 # -- transactions ---------------------------------------------------------------------
@@ -263,7 +259,7 @@ def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[T
     :func:`fragments`, schemas from :func:`schemas`, small ids and versions,
     real UUIDs. Guarantee: the transaction round-trips through its file and
     its fields are in range; an operation is not checked against a
-    particular table (see :func:`commit_schedules` for that).
+    particular table (:func:`commit_schedules` draws writers racing on one).
 
     Shrinks towards the operations first in sorted order (an ``append`` of
     no fragments, by default) read at version 1, with an empty tag and no
@@ -276,86 +272,3 @@ def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[T
         tag=st.text(alphabet="abc", max_size=4),
         properties=st.dictionaries(st.text(alphabet="kv", min_size=1, max_size=3), st.text(max_size=3), max_size=2),
     )
-
-
-# -- commit schedules -----------------------------------------------------------------
-
-
-class ScheduledWriter(NamedTuple):
-    """One writer of a :class:`CommitSchedule`: it read ``read_version`` and
-    wants to commit ``operation`` on top of it."""
-
-    read_version: int
-    operation: Operation
-
-
-@dataclass
-class CommitSchedule:
-    """Several writers racing to commit on top of ``base``; ``order`` is the
-    order their commit attempts reach the store (a permutation of positions
-    in ``writers``)."""
-
-    base: Manifest
-    writers: list[ScheduledWriter]
-    order: list[int]
-
-
-@st.composite
-def _schedule_operation(draw, base: Manifest, read_version: int) -> Operation:
-    ids = [f.id for f in base.fragments]
-    fields = base.schema.field_ids()
-    kinds = ["append", "reserve", "config"]
-    if read_version == base.version and ids:
-        kinds += ["delete", "rewrite", "create_index"]
-    kind = draw(st.sampled_from(kinds))
-    if kind == "append":
-        new = draw(st.lists(fragment_with(0, fields, base.version, None, False), min_size=1, max_size=2))
-        return Append(new)
-    if kind == "reserve":
-        return ReserveFragments(draw(st.integers(1, 5)))
-    if kind == "config":
-        key = draw(st.sampled_from(["a", "b", "c"]))
-        return UpdateConfig(config_updates=UpdateMap([UpdateMapEntry(key, draw(st.sampled_from(["1", "2"])))], False))
-    chosen = draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True))
-    picked = [copy.deepcopy(f) for f in base.fragments if f.id in chosen]
-    if kind == "delete":
-        return Delete(updated_fragments=[], deleted_fragment_ids=sorted(chosen), predicate="true")
-    if kind == "rewrite":
-        merged = Fragment(0, [copy.deepcopy(picked[0].files[0])], sum(f.num_rows for f in picked))
-        return Rewrite(groups=[RewriteGroup(picked, [merged])])
-    index = IndexMetadata(
-        uuid=str(draw(st.uuids())),
-        name=draw(st.sampled_from(["i", "j"])),
-        fields=[draw(st.sampled_from(fields))],
-        dataset_version=base.version,
-        fragment_bitmap=encode_fragment_bitmap(chosen),
-    )
-    return CreateIndex(new_indices=[index])
-
-
-@st.composite
-def _commit_schedules(draw, low: int, high: int) -> CommitSchedule:
-    base = draw(manifests(stable_row_ids=False))
-    n = draw(st.integers(low, high))
-    writers = []
-    for _ in range(n):
-        read_version = draw(st.integers(max(1, base.version - 2), base.version))
-        writers.append(ScheduledWriter(read_version, draw(_schedule_operation(base, read_version))))
-    order = draw(st.permutations(range(n)))
-    return CommitSchedule(base, writers, list(order))
-
-
-def commit_schedules(*, min_writers: int = 2, max_writers: int | None = None) -> st.SearchStrategy[CommitSchedule]:
-    """:class:`CommitSchedule`: a starting manifest (:func:`manifests`,
-    without stable row ids) and ``min_writers..max_writers`` writers. Each
-    writer read a version in ``[max(1, v-2), v]`` of the starting version
-    ``v``; writers that read ``v`` itself may delete, rewrite or index its
-    fragments, the others only append, reserve fragment ids or change
-    config. Guarantee: every operation is valid against the version it was
-    read from (fragments it names exist there); whether two of them
-    conflict is what the schedule is for.
-
-    Shrinks towards ``min_writers`` writers that touch no existing fragment
-    (reserving fragment ids, appending, changing config) on a small base
-    manifest."""
-    return _commit_schedules(*size_range("writers", min_writers, max_writers, at_least=1))

@@ -18,7 +18,13 @@ the older table format page (move-stable row ids):
 * restore(n) commits a new version with the content of version n; the
   next row id does not go back;
 * overwrite replaces schema and rows; its rows take the next row ids;
-* a tag names a version and commits nothing.
+* a tag names a version and commits nothing;
+* a stale writer (a handle kept at an older version while others committed)
+  that appends or deletes either commits, and its write applies to the
+  latest rows (appended values survive in the columns that are still the
+  same fields; the rows it deletes are the ones its predicate selected in
+  the version it read), or fails with a commit conflict naming a later
+  version whose transaction ``decide`` says it conflicts with.
 
 Invariants checked after every step, for every version the step committed:
 the reference reader sees the model's rows and schema; versions are 1..latest
@@ -49,7 +55,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.validator import Severity, validate
 from reference_impl.arrow_schema import schema_to_arrow
+from reference_impl.commit.conflicts import Outcome, decide
 from reference_impl.dataset import Dataset
+from reference_impl.errors import CommitConflictError
+from reference_impl.transactions import read_transaction_file
+from tests.race_checks import rows_both_delete
 
 lance = pytest.importorskip("lance")
 
@@ -321,6 +331,73 @@ class ReferenceMachine(RuleBasedStateMachine):
         if self.check_pylance:
             listed = lance.dataset(str(self.path)).tags.list()
             assert {n: t["version"] for n, t in listed.items()} == self.tags
+
+    @precondition(lambda self: self.model is not None and self.model.latest > 1)
+    @rule(back=st.integers(1, 3), append=st.booleans(), data=st.data())
+    def stale_writer(self, back, append, data):
+        """A concurrent writer: it opened an older version and kept the
+        handle while others committed, then appends or deletes through it.
+        Either the commit goes through, rebased onto every version since,
+        and the model applies the write to the latest rows; or it fails with
+        the commit conflict that conflict resolution requires, and nothing
+        changes."""
+        read_version = max(1, self.model.latest - back)
+        stale = self.open(read_version)
+        snapshot = self.model.versions[read_version]
+        if append:
+            rows = self.new_rows(data, data.draw(st.integers(1, 4)), snapshot.schema)
+            # A column holds what was written only if it is still the same
+            # field (same id) in the latest schema; otherwise it reads as null.
+            read_ids = {f.name: f.id for f in stale.schema.top_level()}
+            latest_ids = {f.name: f.id for f in self.open().schema.top_level()}
+
+            def write():
+                stale.append(to_table(rows, self.model.arrow_schema(snapshot.schema)))
+
+            def apply():
+                fitted = [
+                    {n: row.get(n) if read_ids.get(n) == latest_ids.get(n) else None for n, _ in self.model.schema}
+                    for row in rows
+                ]
+                self.model.rows += self.model.with_row_ids(fitted)
+        else:
+            column = data.draw(st.sampled_from([n for n, t in snapshot.schema if t == INT]))
+            op = data.draw(st.sampled_from(sorted(COMPARISONS)))
+            threshold = data.draw(st.integers(-20, self.model.next_key + 1))
+            model_op, arrow_op = COMPARISONS[op]
+            doomed = {r[KEY] for r in snapshot.rows if r[column] is not None and model_op(r[column], threshold)}
+
+            def write():
+                stale.delete(arrow_op(pc.field(column), threshold))
+
+            def apply():
+                self.model.rows = [r for r in self.model.rows if r[KEY] not in doomed]
+
+        before = set(stale.storage.list_dir("_transactions"))
+        try:
+            write()
+        except CommitConflictError as exc:
+            written = sorted(set(stale.storage.list_dir("_transactions")) - before)
+            self.check_conflict_was_required(stale, written, exc)
+            return
+        apply()
+        self.model.commit()
+
+    def check_conflict_was_required(self, stale: Dataset, written: list[str], exc: CommitConflictError) -> None:
+        """``exc`` names a version committed after the one ``stale`` read,
+        and ``decide`` says the transaction the failed write recorded (the
+        transaction file it wrote before it lost, ``written``) conflicts with
+        that version's."""
+        assert exc.version is not None and stale.version < exc.version <= self.model.latest, exc
+        assert len(written) == 1, f"the failed write left transaction files {written}"
+        mine = read_transaction_file(stale.storage, written[0])
+        theirs = self.open(exc.version)
+        other = read_transaction_file(theirs.storage, theirs.manifest.transaction_file)
+        assert exc.operation == other.operation_name, exc
+        rows = rows_both_delete(stale, mine.operation, theirs)
+        decision = decide(mine, other, read=stale.manifest, rows=rows)
+        assert decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE), (exc, decision)
+        assert exc.retryable == (decision.outcome is Outcome.RETRYABLE), (exc, decision)
 
     # -- invariants ------------------------------------------------------------------
 

@@ -173,28 +173,6 @@ def reuse_the_first_transactions_uuid(root):
     edit_transaction(root, second, edit)
 
 
-@mutation("transaction/rebase-conflicts", base="evolution", breaks="transaction.delete-after-restore-incompatible")
-def pretend_the_last_delete_raced_the_restore(root):
-    restored = versions_of(root, Restore)[0]
-    later_delete = [v for v in versions_of(root, Delete) if v > restored][0]
-
-    def edit(transaction: Transaction):
-        transaction.read_version = restored - 1
-
-    edit_transaction(root, later_delete, edit)
-
-
-@mutation("transaction/rebase-conflicts", base="evolution", breaks="transaction.update-after-rewrite-retryable")
-def pretend_the_last_update_raced_the_compaction(root):
-    rewritten = versions_of(root, Rewrite)[0]
-    later_update = [v for v in versions_of(root, Update) if v > rewritten][0]
-
-    def edit(transaction: Transaction):
-        transaction.read_version = rewritten - 1
-
-    edit_transaction(root, later_update, edit)
-
-
 @mutation("transaction/clone", base="shallow_clone")
 def call_the_shallow_clone_deep(root):
     (version,) = versions_of(root, Clone)

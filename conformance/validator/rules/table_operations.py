@@ -21,12 +21,9 @@ from reference_impl.schema import Schema
 from reference_impl.transactions import (
     Clone,
     CreateIndex,
-    Delete,
     ReserveFragments,
     Restore,
-    Rewrite,
     UnknownOperation,
-    Update,
     UpdateBases,
     UpdateConfig,
     UpdateMap,
@@ -45,7 +42,6 @@ from ..facts.transactions import (
     clone_source_bases,
     operation_of,
     recorded_transaction,
-    rewrite_groups,
     version_state,
 )
 from ..registry import Scope, Severity, rule
@@ -349,50 +345,6 @@ def clone(view: VersionView):
             + "; a deep clone copies the files themselves",
             view.at("base_paths"),
         )
-
-
-# -- rebased transactions ---------------------------------------------------------------
-
-
-@rule(
-    "transaction/rebase-conflicts",
-    severity=Severity.ERROR,
-    requirements=("transaction.delete-after-restore-incompatible", "transaction.update-after-rewrite-retryable"),
-    summary="A rebased Delete did not cross a Restore; a rebased Update spares fragments a Rewrite in between removed",
-)
-def rebase_conflicts(view: VersionView):
-    found = recorded_transaction(view)
-    if found is None:
-        return
-    transaction, where = found
-    operation = transaction.operation
-    if not isinstance(operation, (Delete, Update)) or transaction.read_version >= view.version - 1:
-        return
-    if isinstance(operation, Update):
-        touched = set(operation.removed_fragment_ids) | {f.id for f in operation.updated_fragments}
-    between = sorted(u for u in view.dataset.manifest_paths() if transaction.read_version < u < view.version)
-    for other_version in between:
-        other_view = view.dataset.version_view(other_version)
-        other = recorded_transaction(other_view) if other_view is not None else None
-        if other is None:
-            continue
-        other_operation = other[0].operation
-        if isinstance(operation, Delete) and isinstance(other_operation, Restore):
-            yield (
-                f"the Delete read version {transaction.read_version} but committed after the Restore of version "
-                f"{other_version}; it had to fail with a non-retryable conflict",
-                where,
-            )
-        elif isinstance(operation, Update) and isinstance(other_operation, Rewrite):
-            removed = {f.id for old, _ in rewrite_groups(other_operation) for f in old}
-            if touched & removed:
-                yield (
-                    f"the Update read version {transaction.read_version} and changes fragment(s) "
-                    f"{listed(touched & removed, sort=True)}, which the Rewrite of version {other_version} removed; "
-                    "it had to "
-                    "fail with a retryable conflict",
-                    where,
-                )
 
 
 # -- whatever the operation -------------------------------------------------------------

@@ -22,6 +22,7 @@ import conformance
 from conformance import strategies
 from conformance.mutations import manifest_mutators
 from conformance.requirements import load_requirements
+from conformance.strategies._schedules import BASE_KINDS
 from conformance.validator import Severity, all_rules, validate
 from reference_impl import feature_flags as ff
 from reference_impl.commit import WRITER_LIBRARY
@@ -41,8 +42,6 @@ from reference_impl.storage import LocalStorage
 from reference_impl.transactions import (
     OPERATIONS,
     Append,
-    ReserveFragments,
-    UpdateConfig,
     read_transaction_file,
     write_transaction_file,
 )
@@ -212,18 +211,17 @@ def test_pylance_reads_generated_datasets_as_the_reference_does(recipe):
 
 @FAST
 @given(strategies.commit_schedules())
-def test_commit_schedules_name_existing_fragments(schedule):
-    """Each writer read a version no later than the base; fragments an
-    operation names exist in the base; the order is a permutation."""
-    ids = {f.id for f in schedule.base.fragments}
+def test_commit_schedules_read_one_of_the_last_base_versions(schedule):
+    """Each writer read one of the base's last three versions (the base has
+    ``1 + len(base_steps)``), base steps are of the base kinds, and the order
+    is a permutation of the writers."""
+    latest = 1 + len(schedule.base_steps)
     assert sorted(schedule.order) == list(range(len(schedule.writers)))
     assert len(schedule.writers) >= 2
-    for read_version, op in schedule.writers:
-        assert 1 <= read_version <= schedule.base.version
-        named = set(getattr(op, "deleted_fragment_ids", []))
-        for group in getattr(op, "groups", []):
-            named |= {f.id for f in group.old_fragments}
-        assert named <= ids
+    assert all(type(step) in BASE_KINDS for step in schedule.base_steps)
+    for writer in schedule.writers:
+        assert max(1, latest - 2) <= writer.read_version <= latest
+        assert type(writer.operation) in strategies.SCHEDULED_KINDS
 
 
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
@@ -611,7 +609,10 @@ _SHRINK_CLAIMS |= {
     ),
     "commit_schedules": (
         lambda: strategies.commit_schedules(max_writers=2),
-        lambda s: all(isinstance(w.operation, (Append, ReserveFragments, UpdateConfig)) for w in s.writers),
+        lambda s: (
+            all(isinstance(w.operation, strategies.AppendRows) and w.read_version == 1 for w in s.writers)
+            and (s.base_steps, s.first_rows) == ([], 1)
+        ),
     ),
     "dataset_recipes": (
         lambda: strategies.dataset_recipes(min_steps=1, max_steps=1, max_rows=1),
