@@ -72,11 +72,36 @@ class LocalStorage(Storage):
         if candidate.is_absolute() or ".." in candidate.parts:
             raise PathEscapeError(relpath, f"path leads outside {self.root}")
         full = self.root / candidate
-        real_root = self._real_root
-        real = os.path.realpath(full)
-        if real != real_root and not real.startswith(real_root + os.sep):
-            raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")
+        if self._has_symlink(candidate.parts):
+            real_root = self._real_root
+            real = os.path.realpath(full)
+            if real != real_root and not real.startswith(real_root + os.sep):
+                raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")
         return full
+
+    def _has_symlink(self, parts: tuple[str, ...]) -> bool:
+        """Whether an entry on the way from the root to ``parts`` might be a
+        symlink, so that the path must be resolved to know where it leads.
+
+        Resolving every path in full (``realpath``) examines every directory
+        above the root too, on every access; a commit makes a dozen. Without
+        a symlink below the root a path cannot lead outside it (``..`` is
+        refused already), so one ``lstat`` per component below the root
+        decides, and only a symlink (or an entry that cannot be examined)
+        costs the full resolution. A missing entry is no symlink, and nothing
+        lies beyond it."""
+        current = str(self.root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            except (OSError, ValueError):
+                return True
+            if stat.S_ISLNK(mode):
+                return True
+        return False
 
     def path_text(self, relpath: str) -> str:
         """``str(self.path(relpath))``, checked the same way. A storage that
