@@ -146,7 +146,7 @@ class ManifestHeader:
     """What a committer needs of a version it does not build on: the version
     number and the transaction (table format, "Conflict Resolution": a
     writer checks the *transactions* committed since its read version,
-    conflicts.be-conservative), without the fragments, schema and indices.
+    commit.conservative-conflicts), without the fragments, schema and indices.
 
     Holds the file's bytes and its parsed manifest message, so that
     :meth:`decode` gives the whole :class:`ManifestFile` when a decision

@@ -293,7 +293,7 @@ def _load_committed(storage: Storage, version: int, relpath: str | None) -> _Com
     needs the transaction, not the fragments, so checking n newer versions
     stays linear in n whatever the table's size. ``relpath`` is None when
     there is no manifest of that version. What cannot be read is None: a
-    missing transaction conflicts with everything (conflicts.be-conservative)."""
+    missing transaction conflicts with everything (commit.conservative-conflicts)."""
     if relpath is None:
         return _Committed(version, None, None)
     try:
