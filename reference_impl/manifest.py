@@ -67,7 +67,7 @@ class BasePath:
 PYLANCE_TRANSACTION_SECTION_FIELD = 23
 
 
-def _transaction_section(msg: table_pb2.Manifest) -> dict:
+def transaction_section_fields(msg: table_pb2.Manifest) -> dict:
     """The transaction section position: field 21 as the spec defines it, else
     the varint pylance 14 writes as field 23."""
     if msg.HasField("transaction_section"):
@@ -145,7 +145,7 @@ class Manifest:
             next_row_id=msg.next_row_id,
             transaction_file=msg.transaction_file,
             index_section=msg.index_section if msg.HasField("index_section") else None,
-            **_transaction_section(msg),
+            **transaction_section_fields(msg),
             timestamp=(msg.timestamp.seconds, msg.timestamp.nanos) if msg.HasField("timestamp") else None,
             tag=msg.tag,
             version_aux_data=msg.version_aux_data,

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 
 from .errors import CorruptFileError
 from .indices import IndexMetadata
-from .manifest import Manifest
+from .manifest import Manifest, transaction_section_fields
 from .storage import Storage
 from .transactions import Transaction
 from .wire import table_pb2, transaction_pb2
@@ -106,6 +106,11 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
     """Decode a whole manifest file held in memory."""
     footer = parse_footer(data, path)
     manifest_msg = _decode_section(data, footer.manifest_position, table_pb2.Manifest(), path, "manifest")
+    return _decode_parsed(data, path, footer, manifest_msg)
+
+
+def _decode_parsed(data: bytes, path: str, footer: ManifestFooter, manifest_msg: table_pb2.Manifest) -> ManifestFile:
+    """Decode a manifest file whose footer and manifest message are parsed."""
     try:
         manifest = Manifest.from_proto(manifest_msg)
     except ValueError as exc:
@@ -121,14 +126,63 @@ def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
         except ValueError as exc:
             raise CorruptFileError(path, f"index section is invalid: {exc}") from None
 
-    transaction = transaction_bytes = None
-    if manifest.transaction_section is not None:
-        what = "transaction section"
-        transaction_bytes = read_section(data, manifest.transaction_section, path, what)
-        message = _parse(transaction_pb2.Transaction(), transaction_bytes, path, what)
-        transaction = Transaction.from_proto(message, path)
-
+    transaction, transaction_bytes = _embedded_transaction(data, manifest.transaction_section, path)
     return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes)
+
+
+def _embedded_transaction(data: bytes, position: int | None, path: str) -> tuple[Transaction | None, bytes | None]:
+    """The transaction section at ``position`` (None: there is none), decoded,
+    and its message bytes."""
+    if position is None:
+        return None, None
+    what = "transaction section"
+    transaction_bytes = read_section(data, position, path, what)
+    message = _parse(transaction_pb2.Transaction(), transaction_bytes, path, what)
+    return Transaction.from_proto(message, path), transaction_bytes
+
+
+@dataclass
+class ManifestHeader:
+    """What a committer needs of a version it does not build on: the version
+    number and the transaction (table format, "Conflict Resolution": a
+    writer checks the *transactions* committed since its read version,
+    commit.conservative-conflicts), without the fragments, schema and indices.
+
+    Holds the file's bytes and its parsed manifest message, so that
+    :meth:`decode` gives the whole :class:`ManifestFile` when a decision
+    needs more (the latest version, the deletion files of a same-rows check)
+    without reading or parsing the file again.
+    """
+
+    path: str
+    version: int
+    #: The manifest's ``transaction_file`` field ("" when it names none).
+    transaction_file: str
+    #: The embedded transaction; None when the manifest has no transaction section.
+    transaction: Transaction | None
+    transaction_bytes: bytes | None = dc_field(repr=False, compare=False)
+    _data: bytes = dc_field(repr=False, compare=False)
+    _footer: ManifestFooter = dc_field(repr=False, compare=False)
+    _message: table_pb2.Manifest = dc_field(repr=False, compare=False)
+
+    def decode(self) -> ManifestFile:
+        """The whole manifest file (fragments, schema, indices)."""
+        return _decode_parsed(self._data, self.path, self._footer, self._message)
+
+
+def decode_manifest_header(data: bytes, path: str) -> ManifestHeader:
+    """The version and transaction of a manifest file held in memory. The
+    manifest message is parsed (protobuf), but none of its fragments are
+    turned into :class:`~reference_impl.fragments.Fragment` objects: checking
+    n newer versions of a table of f fragments costs n transaction decodes,
+    not n * f fragment decodes."""
+    footer = parse_footer(data, path)
+    message = _decode_section(data, footer.manifest_position, table_pb2.Manifest(), path, "manifest")
+    position = transaction_section_fields(message)["transaction_section"]
+    transaction, transaction_bytes = _embedded_transaction(data, position, path)
+    return ManifestHeader(
+        path, message.version, message.transaction_file, transaction, transaction_bytes, data, footer, message
+    )
 
 
 #: No real manifest comes near this; a larger file is refused before reading.
@@ -137,11 +191,23 @@ MAX_MANIFEST_BYTES = 1 << 30
 
 def read_manifest_file(storage: Storage, relpath: str) -> ManifestFile:
     """Read and decode ``relpath`` (a path relative to the dataset root)."""
+    return decode_manifest_file(*_read_manifest_bytes(storage, relpath))
+
+
+def read_manifest_header(storage: Storage, relpath: str) -> ManifestHeader:
+    """Read ``relpath`` and decode its version and transaction only
+    (:func:`decode_manifest_header`)."""
+    return decode_manifest_header(*_read_manifest_bytes(storage, relpath))
+
+
+def _read_manifest_bytes(storage: Storage, relpath: str) -> tuple[bytes, str]:
+    """The bytes of the manifest file at ``relpath`` and its path for messages;
+    a file too large for a manifest is refused before it is read."""
+    path = storage.path_text(relpath)
     size = storage.size(relpath)
     if size > MAX_MANIFEST_BYTES:
-        raise CorruptFileError(str(storage.path(relpath)), f"{size} bytes is too large for a manifest")
-    data = storage.read(relpath)
-    return decode_manifest_file(data, str(storage.path(relpath)))
+        raise CorruptFileError(path, f"{size} bytes is too large for a manifest")
+    return storage.read(relpath), path
 
 
 def encode_manifest_file(
@@ -152,6 +218,38 @@ def encode_manifest_file(
     """Lay out a manifest file: index section, transaction section, manifest,
     footer. Sets ``manifest.index_section`` and ``manifest.transaction_section``
     to the positions they get (or None when absent)."""
+    return _encode(manifest, indices, transaction)[0]
+
+
+def encode_manifest_file_as(
+    path: str,
+    manifest: Manifest,
+    indices: list[IndexMetadata] | None = None,
+    transaction: Transaction | None = None,
+) -> tuple[bytes, ManifestFile]:
+    """:func:`encode_manifest_file`, and the :class:`ManifestFile` a reader
+    decoding those bytes at ``path`` gets, built from the objects encoded
+    instead of decoding them again (a committer returns the version it has
+    just written: decoding it would cost a fragment decode per fragment).
+    Encoding is deterministic and every message type round-trips, so the
+    two are equal (tests/reference_impl/commit/test_loop.py checks it)."""
+    data, transaction_bytes = _encode(manifest, indices, transaction)
+    manifest_file = ManifestFile(
+        path,
+        len(data),
+        parse_footer(data, path),
+        manifest,
+        indices,
+        transaction,
+        transaction_bytes,
+    )
+    return data, manifest_file
+
+
+def _encode(
+    manifest: Manifest, indices: list[IndexMetadata] | None, transaction: Transaction | None
+) -> tuple[bytes, bytes | None]:
+    """The manifest file's bytes and the transaction section's message bytes."""
     out = bytearray()
 
     def append_section(payload: bytes) -> int:
@@ -166,9 +264,11 @@ def encode_manifest_file(
         manifest.index_section = append_section(section.SerializeToString(deterministic=True))
     manifest.transaction_section = None
     manifest.transaction_section_field = None
+    transaction_bytes = None
     if transaction is not None:
-        manifest.transaction_section = append_section(transaction.to_proto().SerializeToString(deterministic=True))
+        transaction_bytes = transaction.to_proto().SerializeToString(deterministic=True)
+        manifest.transaction_section = append_section(transaction_bytes)
         manifest.transaction_section_field = 21
     position = append_section(manifest.to_proto().SerializeToString(deterministic=True))
     out.extend(FOOTER.pack(position, *WRITE_FOOTER_VERSION, MAGIC))
-    return bytes(out)
+    return bytes(out), transaction_bytes

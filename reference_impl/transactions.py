@@ -908,10 +908,18 @@ def read_transaction_file(
 
 def write_transaction_file(storage: Storage, txn: Transaction) -> str:
     """Write ``_transactions/{read_version}-{uuid}.txn`` (put-if-not-exists)
-    and return the file name, for the manifest's ``transaction_file``."""
+    and return the file name, for the manifest's ``transaction_file``.
+
+    Not fsynced: every writer here embeds the same message in the manifest
+    that commits it (transaction section), and the manifest is fsynced, so a
+    transaction file a power failure loses or empties is read from that copy
+    (the commit loop, and pylance, which honours field 21). A writer that
+    dies before its manifest leaves an unreferenced file either way."""
     if not txn.uuid:
         raise ValueError("a transaction needs a uuid")
     name = txn.file_name()
     _check_name(name)
-    storage.put_if_not_exists(f"{TRANSACTIONS_DIR}/{name}", txn.to_proto().SerializeToString(deterministic=True))
+    storage.put_if_not_exists(
+        f"{TRANSACTIONS_DIR}/{name}", txn.to_proto().SerializeToString(deterministic=True), durable=False
+    )
     return name

@@ -47,7 +47,7 @@ from ..errors import (
 )
 from ..fragments import DeletionFile
 from ..manifest import Manifest
-from ..manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file, read_manifest_file
+from ..manifest_file import ManifestFile, ManifestHeader, encode_manifest_file_as, read_manifest_header
 from ..naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, list_versions, manifest_path
 from ..storage import Storage
 from ..transactions import (
@@ -180,9 +180,9 @@ def commit(
         manifest, indices = build_manifest(
             latest.manifest, latest.indices or [], state.current, settings, restore_source=restore_source
         )
-        data = encode_manifest_file(manifest, indices or None, state.current)
-        step(STEP_BEFORE_MANIFEST)
         relpath = manifest_path(manifest.version, naming)
+        data, committed = encode_manifest_file_as(storage.path_text(relpath), manifest, indices or None, state.current)
+        step(STEP_BEFORE_MANIFEST)
         try:
             _write_manifest(storage, manifest_store, manifest.version, relpath, data, step)
         except CommitConflictError:
@@ -192,7 +192,7 @@ def commit(
                 time.sleep(backoff_delay(attempt))
             continue
         _write_hint(storage, manifest.version)
-        return decode_manifest_file(data, str(storage.path(relpath)))
+        return committed
     raise CommitAttemptsExhaustedError(
         str(storage.root),
         f"lost the race for the next version {max_attempts} times in a row "
@@ -240,9 +240,9 @@ def _create(
         data_storage_version=data_storage_version,
     )
     manifest, indices = build_manifest(None, [], transaction, settings)
-    data = encode_manifest_file(manifest, indices or None, transaction)
-    step(STEP_BEFORE_MANIFEST)
     relpath = manifest_path(manifest.version, naming)
+    data, created = encode_manifest_file_as(storage.path_text(relpath), manifest, indices or None, transaction)
+    step(STEP_BEFORE_MANIFEST)
     try:
         _write_manifest(storage, store, manifest.version, relpath, data, step)
     except CommitConflictError:
@@ -254,49 +254,67 @@ def _create(
             operation=committed.operation_name,
         ) from None
     _write_hint(storage, manifest.version)
-    return decode_manifest_file(data, str(storage.path(relpath)))
+    return created
 
 
 @dataclass
 class _Committed:
-    """A version committed since the read version, as the loop sees it."""
+    """A version committed since the read version, as the loop sees it: its
+    transaction, and its manifest decoded only when a decision needs it."""
 
     version: int
-    manifest_file: ManifestFile | None
+    #: The version's manifest read without its fragments; None when there is
+    #: no manifest of that version or it cannot be read.
+    header: ManifestHeader | None
     #: None when the transaction is missing or cannot be read.
     transaction: Transaction | None
+    _manifest_file: ManifestFile | None = field(default=None, init=False, repr=False)
 
     @property
     def operation_name(self) -> str | None:
         return self.transaction.operation_name if self.transaction is not None else None
 
+    def manifest_file(self) -> ManifestFile | None:
+        """The whole manifest, decoded on first use: the loop needs it for the
+        latest version (to build on) and for the deletion files a same-rows
+        check reads; None when it cannot be decoded."""
+        if self._manifest_file is None and self.header is not None:
+            try:
+                self._manifest_file = self.header.decode()
+            except LanceFormatError:
+                return None
+        return self._manifest_file
+
 
 def _load_committed(storage: Storage, version: int, relpath: str | None) -> _Committed:
-    """A committed version's manifest (at ``relpath``, None when there is no
-    manifest of that version) and transaction (from ``_transactions/`` or
-    the copy the manifest embeds). What cannot be read is None: a missing
-    transaction conflicts with everything ("be conservative")."""
+    """A committed version's transaction (from ``_transactions/``, or the
+    copy the manifest embeds), read with the manifest's header only
+    (:func:`~reference_impl.manifest_file.read_manifest_header`): deciding
+    needs the transaction, not the fragments, so checking n newer versions
+    stays linear in n whatever the table's size. ``relpath`` is None when
+    there is no manifest of that version. What cannot be read is None: a
+    missing transaction conflicts with everything (commit.conservative-conflicts)."""
     if relpath is None:
         return _Committed(version, None, None)
     try:
-        manifest_file = read_manifest_file(storage, relpath)
+        header = read_manifest_header(storage, relpath)
     except LanceFormatError:
         return _Committed(version, None, None)
-    if manifest_file.manifest.version != version:
+    if header.version != version:
         return _Committed(version, None, None)
-    name = manifest_file.manifest.transaction_file
-    transaction = manifest_file.transaction
+    name = header.transaction_file
+    transaction = header.transaction
     if name:
         embedded = (
-            (manifest_file.transaction_bytes, manifest_file.transaction)
-            if manifest_file.transaction is not None and manifest_file.transaction_bytes is not None
+            (header.transaction_bytes, header.transaction)
+            if header.transaction is not None and header.transaction_bytes is not None
             else None
         )
         try:
             transaction = read_transaction_file(storage, name, embedded=embedded)
         except LanceFormatError:
             pass  # the embedded copy, when there is one, says the same
-    return _Committed(version, manifest_file, transaction)
+    return _Committed(version, header, transaction)
 
 
 @dataclass
@@ -342,12 +360,13 @@ class _Rebase:
                 self.pending.append((committed, decision))
             last = committed
         assert last is not None
-        if last.manifest_file is None:  # unreadable: decide() already refused it
+        latest = last.manifest_file()
+        if latest is None:  # unreadable (decide() refused a version without a transaction already)
             raise IncompatibleConflictError(str(self.storage.root), f"version {last.version} cannot be read")
         self.checked_through = last.version
-        self._latest_known = last.manifest_file
-        self._finish(last)
-        return last.manifest_file
+        self._latest_known = latest
+        self._finish(last, latest)
+        return latest
 
     _latest_known: ManifestFile = field(init=False, repr=False)
 
@@ -410,13 +429,18 @@ class _Rebase:
 
     def _row_changes(self, committed: _Committed) -> RowChanges | None:
         theirs = committed.transaction.operation if committed.transaction else None
-        if not self._deleting() or not isinstance(theirs, (Delete, Update)) or committed.manifest_file is None:
+        if not self._deleting() or not isinstance(theirs, (Delete, Update)):
             return None
         shared = modified_fragment_ids(self.current.operation) & {f.id for f in theirs.updated_fragments}
         if not shared:
             return None
+        # Same fragments: the decision compares rows, so their deletion files
+        # are read, with the base paths of the manifest that committed them.
+        manifest_file = committed.manifest_file()
+        if manifest_file is None:
+            return None
         deleted = {
-            f.id: self._deleted(committed.manifest_file.manifest, f.id, f.deletion_file, f.physical_rows)
+            f.id: self._deleted(manifest_file.manifest, f.id, f.deletion_file, f.physical_rows)
             for f in theirs.updated_fragments
             if f.id in shared
         }
@@ -424,15 +448,13 @@ class _Rebase:
 
     # -- carrying out the rebase ---------------------------------------------------
 
-    def _finish(self, latest: _Committed) -> None:
-        """Rewrite mine for the latest version: merged deletion masks (new
-        deletion files), index bitmaps on the fragments that still exist,
-        singleton indices merged."""
-        assert latest.manifest_file is not None
-        latest_file = latest.manifest_file
+    def _finish(self, latest: _Committed, latest_file: ManifestFile) -> None:
+        """Rewrite mine for the latest version (``latest``, whose manifest is
+        ``latest_file``): merged deletion masks (new deletion files), index
+        bitmaps on the fragments that still exist, singleton indices merged."""
         rebased = self.current
         if self._deleting():
-            rebased = self._merge_deletions(latest)
+            rebased = self._merge_deletions(latest, latest_file.manifest)
             rebased = with_latest_data_files(rebased, self.based_on.manifest, latest_file.manifest)
         elif isinstance(rebased.operation, CreateIndex):
             rebased = with_index_bitmaps_on(rebased, latest_file.manifest)
@@ -453,9 +475,7 @@ class _Rebase:
             self.current = replace(rebased, read_version=latest.version)
             self.based_on = latest_file
 
-    def _merge_deletions(self, latest: _Committed) -> Transaction:
-        assert latest.manifest_file is not None
-        manifest = latest.manifest_file.manifest
+    def _merge_deletions(self, latest: _Committed, manifest: Manifest) -> Transaction:
         to_merge = deletions_to_merge(self.current, self.based_on.manifest, manifest)
         if not to_merge:
             return self.current

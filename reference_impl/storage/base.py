@@ -130,8 +130,16 @@ class Storage(ABC):
     # -- writes ---------------------------------------------------------------
 
     @abstractmethod
-    def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
-        """Write a new file atomically; ``CommitConflictError`` if the name is taken."""
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
+        """Write a new file atomically; ``CommitConflictError`` if the name is taken.
+
+        With ``durable`` (the default) the bytes are on stable storage before
+        the name appears, so a file a committed manifest refers to survives a
+        power failure. False is for a file whose content a later durable
+        write carries too (the transaction file, which the manifest embeds):
+        after a power failure it may be missing or empty, and nothing is lost."""
         raise NotImplementedError
 
     @abstractmethod

@@ -72,11 +72,36 @@ class LocalStorage(Storage):
         if candidate.is_absolute() or ".." in candidate.parts:
             raise PathEscapeError(relpath, f"path leads outside {self.root}")
         full = self.root / candidate
-        real_root = self._real_root
-        real = os.path.realpath(full)
-        if real != real_root and not real.startswith(real_root + os.sep):
-            raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")
+        if self._has_symlink(candidate.parts):
+            real_root = self._real_root
+            real = os.path.realpath(full)
+            if real != real_root and not real.startswith(real_root + os.sep):
+                raise PathEscapeError(str(full), f"resolves (through a symlink) outside {self.root}")
         return full
+
+    def _has_symlink(self, parts: tuple[str, ...]) -> bool:
+        """Whether an entry on the way from the root to ``parts`` might be a
+        symlink, so that the path must be resolved to know where it leads.
+
+        Resolving every path in full (``realpath``) examines every directory
+        above the root too, on every access; a commit makes a dozen. Without
+        a symlink below the root a path cannot lead outside it (``..`` is
+        refused already), so one ``lstat`` per component below the root
+        decides, and only a symlink (or an entry that cannot be examined)
+        costs the full resolution. A missing entry is no symlink, and nothing
+        lies beyond it."""
+        current = str(self.root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            except (OSError, ValueError):
+                return True
+            if stat.S_ISLNK(mode):
+                return True
+        return False
 
     def path_text(self, relpath: str) -> str:
         """``str(self.path(relpath))``, checked the same way. A storage that
@@ -239,14 +264,19 @@ class LocalStorage(Storage):
         full.parent.mkdir(parents=True, exist_ok=True)
         return full
 
-    def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
         """Write a new file atomically; fail if the name is already taken.
 
         ``data`` is the content, or a sequence of chunks written in order (so
         that large files need not be joined in memory first). The bytes go to
         a temporary file first and are linked into place, so a reader never
         sees a partial file and an existing file is never replaced (the commit
-        protocol's put-if-not-exists on a local filesystem).
+        protocol's put-if-not-exists on a local filesystem). With ``durable``
+        the temporary file is fsynced before it is linked (see
+        :meth:`Storage.put_if_not_exists`); a process killed at any point
+        leaves the same files either way, only a power failure differs.
         """
         full = self._check_writable(relpath)
         tmp = full.with_name(f".{full.name}.{uuid.uuid4().hex}.tmp")
@@ -255,7 +285,8 @@ class LocalStorage(Storage):
             for chunk in chunks:
                 handle.write(chunk)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         try:
             os.link(tmp, full)
         except FileExistsError:

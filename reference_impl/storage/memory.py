@@ -81,7 +81,9 @@ class MemoryStorage(Storage):
             }
         )
 
-    def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
         raise PathEscapeError(relpath, f"{self.root} holds files in memory, read only")
 
     def put(self, relpath: str, data: bytes) -> None:

@@ -417,7 +417,10 @@ class S3Storage(Storage):
             raise PathEscapeError(relpath, f"{self.root} is a read-only base path")
         return self.key(relpath)
 
-    def put_if_not_exists(self, relpath: str, data: bytes | Sequence[bytes | memoryview]) -> None:
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
+        # An acknowledged PutObject is durable whatever ``durable`` says.
         key = self._writable_key(relpath)
         body = bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else b"".join(data)
         try:

@@ -15,7 +15,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, LanceFormatError
 from reference_impl.fragments import DataFile, Fragment
 from reference_impl.manifest import Manifest
-from reference_impl.manifest_file import FOOTER, decode_manifest_file, encode_manifest_file
+from reference_impl.manifest_file import FOOTER, decode_manifest_file, decode_manifest_header, encode_manifest_file
 from reference_impl.naming import resolve_version
 from reference_impl.schema import Field, Schema
 from reference_impl.storage import LocalStorage
@@ -107,7 +107,8 @@ def test_a_huge_length_field_allocates_nothing_like_it(indexed_dataset, tmp_path
 @given(data=st.data())
 def test_random_byte_corruption_never_escapes_as_a_foreign_exception(indexed_dataset, data):
     """Property: whatever bytes are flipped, inserted or cut, decoding a
-    manifest file either succeeds or raises a LanceFormatError."""
+    manifest file (whole, or its header as the commit loop reads newer
+    versions) either succeeds or raises a LanceFormatError."""
     original, _ = latest_manifest_bytes(indexed_dataset)
     mutated = bytearray(original)
     for _ in range(data.draw(st.integers(1, 8))):
@@ -119,10 +120,11 @@ def test_random_byte_corruption_never_escapes_as_a_foreign_exception(indexed_dat
             del mutated[at : at + data.draw(st.integers(1, 32))]
         else:
             mutated[at:at] = data.draw(st.binary(min_size=1, max_size=16))
-    try:
-        decode_manifest_file(bytes(mutated), "fuzzed")
-    except LanceFormatError:
-        pass
+    for decode in (decode_manifest_file, decode_manifest_header):
+        try:
+            decode(bytes(mutated), "fuzzed")
+        except LanceFormatError:
+            pass
 
 
 def _old_revision_manifest_bytes() -> bytes:
@@ -171,6 +173,23 @@ def test_embedded_transaction_of_a_pylance_manifest_equals_its_transaction_file(
     on_disk = read_transaction_file(dataset.storage, dataset.manifest.transaction_file)
     assert embedded == on_disk
     assert embedded.operation_name == "create_index"
+
+
+def test_the_header_of_a_pylance_manifest_has_its_version_and_transaction(indexed_dataset):
+    """The header the commit loop reads of a newer version (pylance 14 writes
+    the transaction section position as field 23) gives the same version and
+    transaction as decoding the whole file, and decodes to that file."""
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    whole = decode_manifest_file(data, relpath)
+    header = decode_manifest_header(data, relpath)
+    assert header.transaction is not None
+    assert (header.version, header.transaction_file, header.transaction) == (
+        whole.manifest.version,
+        whole.manifest.transaction_file,
+        whole.transaction,
+    )
+    assert header.transaction_bytes == whole.transaction_bytes
+    assert header.decode() == whole
 
 
 def test_the_writer_records_the_transaction_position_in_field_21(indexed_dataset):
