@@ -1,0 +1,1 @@
+"""The Spark harness (issue 14)."""
