@@ -52,6 +52,8 @@ pre { background: #f8f8fa; border: 1px solid #e0e0e5; padding: 6px; max-width: 1
 def _value(thing: Any) -> Any:
     """A JSON-able rendering of a witness or an argument (dataclasses,
     enums, sets and tuples included)."""
+    if callable(getattr(thing, "to_json", None)) and not isinstance(thing, type):
+        return _value(thing.to_json())
     if dataclasses.is_dataclass(thing) and not isinstance(thing, type):
         return {field.name: _value(getattr(thing, field.name)) for field in dataclasses.fields(thing)}
     if isinstance(thing, enum.Enum):

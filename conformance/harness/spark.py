@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,9 @@ class SparkExecutor:
     The Spark session is started on first use and stopped by :meth:`stop`
     (or leaving a ``with`` block); a process has one Spark session at a
     time, so a second executor on another master fails until the first is
-    stopped. ``task`` (by default ``run_writer_task``) must be importable on
+    stopped. ``conf`` adds Spark settings or overrides the harness's
+    (:func:`spark_conf`), e.g. ``spark.pyspark.python`` where a cluster's
+    nodes keep the project's interpreter elsewhere. ``task`` (by default ``run_writer_task``) must be importable on
     the executors: a module-level function of an installed module.
     """
 
@@ -143,12 +145,14 @@ class SparkExecutor:
         master: str = "local[*]",
         *,
         app_name: str = "lance-conformance harness",
+        conf: Mapping[str, str] | None = None,
         task: Callable[[Any], list[Any]] | None = None,
         encode: Callable[[Any], dict[str, Any]] = attempt_to_json,
         decode: Callable[[dict[str, Any]], Any] = attempt_from_json,
     ):
         self.master = master
         self.app_name = app_name
+        self.conf = dict(conf or {})
         self._task = task
         self._encode = encode
         self._decode = decode
@@ -161,7 +165,7 @@ class SparkExecutor:
         """The running Spark session (started here on first use)."""
         with self._lock:
             if self._session is None:
-                self._session = _start_session(self.master, self.app_name)
+                self._session = _start_session(self.master, self.app_name, self.conf)
             return self._session
 
     @property
@@ -198,7 +202,7 @@ class SparkExecutor:
         return [self._decode(record) for record in records]
 
 
-def _start_session(master: str, app_name: str):
+def _start_session(master: str, app_name: str, conf: Mapping[str, str]):
     import shutil
 
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -217,7 +221,7 @@ def _start_session(master: str, app_name: str):
     # Spark picks the address it advertises before reading any setting.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder
-    for key, value in spark_conf(master, app_name).items():
+    for key, value in {**spark_conf(master, app_name), **conf}.items():
         builder = builder.config(key, value)
     try:
         with warnings.catch_warnings():
