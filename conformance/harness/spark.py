@@ -91,22 +91,62 @@ def spark_conf(master: str, app_name: str = "lance-conformance harness") -> dict
 
 
 def _default_task() -> Callable[[Any], list[Any]]:
+    return run_task_in_child
+
+
+def run_task_in_child(task: Any) -> list[Any]:
+    """Runs on an executor: :func:`~conformance.harness.tasks.run_writer_task`
+    for ``task`` in a child process with a journal in the executor's
+    temporary directory, then its attempts from the journal. A writer that
+    dies (SIGKILLed mid-commit by the ``kill-mid-commit`` fault, or a crash of
+    the implementation) takes only its child down: its finished attempts
+    come back and the one in flight is indeterminate, as with the local
+    ProcessExecutor; the Spark task itself succeeds."""
+    import pickle
+    import subprocess
+
+    from .executors import TaskFailedError
+    from .tasks import read_journal
+
+    with tempfile.TemporaryDirectory(prefix="lance-conformance-writer-") as scratch:
+        journal = Path(scratch) / "journal.jsonl"
+        task_file = Path(scratch) / "task.pickle"
+        task_file.write_bytes(pickle.dumps(dataclasses.replace(task, journal=str(journal))))
+        child = subprocess.run(
+            [sys.executable, "-m", "conformance.harness.spark", str(task_file)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        died_at = time.time()
+        if child.returncode != 0 and (not journal.exists() or journal.stat().st_size == 0):
+            stderr = child.stderr.decode(errors="replace").strip().splitlines()[-5:]
+            raise TaskFailedError(
+                f"writer {task.writer_index} exited with status {child.returncode} before recording anything: "
+                + " | ".join(stderr)
+            )
+        return read_journal(journal, task.writer_index, died_at=died_at)
+
+
+def _child_main(task_file: str) -> None:
+    """The child process of :func:`run_task_in_child`: the writer's loop;
+    its attempts are in the journal."""
+    import pickle
+
     from .tasks import run_writer_task
 
-    return run_writer_task
+    run_writer_task(pickle.loads(Path(task_file).read_bytes()))
 
 
 def attempt_to_json(attempt: Any) -> dict[str, Any]:
-    """A history attempt as the JSON-able dict that crosses from executor to driver."""
-    record = dataclasses.asdict(attempt)
-    record["outcome"] = attempt.outcome.value
-    return record
+    """A history attempt as the JSON document that crosses from executor to driver."""
+    return attempt.to_json()
 
 
 def attempt_from_json(record: dict[str, Any]) -> Any:
-    from .history import Attempt, AttemptOutcome
+    from .history import Attempt
 
-    return Attempt(**{**record, "outcome": AttemptOutcome(record["outcome"])})
+    return Attempt.from_json(record)
 
 
 class _TaskRunner:
@@ -414,3 +454,7 @@ def connector_appends(
     for thread in threads:
         thread.join()
     return [result for result in results if result is not None]
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1])
