@@ -67,6 +67,11 @@ def _value(thing: Any) -> Any:
     return thing
 
 
+def writer_label(writer: int) -> str:
+    """How the page names a writer (the run's own setup, version 1, has a negative index)."""
+    return f"writer {writer}" if writer >= 0 else "setup"
+
+
 def _outcome(attempt: Any) -> str:
     outcome = attempt.outcome
     return str(outcome.value if isinstance(outcome, enum.Enum) else outcome)
@@ -129,7 +134,7 @@ def _timeline(history: Sequence[Any]) -> str:
         rows.append(
             f'<tr data-version="{attempt.version}" data-writer="{attempt.writer}">'
             + _cell(attempt.version, "num")
-            + _cell(f"writer {attempt.writer}")
+            + _cell(writer_label(attempt.writer))
             + _cell(attempt.op_id)
             + _cell(attempt.kind)
             + _cell("" if attempt.read_version is None else attempt.read_version, "num")
@@ -158,7 +163,7 @@ def _writers(history: Sequence[Any]) -> str:
         )
         rows.append(
             f'<tr data-writer="{writer}">'
-            + _cell(f"writer {writer}")
+            + _cell(writer_label(writer))
             + "".join(_cell(counts[outcome], "num") for outcome in OUTCOMES)
             + f'<td><div class="stack">{stack}</div></td></tr>'
         )

@@ -103,6 +103,9 @@ def save_report(result: RunResult) -> None:
     from .report import report_document  # the report module formats; the runner only saves
 
     (result.out_dir / REPORT_FILE).write_text(json.dumps(report_document(result), indent=2) + "\n")
+    from .html import write_html  # DIR/report.html, the page people look at
+
+    write_html(result.out_dir, result.history, result.spec, result.report.anomalies)
 
 
 def recheck(out_dir: Path, *, validate: bool = True) -> RunResult:

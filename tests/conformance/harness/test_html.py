@@ -7,7 +7,10 @@ import enum
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from conformance.harness.html import OUTCOMES, render_html, write_html
+from conformance.harness.history import SETUP_WRITER
+from conformance.harness.html import OUTCOMES, render_html, write_html, writer_label
+from conformance.harness.runner import run
+from conformance.harness.spec import RunSpec
 
 
 class Outcome(enum.Enum):
@@ -140,12 +143,12 @@ def test_the_page_shows_each_version_its_writer_and_each_writers_outcomes(tmp_pa
     timeline = [cells for _, cells in page.tables["timeline"][1:]]
     acknowledged = sorted((a for a in history if a.outcome is Outcome.ACKNOWLEDGED), key=lambda a: a.version or 0)
     assert [(int(c[0]), c[1], c[2]) for c in timeline] == [
-        (a.version, f"writer {a.writer}", a.op_id) for a in acknowledged
+        (a.version, writer_label(a.writer), a.op_id) for a in acknowledged
     ]
     writers = {cells[0]: cells[1:5] for _, cells in page.tables["writers"][1:]}
     for writer in {a.writer for a in history}:
         expected = [str(sum(a.writer == writer and a.outcome.value == o for a in history)) for o in OUTCOMES]
-        assert writers[f"writer {writer}"] == expected
+        assert writers[writer_label(writer)] == expected
     for outcome in OUTCOMES:
         assert page.texts_by_id[f"total-{outcome}"] == str(sum(a.outcome.value == outcome for a in history))
     assert page.texts_by_id["verdict"] == "clean: no anomaly"
@@ -173,4 +176,37 @@ def test_text_from_the_history_is_escaped():
     assert "<b>w0-1</b>" not in page_text and "<script>" not in page_text
     page = _read(page_text)
     assert page.tables["timeline"][1][1][2] == "<b>w0-1</b>"
+    assert page.external == []
+
+
+def test_the_runner_writes_the_page_of_its_run(spark_local, tmp_path):
+    """A real run on local Spark: DIR/report.html names, for every version
+    the history says was committed, the writer that committed it, and the
+    per-writer outcomes and totals are the history's."""
+    spec = RunSpec(
+        uri=str(tmp_path / "t.lance"),
+        storage_options={},
+        writer="reference",
+        writers=3,
+        operations=4,
+        workloads={"append": 3.0, "delete": 1.0},
+        seed=5,
+        stable_row_ids=False,
+        naming="v2",
+    )
+    result = run(spec, spark_local, tmp_path / "out", validate=False)
+    page = _read((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+
+    committed = sorted(
+        (a for a in result.history if a.version is not None and a.outcome.value == "acknowledged"),
+        key=lambda a: a.version,
+    )
+    timeline = [(int(cells[0]), cells[1], cells[2]) for _, cells in page.tables["timeline"][1:]]
+    assert timeline == [(a.version, writer_label(a.writer), a.op_id) for a in committed]
+    assert timeline[0] == (1, writer_label(SETUP_WRITER), "setup")
+    writers = {cells[0]: cells[1:5] for _, cells in page.tables["writers"][1:]}
+    for writer in range(spec.writers):
+        expected = [str(sum(a.writer == writer and a.outcome.value == o for a in result.history)) for o in OUTCOMES]
+        assert writers[writer_label(writer)] == expected
+    assert page.texts_by_id["total-anomalies"] == str(len(result.report.anomalies)) == "0"
     assert page.external == []

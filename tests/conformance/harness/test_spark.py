@@ -1,20 +1,20 @@
 """The harness's Spark executor (conformance/harness/spark.py) on ``local[*]``
 and, in ``tox -e spark``, on a standalone cluster started on loopback.
 
-Real Spark, real pylance and reference writes to real directories: a task
-runs in an executor's Python worker, the rows it writes are read back.
+Real Spark, real pylance and reference writes to real directories: each
+writer is a Spark task, the checker reads every version back.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import sys
-from dataclasses import dataclass
 
 import lance
-import pyarrow as pa
 import pytest
 
+from conformance.harness.history import AttemptOutcome, load_history
+from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
 from conformance.harness.spark import (
     IMPLEMENTATIONS,
     ConnectorCommit,
@@ -23,76 +23,57 @@ from conformance.harness.spark import (
     connector_appends,
     create_connector_dataset,
 )
+from conformance.harness.spec import RunSpec
+from conformance.harness.workloads import parse_workloads
 from reference_impl.dataset import Dataset
 
 
-@dataclass(frozen=True)
-class AppendTask:
-    """A stand-in writer task: append ``count`` ids from ``first`` to ``uri``."""
-
-    uri: str
-    writer: int
-    first: int
-    count: int
-
-
-@dataclass(frozen=True)
-class AppendRecord:
-    writer: int
-    ids: tuple[int, ...]
-    version: int
-    pid: int
+def _spec(tmp_path, writer: str, **changes) -> RunSpec:
+    options: dict = dict(
+        uri=str(tmp_path / "t.lance"),
+        storage_options={},
+        writer=writer,
+        writers=8,
+        operations=4,
+        workloads=parse_workloads("mixed"),
+        seed=14,
+        stable_row_ids=True,
+        naming="v2",
+    )
+    options.update(changes)
+    return RunSpec(**options)
 
 
-def append_ids(task: AppendTask) -> list[AppendRecord]:
-    """Runs on an executor: one pylance append per id, one record each."""
-    records = []
-    for identifier in range(task.first, task.first + task.count):
-        dataset = lance.write_dataset(pa.table({"id": pa.array([identifier], pa.int64())}), task.uri, mode="append")
-        records.append(AppendRecord(task.writer, (identifier,), dataset.version, os.getpid()))
-    return records
+def _check_clean_run(result, spec: RunSpec) -> None:
+    assert result.report.anomalies == [], result.report.anomalies
+    attempts = [a for a in result.history if a.writer >= 0]
+    assert len(attempts) == spec.writers * spec.operations
+    assert {a.writer for a in attempts} == set(range(spec.writers))
+    acknowledged = [a for a in attempts if a.outcome is AttemptOutcome.ACKNOWLEDGED]
+    assert acknowledged, "no writer committed anything"
+    # The history the driver saved is the one the executors sent back.
+    assert load_history(result.out_dir / HISTORY_FILE) == result.history
+    assert json.loads((result.out_dir / REPORT_FILE).read_text())["anomalies"] == []
+    assert (result.out_dir / "report.html").exists()
 
 
-def _encode(record: AppendRecord) -> dict:
-    return {"writer": record.writer, "ids": list(record.ids), "version": record.version, "pid": record.pid}
+@pytest.mark.parametrize("writer", ["pylance", "reference"])
+def test_eight_writers_on_local_spark_show_no_anomaly(spark_local, tmp_path, writer):
+    """A small harness run on local[*]: 8 writers of one implementation, the
+    mixed workload, each writer a Spark task; the checker finds nothing."""
+    spec = _spec(tmp_path, writer)
+    _check_clean_run(run(spec, spark_local, tmp_path / "out"), spec)
 
 
-def _decode(document: dict) -> AppendRecord:
-    return AppendRecord(document["writer"], tuple(document["ids"]), document["version"], document["pid"])
-
-
-def _ship_this_module() -> None:
-    """Send the stand-in task to the executors by value: a cluster's Python
-    workers start elsewhere than this checkout's root, where ``tests`` is
-    not importable."""
-    from pyspark import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-
-def _stand_in_run(executor: SparkExecutor, root, writers: int, per_writer: int) -> None:
-    _ship_this_module()
-    uri = str(root / "appends")
-    lance.write_dataset(pa.table({"id": pa.array([], pa.int64())}), uri, data_storage_version="2.0")
-    executor_with_stand_in = SparkExecutor(executor.master, task=append_ids, encode=_encode, decode=_decode)
-    # The same Spark session (one a process): the stand-in executor borrows it.
-    executor_with_stand_in._session = executor.session()
-    tasks = [AppendTask(uri, writer, writer * 1000, per_writer) for writer in range(writers)]
-    records = executor_with_stand_in.run_tasks(tasks)
-
-    assert [record.writer for record in records] == sorted(record.writer for record in records)
-    assert len(records) == writers * per_writer
-    assert all(record.pid != os.getpid() for record in records), "a task ran on the driver"
-    acknowledged = sorted(i for record in records for i in record.ids)
-    assert sorted(lance.dataset(uri).to_table()["id"].to_pylist()) == acknowledged
-    # Every append got a version of its own.
-    assert sorted(record.version for record in records) == list(range(2, 2 + writers * per_writer))
-
-
-def test_each_task_spec_runs_as_a_spark_task_in_a_python_worker(spark_local, tmp_path):
-    """Every TaskSpec's records come back to the driver, written by executor
-    processes, and the dataset holds exactly the acknowledged appends."""
-    _stand_in_run(spark_local, tmp_path, writers=4, per_writer=2)
+def test_a_writer_killed_mid_commit_on_an_executor_is_indeterminate(spark_local, tmp_path):
+    """The kill-mid-commit fault SIGKILLs two writers inside their commits on
+    the executor: the Spark job still returns their attempts, the one in
+    flight indeterminate, and the run stays consistent."""
+    spec = _spec(tmp_path, "reference", writers=3, operations=5, workloads={"append": 1.0}, fault="kill-mid-commit")
+    result = run(spec, spark_local, tmp_path / "out", validate=False)
+    indeterminate = [a for a in result.history if a.outcome is AttemptOutcome.INDETERMINATE]
+    assert sorted(a.writer for a in indeterminate) == [0, 1]
+    assert result.report.anomalies == []
 
 
 def test_the_session_is_bound_to_loopback_with_the_ui_off(spark_local):
@@ -144,15 +125,17 @@ def test_connector_jobs_pinned_on_one_version_commit_every_row_once(spark_local,
 
 
 @pytest.mark.spark_cluster
-def test_the_harness_runs_on_a_standalone_cluster(spark_cluster, tmp_path):
-    """A standalone cluster on loopback (a master and two workers): the
-    writers' tasks run in its executors, and connector jobs of both
-    implementations commit every row once."""
+@pytest.mark.parametrize("writer", ["pylance", "reference"])
+def test_the_harness_runs_on_a_standalone_cluster(spark_cluster, tmp_path, writer):
+    """A standalone cluster on loopback (a master and two workers): a larger
+    run (8 writers, the mixed workload, 15 operations each) whose writers
+    are the cluster's tasks shows no anomaly, and connector jobs commit
+    every row once."""
     with SparkExecutor(spark_cluster) as executor:
         assert executor.spark_context.master == spark_cluster
-        _stand_in_run(executor, tmp_path, writers=4, per_writer=3)
-        for implementation in IMPLEMENTATIONS:
-            uri = str(tmp_path / f"connector-{implementation}")
-            create_connector_dataset(implementation, uri)
-            jobs = _jobs(4, 2, 10)
-            _check_connector_jobs(implementation, uri, jobs, connector_appends(executor, implementation, uri, jobs))
+        spec = _spec(tmp_path, writer, operations=15, seed=1414)
+        _check_clean_run(run(spec, executor, tmp_path / "out"), spec)
+        uri = str(tmp_path / "connector")
+        create_connector_dataset(writer, uri)
+        jobs = _jobs(4, 2, 10)
+        _check_connector_jobs(writer, uri, jobs, connector_appends(executor, writer, uri, jobs))
