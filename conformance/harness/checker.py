@@ -424,6 +424,22 @@ class _Analysis:
                 )
 
 
+def _merged(anomalies: list[Anomaly]) -> list[Anomaly]:
+    """One anomaly per name, operations and versions, its rows together
+    (the witness stays minimal: at most :data:`WITNESS_ROWS` rows)."""
+    merged: dict[tuple, Anomaly] = {}
+    for anomaly in anomalies:
+        w = anomaly.witness
+        key = (anomaly.name, tuple(w.op_ids), tuple(w.versions))
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = anomaly
+        elif len(seen.witness.rows) < WITNESS_ROWS:
+            rows = sorted(set(seen.witness.rows) | set(w.rows))[:WITNESS_ROWS]
+            merged[key] = Anomaly(anomaly.name, Witness(w.op_ids, w.versions, rows, seen.witness.detail))
+    return list(merged.values())
+
+
 def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]:
     """The anomalies of ``history`` given what every version holds (pure;
     one pass over the versions, each costing what it changed)."""
@@ -467,7 +483,7 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
         )
     for version, detail in observations.disagreements:
         analysis.report(READER_DISAGREEMENT, analysis.claims.get(version, []), [version], [], detail)
-    return analysis.anomalies
+    return _merged(analysis.anomalies)
 
 
 def summary_counts(history: Iterable[Attempt]) -> Mapping[str, int]:

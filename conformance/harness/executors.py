@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -29,8 +30,18 @@ class Executor(Protocol):
     def run_tasks(self, tasks: list[TaskSpec]) -> list[Attempt]: ...
 
 
-def _task_main(task: TaskSpec) -> None:
-    run_writer_task(task)  # the attempts are in the journal
+#: How long a task waits at the start barrier for the others to be ready.
+BARRIER_TIMEOUT_SECONDS = 120.0
+
+
+def _task_main(task: TaskSpec, barrier) -> None:
+    def ready() -> None:
+        try:
+            barrier.wait(BARRIER_TIMEOUT_SECONDS)
+        except threading.BrokenBarrierError:
+            pass  # a writer failed to start: the others go on without it
+
+    run_writer_task(task, ready=ready)  # the attempts are in the journal
 
 
 class ProcessExecutor:
@@ -49,7 +60,10 @@ class ProcessExecutor:
             tasks = [
                 t if t.journal else replace(t, journal=str(Path(journals) / f"w{t.writer_index}.jsonl")) for t in tasks
             ]
-            processes = [context.Process(target=_task_main, args=(t,), name=f"writer-{t.writer_index}") for t in tasks]
+            barrier = context.Barrier(len(tasks))
+            processes = [
+                context.Process(target=_task_main, args=(t, barrier), name=f"writer-{t.writer_index}") for t in tasks
+            ]
             for process in processes:
                 process.start()
             deadline = time.monotonic() + self.timeout

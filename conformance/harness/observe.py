@@ -162,6 +162,21 @@ def _deleted(dataset: Dataset | None, fragment_id: int) -> frozenset[int]:
     return frozenset()
 
 
+def _unmerged(dataset: Dataset | None, rows: RowChanges) -> tuple[int, frozenset[int]] | None:
+    """A fragment whose deletions by the other version are missing from the
+    rebased version's deletion mask (a rebase must keep them), and those offsets."""
+    if dataset is None:
+        return None
+    present = {f.id for f in dataset.fragments}
+    for fragment_id, theirs in sorted(rows.theirs.items()):
+        if fragment_id not in present:
+            continue
+        missing = theirs - _deleted(dataset, fragment_id)
+        if missing:
+            return fragment_id, missing
+    return None
+
+
 def _conflicts(
     datasets: Mapping[int, Dataset], transactions: Mapping[int, Transaction | None]
 ) -> list[ConflictObservation]:
@@ -187,4 +202,17 @@ def _conflicts(
             decision = decide(mine, theirs, read=read.manifest if read else None, rows=rows)
             if decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE):
                 found.append(ConflictObservation(version, other, decision.outcome.value, decision.reason))
+            elif decision.outcome is Outcome.REBASE and rows is not None:
+                dropped = _unmerged(datasets.get(version), rows)
+                if dropped:
+                    fragment_id, offsets = dropped
+                    found.append(
+                        ConflictObservation(
+                            version,
+                            other,
+                            "rebase not done",
+                            f"{decision.reason}, but offsets {sorted(offsets)[:5]} of fragment {fragment_id} deleted "
+                            f"by version {other} are not deleted in version {version}",
+                        )
+                    )
     return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .history import Attempt, AttemptOutcome
@@ -62,14 +63,18 @@ def _install_kill(writer: Writer, writer_index: int) -> None:
     writer.kill_at_manifest = (KILL_AT_MANIFEST, "after" if writer_index == 0 else "before")
 
 
-def run_writer_task(task: TaskSpec) -> list[Attempt]:
-    """Run writer ``task.writer_index``'s plan and return its attempts."""
+def run_writer_task(task: TaskSpec, *, ready: Callable[[], object] | None = None) -> list[Attempt]:
+    """Run writer ``task.writer_index``'s plan and return its attempts.
+    ``ready`` is called once the writer is loaded, before its first
+    operation (an executor's start barrier, so that writers race from the start)."""
     spec = task.run
     writer = load_writer(spec.writer, task.writer_index, spec)
     if spec.fault == FAULT_KILL_MID_COMMIT:
         _install_kill(writer, task.writer_index)
     plan = plan_all(spec, writer.supported_kinds)[task.writer_index]
     writer.open(spec.uri, spec.storage_options)
+    if ready is not None:
+        ready()
     journal = Path(task.journal).open("a") if task.journal else None
     attempts = []
     try:

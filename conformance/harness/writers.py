@@ -120,15 +120,18 @@ class KillingLocalStorage(LocalStorage):
         self.remaining, self.when = n, when
 
     def put_if_not_exists(self, relpath, data):
-        if relpath.startswith("_versions/"):
-            self.remaining -= 1
-            if self.remaining == 0 and self.when == "before":
-                kill_self()
+        if not relpath.startswith("_versions/"):
             super().put_if_not_exists(relpath, data)
+        elif self.when == "before":
+            self.remaining -= 1
             if self.remaining == 0:
                 kill_self()
-            return
-        super().put_if_not_exists(relpath, data)
+            super().put_if_not_exists(relpath, data)
+        else:
+            super().put_if_not_exists(relpath, data)  # a lost race raises: not a commit
+            self.remaining -= 1
+            if self.remaining == 0:
+                kill_self()
 
 
 def kill_self() -> None:
