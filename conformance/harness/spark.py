@@ -90,18 +90,24 @@ def spark_conf(master: str, app_name: str = "lance-conformance harness") -> dict
     }
 
 
-def _default_task() -> Callable[[Any], list[Any]]:
+def _default_task() -> Callable[..., list[Any]]:
     return run_task_in_child
 
 
-def run_task_in_child(task: Any) -> list[Any]:
+def run_task_in_child(task: Any, ready: Callable[[], object] | None = None) -> list[Any]:
     """Runs on an executor: :func:`~conformance.harness.tasks.run_writer_task`
     for ``task`` in a child process with a journal in the executor's
     temporary directory, then its attempts from the journal. A writer that
     dies (SIGKILLed mid-commit by the ``kill-mid-commit`` fault, or a crash of
     the implementation) takes only its child down: its finished attempts
     come back and the one in flight is indeterminate, as with the local
-    ProcessExecutor; the Spark task itself succeeds."""
+    ProcessExecutor; the Spark task itself succeeds.
+
+    ``ready`` (the stage's barrier) is called once the child has loaded its
+    writer, and the child starts its first operation only when it returns,
+    so that writers race from their first operation on; it is called
+    exactly once even when the child dies first, so no other task waits
+    for this one in vain."""
     import pickle
     import subprocess
 
@@ -112,30 +118,55 @@ def run_task_in_child(task: Any) -> list[Any]:
         journal = Path(scratch) / "journal.jsonl"
         task_file = Path(scratch) / "task.pickle"
         task_file.write_bytes(pickle.dumps(dataclasses.replace(task, journal=str(journal))))
-        child = subprocess.run(
-            [sys.executable, "-m", "conformance.harness.spark", str(task_file)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        died_at = time.time()
-        if child.returncode != 0 and (not journal.exists() or journal.stat().st_size == 0):
-            stderr = child.stderr.decode(errors="replace").strip().splitlines()[-5:]
+        # Two pipes: the child says it is ready on one, waits for the go on the other.
+        ready_read, ready_write = os.pipe()
+        go_read, go_write = os.pipe()
+        command = [sys.executable, "-m", "conformance.harness.spark", str(task_file), str(ready_write), str(go_read)]
+        with open(Path(scratch) / "stderr", "w+b") as stderr:
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=(ready_write, go_read),
+            )
+            os.close(ready_write)
+            os.close(go_read)
+            try:
+                os.read(ready_read, 1)  # b"" when the child died before it was ready
+                if ready is not None:
+                    ready()
+                try:
+                    os.write(go_write, b"g")
+                except BrokenPipeError:
+                    pass  # the child is gone; its journal says how far it got
+            finally:
+                os.close(ready_read)
+                os.close(go_write)
+            returncode = child.wait()
+            died_at = time.time()
+            stderr.seek(0)
+            tail = stderr.read().decode(errors="replace").strip().splitlines()[-5:]
+        if returncode != 0 and (not journal.exists() or journal.stat().st_size == 0):
             raise TaskFailedError(
-                f"writer {task.writer_index} exited with status {child.returncode} before recording anything: "
-                + " | ".join(stderr)
+                f"writer {task.writer_index} exited with status {returncode} before recording anything: "
+                + " | ".join(tail)
             )
         return read_journal(journal, task.writer_index, died_at=died_at)
 
 
-def _child_main(task_file: str) -> None:
-    """The child process of :func:`run_task_in_child`: the writer's loop;
-    its attempts are in the journal."""
+def _child_main(task_file: str, ready_fd: int, go_fd: int) -> None:
+    """The child process of :func:`run_task_in_child`: the writer's loop
+    (its attempts are in the journal), started when the parent says go."""
     import pickle
 
     from .tasks import run_writer_task
 
-    run_writer_task(pickle.loads(Path(task_file).read_bytes()))
+    def ready() -> None:
+        os.write(ready_fd, b"r")
+        os.read(go_fd, 1)
+
+    run_writer_task(pickle.loads(Path(task_file).read_bytes()), ready=ready)
 
 
 def attempt_to_json(attempt: Any) -> dict[str, Any]:
@@ -151,15 +182,23 @@ def attempt_from_json(record: dict[str, Any]) -> Any:
 
 class _TaskRunner:
     """What one Spark task runs: the writer task for each TaskSpec of its
-    partition (exactly one), its attempts encoded for the trip back."""
+    partition (exactly one), its attempts encoded for the trip back. In a
+    barrier stage every writer waits at the stage's barrier before its
+    first operation."""
 
-    def __init__(self, task: Callable[[Any], list[Any]], encode: Callable[[Any], dict[str, Any]]):
+    def __init__(self, task: Callable[..., list[Any]], encode: Callable[[Any], dict[str, Any]], barrier: bool):
         self.task = task
         self.encode = encode
+        self.barrier = barrier
 
     def __call__(self, specs: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        ready = None
+        if self.barrier:
+            from pyspark import BarrierTaskContext
+
+            ready = BarrierTaskContext.get().barrier
         for spec in specs:
-            for attempt in self.task(spec):
+            for attempt in self.task(spec, ready):
                 yield self.encode(attempt)
 
 
@@ -174,7 +213,8 @@ class SparkExecutor:
     The Spark session is started on first use and stopped by :meth:`stop`
     (or leaving a ``with`` block); a process has one Spark session at a
     time, so a second executor on another master fails until the first is
-    stopped. ``conf`` adds Spark settings or overrides the harness's
+    stopped. ``task(spec, ready)`` is what each Spark task runs (``ready``:
+    the stage's barrier, or None). ``conf`` adds Spark settings or overrides the harness's
     (:func:`spark_conf`), e.g. ``spark.pyspark.python`` where a cluster's
     nodes keep the project's interpreter elsewhere. ``task`` (by default ``run_writer_task``) must be importable on
     the executors: a module-level function of an installed module.
@@ -186,7 +226,7 @@ class SparkExecutor:
         *,
         app_name: str = "lance-conformance harness",
         conf: Mapping[str, str] | None = None,
-        task: Callable[[Any], list[Any]] | None = None,
+        task: Callable[..., list[Any]] | None = None,
         encode: Callable[[Any], dict[str, Any]] = attempt_to_json,
         decode: Callable[[dict[str, Any]], Any] = attempt_from_json,
     ):
@@ -237,9 +277,14 @@ class SparkExecutor:
         tasks = list(tasks)
         if not tasks:
             return []
-        runner = _TaskRunner(self._task or _default_task(), self._encode)
-        records = self.spark_context.parallelize(tasks, numSlices=len(tasks)).mapPartitions(runner).collect()
-        return [self._decode(record) for record in records]
+        # When every writer has a slot, the tasks run as a barrier stage and
+        # start their first operations together (as the ProcessExecutor's
+        # writers do); with more writers than slots they start as slots free.
+        barrier = len(tasks) <= self.default_parallelism
+        runner = _TaskRunner(self._task or _default_task(), self._encode, barrier)
+        partitions = self.spark_context.parallelize(tasks, numSlices=len(tasks))
+        stage = partitions.barrier().mapPartitions(runner) if barrier else partitions.mapPartitions(runner)
+        return [self._decode(record) for record in stage.collect()]
 
 
 def _start_session(master: str, app_name: str, conf: Mapping[str, str]):
@@ -457,4 +502,4 @@ def connector_appends(
 
 
 if __name__ == "__main__":
-    _child_main(sys.argv[1])
+    _child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

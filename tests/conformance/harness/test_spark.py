@@ -13,6 +13,7 @@ import sys
 import lance
 import pytest
 
+from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.history import AttemptOutcome, load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
 from conformance.harness.spark import (
@@ -89,6 +90,20 @@ def test_a_session_on_another_master_is_refused_while_one_runs(spark_local):
     spark_local.session()
     with pytest.raises(SparkError, match="already running"):
         SparkExecutor("local[1]").session()
+
+
+def test_a_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_path):
+    """Writers that commit deletes built on a stale read version, raced as
+    one barrier stage of Spark tasks (as many as there are slots, at least
+    two), bring deleted rows back: the checker names the resurrected delete."""
+    info = FAULTY_WRITERS["stale-read"]
+    racers = max(2, min(4, spark_local.default_parallelism))
+    spec = _spec(
+        tmp_path, "faulty:stale-read", writers=racers, operations=8, workloads=parse_workloads(info.workload), seed=3
+    )
+    result = run(spec, spark_local, tmp_path / "out", validate=False)
+    assert info.anomaly == "resurrected delete"
+    assert info.anomaly in result.report.names()
 
 
 def _check_connector_jobs(implementation: str, uri: str, jobs, commits: list[ConnectorCommit]) -> None:
