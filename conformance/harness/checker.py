@@ -153,6 +153,15 @@ def _pylance_disagreements(spec: RunSpec, observations: Observations) -> list[tu
 # -- the pure, linear part ------------------------------------------------------------
 
 
+_HASH_MASK = (1 << 64) - 1
+
+
+def _row_hash(key: tuple[int, int]) -> int:
+    """A row's share of the multiset hash of a table (sums of these compare
+    two tables in O(1); ints hash the same in every process)."""
+    return hash(key) & _HASH_MASK
+
+
 class _Intervals:
     """When each id was visible: sorted, disjoint [from, to) version ranges."""
 
@@ -192,6 +201,10 @@ class _Expected:
     removes: dict = field(default_factory=dict)
     #: The whole table the version must hold (an overwrite or a restore), with its op.
     whole: tuple[Counter, Attempt] | None = None
+    #: The multiset hash of that table (:func:`_row_hash`), to skip building it when it matches.
+    whole_hash: int | None = None
+    #: Builds ``whole`` when the hashes differ (a restore's table is costly to rebuild).
+    whole_later: tuple[object, Attempt] | None = None
 
 
 class _Analysis:
@@ -199,6 +212,8 @@ class _Analysis:
         self.observations = observations
         self.anomalies: list[Anomaly] = []
         self.claims: dict[int, list[Attempt]] = defaultdict(list)
+        self.unsure_whole: list[Attempt] = []
+        self._pending_actual: Counter = Counter()
         self.origin_of_id: dict[int, Attempt] = {}
         self.origin_of_value: dict[int, Attempt] = {}
         #: id -> indeterminate or failed delete/update/upsert attempts naming it.
@@ -214,6 +229,8 @@ class _Analysis:
                     self.origin_of_id[row_id] = attempt
             if attempt.kind in (UPDATE, UPSERT) and "value" in attempt.args:
                 self.origin_of_value[attempt.args["value"]] = attempt
+            if attempt.outcome is AttemptOutcome.INDETERMINATE and attempt.kind in (OVERWRITE, RESTORE):
+                self.unsure_whole.append(attempt)
             if attempt.outcome is not AttemptOutcome.ACKNOWLEDGED and attempt.kind in (DELETE, UPDATE, UPSERT):
                 for row_id in attempt.args.get("ids", []):
                     self.unsure_touching[row_id].append(attempt)
@@ -226,6 +243,9 @@ class _Analysis:
         self.deleted_by: dict[int, Attempt] = {}
         self.absorbed: set[str] = set()
         self.fragment_signature: dict[int, tuple[str, int]] = {}
+        #: The multiset hash of the visible rows, now and after each version.
+        self.hash = 0
+        self.hashes: list[int] = []
 
     def report(self, name: str, ops: Iterable[Attempt | None], versions: Iterable[int], rows: Iterable[int], detail=""):
         op_ids = sorted({a.op_id for a in ops if a is not None})
@@ -256,8 +276,11 @@ class _Analysis:
                     expected.adds[(row_id, new_value)] = attempt
         elif kind in (OVERWRITE, CREATE):
             expected.whole = (Counter({(row_id, 0): 1 for row_id in args.get("ids", [])}), attempt)
-        elif kind == RESTORE and "version" in args:
-            expected.whole = (self._state_at(args["version"]), attempt)
+            expected.whole_hash = sum(_row_hash(key) for key in expected.whole[0]) & _HASH_MASK
+        elif kind == RESTORE and "version" in args and 0 < args["version"] <= len(self.hashes):
+            target = args["version"]
+            expected.whole_hash = self.hashes[target - 1]
+            expected.whole_later = (lambda: self._state_at(target), attempt)
 
     def _state_at(self, version: int) -> Counter:
         """The rows visible at ``version`` (for a restore: rare, so a pass
@@ -284,9 +307,10 @@ class _Analysis:
         for attempt in claimers:
             self._expect(expected, attempt)
         unexplained = self._unexplained(actual, expected)
+        self._pending_actual = actual
         if unexplained:
             # Indeterminate operations may have committed here, once.
-            for attempt in self._candidates(unexplained):
+            for attempt in self._candidates(unexplained, v):
                 self.absorbed.add(attempt.op_id)
                 self._expect(expected, attempt)
                 claimers = [*claimers, attempt]
@@ -297,6 +321,13 @@ class _Analysis:
         self._fragments(observed, claimers)
 
     def _unexplained(self, actual: Counter, expected: _Expected) -> Counter:
+        if expected.whole_hash is not None:
+            hashed = (self.hash + sum(_row_hash(key) * n for key, n in actual.items())) & _HASH_MASK
+            if hashed == expected.whole_hash:
+                return Counter()
+            if expected.whole is None and expected.whole_later is not None:
+                build, attempt = expected.whole_later
+                expected.whole = (build(), attempt)  # type: ignore[operator]
         if expected.whole is not None:
             target, _ = expected.whole
             after = self.rows.copy()
@@ -308,23 +339,43 @@ class _Analysis:
             difference.subtract(expected.delta)
         return Counter({k: n for k, n in difference.items() if n})
 
-    def _candidates(self, unexplained: Counter) -> list[Attempt]:
+    def _candidates(self, unexplained: Counter, version: int) -> list[Attempt]:
+        """Indeterminate operations that may have committed ``version`` (read
+        before it, not seen yet): the origins of rows that appeared, else the
+        latest-read one touching each row that vanished."""
         found: dict[str, Attempt] = {}
+
+        def possible(attempt: Attempt | None) -> bool:
+            return (
+                attempt is not None
+                and attempt.outcome is AttemptOutcome.INDETERMINATE
+                and attempt.op_id not in self.absorbed
+                and (attempt.read_version or 0) < version
+            )
+
         for (row_id, value), n in unexplained.items():
-            options = []
             if n > 0:
                 origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
-                options.append(origin)
-            else:
-                options.extend(self.unsure_touching.get(row_id, []))
-            for attempt in options:
-                if (
-                    attempt is not None
-                    and attempt.outcome is AttemptOutcome.INDETERMINATE
-                    and attempt.op_id not in self.absorbed
-                ):
-                    found[attempt.op_id] = attempt
-        return list(found.values())
+                if origin is not None and possible(origin):
+                    found[origin.op_id] = origin
+        if found:
+            return list(found.values())
+        for (row_id, _), n in unexplained.items():
+            if n < 0:
+                options = [a for a in self.unsure_touching.get(row_id, []) if possible(a)]
+                if options:
+                    latest = max(options, key=lambda a: a.read_version or 0)
+                    found[latest.op_id] = latest
+        if found:
+            return list(found.values())
+        # An overwrite or a restore whose writer died: does it explain the whole table?
+        for attempt in self.unsure_whole:
+            if possible(attempt):
+                trial = _Expected()
+                self._expect(trial, attempt)
+                if not self._unexplained(self._pending_actual, trial):
+                    return [attempt]
+        return []
 
     def _classify(self, key: tuple[int, int], n: int, expected: _Expected, claimers, v: int) -> None:
         row_id, value = key
@@ -371,6 +422,12 @@ class _Analysis:
 
     def _apply(self, observed: VersionObservation, claimers: list[Attempt]) -> None:
         v = observed.version
+        for row_id, value, _ in observed.added:
+            self.hash += _row_hash((row_id, value))
+        for row_id, value, _ in observed.removed:
+            self.hash -= _row_hash((row_id, value))
+        self.hash &= _HASH_MASK
+        self.hashes.extend([self.hash] * (v - len(self.hashes)))
         deleting = {a.op_id: a for a in claimers if a.kind == DELETE}
         for row_id, value, stable in observed.removed:
             self.rows[(row_id, value)] -= 1
@@ -458,8 +515,9 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
     for observed in observations.versions:
         analysis.version(observed)
     last = observed_versions[-1] if observed_versions else 0
+    present = set(observed_versions)
     for version, attempts in sorted(analysis.claims.items()):
-        if version > last or version not in set(observed_versions):
+        if version > last or version not in present:
             for attempt in attempts:
                 name = {APPEND: LOST_APPEND, DELETE: LOST_DELETE, UPDATE: LOST_UPDATE, UPSERT: LOST_UPDATE}.get(
                     attempt.kind, LOST_COMMIT
