@@ -12,6 +12,7 @@ from .executors import Executor, ProcessExecutor
 from .faulty import FAULTY_WRITERS
 from .report import report_document, summary_text
 from .runner import RunResult, RunSpecError, recheck, run
+from .spark import SparkError
 from .spec import FAULTS, RunSpec
 from .workloads import WorkloadError, parse_workloads
 from .writers import WriterLoadError
@@ -27,12 +28,25 @@ class UnknownMasterError(ValueError):
     """A ``--master`` this build cannot run on."""
 
 
+#: The Spark master ``harness run`` uses without ``--master``.
+DEFAULT_MASTER = "local[*]"
+
+
 def executor_for(master: str | None) -> Executor:
-    """The executor ``--master`` names: absent or ``local-processes``, one
-    process per writer on this machine."""
-    if master in (None, LOCAL_PROCESSES):
+    """The executor ``--master`` names: ``local-processes``, one process per
+    writer on this machine; any Spark master URL (``local[*]``, the default,
+    ``local[N]``, ``spark://HOST:PORT``), the writers as Spark tasks."""
+    from .spark import SparkExecutor, unreachable_masters
+
+    if master == LOCAL_PROCESSES:
         return ProcessExecutor()
-    raise UnknownMasterError(f"--master {master!r}: only {LOCAL_PROCESSES!r} is available here")
+    master = master or DEFAULT_MASTER
+    if not master.startswith(("local", "spark://", "yarn", "k8s://")):
+        raise UnknownMasterError(f"--master {master!r}: not a Spark master URL nor {LOCAL_PROCESSES!r}")
+    unreachable = unreachable_masters(master)
+    if unreachable:
+        raise UnknownMasterError(f"--master {master!r}: no Spark master answers at {', '.join(unreachable)}")
+    return SparkExecutor(master)
 
 
 def _storage_option(text: str) -> tuple[str, str]:
@@ -57,7 +71,11 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument(
         "--workload", default="mixed", help="mixed, rows, or kinds with optional weights: append:3,delete:1"
     )
-    run_parser.add_argument("--master", default=None, help=f"where writers run (default: {LOCAL_PROCESSES})")
+    run_parser.add_argument(
+        "--master",
+        default=None,
+        help=f"a Spark master URL (default: {DEFAULT_MASTER}; spark://HOST:PORT for a cluster) or {LOCAL_PROCESSES}",
+    )
     run_parser.add_argument("--seed", type=int, default=0)
     run_parser.add_argument(
         "--out", required=True, type=Path, help="directory for history.jsonl, run.json, report.json"
@@ -120,8 +138,13 @@ def _run(args: argparse.Namespace) -> int:
         if spec.writers < 1 or spec.operations < 0:
             return _usage("--writers must be at least 1 and --operations at least 0")
         executor = executor_for(args.master)
-        result = run(spec, executor, args.out)
-    except (WorkloadError, WriterLoadError, RunSpecError, UnknownMasterError) as exc:
+        try:
+            result = run(spec, executor, args.out)
+        finally:
+            stop = getattr(executor, "stop", None)  # a Spark session this run started
+            if stop is not None:
+                stop()
+    except (WorkloadError, WriterLoadError, RunSpecError, UnknownMasterError, SparkError) as exc:
         return _usage(str(exc))
     return _print(result, args.format)
 

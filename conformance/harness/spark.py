@@ -190,8 +190,15 @@ class _TaskRunner:
         self.task = task
         self.encode = encode
         self.barrier = barrier
+        # A writer plugged in by module path may live on the driver's
+        # PYTHONPATH as it is now (not as it was when Spark started): the
+        # writer's process gets it too.
+        self.python_path = os.environ.get("PYTHONPATH", "")
 
     def __call__(self, specs: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        if self.python_path:
+            inherited = os.environ.get("PYTHONPATH", "")
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.python_path, inherited) if p)
         ready = None
         if self.barrier:
             from pyspark import BarrierTaskContext
@@ -237,6 +244,7 @@ class SparkExecutor:
         self._encode = encode
         self._decode = decode
         self._session: Any = None
+        self._owns_session = False
         self._lock = threading.Lock()
 
     # -- the session ---------------------------------------------------------------
@@ -245,7 +253,7 @@ class SparkExecutor:
         """The running Spark session (started here on first use)."""
         with self._lock:
             if self._session is None:
-                self._session = _start_session(self.master, self.app_name, self.conf)
+                self._session, self._owns_session = _start_session(self.master, self.app_name, self.conf)
             return self._session
 
     @property
@@ -258,10 +266,12 @@ class SparkExecutor:
         return int(self.spark_context.defaultParallelism)
 
     def stop(self) -> None:
+        """Stop the Spark session if this executor started it (a session it
+        found running in this process is left to whoever started it)."""
         with self._lock:
-            if self._session is not None:
+            if self._session is not None and self._owns_session:
                 self._session.stop()
-                self._session = None
+            self._session = None
 
     def __enter__(self) -> SparkExecutor:
         return self
@@ -295,11 +305,16 @@ def _start_session(master: str, app_name: str, conf: Mapping[str, str]):
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if active is not None and active.sparkContext.master != master:
-        raise SparkError(
-            f"a Spark session on {active.sparkContext.master} is already running in this process; "
-            f"stop it before starting one on {master}"
-        )
+    if active is not None:
+        if active.sparkContext.master != master:
+            raise SparkError(
+                f"a Spark session on {active.sparkContext.master} is already running in this process; "
+                f"stop it before starting one on {master}"
+            )
+        return active, False
+    unreachable = unreachable_masters(master)
+    if unreachable:
+        raise SparkError(f"no Spark master answers at {', '.join(unreachable)} ({master})")
     # The Python workers of local mode are started from the driver's
     # environment; a cluster's executors get it from spark.executorEnv.
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -317,7 +332,26 @@ def _start_session(master: str, app_name: str, conf: Mapping[str, str]):
     except Exception as error:  # py4j or the JVM launcher: the message is the whole story
         raise SparkError(f"could not start Spark on {master}: {error}") from error
     session.sparkContext.setLogLevel("ERROR")
-    return session
+    return session, True
+
+
+def unreachable_masters(master: str, timeout: float = 5.0) -> list[str]:
+    """The ``host:port`` addresses of a ``spark://`` master URL (several with
+    standby masters) that refuse a connection; empty for other masters.
+    Spark itself would retry an absent master for minutes before giving up."""
+    import socket
+
+    if not master.startswith("spark://"):
+        return []
+    unreachable = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                pass
+        except (OSError, ValueError):
+            unreachable.append(address)
+    return unreachable
 
 
 # -- the connector pattern: executors write fragments, the driver commits ------------

@@ -13,6 +13,8 @@ import sys
 import lance
 import pytest
 
+from conformance.harness.command import LOCAL_PROCESSES, UnknownMasterError, executor_for
+from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.history import AttemptOutcome, load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
@@ -106,6 +108,19 @@ def test_a_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_path):
     assert info.anomaly in result.report.names()
 
 
+def test_harness_run_defaults_to_local_spark_and_takes_a_master():
+    """The command line's executor choice: Spark on local[*] without
+    --master, any master URL as given, local processes on request; a
+    spark:// master that does not answer is refused at once."""
+    assert isinstance(executor_for(None), SparkExecutor) and executor_for(None).master == "local[*]"
+    assert executor_for("local[3]").master == "local[3]"
+    assert isinstance(executor_for(LOCAL_PROCESSES), ProcessExecutor)
+    with pytest.raises(UnknownMasterError, match="no Spark master answers at 127.0.0.1:9"):
+        executor_for("spark://127.0.0.1:9")
+    with pytest.raises(UnknownMasterError, match="not a Spark master URL"):
+        executor_for("mesos://somewhere")
+
+
 def _check_connector_jobs(implementation: str, uri: str, jobs, commits: list[ConnectorCommit]) -> None:
     assert [commit.error for commit in commits] == [None] * len(jobs)
     assert sorted(commit.version for commit in commits) == list(range(2, 2 + len(jobs)))  # type: ignore[type-var]
@@ -154,3 +169,16 @@ def test_the_harness_runs_on_a_standalone_cluster(spark_cluster, tmp_path, write
         create_connector_dataset(writer, uri)
         jobs = _jobs(4, 2, 10)
         _check_connector_jobs(writer, uri, jobs, connector_appends(executor, writer, uri, jobs))
+
+
+@pytest.mark.spark_cluster
+def test_harness_run_takes_the_cluster_as_master(spark_cluster, tmp_path, capsys):
+    """``lance-conformance harness run --master spark://...``: the writers
+    run on the cluster, the JSON report follows the run, exit 0 when clean."""
+    from conformance.cli import main
+
+    argv = ["harness", "run", "--writer", "reference", "--writers", "4", "--operations", "5", "--workload", "rows"]
+    assert main([*argv, "--master", spark_cluster, "--out", str(tmp_path / "out"), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["writers"] == 4 and document["anomalies"] == []
+    assert (tmp_path / "out" / "report.html").exists()
