@@ -49,6 +49,9 @@ class ConflictObservation:
     other: int
     outcome: str
     reason: str
+    requirement_ids: tuple[str, ...] = ()
+    #: The library that wrote version ``version`` (``lance`` for pylance).
+    writer_library: str = ""
 
 
 @dataclass
@@ -201,7 +204,15 @@ def _conflicts(
                 )
             decision = decide(mine, theirs, read=read.manifest if read else None, rows=rows)
             if decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE):
-                found.append(ConflictObservation(version, other, decision.outcome.value, decision.reason))
+                committed = datasets.get(version)
+                library = (
+                    committed.manifest.writer_version.library if committed and committed.manifest.writer_version else ""
+                )
+                found.append(
+                    ConflictObservation(
+                        version, other, decision.outcome.value, decision.reason, decision.requirement_ids, library
+                    )
+                )
             elif decision.outcome is Outcome.REBASE and rows is not None:
                 dropped = _unmerged(datasets.get(version), rows)
                 if dropped:

@@ -37,6 +37,7 @@ def report_document(result: RunResult) -> dict:
         "skipped_workloads": result.skipped,
         "acknowledged_per_second": throughput,
         "anomalies": [a.to_json() for a in result.report.anomalies],
+        "known_departures": [a.to_json() for a in result.report.known_departures],
         "clean": result.report.clean,
     }
 
@@ -52,6 +53,10 @@ def summary_text(result: RunResult) -> str:
         lines.append(f"throughput: {numbers['acknowledged'] / result.seconds:.1f} acknowledged commits per second")
     if result.skipped:
         lines.append(f"skipped workloads (the writer cannot do them): {', '.join(result.skipped)}")
+    if result.report.known_departures:
+        lines.append(
+            f"known departures of pylance from the spec (not anomalies): {len(result.report.known_departures)}"
+        )
     anomalies = result.report.anomalies
     lines.append(f"anomalies: {len(anomalies)}" if anomalies else "anomalies: none")
     for anomaly in anomalies:

@@ -1,5 +1,7 @@
 """Seeded, reproducible plans: which operation each writer tries, in order.
 
+Upserts match keys their own writer appended earlier, and insert fresh ones.
+
 Every appended id is unique in the run (the list-append analogue: a row
 always says which operation wrote it), every update writes a value no other
 operation writes (a register per id), so that a row seen anywhere is traced
@@ -109,6 +111,7 @@ def plan_all(spec: RunSpec, supported: frozenset[str]) -> list[list[PlannedOp]]:
     rngs = [random.Random(f"{spec.seed}/{w}") for w in range(spec.writers)]
     sequences = [rng.choices(kinds, weights, k=spec.operations) for rng in rngs]
     appended: list[int] = list(range(spec.initial_rows))
+    own: list[list[int]] = [[] for _ in range(spec.writers)]
     plans: list[list[PlannedOp]] = [[] for _ in range(spec.writers)]
     # Interleave the writers step by step so that targets come from appends
     # planned earlier by anyone.
@@ -122,11 +125,15 @@ def plan_all(spec: RunSpec, supported: frozenset[str]) -> list[list[PlannedOp]]:
             if kind == APPEND:
                 args = {"ids": [base + k for k in range(ROWS_PER_APPEND)]}
                 appended.extend(args["ids"])
+                own[w].extend(args["ids"])
             elif kind in (DELETE, UPDATE):
                 targets = sorted(set(rng.sample(appended, min(TARGETS_PER_OPERATION, len(appended)))))
                 args = {"ids": targets} if kind == DELETE else {"ids": targets, "value": value}
             elif kind == UPSERT:
-                matched = sorted(set(rng.sample(appended, min(2, len(appended)))))
+                # Keys only this writer appended: no other operation inserts
+                # them, so no concurrent insert of the same key can make a
+                # second row (Lance does not enforce unique keys).
+                matched = sorted(set(rng.sample(own[w], min(2, len(own[w])))))
                 fresh = [base, base + 1]
                 appended.extend(fresh)
                 args = {"ids": matched + fresh, "new_ids": fresh, "value": value}

@@ -164,3 +164,23 @@ def test_an_indeterminate_append_visible_twice_is_a_duplicate():
     _observe(run, added=[(10**12, 0, 10**12 + 1)])
     assert checker.DUPLICATE in {a.name for a in analyze(run.history, run.observations)}
     assert unsure.version is None
+
+
+@pytest.mark.parametrize("library, known", [("lance", True), ("lance-conformance", False)])
+def test_a_known_pylance_departure_is_listed_apart(library, known):
+    """pylance's UpdateConfig over an Overwrite is a measured departure from
+    the page (docs/spec-discrepancies.md): listed apart for pylance only."""
+    run = serial_run(10, 2)
+    incompatible_commit(run)
+    version = len(run.observations.versions)
+    run.observations.conflicts[-1] = ConflictObservation(
+        version,
+        version - 1,
+        "incompatible",
+        "the table was overwritten",
+        ("conflict.update-config-after-overwrite-incompatible",),
+        library,
+    )
+    anomalies, departures = checker.split_known_departures(analyze(run.history, run.observations))
+    assert [a.name for a in (departures if known else anomalies)] == [checker.INCOMPATIBLE_COMMIT]
+    assert not (anomalies if known else departures)
