@@ -9,6 +9,7 @@ from reference_impl.errors import InvalidOperationError, LanceFormatError, NotAD
 
 from .drivers import DriverError
 from .fixtures.case import CaseError
+from .harness.command import add_harness_parser
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -381,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default=None, help="directory for the demo datasets (default: a temporary one)")
     demo.set_defaults(run=_demo)
     _add_fixtures(commands)
+    add_harness_parser(commands)
     return parser
 
 

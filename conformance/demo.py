@@ -9,7 +9,10 @@ implementation, then for every version of each:
   infos report tolerated departures).
 
 Then it reads the golden fixtures (``fixtures/``, when the corpus is there)
-with both readers and prints the cross-implementation matrix.
+with both readers and prints the cross-implementation matrix, and ends with
+short runs of the concurrency harness on Spark (``local[*]``): 4 writers
+each of pylance and of the reference, which must be clean, and one faulty
+writer whose anomaly the checker must name.
 
 It prints one line per version, the matrix and a summary, and exits non-zero
 on any disagreement, violation or failed matrix cell.
@@ -114,6 +117,7 @@ def run_demo(out: str | None = None) -> int:
                 failures += 1
                 print(f"  {name}: INVALID: {finding.rule}: {finding.message}")
     failures += _golden_fixture_matrix()
+    failures += _harness_runs(root / "harness")
     print(
         f"demo finished: {len(datasets)} datasets, "
         + ("every description agrees and every version is valid" if not failures else f"{failures} problems")
@@ -136,3 +140,69 @@ def _golden_fixture_matrix() -> int:
     print(f"golden fixtures: {cases} cases under {corpus}, every writer by every reader")
     print(render_matrix(matrix))
     return sum(not cell["pass"] for cell in matrix["cells"])
+
+
+#: The demo's faulty writer: it commits a delete built on a stale read
+#: version, as a distributed job that pins its version too early does, so a
+#: row another writer deleted meanwhile comes back ("resurrected delete").
+DEMO_FAULTY_WRITER = "stale-read"
+#: How many anomalies of a run the demo prints with their witnesses.
+SHOWN_ANOMALIES = 3
+
+
+def _harness_runs(root: Path) -> int:
+    """Short harness runs on local Spark; the number of failures (a correct
+    writer with anomalies, or a faulty one without its anomaly)."""
+    from .harness.faulty import FAULTY_WRITERS
+    from .harness.report import summary_text
+    from .harness.runner import run
+    from .harness.spark import SparkError, SparkExecutor
+    from .harness.spec import RunSpec
+    from .harness.workloads import parse_workloads
+
+    def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
+        name = writer.replace(":", "-")
+        return RunSpec(
+            uri=str(root / f"{name}.lance"),
+            storage_options={},
+            writer=writer,
+            writers=writers,
+            operations=operations,
+            workloads=parse_workloads(workload),
+            seed=14,
+            stable_row_ids=True,
+            naming="v2",
+        )
+
+    faulty = FAULTY_WRITERS[DEMO_FAULTY_WRITER]
+    print("concurrency harness on Spark local[*] (HTML pages under each run's directory):")
+    failures = 0
+    try:
+        with SparkExecutor("local[*]", app_name="lance-conformance demo") as executor:
+            # The faulty writers race from one barrier: as many as there are slots (cores).
+            racers = max(2, min(4, executor.default_parallelism))
+            runs: list[tuple[RunSpec, str | None]] = [
+                (spec("pylance", "mixed", 4, 4), None),
+                (spec("reference", "mixed", 4, 4), None),
+                (spec(f"faulty:{faulty.name}", faulty.workload, racers, 8), faulty.anomaly),
+            ]
+            for run_spec, expected in runs:
+                out = root / f"{Path(run_spec.uri).stem}-run"
+                result = run(run_spec, executor, out, validate=False)
+                names = {anomaly.name for anomaly in result.report.anomalies}
+                if expected is None:
+                    failures += len(result.report.anomalies)
+                    verdict = "clean, as it must be" if not names else "ANOMALIES in a correct writer"
+                else:
+                    failures += expected not in names
+                    verdict = f"caught: {expected}" if expected in names else f"NOT CAUGHT: expected {expected}"
+                print(f"  {run_spec.writer}: {verdict}; {out / 'report.html'}")
+                lines = summary_text(result).splitlines()
+                shown = next(i for i, line in enumerate(lines) if line.startswith("anomalies")) + 1 + SHOWN_ANOMALIES
+                if len(lines) > shown:
+                    lines[shown:] = [f"  ... and {len(lines) - shown} more (all in report.html)"]
+                print("    " + "\n    ".join(lines))
+    except SparkError as error:
+        print(f"  harness runs skipped: {error}")
+        return 1
+    return failures

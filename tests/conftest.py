@@ -22,6 +22,9 @@ from hypothesis import HealthCheck, settings
 # The moto server fixtures (moto_server, s3_options, s3_bucket), shared by the suite.
 from tests.servers import moto_server, s3_bucket, s3_options  # noqa: F401
 
+# The harness's Spark executor on local[*], and a standalone cluster on loopback.
+from tests.spark import spark_cluster, spark_local  # noqa: F401
+
 OLD_PYLANCE_VERSION = "0.20.0"
 
 settings.register_profile("ci", max_examples=50, deadline=None, print_blob=True)

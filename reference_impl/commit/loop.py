@@ -95,6 +95,25 @@ STEP_BEFORE_MANIFEST = "before-manifest"
 STEP_MANIFEST_WRITTEN = "manifest-written"
 
 
+@dataclass(frozen=True)
+class CommitHooks:
+    """Three steps of the loop a caller may replace; correct writers never
+    do (the defaults are the loop's own). The concurrency harness's faulty
+    writers (``conformance/harness/faulty.py``) each swap one to reproduce a
+    known writer bug class and prove the history checker names it:
+    ``decide`` (conflict detection), ``build_manifest`` (how the next
+    manifest, fresh fragment ids included, is built) and ``merge_deleted``
+    (the deletion mask a rebase writes: the offsets deleted in the latest
+    version, and the offsets mine deletes)."""
+
+    decide: Callable[..., Decision] = decide
+    build_manifest: Callable[..., tuple] = build_manifest
+    merge_deleted: Callable[[frozenset[int], frozenset[int]], frozenset[int]] = frozenset.union
+
+
+DEFAULT_HOOKS = CommitHooks()
+
+
 def new_transaction(read_version: int, operation: Operation, *, tag: str = "", properties=None) -> Transaction:
     return Transaction(
         read_version=read_version,
@@ -118,6 +137,7 @@ def commit(
     on_step: Callable[[str], None] | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     manifest_store: ExternalManifestStore | None = None,
+    hooks: CommitHooks = DEFAULT_HOOKS,
 ) -> ManifestFile:
     """Commit ``transaction`` (built on ``read``) as the next version of the
     table and return the manifest file committed. The caller has already
@@ -165,6 +185,7 @@ def commit(
         read=read,
         based_on=read,
         committed_manifests=_committed_lister(storage, manifest_store),
+        hooks=hooks,
     )
     for attempt in range(1, max_attempts + 1):
         latest = state.catch_up()
@@ -177,7 +198,7 @@ def commit(
             transaction_file=transaction_file,
             data_storage_version=data_storage_version,
         )
-        manifest, indices = build_manifest(
+        manifest, indices = hooks.build_manifest(
             latest.manifest, latest.indices or [], state.current, settings, restore_source=restore_source
         )
         relpath = manifest_path(manifest.version, naming)
@@ -332,6 +353,7 @@ class _Rebase:
     based_on: ManifestFile
     #: Lists the committed manifests, version -> path (:func:`_committed_lister`).
     committed_manifests: Callable[[], dict[int, str]]
+    hooks: CommitHooks = DEFAULT_HOOKS
     checked_through: int = -1
     #: Versions whose decision was a rebase, not yet carried out.
     pending: list[tuple[_Committed, Decision]] = field(default_factory=list)
@@ -349,7 +371,7 @@ class _Rebase:
         last: _Committed | None = None
         for version in range(checked + 1, newer[-1] + 1):
             committed = _load_committed(self.storage, version, manifests.get(version))
-            decision = decide(
+            decision = self.hooks.decide(
                 self.current,
                 committed.transaction,
                 read=self.based_on.manifest,
@@ -495,7 +517,7 @@ class _Rebase:
                     version=committed.version,
                     operation=committed.operation_name,
                 )
-            merged = now | mine.get(fragment_id, frozenset())
+            merged = self.hooks.merge_deleted(now, mine.get(fragment_id, frozenset()))
             if len(merged) >= fragment.physical_rows:
                 files[fragment_id] = None
             else:

@@ -73,3 +73,7 @@ def test_the_demo_runs_and_reports_agreement(tmp_path):
     assert "writer \\ reader" in result.stdout
     rows = [line for line in result.stdout.splitlines() if line.startswith(("lance ", "lance-conformance "))]
     assert len(rows) >= 3 and all(line.count("PASS") == 2 for line in rows), result.stdout
+    # The harness on local Spark: both correct writers clean, the faulty one caught by name.
+    assert result.stdout.count("clean, as it must be") == 2, result.stdout
+    assert "faulty:stale-read: caught: resurrected delete" in result.stdout
+    assert (tmp_path / "demo" / "harness" / "faulty-stale-read-run" / "report.html").exists()

@@ -1,0 +1,593 @@
+"""The history checker: a saved history plus every version of the dataset,
+and the anomalies that prove committed work was lost.
+
+Pure Python, independent of how the writers ran. :func:`check` reads the
+dataset (:mod:`.observe`); :func:`analyze` is the pure, linear part: it
+walks the versions once, keeping the visible rows, and asks of each version
+whether its change is what the operations committed there do (each judged on
+its own read version: a delete or update touches the ids visible when it
+read, an append adds its ids, an overwrite or restore sets the whole table).
+What remains unexplained is an anomaly, named (:data:`ANOMALY_NAMES`) with a
+minimal witness: operation ids, versions and row ids.
+
+An indeterminate operation (its writer died) is accepted when it becomes
+visible once, from one version on; a failed one must never become visible.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .history import Attempt, AttemptOutcome
+from .observe import Observations, VersionObservation
+from .spec import RunSpec
+from .workloads import APPEND, DELETE, OVERWRITE, RESTORE, UPDATE, UPSERT
+
+CREATE = "create"  # the set-up's attempt
+
+LOST_APPEND = "lost append"
+LOST_DELETE = "lost delete"
+RESURRECTED_DELETE = "resurrected delete"
+LOST_UPDATE = "lost update"
+DUPLICATE = "duplicate"
+PHANTOM = "phantom from a failed commit"
+UNEXPLAINED = "unexplained change"
+FRAGMENT_ID_REUSE = "fragment-id reuse"
+INCOMPATIBLE_COMMIT = "incompatible commit"
+NON_LINEAR_VERSIONS = "versions not gapless and linear"
+ROW_ID_NOT_UNIQUE = "stable row id not unique"
+VALIDATOR_NOT_CLEAN = "validator not clean"
+READER_DISAGREEMENT = "readers disagree"
+LOST_COMMIT = "lost commit"
+
+ANOMALY_NAMES = (
+    LOST_APPEND,
+    LOST_DELETE,
+    RESURRECTED_DELETE,
+    LOST_UPDATE,
+    DUPLICATE,
+    PHANTOM,
+    UNEXPLAINED,
+    FRAGMENT_ID_REUSE,
+    INCOMPATIBLE_COMMIT,
+    NON_LINEAR_VERSIONS,
+    ROW_ID_NOT_UNIQUE,
+    VALIDATOR_NOT_CLEAN,
+    READER_DISAGREEMENT,
+    LOST_COMMIT,
+)
+#: Conflict rules pylance 14 departs from, as measured by the conflict matrix
+#: (docs/spec-discrepancies.md, "Conflict matrix"): a commit of pylance's over
+#: such a conflict is listed as a known departure, not as an anomaly.
+KNOWN_PYLANCE_DEPARTURES = {
+    "conflict.update-config-after-overwrite-incompatible": "pylance 14 commits an UpdateConfig of another key "
+    "over an Overwrite (docs/spec-discrepancies.md, Conflict matrix, item 1)",
+}
+PYLANCE_LIBRARY = "lance"
+
+#: Rows kept in one witness: enough to find them, few enough to read.
+WITNESS_ROWS = 5
+
+
+@dataclass(frozen=True)
+class Witness:
+    op_ids: list[str]
+    versions: list[int]
+    rows: list[int]
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"op_ids": self.op_ids, "versions": self.versions, "rows": self.rows, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    name: str
+    witness: Witness
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "witness": self.witness.to_json()}
+
+
+@dataclass
+class CheckReport:
+    anomalies: list[Anomaly]
+    versions: int
+    attempts: list[Attempt] = field(default_factory=list)
+    #: What pylance is known to do against the spec (not anomalies of the run).
+    known_departures: list[Anomaly] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.anomalies
+
+    def names(self) -> set[str]:
+        return {a.name for a in self.anomalies}
+
+
+def check(
+    history: list[Attempt], spec: RunSpec, *, validate: bool = True, cross_check: bool | None = None
+) -> CheckReport:
+    """Check ``history`` against every version of ``spec.uri``: the rows
+    with the reference reader, the conflict rules, the validator on every
+    version (``validate``) and, for pylance and the reference as writers,
+    pylance's rows at every version (``cross_check``)."""
+    from .observe import observe  # reading the dataset: observe is the only module that does
+
+    observations = observe(spec.uri, spec.storage_options)
+    if validate:
+        observations.validator_errors = _validator_errors(spec)
+    if cross_check if cross_check is not None else spec.writer in ("pylance", "reference"):
+        observations.disagreements = _pylance_disagreements(spec, observations)
+    anomalies, known = split_known_departures(analyze(history, observations))
+    return CheckReport(anomalies, len(observations.versions), list(history), known)
+
+
+def split_known_departures(anomalies: list[Anomaly]) -> tuple[list[Anomaly], list[Anomaly]]:
+    """The anomalies, and apart from them the commits of pylance's over a
+    conflict rule it is known to depart from (:data:`KNOWN_PYLANCE_DEPARTURES`)."""
+    known = [a for a in anomalies if a.name == INCOMPATIBLE_COMMIT and a.witness.detail.startswith(_KNOWN_MARK)]
+    return [a for a in anomalies if a not in known], known
+
+
+def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
+    from conformance.validator.engine import validate  # the validator is slow to load: only when asked
+    from conformance.validator.registry import Severity
+
+    report = validate(spec.uri, all_versions=True, storage_options=spec.storage_options or None)
+    return [(f.version, f.rule, f.message) for f in report.findings if f.severity is Severity.ERROR]
+
+
+def _pylance_disagreements(spec: RunSpec, observations: Observations) -> list[tuple[int, str]]:
+    import lance  # lazy: the checker itself needs no pylance
+
+    state: Counter = Counter()
+    found = []
+    for observed in observations.versions:
+        for i, v, _ in observed.added:
+            state[(i, v)] += 1
+        for i, v, _ in observed.removed:
+            state[(i, v)] -= 1
+            if state[(i, v)] == 0:
+                del state[(i, v)]
+        try:
+            table = lance.dataset(spec.uri, version=observed.version, storage_options=spec.storage_options or None)
+            table = table.to_table(columns=["id", "value"])
+        except Exception as exc:  # pylance failing to read a version is a disagreement too
+            found.append((observed.version, f"pylance cannot read it: {exc}"[:300]))
+            continue
+        theirs = Counter(zip(table.column("id").to_pylist(), table.column("value").to_pylist(), strict=True))
+        if theirs != state:
+            only_pylance = sorted(theirs - state)[:WITNESS_ROWS]
+            only_reference = sorted(state - theirs)[:WITNESS_ROWS]
+            found.append(
+                (observed.version, f"only pylance sees {only_pylance}; only the reference sees {only_reference}")
+            )
+    return found
+
+
+# -- the pure, linear part ------------------------------------------------------------
+
+
+_KNOWN_MARK = "known departure: "
+_HASH_MASK = (1 << 64) - 1
+
+
+def _row_hash(key: tuple[int, int]) -> int:
+    """A row's share of the multiset hash of a table (sums of these compare
+    two tables in O(1); ints hash the same in every process)."""
+    return hash(key) & _HASH_MASK
+
+
+class _Intervals:
+    """When each id was visible: sorted, disjoint [from, to) version ranges."""
+
+    def __init__(self) -> None:
+        self.starts: dict[int, list[int]] = defaultdict(list)
+        self.ends: dict[int, list[int | None]] = defaultdict(list)
+
+    def appear(self, row_id: int, version: int) -> None:
+        self.starts[row_id].append(version)
+        self.ends[row_id].append(None)
+
+    def disappear(self, row_id: int, version: int) -> None:
+        ends = self.ends.get(row_id)
+        if ends and ends[-1] is None:
+            ends[-1] = version
+
+    def visible_at(self, row_id: int, version: int | None) -> bool:
+        if version is None:
+            return False
+        starts = self.starts.get(row_id)
+        if not starts:
+            return False
+        position = bisect.bisect_right(starts, version) - 1
+        if position < 0:
+            return False
+        end = self.ends[row_id][position]
+        return end is None or version < end
+
+
+@dataclass
+class _Expected:
+    """What the operations committed at one version should change."""
+
+    delta: Counter = field(default_factory=Counter)
+    #: (id, value) -> the op expected to add / remove that row.
+    adds: dict = field(default_factory=dict)
+    removes: dict = field(default_factory=dict)
+    #: The whole table the version must hold (an overwrite or a restore), with its op.
+    whole: tuple[Counter, Attempt] | None = None
+    #: The multiset hash of that table (:func:`_row_hash`), to skip building it when it matches.
+    whole_hash: int | None = None
+    #: Builds ``whole`` when the hashes differ (a restore's table is costly to rebuild).
+    whole_later: tuple[object, Attempt] | None = None
+
+
+class _Analysis:
+    def __init__(self, history: list[Attempt], observations: Observations):
+        self.observations = observations
+        self.anomalies: list[Anomaly] = []
+        self.claims: dict[int, list[Attempt]] = defaultdict(list)
+        self.unsure_whole: list[Attempt] = []
+        self._pending_actual: Counter = Counter()
+        self.origin_of_id: dict[int, Attempt] = {}
+        self.origin_of_value: dict[int, Attempt] = {}
+        #: id -> indeterminate or failed delete/update/upsert attempts naming it.
+        self.unsure_touching: dict[int, list[Attempt]] = defaultdict(list)
+        for attempt in history:
+            if attempt.outcome is AttemptOutcome.ACKNOWLEDGED and attempt.version is not None:
+                self.claims[attempt.version].append(attempt)
+            if attempt.kind in (APPEND, OVERWRITE, CREATE):
+                for row_id in attempt.args.get("ids", []):
+                    self.origin_of_id[row_id] = attempt
+            if attempt.kind == UPSERT:
+                for row_id in attempt.args.get("new_ids", []):
+                    self.origin_of_id[row_id] = attempt
+            if attempt.kind in (UPDATE, UPSERT) and "value" in attempt.args:
+                self.origin_of_value[attempt.args["value"]] = attempt
+            if attempt.outcome is AttemptOutcome.INDETERMINATE and attempt.kind in (OVERWRITE, RESTORE):
+                self.unsure_whole.append(attempt)
+            if attempt.outcome is not AttemptOutcome.ACKNOWLEDGED and attempt.kind in (DELETE, UPDATE, UPSERT):
+                for row_id in attempt.args.get("ids", []):
+                    self.unsure_touching[row_id].append(attempt)
+        self.count: Counter = Counter()  # id -> visible copies
+        self.value: dict[int, int] = {}
+        #: id -> the values its visible copies hold, with their counts.
+        self.copies: dict[int, Counter] = defaultdict(Counter)
+        self.rows: Counter = Counter()  # (id, value) -> copies
+        self.row_id_count: Counter = Counter()
+        self.intervals = _Intervals()
+        self.value_intervals: dict[tuple[int, int], list[list]] = defaultdict(list)
+        self.deleted_by: dict[int, Attempt] = {}
+        self.absorbed: set[str] = set()
+        self.fragment_signature: dict[int, tuple[str, int]] = {}
+        #: The multiset hash of the visible rows, now and after each version.
+        self.hash = 0
+        self.hashes: list[int] = []
+
+    def report(self, name: str, ops: Iterable[Attempt | None], versions: Iterable[int], rows: Iterable[int], detail=""):
+        op_ids = sorted({a.op_id for a in ops if a is not None})
+        witness = Witness(op_ids, sorted(set(versions)), sorted(set(rows))[:WITNESS_ROWS], detail)
+        self.anomalies.append(Anomaly(name, witness))
+
+    # -- expectations ------------------------------------------------------------
+
+    def _expect(self, expected: _Expected, attempt: Attempt) -> None:
+        args, read = attempt.args, attempt.read_version
+        kind = attempt.kind
+        if kind == APPEND:
+            for row_id in args.get("ids", []):
+                expected.delta[(row_id, 0)] += 1
+                expected.adds[(row_id, 0)] = attempt
+        elif kind in (DELETE, UPDATE, UPSERT):
+            new_value = args.get("value")
+            for row_id in args.get("ids", []):
+                if self.intervals.visible_at(row_id, read) and self.count[row_id] > 0:
+                    # Every visible copy of the id is deleted or updated.
+                    for old_value, copies in self.copies[row_id].items():
+                        old = (row_id, old_value)
+                        expected.delta[old] -= copies
+                        expected.removes[old] = attempt
+                        if kind != DELETE:
+                            expected.delta[(row_id, new_value)] += copies
+                            expected.adds[(row_id, new_value)] = attempt
+                elif kind == UPSERT and not self.intervals.visible_at(row_id, read):
+                    expected.delta[(row_id, new_value)] += 1
+                    expected.adds[(row_id, new_value)] = attempt
+        elif kind in (OVERWRITE, CREATE):
+            expected.whole = (Counter({(row_id, 0): 1 for row_id in args.get("ids", [])}), attempt)
+            expected.whole_hash = sum(_row_hash(key) for key in expected.whole[0]) & _HASH_MASK
+        elif kind == RESTORE and "version" in args and 0 < args["version"] <= len(self.hashes):
+            target = args["version"]
+            expected.whole_hash = self.hashes[target - 1]
+            expected.whole_later = (lambda: self._state_at(target), attempt)
+
+    def _state_at(self, version: int) -> Counter:
+        """The rows visible at ``version`` (for a restore: rare, so a pass
+        over every row ever seen is affordable)."""
+        state: Counter = Counter()
+        for key, spans in self.value_intervals.items():
+            for start, end in spans:
+                if start <= version and (end is None or version < end):
+                    state[key] += 1
+        return state
+
+    # -- one version --------------------------------------------------------------
+
+    def version(self, observed: VersionObservation) -> None:
+        v = observed.version
+        actual: Counter = Counter()
+        for row_id, value, _ in observed.added:
+            actual[(row_id, value)] += 1
+        for row_id, value, _ in observed.removed:
+            actual[(row_id, value)] -= 1
+        actual = Counter({k: n for k, n in actual.items() if n})
+        claimers = self.claims.get(v, [])
+        expected = _Expected()
+        for attempt in claimers:
+            self._expect(expected, attempt)
+        unexplained = self._unexplained(actual, expected)
+        self._pending_actual = actual
+        if unexplained:
+            # Indeterminate operations may have committed here, once.
+            for attempt in self._candidates(unexplained, v):
+                self.absorbed.add(attempt.op_id)
+                self._expect(expected, attempt)
+                claimers = [*claimers, attempt]
+            unexplained = self._unexplained(actual, expected)
+        for key, surplus in sorted(unexplained.items()):
+            self._classify(key, surplus, expected, claimers, v)
+        self._apply(observed, claimers)
+        self._fragments(observed, claimers)
+        for attempt in claimers:
+            if attempt.kind == UPSERT:
+                # An upsert that inserted a key another operation inserted
+                # meanwhile: two rows for one key (concurrent upserts of the same new key).
+                doubled = [
+                    k
+                    for k in attempt.args.get("ids", [])
+                    if self.count.get(k, 0) > 1 and not self.intervals.visible_at(k, attempt.read_version)
+                ]
+                if doubled:
+                    self.report(DUPLICATE, [attempt], [v], doubled, "an upserted key has two rows")
+
+    def _unexplained(self, actual: Counter, expected: _Expected) -> Counter:
+        if expected.whole_hash is not None:
+            hashed = (self.hash + sum(_row_hash(key) * n for key, n in actual.items())) & _HASH_MASK
+            if hashed == expected.whole_hash:
+                return Counter()
+            if expected.whole is None and expected.whole_later is not None:
+                build, attempt = expected.whole_later
+                expected.whole = (build(), attempt)  # type: ignore[operator]
+        if expected.whole is not None:
+            target, _ = expected.whole
+            after = self.rows.copy()
+            after.update(actual)
+            difference = Counter(after)
+            difference.subtract(target)
+        else:
+            difference = Counter(actual)
+            difference.subtract(expected.delta)
+        return Counter({k: n for k, n in difference.items() if n})
+
+    def _candidates(self, unexplained: Counter, version: int) -> list[Attempt]:
+        """Indeterminate operations that may have committed ``version`` (read
+        before it, not seen yet): the origins of rows that appeared, else the
+        latest-read one touching each row that vanished."""
+        found: dict[str, Attempt] = {}
+
+        def possible(attempt: Attempt | None) -> bool:
+            return (
+                attempt is not None
+                and attempt.outcome is AttemptOutcome.INDETERMINATE
+                and attempt.op_id not in self.absorbed
+                and (attempt.read_version or 0) < version
+            )
+
+        for (row_id, value), n in unexplained.items():
+            if n > 0:
+                origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
+                if origin is not None and possible(origin):
+                    found[origin.op_id] = origin
+        if found:
+            return list(found.values())
+        for (row_id, _), n in unexplained.items():
+            if n < 0:
+                options = [a for a in self.unsure_touching.get(row_id, []) if possible(a)]
+                if options:
+                    latest = max(options, key=lambda a: a.read_version or 0)
+                    found[latest.op_id] = latest
+        if found:
+            return list(found.values())
+        # An overwrite or a restore whose writer died: does it explain the whole table?
+        for attempt in self.unsure_whole:
+            if possible(attempt):
+                trial = _Expected()
+                self._expect(trial, attempt)
+                if not self._unexplained(self._pending_actual, trial):
+                    return [attempt]
+        return []
+
+    def _classify(self, key: tuple[int, int], n: int, expected: _Expected, claimers, v: int) -> None:
+        row_id, value = key
+        if n < 0:  # a row expected but missing, or gone without cause
+            op = expected.adds.get(key)
+            if op is not None:
+                name = LOST_UPDATE if op.kind in (UPDATE, UPSERT) and value else LOST_APPEND
+                self.report(name, [op], [v, *([op.version] if op.version else [])], [row_id])
+                return
+            failed = [a for a in self.unsure_touching.get(row_id, []) if a.outcome is not AttemptOutcome.INDETERMINATE]
+            if failed:
+                self.report(PHANTOM, failed + list(claimers), [v], [row_id], "a failed delete or update took effect")
+                return
+            origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
+            name = LOST_UPDATE if origin is not None and origin.kind in (UPDATE, UPSERT) and value else LOST_APPEND
+            self.report(name, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) vanished")
+            return
+        # n > 0: a row present that should not be
+        remover = expected.removes.get(key)
+        if remover is not None:
+            name = LOST_DELETE if remover.kind == DELETE else LOST_UPDATE
+            self.report(name, [remover], [v], [row_id], f"row ({row_id}, {value}) is still visible")
+            return
+        if expected.whole is not None and self.rows[key] + n > 0 and key not in expected.whole[0]:
+            if row_id in self.deleted_by or self.count[row_id] > 0:
+                whole_op = expected.whole[1]
+                self.report(
+                    RESURRECTED_DELETE, [whole_op], [v], [row_id], f"{whole_op.kind} left row ({row_id}, {value})"
+                )
+                return
+        origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
+        if origin is not None and origin.outcome in (AttemptOutcome.CONFLICT, AttemptOutcome.ERROR):
+            self.report(PHANTOM, [origin], [v], [row_id], f"{origin.kind} {origin.outcome.value} yet visible")
+        elif self.count[row_id] + n > 1 or (self.count[row_id] > 0 and value == self.value.get(row_id)):
+            self.report(DUPLICATE, [origin, *claimers], [v], [row_id], f"id {row_id} visible more than once")
+        elif row_id in self.deleted_by and self.count[row_id] == 0:
+            self.report(RESURRECTED_DELETE, [self.deleted_by[row_id], *claimers], [v], [row_id])
+        elif origin is not None and origin.op_id in self.absorbed:
+            self.report(DUPLICATE, [origin, *claimers], [v], [row_id], "an indeterminate operation seen twice")
+        elif origin is not None and origin.kind in (UPDATE, UPSERT) and value:
+            self.report(LOST_UPDATE, [origin, *claimers], [v], [row_id], f"value {value} came back")
+        else:
+            self.report(UNEXPLAINED, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) appeared")
+
+    def _apply(self, observed: VersionObservation, claimers: list[Attempt]) -> None:
+        v = observed.version
+        for row_id, value, _ in observed.added:
+            self.hash += _row_hash((row_id, value))
+        for row_id, value, _ in observed.removed:
+            self.hash -= _row_hash((row_id, value))
+        self.hash &= _HASH_MASK
+        self.hashes.extend([self.hash] * (v - len(self.hashes)))
+        deleting = {a.op_id: a for a in claimers if a.kind == DELETE}
+        for row_id, value, stable in observed.removed:
+            self.rows[(row_id, value)] -= 1
+            if self.rows[(row_id, value)] <= 0:
+                del self.rows[(row_id, value)]
+                spans = self.value_intervals[(row_id, value)]
+                if spans and spans[-1][1] is None:
+                    spans[-1][1] = v
+            self.count[row_id] -= 1
+            copies = self.copies[row_id]
+            copies[value] -= 1
+            if copies[value] <= 0:
+                del copies[value]
+            if not copies:
+                del self.copies[row_id]
+            if stable is not None:
+                self.row_id_count[stable] -= 1
+        for row_id, value, stable in observed.added:
+            if self.rows[(row_id, value)] == 0:
+                self.value_intervals[(row_id, value)].append([v, None])
+            self.rows[(row_id, value)] += 1
+            self.count[row_id] += 1
+            self.copies[row_id][value] += 1
+            self.value[row_id] = value
+            if stable is not None:
+                self.row_id_count[stable] += 1
+                if self.row_id_count[stable] == 2:
+                    self.report(ROW_ID_NOT_UNIQUE, claimers, [v], [row_id], f"stable row id {stable}")
+        touched = {r[0] for r in observed.removed} | {r[0] for r in observed.added}
+        for row_id in touched:
+            now = self.count[row_id]
+            was_visible = self.intervals.ends.get(row_id, [0])[-1] is None and bool(self.intervals.starts.get(row_id))
+            if now <= 0 and was_visible:
+                self.intervals.disappear(row_id, v)
+                for attempt in deleting.values():
+                    if row_id in attempt.args.get("ids", []):
+                        self.deleted_by[row_id] = attempt
+            elif now > 0:
+                if not was_visible:
+                    self.intervals.appear(row_id, v)
+                self.deleted_by.pop(row_id, None)
+            if now <= 0:
+                self.count.pop(row_id, None)
+                self.value.pop(row_id, None)
+
+    def _fragments(self, observed: VersionObservation, claimers: list[Attempt]) -> None:
+        for fragment_id, signature in observed.new_fragments:
+            seen = self.fragment_signature.get(fragment_id)
+            if seen is None:
+                self.fragment_signature[fragment_id] = (signature, observed.version)
+            elif seen[0] != signature:
+                self.report(
+                    FRAGMENT_ID_REUSE,
+                    claimers,
+                    [seen[1], observed.version],
+                    [],
+                    f"fragment id {fragment_id} holds other rows than at version {seen[1]}",
+                )
+
+
+def _merged(anomalies: list[Anomaly]) -> list[Anomaly]:
+    """One anomaly per name, operations and versions, its rows together
+    (the witness stays minimal: at most :data:`WITNESS_ROWS` rows)."""
+    merged: dict[tuple, Anomaly] = {}
+    for anomaly in anomalies:
+        w = anomaly.witness
+        key = (anomaly.name, tuple(w.op_ids), tuple(w.versions))
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = anomaly
+        elif len(seen.witness.rows) < WITNESS_ROWS:
+            rows = sorted(set(seen.witness.rows) | set(w.rows))[:WITNESS_ROWS]
+            merged[key] = Anomaly(anomaly.name, Witness(w.op_ids, w.versions, rows, seen.witness.detail))
+    return list(merged.values())
+
+
+def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]:
+    """The anomalies of ``history`` given what every version holds (pure;
+    one pass over the versions, each costing what it changed)."""
+    analysis = _Analysis(history, observations)
+    observed_versions = [o.version for o in observations.versions]
+    expected_versions = list(range(1, len(observed_versions) + 1))
+    if observed_versions != expected_versions or observations.unreadable:
+        missing = sorted(set(range(1, max(observed_versions, default=0) + 1)) - set(observed_versions))
+        analysis.report(
+            NON_LINEAR_VERSIONS,
+            [],
+            missing + [v for v, _ in observations.unreadable],
+            [],
+            "; ".join(m for _, m in observations.unreadable)[:300],
+        )
+    for observed in observations.versions:
+        analysis.version(observed)
+    last = observed_versions[-1] if observed_versions else 0
+    present = set(observed_versions)
+    for version, attempts in sorted(analysis.claims.items()):
+        if version > last or version not in present:
+            for attempt in attempts:
+                name = {APPEND: LOST_APPEND, DELETE: LOST_DELETE, UPDATE: LOST_UPDATE, UPSERT: LOST_UPDATE}.get(
+                    attempt.kind, LOST_COMMIT
+                )
+                analysis.report(name, [attempt], [version], attempt.args.get("ids", []), "acknowledged version missing")
+    for conflict in observations.conflicts:
+        known = [KNOWN_PYLANCE_DEPARTURES[r] for r in conflict.requirement_ids if r in KNOWN_PYLANCE_DEPARTURES]
+        mark = f"{_KNOWN_MARK}{known[0]}; " if known and conflict.writer_library == PYLANCE_LIBRARY else ""
+        analysis.report(
+            INCOMPATIBLE_COMMIT,
+            [*analysis.claims.get(conflict.version, []), *analysis.claims.get(conflict.other, [])],
+            [conflict.other, conflict.version],
+            [],
+            f"{mark}{conflict.outcome}: {conflict.reason}",
+        )
+    for found_in, rule, message in observations.validator_errors:
+        analysis.report(
+            VALIDATOR_NOT_CLEAN,
+            analysis.claims.get(found_in or 0, []),
+            [found_in] if found_in else [],
+            [],
+            f"{rule}: {message}"[:300],
+        )
+    for version, detail in observations.disagreements:
+        analysis.report(READER_DISAGREEMENT, analysis.claims.get(version, []), [version], [], detail)
+    return _merged(analysis.anomalies)
+
+
+def summary_counts(history: Iterable[Attempt]) -> Mapping[str, int]:
+    counts = Counter(a.outcome.value for a in history if a.writer >= 0)
+    return {outcome.value: counts.get(outcome.value, 0) for outcome in AttemptOutcome}

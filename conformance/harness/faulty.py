@@ -1,0 +1,189 @@
+"""Writers with one known bug class each, shipped to prove the history
+checker bites (``--writer faulty:NAME``; ``harness faulty`` lists them).
+
+Each is the reference writer with one piece changed, never the reference's
+behaviour for correct writers: a step of the commit loop swapped through
+``reference_impl.commit.loop.CommitHooks``, the read manifest it commits
+against, or the store it writes to. Every one waits a little between
+reading and committing (:data:`FAULTY_DELAY_SECONDS`), so that other
+writers commit in between and a short run shows the bug.
+
+| name | bug class | the anomaly the checker names |
+| --- | --- | --- |
+| ``skip-conflicts`` | skips conflict detection: every concurrent version is judged compatible | incompatible commit |
+| ``stale-read`` | builds on a stale read version (the first one read, committed as the latest) | resurrected delete |
+| ``plain-put`` | put-if-not-exists replaced by a plain put (a concurrent manifest is overwritten) | lost append |
+| ``restart-fragment-ids`` | fragment ids restart at 0 after an Overwrite (as pylance 0.20 did) | fragment-id reuse |
+| ``wrong-rebase-merge`` | a rebase writes only its own deletions, dropping the concurrent ones | resurrected delete |
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from reference_impl.commit import Decision, Outcome
+from reference_impl.commit.build import build_manifest
+from reference_impl.commit.loop import DEFAULT_HOOKS, DEFAULT_MAX_ATTEMPTS, CommitHooks
+from reference_impl.dataset import Dataset
+from reference_impl.naming import NamingScheme
+from reference_impl.storage import LocalStorage
+from reference_impl.transactions import Overwrite
+
+from .workloads import PlannedOp
+from .writers import Performed, ReferenceWriter, Writer
+
+#: How long a faulty writer waits between its read and its commit.
+FAULTY_DELAY_SECONDS = 0.03
+
+
+class UnknownFaultyWriterError(ValueError):
+    """``faulty:NAME`` names no shipped faulty writer."""
+
+
+@dataclass(frozen=True)
+class FaultyWriterInfo:
+    name: str
+    bug_class: str
+    #: The anomaly name the checker reports for it.
+    anomaly: str
+    #: A workload that shows the bug in a short run.
+    workload: str
+
+
+class _HookedDataset(Dataset):
+    """The reference dataset, committing with ``hooks`` (and, when
+    ``claim_latest_read``, against the latest manifest instead of the one
+    its operation was computed on)."""
+
+    hooks: ClassVar[CommitHooks] = DEFAULT_HOOKS
+    claim_latest_read: ClassVar[bool] = False
+
+    def commit(self, operation, *, tag="", restore_source=None, on_step=None, max_attempts=DEFAULT_MAX_ATTEMPTS):
+        read = self.manifest_file
+        if self.claim_latest_read:
+            read = Dataset.open(self.storage).manifest_file
+        return self._commit_to(
+            self.storage,
+            read,
+            self.naming_scheme or NamingScheme.V1,
+            operation,
+            tag=tag,
+            restore_source=restore_source,
+            on_step=on_step,
+            max_attempts=max_attempts,
+            manifest_store=self.manifest_store,
+            hooks=self.hooks,
+        )
+
+
+def _always_compatible(*args, **kwargs) -> Decision:
+    return Decision(Outcome.COMPATIBLE, (), "conflict detection skipped (faulty writer)")
+
+
+def _ids_restarted_on_overwrite(read, read_indices, transaction, settings, **kwargs):
+    if read is not None and isinstance(transaction.operation, Overwrite):
+        read = replace(read, fragments=[], max_fragment_id=None)
+    return build_manifest(read, read_indices, transaction, settings, **kwargs)
+
+
+def _only_mine(theirs: frozenset[int], mine: frozenset[int]) -> frozenset[int]:
+    return mine
+
+
+class _SkipConflicts(_HookedDataset):
+    hooks = CommitHooks(decide=_always_compatible)
+
+
+class _StaleRead(_HookedDataset):
+    claim_latest_read = True
+
+
+class _RestartIds(_HookedDataset):
+    hooks = CommitHooks(build_manifest=_ids_restarted_on_overwrite)
+
+
+class _WrongMerge(_HookedDataset):
+    hooks = CommitHooks(merge_deleted=_only_mine)
+
+
+class PlainPutStorage(LocalStorage):
+    """A local directory whose put-if-not-exists is a plain put: the second
+    writer of a manifest replaces the first."""
+
+    def put_if_not_exists(self, relpath, data):
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            data = b"".join(bytes(chunk) for chunk in data)
+        self.put(relpath, bytes(data))
+
+
+class FaultyWriter(ReferenceWriter):
+    """The reference writer with one fault (see the module table)."""
+
+    def __init__(
+        self, info: FaultyWriterInfo, dataset_class: type[Dataset], *, stale: bool = False, plain_put: bool = False
+    ):
+        super().__init__()
+        self.info = info
+        self.dataset_class = dataset_class
+        self.stale = stale
+        self.plain_put = plain_put
+
+    def open(self, uri, storage_options) -> None:
+        super().open(uri, storage_options)
+        if self.plain_put and isinstance(self.storage, LocalStorage):
+            self.storage = PlainPutStorage(self.storage.root)
+
+    def open_dataset(self, version: int | None = None) -> Dataset:
+        return self.dataset_class.open(self.storage, version)
+
+    def read_version(self) -> int:
+        if self.stale and self.dataset is not None:
+            return self.dataset.version  # never refreshed: the version first read
+        return super().read_version()
+
+    def perform(self, op: PlannedOp) -> Performed:
+        kept = self.dataset
+        time.sleep(FAULTY_DELAY_SECONDS)
+        performed = super().perform(op)
+        if self.stale:
+            self.dataset = kept
+        return performed
+
+
+FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
+    info.name: info
+    for info in (
+        FaultyWriterInfo(
+            "skip-conflicts", "skips conflict detection", "incompatible commit", "delete:3,compact:1,update:1,append:1"
+        ),
+        FaultyWriterInfo("stale-read", "builds on a stale read version", "resurrected delete", "delete:3,append:1"),
+        FaultyWriterInfo("plain-put", "replaces put-if-not-exists with a plain put", "lost append", "append"),
+        FaultyWriterInfo(
+            "restart-fragment-ids",
+            "restarts fragment ids after an Overwrite",
+            "fragment-id reuse",
+            "append:3,overwrite:1",
+        ),
+        FaultyWriterInfo(
+            "wrong-rebase-merge", "merges deletion files wrongly on rebase", "resurrected delete", "delete"
+        ),
+    )
+}
+
+
+def create(name: str) -> Writer:
+    """The faulty writer ``name`` (:data:`FAULTY_WRITERS`)."""
+    info = FAULTY_WRITERS.get(name)
+    if info is None:
+        raise UnknownFaultyWriterError(f"no faulty writer {name!r}; shipped: {', '.join(sorted(FAULTY_WRITERS))}")
+    if name == "skip-conflicts":
+        return FaultyWriter(info, _SkipConflicts)
+    if name == "stale-read":
+        return FaultyWriter(info, _StaleRead, stale=True)
+    if name == "plain-put":
+        return FaultyWriter(info, Dataset, plain_put=True)
+    if name == "restart-fragment-ids":
+        return FaultyWriter(info, _RestartIds)
+    return FaultyWriter(info, _WrongMerge)

@@ -1,0 +1,539 @@
+"""The harness on Spark: writers as Spark tasks, and the connector's write path.
+
+:class:`SparkExecutor` runs a harness run's writers as the tasks of one Spark
+job (the plan's ``Executor``: ``run_tasks``): one task per
+:class:`~conformance.harness.spec.TaskSpec`, each calling
+:func:`conformance.harness.tasks.run_writer_task` in a Python worker of an
+executor and sending its attempts back to the driver as JSON-able dicts.
+``master`` is any Spark master URL: ``local[*]`` (the embedded default: the
+driver's own JVM, one Python worker per running task), ``local[N]`` (N
+writers at once: they wait on storage, not on cores) or
+``spark://HOST:PORT`` (a standalone cluster).
+
+:func:`connector_appends` is the other pattern: the way Lance's Spark
+connector writes. The driver plans each job and pins the version it read,
+the executors write fragments (pylance's
+:func:`lance.fragment.write_fragments`, the reference's
+:func:`reference_impl.fragment_writer.write_fragments`), and the driver
+commits them as one Append transaction built on the pinned version. Several
+jobs run at once (one driver thread each), so their commits race and each
+must be rebased over the others' appends (upstream "Conflict resolution":
+Append against Append is compatible).
+
+The executors import this project: the Python workers are started with the
+driver's own interpreter (``spark.pyspark.python`` and ``PYSPARK_PYTHON`` in
+``spark.executorEnv``), which has it installed. Everything listens on
+127.0.0.1 only and the web UI is off; Spark's own logging is kept to errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Spark's log configuration while the harness runs: errors only, on stderr.
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _log_config() -> Path:
+    """A log4j2 file keeping Spark to errors (written once per process)."""
+    path = Path(tempfile.gettempdir()) / f"lance-conformance-spark-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != _LOG4J2:
+        staging = path.with_suffix(f".{os.getpid()}.tmp")
+        staging.write_text(_LOG4J2)
+        staging.replace(path)
+    return path
+
+
+def spark_conf(master: str, app_name: str = "lance-conformance harness") -> dict[str, str]:
+    """The Spark settings the harness runs with (see the module docstring)."""
+    python = sys.executable
+    java_options = f"-Dlog4j2.configurationFile=file:{_log_config()}"
+    return {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        # Bound to loopback: nothing is reachable from another machine, and a
+        # host whose name resolves elsewhere does not matter.
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": java_options,
+        "spark.executor.extraJavaOptions": java_options,
+        # The executors' Python workers run this interpreter: the project is
+        # importable there (the venv it is installed in).
+        "spark.pyspark.python": python,
+        "spark.pyspark.driver.python": python,
+        "spark.executorEnv.PYSPARK_PYTHON": python,
+        # A writer is a long task that must not be run twice: a failed task
+        # is an indeterminate writer, recorded, not retried behind our back.
+        "spark.task.maxFailures": "1",
+        # Small results; never let the default limits of a big cluster bite.
+        "spark.driver.maxResultSize": "1g",
+    }
+
+
+def _default_task() -> Callable[..., list[Any]]:
+    return run_task_in_child
+
+
+def run_task_in_child(task: Any, ready: Callable[[], object] | None = None) -> list[Any]:
+    """Runs on an executor: :func:`~conformance.harness.tasks.run_writer_task`
+    for ``task`` in a child process with a journal in the executor's
+    temporary directory, then its attempts from the journal. A writer that
+    dies (SIGKILLed mid-commit by the ``kill-mid-commit`` fault, or a crash of
+    the implementation) takes only its child down: its finished attempts
+    come back and the one in flight is indeterminate, as with the local
+    ProcessExecutor; the Spark task itself succeeds.
+
+    ``ready`` (the stage's barrier) is called once the child has loaded its
+    writer, and the child starts its first operation only when it returns,
+    so that writers race from their first operation on; it is called
+    exactly once even when the child dies first, so no other task waits
+    for this one in vain."""
+    import pickle
+    import subprocess
+
+    from .executors import TaskFailedError
+    from .tasks import read_journal
+
+    with tempfile.TemporaryDirectory(prefix="lance-conformance-writer-") as scratch:
+        journal = Path(scratch) / "journal.jsonl"
+        task_file = Path(scratch) / "task.pickle"
+        task_file.write_bytes(pickle.dumps(dataclasses.replace(task, journal=str(journal))))
+        # Two pipes: the child says it is ready on one, waits for the go on the other.
+        ready_read, ready_write = os.pipe()
+        go_read, go_write = os.pipe()
+        command = [sys.executable, "-m", "conformance.harness.spark", str(task_file), str(ready_write), str(go_read)]
+        with open(Path(scratch) / "stderr", "w+b") as stderr:
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=(ready_write, go_read),
+            )
+            os.close(ready_write)
+            os.close(go_read)
+            try:
+                os.read(ready_read, 1)  # b"" when the child died before it was ready
+                if ready is not None:
+                    ready()
+                try:
+                    os.write(go_write, b"g")
+                except BrokenPipeError:
+                    pass  # the child is gone; its journal says how far it got
+            finally:
+                os.close(ready_read)
+                os.close(go_write)
+            returncode = child.wait()
+            died_at = time.time()
+            stderr.seek(0)
+            tail = stderr.read().decode(errors="replace").strip().splitlines()[-5:]
+        if returncode != 0 and (not journal.exists() or journal.stat().st_size == 0):
+            raise TaskFailedError(
+                f"writer {task.writer_index} exited with status {returncode} before recording anything: "
+                + " | ".join(tail)
+            )
+        return read_journal(journal, task.writer_index, died_at=died_at)
+
+
+def _child_main(task_file: str, ready_fd: int, go_fd: int) -> None:
+    """The child process of :func:`run_task_in_child`: the writer's loop
+    (its attempts are in the journal), started when the parent says go."""
+    import pickle
+
+    from .tasks import run_writer_task
+
+    def ready() -> None:
+        os.write(ready_fd, b"r")
+        os.read(go_fd, 1)
+
+    run_writer_task(pickle.loads(Path(task_file).read_bytes()), ready=ready)
+
+
+def attempt_to_json(attempt: Any) -> dict[str, Any]:
+    """A history attempt as the JSON document that crosses from executor to driver."""
+    return attempt.to_json()
+
+
+def attempt_from_json(record: dict[str, Any]) -> Any:
+    from .history import Attempt
+
+    return Attempt.from_json(record)
+
+
+class _TaskRunner:
+    """What one Spark task runs: the writer task for each TaskSpec of its
+    partition (exactly one), its attempts encoded for the trip back. In a
+    barrier stage every writer waits at the stage's barrier before its
+    first operation."""
+
+    def __init__(self, task: Callable[..., list[Any]], encode: Callable[[Any], dict[str, Any]], barrier: bool):
+        self.task = task
+        self.encode = encode
+        self.barrier = barrier
+        # A writer plugged in by module path may live on the driver's
+        # PYTHONPATH as it is now (not as it was when Spark started): the
+        # writer's process gets it too.
+        self.python_path = os.environ.get("PYTHONPATH", "")
+
+    def __call__(self, specs: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        if self.python_path:
+            inherited = os.environ.get("PYTHONPATH", "")
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.python_path, inherited) if p)
+        ready = None
+        if self.barrier:
+            from pyspark import BarrierTaskContext
+
+            ready = BarrierTaskContext.get().barrier
+        for spec in specs:
+            for attempt in self.task(spec, ready):
+                yield self.encode(attempt)
+
+
+class SparkError(RuntimeError):
+    """Spark could not run the harness (no Java, a session already running
+    on another master, a master that does not answer)."""
+
+
+class SparkExecutor:
+    """Runs a harness run's writers as the tasks of one Spark job.
+
+    The Spark session is started on first use and stopped by :meth:`stop`
+    (or leaving a ``with`` block); a process has one Spark session at a
+    time, so a second executor on another master fails until the first is
+    stopped. ``task(spec, ready)`` is what each Spark task runs (``ready``:
+    the stage's barrier, or None). ``conf`` adds Spark settings or overrides the harness's
+    (:func:`spark_conf`), e.g. ``spark.pyspark.python`` where a cluster's
+    nodes keep the project's interpreter elsewhere. ``task`` (by default ``run_writer_task``) must be importable on
+    the executors: a module-level function of an installed module.
+    """
+
+    def __init__(
+        self,
+        master: str = "local[*]",
+        *,
+        app_name: str = "lance-conformance harness",
+        conf: Mapping[str, str] | None = None,
+        task: Callable[..., list[Any]] | None = None,
+        encode: Callable[[Any], dict[str, Any]] = attempt_to_json,
+        decode: Callable[[dict[str, Any]], Any] = attempt_from_json,
+    ):
+        self.master = master
+        self.app_name = app_name
+        self.conf = dict(conf or {})
+        self._task = task
+        self._encode = encode
+        self._decode = decode
+        self._session: Any = None
+        self._owns_session = False
+        self._lock = threading.Lock()
+
+    # -- the session ---------------------------------------------------------------
+
+    def session(self):
+        """The running Spark session (started here on first use)."""
+        with self._lock:
+            if self._session is None:
+                self._session, self._owns_session = _start_session(self.master, self.app_name, self.conf)
+            return self._session
+
+    @property
+    def spark_context(self):
+        return self.session().sparkContext
+
+    @property
+    def default_parallelism(self) -> int:
+        """How many tasks run at once (cores of ``local[N]`` or of the cluster)."""
+        return int(self.spark_context.defaultParallelism)
+
+    def stop(self) -> None:
+        """Stop the Spark session if this executor started it (a session it
+        found running in this process is left to whoever started it)."""
+        with self._lock:
+            if self._session is not None and self._owns_session:
+                self._session.stop()
+            self._session = None
+
+    def __enter__(self) -> SparkExecutor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- the plan's Executor protocol -----------------------------------------------
+
+    def run_tasks(self, tasks: Sequence[Any]) -> list[Any]:
+        """Run each TaskSpec as its own Spark task; every attempt, back on
+        the driver, in the order of the tasks."""
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        # When every writer has a slot, the tasks run as a barrier stage and
+        # start their first operations together (as the ProcessExecutor's
+        # writers do); with more writers than slots they start as slots free.
+        barrier = len(tasks) <= self.default_parallelism
+        runner = _TaskRunner(self._task or _default_task(), self._encode, barrier)
+        partitions = self.spark_context.parallelize(tasks, numSlices=len(tasks))
+        stage = partitions.barrier().mapPartitions(runner) if barrier else partitions.mapPartitions(runner)
+        return [self._decode(record) for record in stage.collect()]
+
+
+def _start_session(master: str, app_name: str, conf: Mapping[str, str]):
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise SparkError("Spark needs Java: run ./dev setup (it installs a JRE) or set JAVA_HOME")
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if active.sparkContext.master != master:
+            raise SparkError(
+                f"a Spark session on {active.sparkContext.master} is already running in this process; "
+                f"stop it before starting one on {master}"
+            )
+        return active, False
+    unreachable = unreachable_masters(master)
+    if unreachable:
+        raise SparkError(f"no Spark master answers at {', '.join(unreachable)} ({master})")
+    # The Python workers of local mode are started from the driver's
+    # environment; a cluster's executors get it from spark.executorEnv.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Spark picks the address it advertises before reading any setting.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder
+    for key, value in {**spark_conf(master, app_name), **conf}.items():
+        builder = builder.config(key, value)
+    try:
+        with warnings.catch_warnings():
+            # pylance warns at every fork once it is imported; the fork here
+            # is pyspark's launcher, which at once executes the JVM.
+            warnings.filterwarnings("ignore", message="lance is not fork-safe")
+            session = builder.getOrCreate()
+    except Exception as error:  # py4j or the JVM launcher: the message is the whole story
+        raise SparkError(f"could not start Spark on {master}: {error}") from error
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True
+
+
+def unreachable_masters(master: str, timeout: float = 5.0) -> list[str]:
+    """The ``host:port`` addresses of a ``spark://`` master URL (several with
+    standby masters) that refuse a connection; empty for other masters.
+    Spark itself would retry an absent master for minutes before giving up."""
+    import socket
+
+    if not master.startswith("spark://"):
+        return []
+    unreachable = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                pass
+        except (OSError, ValueError):
+            unreachable.append(address)
+    return unreachable
+
+
+# -- the connector pattern: executors write fragments, the driver commits ------------
+
+IMPLEMENTATIONS = ("pylance", "reference")
+
+
+@dataclass(frozen=True)
+class FragmentTask:
+    """One executor's share of a connector job: write ``ids`` as fragments
+    of the dataset as it was at ``read_version``."""
+
+    implementation: str
+    uri: str
+    storage_options: dict[str, str]
+    read_version: int
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ConnectorCommit:
+    """One connector job as the driver saw it: the version it pinned when
+    planning, the version its Append was committed as (None with the error
+    when the commit failed), and the ids its tasks wrote."""
+
+    job: int
+    read_version: int
+    version: int | None
+    ids: tuple[int, ...]
+    error: str | None
+    start: float
+    end: float
+
+
+def connector_rows(ids: Sequence[int]):
+    """The rows a connector job writes: each id with a label naming it."""
+    import pyarrow as pa
+
+    return pa.table({"id": pa.array(list(ids), pa.int64()), "label": pa.array([f"row-{i}" for i in ids], pa.string())})
+
+
+def create_connector_dataset(
+    implementation: str, uri: str, storage_options: dict[str, str] | None = None, *, initial_ids: Sequence[int] = ()
+) -> int:
+    """Create the dataset connector jobs append to (format 2.0 data files,
+    which both implementations write); its version."""
+    table = connector_rows(initial_ids)
+    if implementation == "pylance":
+        import lance
+
+        return lance.write_dataset(
+            table, uri, data_storage_version="2.0", storage_options=storage_options or None
+        ).version
+    if implementation == "reference":
+        from reference_impl.dataset import Dataset
+
+        return Dataset.create(uri, table, storage_options=storage_options).version
+    raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")
+
+
+def write_task_fragments(task: FragmentTask) -> list[Any]:
+    """Runs on an executor: write the task's rows as new fragments, commit
+    nothing; the fragments' metadata goes back to the driver (pylance's as
+    its JSON dict, the reference's as the picklable Fragment)."""
+    table = connector_rows(task.ids)
+    if task.implementation == "pylance":
+        import lance
+        from lance.fragment import write_fragments
+
+        pinned = lance.dataset(task.uri, version=task.read_version, storage_options=task.storage_options or None)
+        fragments = write_fragments(
+            table,
+            pinned,
+            schema=pinned.schema,
+            data_storage_version="2.0",
+            storage_options=task.storage_options or None,
+        )
+        return [fragment.to_json() for fragment in fragments]
+    from reference_impl.dataset import Dataset
+    from reference_impl.fragment_writer import write_fragments as reference_write_fragments
+
+    dataset = Dataset.open(task.uri, task.read_version, storage_options=task.storage_options)
+    return list(reference_write_fragments(dataset.storage, table, dataset.schema))
+
+
+def _write_partition(tasks: Iterable[FragmentTask]) -> Iterator[Any]:
+    for task in tasks:
+        yield from write_task_fragments(task)
+
+
+def _latest_version(implementation: str, uri: str, storage_options: dict[str, str]) -> int:
+    if implementation == "pylance":
+        import lance
+
+        return lance.dataset(uri, storage_options=storage_options or None).version
+    from reference_impl.dataset import Dataset
+
+    return Dataset.open(uri, storage_options=storage_options).version
+
+
+def _commit_append(
+    implementation: str, uri: str, storage_options: dict[str, str], read_version: int, fragments: list[Any]
+) -> int:
+    """The driver's step: one Append of every task's fragments, built on the
+    version pinned when the job was planned."""
+    if implementation == "pylance":
+        import lance
+        from lance.fragment import FragmentMetadata
+
+        operation = lance.LanceOperation.Append([FragmentMetadata.from_json(_json(f)) for f in fragments])
+        committed = lance.LanceDataset.commit(
+            uri, operation, read_version=read_version, storage_options=storage_options or None
+        )
+        return committed.version
+    from reference_impl.dataset import Dataset
+    from reference_impl.transactions import Append
+
+    read = Dataset.open(uri, read_version, storage_options=storage_options)
+    return read.commit(Append(fragments=list(fragments))).version
+
+
+def short_error(failure: BaseException) -> str:
+    """One line for a failure: a Python worker's exception comes back inside
+    Spark's with the worker's whole traceback; its last line is the error."""
+    lines = [line.strip() for line in str(failure).splitlines() if line.strip() and "SQLSTATE" not in line]
+    return f"{type(failure).__name__}: {lines[-1] if lines else ''}"
+
+
+def _json(fragment: Any) -> str:
+    import json
+
+    return json.dumps(fragment)
+
+
+def connector_appends(
+    executor: SparkExecutor,
+    implementation: str,
+    uri: str,
+    jobs: Sequence[Sequence[Sequence[int]]],
+    *,
+    storage_options: dict[str, str] | None = None,
+    pinned_version: int | None = None,
+) -> list[ConnectorCommit]:
+    """Run connector jobs at once, one driver thread each: job ``j`` appends
+    ``jobs[j]`` (one list of ids per executor task). Every job pins the
+    latest version when it is planned, its tasks write fragments on the
+    executors, and the driver commits one Append built on the pinned
+    version (``pinned_version`` instead pins that one version for every
+    job: each commit then has the others' to rebase over). The dataset at
+    ``uri`` must exist (see :func:`create_connector_dataset`). Returns each
+    job's record, in job order.
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")
+    options = dict(storage_options or {})
+    context = executor.spark_context
+    results: list[ConnectorCommit | None] = [None] * len(jobs)
+
+    def run_job(index: int) -> None:
+        start = time.time()
+        ids = tuple(i for share in jobs[index] for i in share)
+        read_version = pinned_version if pinned_version is not None else _latest_version(implementation, uri, options)
+        tasks = [FragmentTask(implementation, uri, options, read_version, tuple(share)) for share in jobs[index]]
+        version: int | None = None
+        error: str | None = None
+        try:
+            # Each thread's job is its own Spark job; the scheduler runs
+            # their tasks side by side.
+            context.setJobGroup(f"connector-{index}", f"connector job {index}")
+            fragments = context.parallelize(tasks, numSlices=max(1, len(tasks))).mapPartitions(_write_partition)
+            version = _commit_append(implementation, uri, options, read_version, fragments.collect())
+        except Exception as failure:  # recorded, as a writer's failed attempt is
+            error = short_error(failure)
+        results[index] = ConnectorCommit(index, read_version, version, ids, error, start, time.time())
+
+    threads = [threading.Thread(target=run_job, args=(index,), name=f"connector-{index}") for index in range(len(jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [result for result in results if result is not None]
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

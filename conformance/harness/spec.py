@@ -1,0 +1,61 @@
+"""What a harness run needs, as plain data that pickles and saves as JSON
+(``DIR/run.json``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+#: Faults the harness can inject into correct writers (``RunSpec.fault``).
+FAULT_KILL_MID_COMMIT = "kill-mid-commit"
+FAULT_SLOW_STORE = "slow-store"
+FAULTS = (FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a run needs. ``writer`` is ``"pylance"``, ``"reference"``,
+    ``"faulty:NAME"`` or the module path of a writer plugged in from outside
+    (``conformance.harness.writers``). ``workloads`` maps workload kinds to
+    weights; ``naming`` is ``"v1"`` or ``"v2"``; ``fault`` injects one fault
+    into correct writers (:data:`FAULTS`)."""
+
+    uri: str
+    storage_options: dict[str, str]
+    writer: str
+    writers: int
+    operations: int
+    workloads: dict[str, float]
+    seed: int
+    stable_row_ids: bool
+    naming: str
+    data_storage_version: str = "2.0"
+    fault: str | None = None
+    #: Rows the dataset starts with (version 1), ids 0 .. initial_rows - 1.
+    initial_rows: int = field(default=64)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, document: dict) -> RunSpec:
+        return cls(**document)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> RunSpec:
+        return cls.from_json(json.loads(path.read_text()))
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One writer's share of a run: what one Spark task or one process
+    receives. ``journal`` (optional) is a file the task appends each attempt
+    to as it goes, so that a task killed mid-operation leaves its history."""
+
+    run: RunSpec
+    writer_index: int
+    journal: str | None = None

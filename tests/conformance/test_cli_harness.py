@@ -1,0 +1,111 @@
+"""``lance-conformance harness run|check|faulty``: summaries, the JSON
+report against its shipped schema, exit statuses, and a writer plugged in
+from outside the package by its module path."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from conformance.cli import main
+from conformance.harness.faulty import FAULTY_WRITERS
+
+
+def _schema() -> dict:
+    return json.loads(
+        resources.files("conformance").joinpath("schemas").joinpath("harness-report.schema.json").read_text()
+    )
+
+
+def test_faulty_lists_every_faulty_writer_by_the_name_writer_takes(capsys):
+    assert main(["harness", "faulty", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [row["writer"] for row in listed] == [f"faulty:{name}" for name in FAULTY_WRITERS]
+    assert all(row["anomaly"] and row["bug_class"] for row in listed)
+
+
+def test_a_clean_run_exits_0_and_check_says_the_same(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["harness", "run", "--writer", "reference", "--writers", "2", "--operations", "3", "--seed", "4"]
+    assert main([*argv, "--out", str(out), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, _schema())
+    assert document["anomalies"] == [] and document["skipped_workloads"] == ["upsert"]
+    assert document["operations"] == 6
+    assert main(["harness", "check", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 writers, 6 operations" in text and "anomalies: none" in text
+
+
+def test_a_faulty_writer_exits_1_with_its_anomaly_in_the_json(tmp_path, capsys):
+    info = FAULTY_WRITERS["restart-fragment-ids"]
+    argv = ["harness", "run", "--writer", "faulty:restart-fragment-ids", "--workload", info.workload]
+    assert main([*argv, "--writers", "2", "--operations", "4", "--out", str(tmp_path), "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, _schema())
+    assert info.anomaly in {a["name"] for a in document["anomalies"]}
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--workload", "teleport"], "unknown workload 'teleport'"),
+        (["--writer", "no_such_module_here"], "no such module"),
+        (["--master", "spark://nowhere:7077"], "--master"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path, capsys, extra, message):
+    argv = ["harness", "run", "--writer", "reference", "--out", str(tmp_path), *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_check_of_a_directory_without_a_run_exits_2(tmp_path, capsys):
+    assert main(["harness", "check", str(tmp_path)]) == 2
+    assert "no saved run" in capsys.readouterr().err
+
+
+def test_a_writer_plugs_in_by_module_path(tmp_path, capsys, monkeypatch):
+    """An appends-only writer on pylance, from a module outside the package:
+    the kinds it cannot do are skipped and listed."""
+    (tmp_path / "my_appender.py").write_text(
+        textwrap.dedent(
+            """
+            import lance
+            from conformance.harness.writers import Performed, rows_table
+
+            class Appender:
+                supported_kinds = frozenset({"append"})
+
+                def open(self, uri, storage_options):
+                    self.uri = uri
+
+                def read_version(self):
+                    self.dataset = lance.dataset(self.uri)
+                    return self.dataset.version
+
+                def perform(self, op):
+                    table = rows_table(op.args["ids"], 0, self.dataset.schema)
+                    return Performed(lance.write_dataset(table, self.dataset, mode="append").version)
+
+                def is_conflict(self, error):
+                    return "conflict" in str(error).lower()
+
+            def create_writer(writer_index):
+                return Appender()
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    argv = ["harness", "run", "--writer", "my_appender", "--workload", "append:3,delete:1", "--writers", "2"]
+    assert main([*argv, "--operations", "3", "--out", str(tmp_path / "out"), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["skipped_workloads"] == ["delete"]
+    assert document["acknowledged"] == 6 and document["anomalies"] == []
+    sys.modules.pop("my_appender", None)
