@@ -20,6 +20,7 @@ writers commit in between and a short run shows the bug.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -112,7 +113,9 @@ class PlainPutStorage(LocalStorage):
     """A local directory whose put-if-not-exists is a plain put: the second
     writer of a manifest replaces the first."""
 
-    def put_if_not_exists(self, relpath, data):
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             data = b"".join(bytes(chunk) for chunk in data)
         self.put(relpath, bytes(data))

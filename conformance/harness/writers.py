@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -101,9 +101,11 @@ INITIAL_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("value", pa.int
 class SlowLocalStorage(LocalStorage):
     """A local directory that waits before every write: a slow store."""
 
-    def put_if_not_exists(self, relpath, data):
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
         time.sleep(SLOW_STORE_SECONDS)
-        super().put_if_not_exists(relpath, data)
+        super().put_if_not_exists(relpath, data, durable=durable)
 
     def put(self, relpath, data):
         time.sleep(SLOW_STORE_SECONDS)
@@ -119,16 +121,18 @@ class KillingLocalStorage(LocalStorage):
         super().__init__(root)
         self.remaining, self.when = n, when
 
-    def put_if_not_exists(self, relpath, data):
+    def put_if_not_exists(
+        self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
+    ) -> None:
         if not relpath.startswith("_versions/"):
-            super().put_if_not_exists(relpath, data)
+            super().put_if_not_exists(relpath, data, durable=durable)
         elif self.when == "before":
             self.remaining -= 1
             if self.remaining == 0:
                 kill_self()
-            super().put_if_not_exists(relpath, data)
+            super().put_if_not_exists(relpath, data, durable=durable)
         else:
-            super().put_if_not_exists(relpath, data)  # a lost race raises: not a commit
+            super().put_if_not_exists(relpath, data, durable=durable)  # a lost race raises: not a commit
             self.remaining -= 1
             if self.remaining == 0:
                 kill_self()
