@@ -21,6 +21,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from conformance.validator.facts.pylance_departures import pylance_departure
+
 from .history import Attempt, AttemptOutcome
 from .observe import Observations, VersionObservation
 from .spec import RunSpec
@@ -59,14 +61,6 @@ ANOMALY_NAMES = (
     READER_DISAGREEMENT,
     LOST_COMMIT,
 )
-#: Conflict rules pylance 14 departs from, as measured by the conflict matrix
-#: (docs/spec-discrepancies.md, "Conflict matrix"): a commit of pylance's over
-#: such a conflict is listed as a known departure, not as an anomaly.
-KNOWN_PYLANCE_DEPARTURES = {
-    "conflict.update-config-after-overwrite-incompatible": "pylance 14 commits an UpdateConfig of another key "
-    "over an Overwrite (docs/spec-discrepancies.md, Conflict matrix, item 1)",
-}
-PYLANCE_LIBRARY = "lance"
 
 #: Rows kept in one witness: enough to find them, few enough to read.
 WITNESS_ROWS = 5
@@ -128,7 +122,8 @@ def check(
 
 def split_known_departures(anomalies: list[Anomaly]) -> tuple[list[Anomaly], list[Anomaly]]:
     """The anomalies, and apart from them the commits of pylance's over a
-    conflict rule it is known to depart from (:data:`KNOWN_PYLANCE_DEPARTURES`)."""
+    conflict rule it is known to depart from
+    (:mod:`conformance.validator.facts.pylance_departures`)."""
     known = [a for a in anomalies if a.name == INCOMPATIBLE_COMMIT and a.witness.detail.startswith(_KNOWN_MARK)]
     return [a for a in anomalies if a not in known], known
 
@@ -566,8 +561,12 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
                 )
                 analysis.report(name, [attempt], [version], attempt.args.get("ids", []), "acknowledged version missing")
     for conflict in observations.conflicts:
-        known = [KNOWN_PYLANCE_DEPARTURES[r] for r in conflict.requirement_ids if r in KNOWN_PYLANCE_DEPARTURES]
-        mark = f"{_KNOWN_MARK}{known[0]}; " if known and conflict.writer_library == PYLANCE_LIBRARY else ""
+        departure = pylance_departure(conflict.requirement_ids, conflict.writer_library)
+        mark = (
+            f'{_KNOWN_MARK}{departure.behaviour} (docs/spec-discrepancies.md, Conflict matrix, "{departure.entry}"); '
+            if departure
+            else ""
+        )
         analysis.report(
             INCOMPATIBLE_COMMIT,
             [*analysis.claims.get(conflict.version, []), *analysis.claims.get(conflict.other, [])],

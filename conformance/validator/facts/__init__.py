@@ -13,5 +13,6 @@ it). One module per topic:
   version's state as the transaction rules compare it;
 * :mod:`.changes`: how a version differs from the one before it;
 * :mod:`.findings`: findings a rule reports under another rule's id;
+* :mod:`.pylance_departures`: conflict rules pylance 14 is measured to depart from;
 * :mod:`.text`: how findings list examples and name things.
 """

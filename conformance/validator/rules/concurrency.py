@@ -29,6 +29,7 @@ from reference_impl.commit.conflicts import FRAGMENT_REUSE_INDEX_NAME, Outcome, 
 from reference_impl.transactions import Clone, CreateIndex, Rewrite, Transaction
 
 from ..context import VersionView
+from ..facts.pylance_departures import pylance_departure
 from ..facts.transactions import recorded_transaction
 from ..registry import Severity, registered_rule, rule
 
@@ -116,31 +117,18 @@ def lost_update(view: VersionView):
             f"({decision.outcome.value}: {decision.reason}); version {view.version} had to fail, and "
             f"committing it lost an update ({', '.join(decision.requirement_ids)})"
         )
-        departure = _PYLANCE_DEPARTURES.get((mine, other[0].operation_name))
-        if departure is not None and _written_by_pylance(view):
+        writer = view.manifest.writer_version
+        departure = pylance_departure(decision.requirement_ids, writer.library if writer else None)
+        if departure is not None:
             yield registered_rule(LOST_UPDATE).finding(
                 f"{message}; pylance commits this pair, departing from the page "
-                f'(docs/spec-discrepancies.md, "{departure}")',
+                f'(docs/spec-discrepancies.md, "{departure.entry}")',
                 version=view.version,
                 location=where,
                 severity=Severity.INFO,
             )
         else:
             yield message, where
-
-
-#: Pairs (operation committed, operation committed before it) that pylance
-#: 14 commits where the transaction page says they conflict, by the title of
-#: their entry in docs/spec-discrepancies.md: in a version pylance wrote,
-#: such a pair is a known departure (an info), not a lost update.
-_PYLANCE_DEPARTURES: dict[tuple[str | None, str | None], str] = {
-    ("update_config", "overwrite"): "UpdateConfig after Overwrite"
-}
-
-
-def _written_by_pylance(view: VersionView) -> bool:
-    recorded = view.manifest.writer_version
-    return recorded is not None and recorded.library == "lance"
 
 
 def _carries_reuse_index(view: VersionView, transaction: Transaction) -> bool:
