@@ -8,5 +8,9 @@ writer implements; pylance and the reference), ``workloads`` (seeded plans),
 ``tasks`` (one writer's loop), ``executors`` (where the tasks run),
 ``observe`` (every version read back with the reference reader), ``checker``
 (the named anomalies), ``faulty`` (writers with one known bug class each),
-``report`` (text and JSON) and ``runner`` (a whole run).
+``serial_model`` (what a serial history leaves, for the checker's property
+tests), ``report`` (text and JSON), ``html`` (the page of a run), ``spark``
+(the Spark executor and the connector pattern: executors write fragments, the
+driver commits), ``runner`` (a whole run) and ``command`` (``lance-conformance
+harness run|check|faulty``).
 """
