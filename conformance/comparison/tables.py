@@ -83,5 +83,9 @@ def _value_differences(name: str, expected: pa.ChunkedArray, actual: pa.ChunkedA
 
 
 def _shown(value: pa.Scalar) -> str:
-    text = repr(value.as_py())
+    try:
+        text = repr(value.as_py())
+    except (OverflowError, ValueError, pa.ArrowException):
+        # No Python value for it (a timestamp beyond the datetime range): Arrow's own rendering.
+        text = " ".join(pa.array([value], type=value.type).to_string().split())[1:-1].strip()
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."

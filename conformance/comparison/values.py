@@ -15,8 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .type_matching import is_view
-
 
 def mismatched_rows(expected: pa.Array, actual: pa.Array) -> np.ndarray:
     """A boolean per row: True where the values of the two arrays (of equal
@@ -53,18 +51,30 @@ def _plain(array: pa.Array) -> pa.Array:
             # A map's layout is that of a list of key/value structs.
             entries = pa.struct([array.type.key_field, array.type.item_field])
             array = array.view(pa.list_(pa.field("entries", entries, nullable=False)))
-        elif is_view(array.type):
-            array = array.cast(_without_view(array.type))
+        elif pa.types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+        elif pa.types.is_binary_view(array.type):
+            array = array.cast(pa.large_binary())
+        elif pa.types.is_list_view(array.type) or pa.types.is_large_list_view(array.type):
+            array = _list_from_view(array)
         else:
             return array
 
 
-def _without_view(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_string_view(t):
-        return pa.large_string()
-    if pa.types.is_binary_view(t):
-        return pa.large_binary()
-    return pa.large_list(t.value_field)
+def _list_from_view(array: pa.Array) -> pa.LargeListArray:
+    """A list view as a large list of the same values (pyarrow's own cast of
+    list views to lists builds invalid arrays)."""
+    valid = _validity(array)
+    starts = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes = np.where(valid, array.sizes.to_numpy(zero_copy_only=False), 0).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    # Each element's position in the view's values: its list's start plus its place in the list.
+    positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+    values = array.values.take(pa.array(positions, type=pa.int64()))
+    mask = None if array.null_count == 0 else pa.array(~valid)
+    return pa.LargeListArray.from_arrays(
+        pa.array(offsets, type=pa.int64()), values, type=pa.large_list(array.type.value_field), mask=mask
+    )
 
 
 def _validity(array: pa.Array) -> np.ndarray:
