@@ -115,10 +115,12 @@ def _list_mismatch(expected: pa.Array, actual: pa.Array, both: np.ndarray) -> np
     else:
         indices = pa.array(rows, type=pa.int64())
         expected_rows, actual_rows = expected.take(indices), actual.take(indices)
-    element_differs = mismatched_rows(pc.list_flatten(expected_rows), pc.list_flatten(actual_rows))
-    if element_differs.any():
-        owners = np.repeat(np.arange(len(rows)), expected_lengths[rows])
-        differ[rows[np.unique(owners[element_differs])]] = True
+    element_differs = mismatched_rows(pc.list_flatten(expected_rows), pc.list_flatten(actual_rows)).nonzero()[0]
+    if len(element_differs):
+        # The list holding each differing element: the last one starting at or before it.
+        starts = np.concatenate([[0], np.cumsum(expected_lengths[rows])])
+        owners = np.searchsorted(starts, element_differs, side="right") - 1
+        differ[rows[owners]] = True
     return differ
 
 
