@@ -34,6 +34,13 @@ class TableComparison:
         """The tables hold the same values (observations aside)."""
         return not self.differences
 
+    def to_json(self) -> dict:
+        return {
+            "equal": self.equal,
+            "differences": list(self.differences),
+            "observations": [observation.to_json() for observation in self.observations],
+        }
+
 
 def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
     """Compare ``actual`` (what an implementation returned) with ``expected``

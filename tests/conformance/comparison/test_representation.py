@@ -201,3 +201,14 @@ def test_several_kinds_at_once_each_observed_once():
         ("v.item", "nullability"),
         ("v.item", "wider-type"),
     ]
+
+
+def test_dictionaries_inside_lists_and_chunks_with_their_own_dictionaries_are_decoded():
+    nested = pa.array([["a"], ["b", "a"]], pa.list_(pa.dictionary(pa.int8(), pa.string())))
+    assert [
+        (o.column, o.kind) for o in observations_of(pa.table({"l": [["a"], ["b", "a"]]}), pa.table({"l": nested}))
+    ] == [("l.item", "dictionary")]
+    chunks = pa.chunked_array([pa.array(["x", "y"]).dictionary_encode(), pa.array(["z", "x"]).dictionary_encode()])
+    assert [o.kind for o in observations_of(pa.table({"d": ["x", "y", "z", "x"]}), pa.table({"d": chunks}))] == [
+        "dictionary"
+    ]
