@@ -15,13 +15,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .type_matching import bfloat16_widened_to, is_bfloat16
 
-def mismatched_rows(expected: pa.Array, actual: pa.Array) -> np.ndarray:
+
+def mismatched_rows(expected: pa.Array, actual: pa.Array, expected_field: pa.Field | None = None) -> np.ndarray:
     """A boolean per row: True where the values of the two arrays (of equal
-    length and types that :func:`match_fields` found comparable) differ."""
+    length and types that :func:`match_fields` found comparable) differ.
+    ``expected_field`` is the expected array's field when known: its metadata
+    may say the values are bfloat16."""
     if len(expected) != len(actual):
         raise ValueError(f"arrays of {len(expected)} and {len(actual)} values cannot be compared row by row")
     expected, actual = _plain(expected), _plain(actual)
+    if expected_field is not None and is_bfloat16(expected_field) and bfloat16_widened_to(actual.type):
+        expected = _bfloat16_as_float32(expected)
     expected_valid, actual_valid = _validity(expected), _validity(actual)
     differ = expected_valid != actual_valid
     both = expected_valid & actual_valid
@@ -77,6 +83,33 @@ def _list_from_view(array: pa.Array) -> pa.LargeListArray:
     )
 
 
+def readable(array: pa.Array, field: pa.Field) -> pa.Array:
+    """``array`` (of ``field``) with bfloat16 values, alone or as the elements
+    of a fixed-size list (the form the schema page gives them), shown as
+    float32 rather than as their bytes."""
+    if is_bfloat16(field):
+        return _bfloat16_as_float32(_plain(array))
+    if pa.types.is_fixed_size_list(field.type) and is_bfloat16(field.type.value_field):
+        plain = _plain(array)
+        values = _bfloat16_as_float32(_plain(plain.values))
+        mask = None if plain.null_count == 0 else pa.array(~_validity(plain))
+        return pa.FixedSizeListArray.from_arrays(
+            values.slice(plain.offset * field.type.list_size, len(plain) * field.type.list_size),
+            field.type.list_size,
+            mask=mask,
+        )
+    return array
+
+
+def _bfloat16_as_float32(array: pa.Array) -> pa.Array:
+    """Two-byte bfloat16 values (the upper half of a little-endian float32) as float32."""
+    data = array.buffers()[1]
+    halves = np.frombuffer(data, dtype="<u2", count=array.offset + len(array))[array.offset :]
+    floats = (halves.astype("<u4") << 16).view("<f4")
+    mask = None if array.null_count == 0 else ~_validity(array)
+    return pa.array(floats, type=pa.float32(), mask=mask)
+
+
 def _validity(array: pa.Array) -> np.ndarray:
     if pa.types.is_null(array.type):
         return np.zeros(len(array), dtype=bool)
@@ -95,7 +128,7 @@ def _struct_mismatch(expected: pa.StructArray, actual: pa.StructArray) -> np.nda
         # StructArray.field applies the array's offset, not its validity: rows
         # where either struct is null are masked out by the caller.
         actual_index = actual.type.get_field_index(child.name)
-        differ |= mismatched_rows(expected.field(index), actual.field(actual_index))
+        differ |= mismatched_rows(expected.field(index), actual.field(actual_index), child)
     return differ
 
 
@@ -115,7 +148,9 @@ def _list_mismatch(expected: pa.Array, actual: pa.Array, both: np.ndarray) -> np
     else:
         indices = pa.array(rows, type=pa.int64())
         expected_rows, actual_rows = expected.take(indices), actual.take(indices)
-    element_differs = mismatched_rows(pc.list_flatten(expected_rows), pc.list_flatten(actual_rows)).nonzero()[0]
+    element_differs = mismatched_rows(
+        pc.list_flatten(expected_rows), pc.list_flatten(actual_rows), expected.type.value_field
+    ).nonzero()[0]
     if len(element_differs):
         # The list holding each differing element: the last one starting at or before it.
         starts = np.concatenate([[0], np.cumsum(expected_lengths[rows])])

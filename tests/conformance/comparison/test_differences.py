@@ -246,3 +246,15 @@ def test_other_columns_are_still_compared_when_one_column_fails_on_its_type():
         "column 'a': expected type int64, got int32 (narrower: int32 cannot hold every int64 value)",
         "column 'b' row 0: expected 'x', got 'y'",
     )
+
+
+def test_values_without_a_compute_kernel_for_equality_are_compared_in_python():
+    # pyarrow's `equal` has no kernel for month/day/nanosecond intervals.
+    intervals = pa.month_day_nano_interval()
+    expected = column([pa.MonthDayNano([1, 2, 3]), None, pa.MonthDayNano([0, 0, 0])], intervals)
+    actual = column([pa.MonthDayNano([1, 2, 4]), None, pa.MonthDayNano([0, 0, 0])], intervals)
+    assert differences(expected, expected) == ()
+    assert differences(expected, actual) == (
+        "column 'c' row 0: expected MonthDayNano(months=1, days=2, nanoseconds=3), "
+        "got MonthDayNano(months=1, days=2, nanoseconds=4)",
+    )

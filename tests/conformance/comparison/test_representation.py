@@ -212,3 +212,36 @@ def test_dictionaries_inside_lists_and_chunks_with_their_own_dictionaries_are_de
     assert [o.kind for o in observations_of(pa.table({"d": ["x", "y", "z", "x"]}), pa.table({"d": chunks}))] == [
         "dictionary"
     ]
+
+
+def bfloat16_vectors(floats: list[list[float]], size: int) -> pa.Array:
+    """Fixed-size lists of bfloat16 as Lance stores them: two little-endian
+    bytes each, the upper half of the float32 (exact for these values)."""
+    halves = (np.array(floats, dtype="<f4").view("<u4") >> 16).astype("<u2")
+    element = pa.field("item", pa.binary(2), metadata={"ARROW:extension:name": "lance.bfloat16"})
+    storage = pa.array([h.tobytes() for h in halves.reshape(-1)], pa.binary(2))
+    return pa.FixedSizeListArray.from_arrays(storage, type=pa.list_(element, size))
+
+
+def test_bfloat16_read_as_float32_is_a_wider_type_observation_and_values_are_compared():
+    expected = pa.table({"emb": bfloat16_vectors([[1.5, -2.0], [3.140625, 0.0]], 2)})
+    actual = pa.table({"emb": pa.array([[1.5, -2.0], [3.140625, 0.0]], pa.list_(pa.float32(), 2))})
+    assert observations_of(expected, actual) == (
+        Observation("emb.item", "wider-type", "lance.bfloat16", "float", "schema.bfloat16-in-fixed-size-list"),
+    )
+    changed = pa.table({"emb": pa.array([[1.5, -2.0], [3.14159, 0.0]], pa.list_(pa.float32(), 2))})
+    assert compare_tables(expected, changed).differences == (
+        "column 'emb' row 1: expected [3.140625, 0.0], got [3.141590118408203, 0.0]",
+    )
+
+
+def test_bfloat16_read_as_plain_bytes_is_compared_as_bytes():
+    expected = pa.table({"emb": bfloat16_vectors([[1.5]], 1)})
+    actual = pa.table(
+        {
+            "emb": pa.array(
+                [[np.array([1.5], "<f4").view("<u4")[0].item().to_bytes(4, "little")[2:]]], pa.list_(pa.binary(2), 1)
+            )
+        }
+    )
+    assert observations_of(expected, actual) == ()
