@@ -47,6 +47,7 @@ from .checks import (
     reference_description,
     rows_check,
     validator_check,
+    versions_check,
 )
 from .report import StepResult, StepStatus, WriterReport
 from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step
@@ -99,6 +100,8 @@ class _Run:
     failed: set[str] = dataclasses.field(default_factory=set)
     not_applicable: set[str] = dataclasses.field(default_factory=set)
     committed: list[int] = dataclasses.field(default_factory=list)
+    #: Dataset-wide validator findings already reported (each fails one step).
+    dataset_findings: set[str] = dataclasses.field(default_factory=set)
 
 
 def run_writer_conformance(
@@ -272,7 +275,7 @@ def _version_problems(op: WriteOp, returned: object, appeared: list[int], before
 
 
 def _version_checks(run: _Run, version: int, expected: pa.Table, step: Step | None) -> list[Check]:
-    checks = [validator_check(run.uri, version)]
+    checks = [validator_check(run.uri, version, run.dataset_findings)]
     ours, described = reference_description(run.uri, version)
     checks.append(described)
     for name, reader in run.readers.items():
@@ -299,17 +302,7 @@ def _history_problems(run: _Run) -> list[str]:
     expected = _listed(run.uri)
     if sorted(run.committed) != expected:
         problems.append(f"the versions listed are {expected}; the steps committed {sorted(run.committed)}")
-    for name, reader in run.readers.items():
-        try:
-            listed = reader.versions(run.uri)
-        except BaseException as exc:
-            if not is_implementation_failure(exc):
-                raise
-            problems.append(f"{name} cannot list the versions: {failure_text(exc)}")
-            continue
-        if list(listed) != expected:
-            problems.append(f"{name} lists versions {list(listed)}, not {expected}")
-    return problems
+    return problems + versions_check(run.uri, run.readers, expected)
 
 
 def _expected(result: StepResult, expectations: ExpectationSource | None) -> StepResult:
