@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from conformance.expectations import Expectation, Expectations
 from conformance.writer_conformance import SCRIPT, StepStatus, run_writer_conformance, to_text
-from conformance.writer_conformance.expectations import WriterExpectation, WriterExpectations
 from conformance.writer_conformance.report import check_report_document
 
 from . import faulty_writers
@@ -109,11 +109,11 @@ def test_a_crash_fails_its_step_and_skips_the_steps_that_need_it():
 def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
     """A listed failure is an expected failure; a listed step that passes is
     reported fixed and fails the run (a strict xfail)."""
-    expectations = WriterExpectations(
+    expectations = Expectations(
         "drops-deletions",
         (
-            WriterExpectation("writers", "delete", "deletion.readers-filter", "deletes nothing"),
-            WriterExpectation("writers", "append", "transaction.append-keeps-existing", "stale entry"),
+            Expectation("writers", "delete", "deletion.readers-filter", "deletes nothing", reproducer="the script"),
+            Expectation("writers", "append", "transaction.append-keeps-existing", "stale entry", reproducer="-"),
         ),
     )
     report = run_writer_conformance(
