@@ -327,7 +327,12 @@ def _history_problems(run: _Run) -> list[str]:
     expected = _listed(run.uri)
     if sorted(run.committed) != expected:
         problems.append(f"the versions listed are {expected}; the steps committed {sorted(run.committed)}")
-    return problems + versions_check(run.uri, run.readers, expected)
+    listing = {
+        name: reader
+        for name, reader in run.readers.items()
+        if Capability.LIST_VERSIONS in run.reader_infos[name].capabilities
+    }
+    return problems + versions_check(run.uri, listing, expected)
 
 
 def _expected(result: StepResult, expectations: ExpectationSource | None) -> StepResult:

@@ -89,3 +89,38 @@ _DROPS = DropsDeletions()
 
 def write(uri, op, *, storage_options=None) -> int:
     return _DROPS.write(uri, op, storage_options=storage_options)
+
+
+class LatestOnlyReader:
+    """The reference reader declaring no time travel and no version listing:
+    it reads the latest version only (asked for an older one it refuses, as
+    such a reader would)."""
+
+    UNREPORTED = reference.UNREPORTED
+
+    def info(self):
+        from dataclasses import replace
+
+        from conformance.drivers.protocol import Capability
+
+        declared = reference.info()
+        return replace(
+            declared,
+            name="latest-only",
+            capabilities=declared.capabilities
+            - {Capability.TIME_TRAVEL, Capability.LIST_VERSIONS, Capability.WRITE, Capability.WRITE_AT_VERSION},
+            write_operations=frozenset(),
+        )
+
+    def versions(self, uri):
+        raise ValueError("this reader cannot list versions")
+
+    def describe(self, uri, version=None):
+        if version is not None:
+            raise ValueError("this reader reads the latest version only")
+        return reference.describe(uri)
+
+    def read_table(self, uri, version=None, *, schema=None):
+        if version is not None:
+            raise ValueError("this reader reads the latest version only")
+        return reference.read_table(uri)

@@ -124,3 +124,23 @@ def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
     assert statuses["append"] is StepStatus.FIXED
     assert not report.passed
     assert report.step("delete").expectation["reason"] == "deletes nothing"
+
+
+def test_a_reader_without_time_travel_reads_each_step_as_the_latest(monkeypatch):
+    """A reader that reads only the latest version is still checked on every
+    step's result (checked right after the step), and a version committed on
+    the way (compaction's ReserveFragments) is not applicable to it."""
+    from conformance import drivers
+
+    monkeypatch.setitem(drivers.DRIVERS, "latest-only", "tests.conformance.writer_conformance.latest_only_reader")
+    report = run_writer_conformance("reference", readers=["reference", "latest-only"])
+    step_checks = {step.id: step.checks for step in report.steps}
+    compact = report.step("compact")
+    reserve, rewrite = compact.versions
+    by_name = {(c.version, c.check): c for c in step_checks["compact"]}
+    assert by_name[(reserve, "rows:latest-only")].status.value == "not-applicable"
+    assert "time-travel" in by_name[(reserve, "rows:latest-only")].notes[0]
+    assert by_name[(rewrite, "rows:latest-only")].status.value == "pass"
+    assert by_name[(rewrite, "describe:latest-only")].status.value == "pass"
+    # It declares no version listing, so the history check does not ask it.
+    assert report.passed, to_text(report)
