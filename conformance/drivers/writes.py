@@ -395,9 +395,14 @@ def read_rows(path: str) -> pa.Table:
         raise WriteOpError(f"rows file {path!r} cannot be read: {exc}") from None
 
 
+#: The JSON Schema of an operation's document, in ``conformance/schemas``.
+OPERATION_SCHEMA = "write-operation.schema.json"
+
+
 def op_to_json(op: WriteOp, *, rows_dir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """The JSON document of ``op``; rows go to a new Arrow IPC file in
-    ``rows_dir`` (the temporary directory by default), named by ``rows``."""
+    """The JSON document of ``op`` (:data:`OPERATION_SCHEMA`); rows go to a new
+    Arrow IPC file in ``rows_dir`` (the temporary directory by default), named
+    by ``rows``."""
     document: dict[str, Any] = {"kind": op.kind.value, "read_version": op.read_version}
     for name, value in vars(op).items():
         if name == "read_version":
@@ -477,6 +482,7 @@ def _object(item: object, kind: WriteKind, name: str) -> dict[str, Any]:
 __all__ = [
     "NON_COMMITTING",
     "OPERATIONS",
+    "OPERATION_SCHEMA",
     "AddColumns",
     "AlterColumns",
     "Alteration",

@@ -71,6 +71,31 @@ def test_json_round_trip(op, tmp_path):
     )
 
 
+@pytest.mark.parametrize("op", EVERY_KIND_ONCE, ids=lambda op: op.kind.value)
+def test_json_documents_fit_the_schema(op, tmp_path):
+    """What a worker receives is what conformance/schemas/write-operation.schema.json says."""
+    from conformance.describe import schema_validator
+
+    errors = list(schema_validator(writes.OPERATION_SCHEMA).iter_errors(op.to_json(rows_dir=tmp_path)))
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"kind": "delete", "read_version": None},
+        {"kind": "delete", "read_version": None, "where": {"column": "id", "op": "~", "value": 1}},
+        {"kind": "tag", "read_version": None, "name": "t", "colour": "red"},
+        {"kind": "update", "read_version": None, "values": [["id", [1]]]},
+        {"kind": "alter-columns", "read_version": None, "alterations": [{"path": "id"}]},
+    ],
+)
+def test_the_schema_refuses_malformed_documents(document):
+    from conformance.describe import schema_validator
+
+    assert list(schema_validator(writes.OPERATION_SCHEMA).iter_errors(document))
+
+
 def _without_rows(op):
     return {name: value for name, value in vars(op).items() if name != "rows"}
 
