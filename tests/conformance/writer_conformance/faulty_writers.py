@@ -124,3 +124,18 @@ class LatestOnlyReader:
         if version is not None:
             raise ValueError("this reader reads the latest version only")
         return reference.read_table(uri)
+
+
+class AddsUnderAnotherName(_Faulty):
+    """Adds a requested column under another name, and lets an alteration of
+    a column that is not there pass silently (committing a config change):
+    the script's later steps meet a table it did not shape."""
+
+    def write(self, uri, op, *, storage_options=None) -> int:
+        if isinstance(op, writes.AddColumns):
+            op = writes.AddColumns(tuple(writes.NewColumn("misnamed", c.source, c.offset) for c in op.columns))
+        elif isinstance(op, writes.AlterColumns):
+            present = {field["name"] for field in reference.describe(uri)["schema"]}
+            if any(alteration.path not in present for alteration in op.alterations):
+                op = writes.Config((("faulty.ignored-alteration", "yes"),))
+        return super().write(uri, op, storage_options=storage_options)

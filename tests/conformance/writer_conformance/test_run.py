@@ -158,3 +158,16 @@ def test_pylance_default_files_are_compared_by_pylance_alone():
     assert "2.2" in append["rows:reference"].notes[0]
     assert append["rows:pylance"].status.value == "pass"
     assert append["validator"].status.value == "pass"
+
+
+def test_steps_after_a_wrong_one_are_judged_on_what_it_left():
+    """A wrong add-columns fails; the alteration the script then asks for has
+    no expected rows (the column is not there) and fails saying so, without a
+    traceback; steps that do not depend on it pass."""
+    report = run_writer_conformance("misnames", driver=faulty_writers.AddsUnderAnotherName(), readers=READERS)
+    statuses = _statuses(report)
+    assert statuses["add-columns"] is StepStatus.FAIL
+    assert any("later steps are judged against" in note for note in report.step("add-columns").notes)
+    assert statuses["alter-columns"] is StepStatus.FAIL
+    assert any("cannot be known" in problem for problem in report.step("alter-columns").problems)
+    assert statuses["create-index"] is StepStatus.PASS and statuses["config"] is StepStatus.PASS
