@@ -435,6 +435,28 @@ def op_from_json(document: object) -> WriteOp:
         kind = WriteKind(document.get("kind"))
     except ValueError:
         raise WriteOpError(f"unknown write kind {document.get('kind')!r}") from None
+    try:
+        return cast(WriteOp, OPERATIONS[kind](**_fields(kind, document)))
+    except TypeError as exc:  # a field the kind does not have, or one missing
+        raise WriteOpError(f"{kind.value}: {exc}") from None
+
+
+#: The JSON types of the scalar fields (bool is refused where a number is asked).
+_SCALAR_FIELDS: dict[str, tuple[type, ...]] = {
+    "read_version": (int, type(None)),
+    "version": (int, type(None)),
+    "max_rows_per_file": (int, type(None)),
+    "target_rows_per_fragment": (int,),
+    "stable_row_ids": (bool,),
+    "materialize_deletions": (bool,),
+    "data_storage_version": (str, type(None)),
+    "column": (str,),
+    "index_type": (str,),
+    "name": (str, type(None)),
+}
+
+
+def _fields(kind: WriteKind, document: Mapping[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for name, value in document.items():
         if name == "kind":
@@ -454,11 +476,12 @@ def op_from_json(document: object) -> WriteOp:
         elif isinstance(value, list):
             fields[name] = tuple(value)
         else:
+            allowed = _SCALAR_FIELDS.get(name)
+            wrong_bool = isinstance(value, bool) and bool not in (allowed or ())
+            if allowed is not None and (wrong_bool or not isinstance(value, allowed)):
+                raise WriteOpError(f"{kind.value}: {name} must be {' or '.join(t.__name__ for t in allowed)}")
             fields[name] = value
-    try:
-        return cast(WriteOp, OPERATIONS[kind](**fields))
-    except TypeError as exc:
-        raise WriteOpError(f"{kind.value}: {exc}") from None
+    return fields
 
 
 def _list(value: object, kind: WriteKind, name: str) -> list:

@@ -112,6 +112,11 @@ def _without_rows(op):
         {"kind": "append", "rows": "/nonexistent/rows.arrow"},
         {"kind": "tag", "name": "t", "colour": "red"},
         {"kind": "alter-columns", "alterations": [{"path": "id", "data_type": "no-such-type"}]},
+        {"kind": "add-columns", "columns": [{"name": "a", "source": "id", "colour": 1}]},
+        {"kind": "restore", "version": "3"},
+        {"kind": "restore", "version": True},
+        {"kind": "tag", "name": "t", "read_version": 1.5},
+        {"kind": "compact", "materialize_deletions": 1},
     ],
 )
 def test_malformed_documents_raise_write_op_error(document):
