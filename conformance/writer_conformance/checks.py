@@ -9,7 +9,6 @@ version never stops the run.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -18,7 +17,7 @@ import pyarrow as pa
 
 from ..comparison import compare_tables
 from ..describe import Description, differences, validate_description
-from ..drivers import Driver, is_implementation_failure
+from ..drivers import Driver, is_implementation_failure, read_rows
 from ..drivers import reference as reference_driver
 from ..drivers.protocol import driver_info
 from ..validator import Finding, Severity, validate
@@ -140,18 +139,6 @@ def compare_content(expected: pa.Table, actual: pa.Table) -> tuple[list[str], li
     return list(comparison.differences), [f"observed {observation}" for observation in comparison.observations]
 
 
-def _read(reader: Driver, uri: str, version: int | None, schema: pa.Schema) -> pa.Table:
-    """The reader's rows, handing it the expected Arrow schema when its
-    ``read_table`` takes one (the driver protocol's ``schema=``)."""
-    try:
-        takes_schema = "schema" in inspect.signature(reader.read_table).parameters
-    except (TypeError, ValueError):  # a callable without a signature to inspect
-        takes_schema = False
-    if takes_schema:
-        return reader.read_table(uri, version, schema=schema)
-    return reader.read_table(uri, version)
-
-
 def rows_check(
     reader_name: str,
     reader: Driver,
@@ -168,7 +155,7 @@ def rows_check(
     number = reported_as if reported_as is not None else version
     assert number is not None, "name the version a latest-version read stands for"
     try:
-        actual = _read(reader, uri, version, expected.schema)
+        actual = read_rows(reader, uri, version, schema=expected.schema)
     except BaseException as exc:
         if not is_implementation_failure(exc):
             raise
