@@ -1,0 +1,397 @@
+"""Run a writing driver through the script and check what it committed.
+
+:func:`run_writer_conformance` creates a dataset in a scratch directory with
+the driver under test and performs each step of :data:`.script.SCRIPT` with
+``driver.write``. After each step it lists the versions (through the
+reference reader: the ``_versions`` directory), and checks every version that
+appeared:
+
+* the operation's own promises: a committing operation's returned version is
+  the newest that appeared, a tag commits nothing;
+* the validator on that version (errors fail, warnings are notes);
+* the reference reader's description (it must fit the describe schema), and
+  every reader's description against it;
+* every reader's rows against the content :mod:`.model` computes (the version
+  the step returned holds the operation's result; a version committed on the
+  way, such as compaction's ``ReserveFragments``, holds the rows before it);
+* the step's facts (an index, a tag, a config key) on the reference's
+  description of the returned version.
+
+Versions are checked right after the step that committed them, so a reader
+that reads only the latest version is still checked on each step's result;
+when the driver protocol lands, such a reader is asked only for those. At the
+end, every reader must list the versions the run saw committed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from ..describe import Description
+from ..drivers import Driver, close_driver, installed_drivers, is_implementation_failure, load_driver
+from ..drivers import reference as reference_driver
+from ..drivers.protocol import Capability, DriverInfo, DriverInfoError, driver_info
+from ..drivers.release import RELEASE_SEPARATOR
+from ..drivers.writes import NON_COMMITTING, WriteNotSupported, WriteOp
+from . import model
+from .checks import (
+    Check,
+    CheckStatus,
+    describe_check,
+    facts_check,
+    failure_text,
+    reference_description,
+    rows_check,
+    validator_check,
+    versions_check,
+)
+from .report import StepResult, StepStatus, WriterReport
+from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step
+
+#: The suite name expectations use for writer conformance (case: the step id).
+SUITE = "writers"
+
+
+class ExpectationSource(Protocol):
+    """An implementation's expectations (``conformance.expectations.Expectations``)."""
+
+    def lookup(self, suite: str, case: str) -> Any: ...
+
+
+class WriterCheckError(Exception):
+    """The run cannot start: the driver cannot be loaded or does not write."""
+
+
+def installed_readers() -> list[str]:
+    """The reader drivers a run uses by default: every installed driver
+    (:func:`conformance.drivers.installed_drivers`) but the pinned old pylance
+    releases, each a child process in a virtual environment of its own (ask
+    for one with ``readers``/``--reader``)."""
+    return [name for name in installed_drivers() if RELEASE_SEPARATOR not in name]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Writer:
+    """The driver under test and what it declares."""
+
+    driver: Any
+    info: DriverInfo
+    #: The write kinds it declares; None when it has no ``info()`` (each
+    #: operation is tried and ``WriteNotSupported`` says which it lacks).
+    operations: frozenset[str] | None
+
+
+def _writer(name: str, driver: Any) -> _Writer:
+    if not callable(getattr(driver, "write", None)):
+        raise WriterCheckError(f"driver {name!r} does not write (it has no write())")
+    try:
+        info = driver_info(driver, name)
+    except DriverInfoError as exc:
+        raise WriterCheckError(str(exc)) from None
+    if callable(getattr(driver, "info", None)):
+        if Capability.WRITE not in info.capabilities:
+            raise WriterCheckError(f"driver {name!r} does not declare the {Capability.WRITE.value} capability")
+        return _Writer(driver, info, frozenset(info.write_operations))
+    declared = getattr(driver, "WRITE_OPERATIONS", None)
+    return _Writer(driver, info, None if declared is None else frozenset(declared))
+
+
+@dataclasses.dataclass
+class _Run:
+    uri: str
+    writer: _Writer
+    readers: dict[str, Driver]
+    reader_infos: dict[str, DriverInfo]
+    context: ScriptContext
+    #: Expected content by version.
+    contents: dict[int, pa.Table] = dataclasses.field(default_factory=dict)
+    current: pa.Table | None = None
+    #: Steps that ran (performed their operation) and steps that failed.
+    failed: set[str] = dataclasses.field(default_factory=set)
+    not_applicable: set[str] = dataclasses.field(default_factory=set)
+    committed: list[int] = dataclasses.field(default_factory=list)
+    #: Dataset-wide validator findings already reported (each fails one step).
+    dataset_findings: set[str] = dataclasses.field(default_factory=set)
+
+
+def run_writer_conformance(
+    writer: str,
+    *,
+    driver: Any = None,
+    readers: Sequence[str] | None = None,
+    scratch: str | Path | None = None,
+    expectations: ExpectationSource | None = None,
+    expectations_label: str | None = None,
+    data_storage_version: str | None = DEFAULT_DATA_STORAGE_VERSION,
+    steps: Sequence[Step] = SCRIPT,
+) -> WriterReport:
+    """Run the writer named ``writer`` (or the ``driver`` object given, named
+    ``writer`` in the report) through ``steps`` in ``scratch`` (a new
+    temporary directory, removed afterwards, by default) and check every
+    version it commits with the validator and ``readers`` (the installed
+    readers by default)."""
+    if driver is None:
+        driver = load_driver(writer)
+    under_test = _writer(writer, driver)
+    reader_names = list(readers) if readers is not None else installed_readers()
+    reader_drivers: dict[str, Driver] = {}
+    owned = scratch is None
+    root = Path(tempfile.mkdtemp(prefix="writer-check-")) if scratch is None else Path(scratch)
+    try:
+        for name in reader_names:
+            reader_drivers[name] = driver if name == writer else load_driver(name)
+        infos = {name: driver_info(reader, name) for name, reader in reader_drivers.items()}
+        run = _Run(str(root / "dataset.lance"), under_test, reader_drivers, infos, ScriptContext(data_storage_version))
+        results = [_expected(_step(run, step), expectations) for step in steps]
+        history = _history_problems(run)
+    finally:
+        for reader in reader_drivers.values():
+            if reader is not driver:
+                close_driver(reader)
+        if owned:
+            shutil.rmtree(root, ignore_errors=True)
+    return WriterReport(
+        driver=under_test.info.to_json(),
+        readers=tuple(reader_names),
+        data_storage_version=data_storage_version,
+        steps=tuple(results),
+        history_problems=tuple(history),
+        expectations=expectations_label,
+        notes=(
+            f"tables are created with data storage version {data_storage_version or 'the writer default'} "
+            "so that every reader compares rows (the reference reads 2.0 data files only)",
+        ),
+    )
+
+
+def _result(step: Step, status: StepStatus, **fields: Any) -> StepResult:
+    return StepResult(
+        id=step.id,
+        kind=step.kind.value,
+        description=step.description,
+        status=status,
+        requirements=step.requirements,
+        **fields,
+    )
+
+
+def _step(run: _Run, step: Step) -> StepResult:
+    declared = run.writer.operations
+    if declared is not None and step.kind.value not in declared:
+        run.not_applicable.add(step.id)
+        return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform {step.kind.value}")
+    blocked = [need for need in step.needs if need not in run.context.versions]
+    if blocked:
+        failed = [need for need in blocked if need in run.failed]
+        if failed:
+            run.failed.add(step.id)
+            return _result(step, StepStatus.SKIPPED, reason=f"needs step {failed[0]!r}, which failed")
+        run.not_applicable.add(step.id)
+        return _result(step, StepStatus.NOT_APPLICABLE, reason=f"needs step {blocked[0]!r}, which did not run")
+    op = step.make(run.context)
+    before = _listed(run.uri)
+    try:
+        returned = run.writer.driver.write(run.uri, op)
+    except WriteNotSupported as exc:
+        run.not_applicable.add(step.id)
+        return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform it: {exc}")
+    except BaseException as exc:  # WriteConflict, the implementation's own errors, a Rust panic
+        if not is_implementation_failure(exc):
+            raise
+        run.failed.add(step.id)
+        appeared = [version for version in _listed(run.uri) if version not in before]
+        run.committed += appeared
+        problems = [f"the write raised {failure_text(exc)}"]
+        if appeared:
+            problems.append(f"yet versions {appeared} appeared")
+        return _result(step, StepStatus.FAIL, versions=tuple(appeared), problems=tuple(problems))
+    appeared = [version for version in _listed(run.uri) if version not in before]
+    problems = _version_problems(op, returned, appeared, before)
+    result: pa.Table | None
+    try:
+        result = model.apply(run.current, op, run.contents)
+    except model.ModelError as exc:
+        # The table an earlier wrong step left (later steps are judged against
+        # it) does not take this operation: what it should leave is unknown.
+        problems.append(f"the rows this step should leave cannot be known: {exc}")
+        result = None
+    # The newest version that appeared holds the operation's result, whatever
+    # the driver returned (a wrong number is a problem of its own, above).
+    final = max(appeared) if appeared else returned
+    checks: list[Check] = []
+    for version in appeared:
+        expected = result if version == final else run.current
+        if expected is not None:
+            run.contents[version] = expected
+        checks += _version_checks(run, version, expected, step if version == final else None)
+    if op.kind in NON_COMMITTING:
+        checks += _facts(run, step, returned)
+    notes: list[str] = []
+    if result is None or any(
+        check.version == final and check.check.startswith("rows:") and check.status is CheckStatus.FAIL
+        for check in checks
+    ):
+        result = _rebased(run, final, result, notes)
+    run.committed += appeared
+    run.current = result
+    run.context.versions[step.id] = final if appeared else returned
+    step_failed = bool(problems) or any(check.status is CheckStatus.FAIL for check in checks)
+    if step_failed:
+        run.failed.add(step.id)
+    return _result(
+        step,
+        StepStatus.FAIL if step_failed else StepStatus.PASS,
+        returned_version=returned,
+        versions=tuple(appeared),
+        problems=tuple(problems),
+        checks=tuple(checks),
+        notes=tuple(notes),
+    )
+
+
+def _rebased(run: _Run, version: int, result: pa.Table | None, notes: list[str]) -> pa.Table | None:
+    """The rows ``version`` actually holds, which later steps are judged
+    against, so that one wrong step fails once rather than every step after
+    it: as the reference reads them, else the first reader that can (the
+    version is the latest, so a reader without time travel reads it too)."""
+    for name, reader in run.readers.items():
+        try:
+            asked = version if Capability.TIME_TRAVEL in run.reader_infos[name].capabilities else None
+            actual = reader.read_table(run.uri, asked)
+        except BaseException as exc:  # unreadable by this reader: try the next
+            if not is_implementation_failure(exc):
+                raise
+            continue
+        notes.append(f"later steps are judged against the rows v{version} holds ({name} read them)")
+        run.contents[version] = actual
+        return actual.drop_columns([column for column in ("_rowid", "_rowaddr") if column in actual.column_names])
+    return result
+
+
+def _listed(uri: str) -> list[int]:
+    try:
+        return reference_driver.versions(uri)
+    except Exception:  # no dataset yet, or none the reference can list: nothing listed
+        return []
+
+
+def _version_problems(op: WriteOp, returned: object, appeared: list[int], before: list[int]) -> list[str]:
+    if not isinstance(returned, int) or isinstance(returned, bool):
+        return [f"write returned {returned!r}, not a version number"]
+    if op.kind in NON_COMMITTING:
+        problems = [f"a {op.kind.value} committed versions {appeared}"] if appeared else []
+        if returned not in before:
+            problems.append(f"it returned version {returned}, which is not a committed version")
+        return problems
+    if not appeared:
+        return [f"it returned version {returned} but committed no new version"]
+    if returned != max(appeared):
+        return [f"it returned version {returned}, but the versions that appeared are {appeared}"]
+    return []
+
+
+def _version_checks(run: _Run, version: int, expected: pa.Table | None, step: Step | None) -> list[Check]:
+    checks = [validator_check(run.uri, version, run.dataset_findings)]
+    ours, described = reference_description(run.uri, version)
+    checks.append(described)
+    latest = max(_listed(run.uri), default=version)
+    for name, reader in run.readers.items():
+        info = run.reader_infos[name]
+        asked = None if version == latest and Capability.TIME_TRAVEL not in info.capabilities else version
+        if version != latest and Capability.TIME_TRAVEL not in info.capabilities:
+            # Checked right after the step, its result is the latest version;
+            # a version committed on the way (ReserveFragments) is not.
+            note = f"{name} lacks {Capability.TIME_TRAVEL.value}: it reads only the latest version"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+            continue
+        newer = _newer_data_files(ours) if name == "reference" else None
+        if expected is None:
+            note = "the rows it should hold are not known (see the step's problems)"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        elif newer:
+            note = f"the reference reads data files of version 2.0 only; this version has {newer}"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        else:
+            checks.append(rows_check(name, reader, run.uri, asked, expected, reported_as=version))
+        if name == "reference":
+            continue
+        if Capability.DESCRIBE not in info.capabilities:
+            note = f"{name} lacks {Capability.DESCRIBE.value}"
+            checks.append(Check(version, f"describe:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        else:
+            checks.append(describe_check(name, reader, run.uri, asked, ours, info.unreported, reported_as=version))
+    if step is not None and step.checks and ours is not None:
+        checks.append(facts_check(version, [problem for check in step.checks for problem in check(ours, run.context)]))
+    return checks
+
+
+#: The data file version the reference's file reader decodes.
+_REFERENCE_FILE_VERSION = (2, 0)
+
+
+def _newer_data_files(ours: Description | None) -> str | None:
+    """The data file versions of a description newer than the reference's
+    file reader decodes (files of 2.1 and 2.2: their rows are compared by the
+    other readers until the reference reads them), or None."""
+    if ours is None:
+        return None
+    newer = sorted(
+        {
+            (data_file["file_major_version"], data_file["file_minor_version"])
+            for fragment in ours["fragments"]
+            for data_file in fragment["files"]
+            if (data_file["file_major_version"], data_file["file_minor_version"]) > _REFERENCE_FILE_VERSION
+        }
+    )
+    return ", ".join(f"{major}.{minor}" for major, minor in newer) or None
+
+
+def _facts(run: _Run, step: Step, version: int) -> list[Check]:
+    # An operation that commits nothing (a tag) is checked on the latest
+    # version's description, where its effect shows.
+    latest = max(run.committed) if run.committed else version
+    ours, described = reference_description(run.uri, latest)
+    if ours is None:
+        return [described]
+    return [facts_check(latest, [problem for check in step.checks for problem in check(ours, run.context)])]
+
+
+def _history_problems(run: _Run) -> list[str]:
+    problems = []
+    expected = _listed(run.uri)
+    if sorted(run.committed) != expected:
+        problems.append(f"the versions listed are {expected}; the steps committed {sorted(run.committed)}")
+    listing = {
+        name: reader
+        for name, reader in run.readers.items()
+        if Capability.LIST_VERSIONS in run.reader_infos[name].capabilities
+    }
+    return problems + versions_check(run.uri, listing, expected)
+
+
+def _expected(result: StepResult, expectations: ExpectationSource | None) -> StepResult:
+    """The result as the implementation's expectations see it."""
+    if expectations is None:
+        return result
+    entry = expectations.lookup(SUITE, result.id)
+    if entry is None:
+        return result
+    to_json = getattr(entry, "to_json", None)
+    document = to_json() if callable(to_json) else {"reason": str(entry)}
+    if result.status is StepStatus.FAIL:
+        return dataclasses.replace(result, status=StepStatus.EXPECTED_FAILURE, expectation=document)
+    if result.status is StepStatus.PASS:
+        return dataclasses.replace(
+            result,
+            status=StepStatus.FIXED,
+            expectation=document,
+            reason="listed as an expected failure, but it passes: remove the expectation",
+        )
+    return dataclasses.replace(result, expectation=document)
