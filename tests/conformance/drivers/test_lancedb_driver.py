@@ -1,0 +1,104 @@
+"""The LanceDB for Python driver on the golden corpus and on tables it writes.
+
+Rows are compared with the reference reader's (the cases' expected content)
+on cases the reference pins, every version of each (LanceDB time travel).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from conformance.drivers import lancedb_driver, reference
+from conformance.fixtures.expected import load_expected
+from conformance.fixtures.verify import content_problems
+
+lancedb = pytest.importorskip("lancedb")
+
+CASES = Path(__file__).resolve().parents[3] / "fixtures" / "cases"
+#: Cases with 2.0 data files (reference and pylance 0.20 writers) whose rows the
+#: reference pins, across schema kinds, deletions, time travel and restores.
+READ_CASES = (
+    "ref-tags",
+    "ref-types-nested",
+    "ref-types-temporal",
+    "ref-types-strings-binary-decimal",
+    "ref-deletion-bitmap",
+    "ref-deletion-arrow",
+    "ref-restore",
+    "ref-drop-rename-columns",
+    "ref-stable-row-ids",
+    "old-schema-evolution",
+    "old-appends-deletes",
+    "old-nested-types",
+)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", READ_CASES)
+def test_rows_of_every_version_equal_the_references(case):
+    dataset = CASES / case / "dataset"
+    expected = [v for v in load_expected(CASES / case) if v.outcome == "read"]
+    assert expected and all(v.content is not None for v in expected), "the case must pin its rows"
+    before = _files(dataset)
+    assert lancedb_driver.versions(dataset) == [v.version for v in expected]
+    for version in expected:
+        assert version.content is not None
+        problems = content_problems(version.content, lancedb_driver.read_table(str(dataset), version.version))
+        assert problems == [], f"v{version.version}: {problems}"
+    assert _files(dataset) == before, "reading through LanceDB changed the case's files"
+
+
+def test_latest_is_read_without_a_version():
+    dataset = CASES / "ref-tags" / "dataset"
+    latest = load_expected(CASES / "ref-tags")[-1]
+    assert latest.content is not None
+    assert content_problems(latest.content, lancedb_driver.read_table(dataset)) == []
+
+
+def test_row_ids_come_with_the_rows():
+    dataset = str(CASES / "ref-stable-row-ids" / "dataset")
+    plain = lancedb_driver.read_table(dataset)
+    with_ids = lancedb_driver.read_table(dataset, with_row_ids=True)
+    assert with_ids.column_names == [*plain.column_names, "_rowid"]
+    assert with_ids.drop_columns(["_rowid"]).equals(plain)
+    assert with_ids.column("_rowid").type == pa.uint64()
+    assert len(set(with_ids.column("_rowid").to_pylist())) == with_ids.num_rows
+
+
+def test_a_directory_named_like_a_table_opens_in_place(tmp_path):
+    directory = tmp_path / "people.lance"
+    lancedb.connect(str(tmp_path)).create_table("people", pa.table({"id": pa.array([1, 2], pa.int64())}))
+    assert lancedb_driver.table_location(directory) == (str(tmp_path), "people")
+    assert lancedb_driver.read_table(str(directory)).column("id").to_pylist() == [1, 2]
+
+
+def test_two_datasets_get_two_links_and_one_dataset_one():
+    first = lancedb_driver.table_location(CASES / "ref-tags" / "dataset")
+    second = lancedb_driver.table_location(CASES / "ref-restore" / "dataset")
+    assert first != second
+    assert lancedb_driver.table_location(str(CASES / "ref-tags" / "dataset")) == first
+
+
+def test_a_remote_uri_must_name_a_table_directory():
+    assert lancedb_driver.table_location("s3://bucket/tables/people.lance") == ("s3://bucket/tables", "people")
+    with pytest.raises(ValueError, match="NAME.lance"):
+        lancedb_driver.table_location("s3://bucket/tables/dataset")
+
+
+def test_describe_is_refused_as_unsupported():
+    with pytest.raises(lancedb_driver.DescribeUnsupported, match="cannot describe"):
+        lancedb_driver.describe(str(CASES / "ref-tags" / "dataset"))
+
+
+def test_the_embedded_lance_version_is_what_lancedb_writes(tmp_path):
+    embedded = lancedb_driver.embedded_lance_version()
+    lancedb.connect(str(tmp_path)).create_table("t", pa.table({"x": [1]}))
+    writer = reference.describe(str(tmp_path / "t.lance"))["writer_version"]
+    assert writer is not None and writer["version"] == embedded
+    assert embedded.count(".") == 2 and embedded != lancedb_driver.package_version()
