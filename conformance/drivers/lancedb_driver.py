@@ -24,7 +24,9 @@ What LanceDB can and cannot do here (:func:`info`):
   (:mod:`conformance.describe`): no describe capability, and :func:`describe`
   raises :class:`DescribeUnsupported`;
 * blob columns: its scan returns descriptions, not values (see
-  :func:`read_table`): no blobs capability.
+  :func:`read_table`): no blobs capability;
+* it writes (:func:`write`) every operation of the write vocabulary but
+  ``config``, on the latest version only: write, no write-at-version.
 
 ``lancedb`` is imported inside the functions, so ``conformance`` imports on a
 machine without it.
@@ -188,8 +190,148 @@ def info() -> Any:
         version=package_version(),
         lance_version=embedded_lance_version(),
         capabilities=frozenset(
-            {Capability.LIST_VERSIONS, Capability.READ_LATEST, Capability.TIME_TRAVEL, Capability.ROW_IDS}
+            {
+                Capability.LIST_VERSIONS,
+                Capability.READ_LATEST,
+                Capability.TIME_TRAVEL,
+                Capability.ROW_IDS,
+                Capability.WRITE,
+            }
         ),
-        write_operations=frozenset(),
-        data_storage_versions=(),
+        write_operations=WRITE_OPERATIONS,
+        data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
     )
+
+
+# ---------------------------------------------------------------------------
+# Writing (conformance.drivers.writes)
+# ---------------------------------------------------------------------------
+
+#: The write operations :func:`write` performs through LanceDB's native table
+#: API. Not ``config``: LanceDB has no call that sets table config keys.
+WRITE_OPERATIONS: frozenset[str] = frozenset(
+    {
+        "create",
+        "append",
+        "overwrite",
+        "delete",
+        "update",
+        "upsert",
+        "add-columns",
+        "drop-columns",
+        "alter-columns",
+        "compact",
+        "create-index",
+        "tag",
+        "restore",
+    }
+)
+#: The data storage versions LanceDB writes (``create_table(data_storage_version=...)``).
+WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
+#: How LanceDB's embedded Lance words a commit conflict.
+CONFLICT_MARKERS = ("commit conflict", "Retryable commit conflict", "Too many concurrent writers")
+#: The connection option that gives a new table stable row ids.
+STABLE_ROW_IDS_OPTION = "new_table_enable_stable_row_ids"
+#: The connection option that picks a new table's data storage version.
+DATA_STORAGE_VERSION_OPTION = "new_table_data_storage_version"
+#: LanceDB's index configurations by the index type names of the vocabulary.
+INDEX_CONFIGS = {"BTREE": "BTree", "BITMAP": "Bitmap", "LABEL_LIST": "LabelList"}
+
+
+def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> int:
+    """Perform ``op`` (a :data:`conformance.drivers.writes.WriteOp`) through
+    LanceDB's table API and return the version it committed (a tag: the
+    version tagged).
+
+    LanceDB writes only on the latest version (a table checked out at an
+    older one is read-only), so an ``op.read_version`` other than the latest
+    raises :class:`~conformance.drivers.writes.WriteNotSupported` (no
+    write-at-version capability). ``max_rows_per_file`` is a layout hint
+    LanceDB's create and add calls do not take; the rows are the same
+    without it. Compaction is ``optimize()`` (LanceDB's own; its
+    ``compact_files`` hands the dataset to pylance), which also brings
+    indices up to date and prunes nothing newer than a week."""
+    from . import writes
+
+    options = dict(storage_options) if storage_options else None
+    try:
+        if isinstance(op, writes.Create):
+            return _create(uri, op, options)
+        table = open_table(uri, storage_options=options)
+        latest = int(table.version)
+        if op.read_version is not None and op.read_version != latest:
+            raise writes.WriteNotSupported(
+                f"LanceDB writes on the latest version ({latest}) only, not on version {op.read_version}"
+            )
+        return _perform_write(writes, table, op)
+    except (OSError, RuntimeError, ValueError) as exc:
+        if any(marker in str(exc) for marker in CONFLICT_MARKERS):
+            raise writes.WriteConflict(str(exc)) from exc
+        raise
+
+
+def _create(uri: str | os.PathLike[str], op: Any, options: dict[str, str] | None) -> int:
+    text = os.fspath(uri)
+    if "://" not in text:
+        # The link in the scratch directory needs its target to exist.
+        Path(text).mkdir(parents=True, exist_ok=True)
+    directory, name = table_location(uri)
+    # The options LanceDB reads when it creates a table (its documented
+    # replacements for create_table's deprecated keywords).
+    table_options = dict(options or {})
+    if op.stable_row_ids:
+        table_options[STABLE_ROW_IDS_OPTION] = "true"
+    if op.data_storage_version is not None:
+        table_options[DATA_STORAGE_VERSION_OPTION] = op.data_storage_version
+    table = _connect(directory, table_options or None).create_table(name, op.rows, mode="create")
+    return int(table.version)
+
+
+def _perform_write(writes: Any, table: Any, op: Any) -> int:
+    if isinstance(op, (writes.Append, writes.Overwrite)):
+        table.add(op.rows, mode="append" if isinstance(op, writes.Append) else "overwrite")
+    elif isinstance(op, writes.Delete):
+        table.delete(op.where.to_sql())
+    elif isinstance(op, writes.Update):
+        values = {column: writes.sql_literal(value) for column, value in op.values}
+        table.update(where=None if op.where is None else op.where.to_sql(), values_sql=values)
+    elif isinstance(op, writes.Upsert):
+        table.merge_insert(list(op.on)).when_matched_update_all().when_not_matched_insert_all().execute(op.rows)
+    elif isinstance(op, writes.AddColumns):
+        table.add_columns({column.name: column.to_sql() for column in op.columns})
+    elif isinstance(op, writes.DropColumns):
+        table.drop_columns(list(op.columns))
+    elif isinstance(op, writes.AlterColumns):
+        table.alter_columns(*(_alteration(alteration) for alteration in op.alterations))
+    elif isinstance(op, writes.Compact):
+        table.optimize()
+    elif isinstance(op, writes.CreateIndex):
+        import lancedb.index
+
+        config_name = INDEX_CONFIGS.get(op.index_type.upper())
+        if config_name is None:
+            raise writes.WriteNotSupported(
+                f"LanceDB has no scalar index {op.index_type!r} ({', '.join(INDEX_CONFIGS)})"
+            )
+        table.create_index(op.column, config=getattr(lancedb.index, config_name)(), name=op.name)
+    elif isinstance(op, writes.Tag):
+        version = int(table.version) if op.version is None else op.version
+        table.tags.create(op.name, version)
+        return version
+    elif isinstance(op, writes.Restore):
+        table.checkout(op.version)
+        table.restore()
+    else:
+        raise writes.WriteNotSupported(f"the LanceDB driver does not perform {op.kind.value}")
+    return int(table.version)
+
+
+def _alteration(alteration: Any) -> dict[str, Any]:
+    change: dict[str, Any] = {"path": alteration.path}
+    if alteration.rename is not None:
+        change["rename"] = alteration.rename
+    if alteration.nullable is not None:
+        change["nullable"] = alteration.nullable
+    if alteration.data_type is not None:
+        change["data_type"] = alteration.arrow_data_type()
+    return change

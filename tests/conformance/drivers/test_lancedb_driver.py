@@ -102,3 +102,92 @@ def test_the_embedded_lance_version_is_what_lancedb_writes(tmp_path):
     writer = reference.describe(str(tmp_path / "t.lance"))["writer_version"]
     assert writer is not None and writer["version"] == embedded
     assert embedded.count(".") == 2 and embedded != lancedb_driver.package_version()
+
+
+# -- writing -------------------------------------------------------------------------
+
+ROWS = pa.table({"id": pa.array(range(8), pa.int64()), "v": pa.array([float(i) for i in range(8)])})
+
+
+def _script() -> list:
+    from conformance.drivers import writes as w
+
+    more = pa.table({"id": pa.array([8, 9], pa.int64()), "v": pa.array([8.0, 9.0])})
+    return [
+        w.Create(ROWS, data_storage_version="2.0"),
+        w.Append(more),
+        w.Delete(w.Compare("id", "<", 2)),
+        w.Update((("v", -1.0),), w.IsIn("id", (4, 5))),
+        w.Upsert(pa.table({"id": pa.array([5, 20], pa.int64()), "v": pa.array([55.0, 20.0])}), ("id",)),
+        w.AddColumns((w.NewColumn("w", "id", 1),)),
+        w.AlterColumns((w.Alteration("w", rename="w2"),)),
+        w.DropColumns(("w2",)),
+        w.Compact(),
+        w.CreateIndex("id"),
+        w.Tag("indexed"),
+        w.Restore(2),
+        w.Overwrite(ROWS.slice(0, 3)),
+    ]
+
+
+def _by_id(table: pa.Table) -> pa.Table:
+    return table.sort_by("id")
+
+
+def test_every_write_is_read_alike_by_the_reference_and_accepted_by_the_validator(tmp_path):
+    from conformance.validator.engine import validate
+    from conformance.validator.registry import Severity
+
+    uri = str(tmp_path / "dataset")
+    committed = []
+    for op in _script():
+        version = lancedb_driver.write(uri, op)
+        committed.append(version)
+        ours, theirs = reference.read_table(uri, version), lancedb_driver.read_table(uri, version)
+        assert content_problems(_by_id(ours), _by_id(theirs)) == [], op.kind.value
+    assert committed == sorted(committed) and committed[0] == 1
+    assert reference.versions(uri) == lancedb_driver.versions(uri)
+    tags = reference.describe(uri)["tags"]
+    assert [(tag["name"], tag["version"]) for tag in tags] == [("indexed", committed[-4])]
+    assert reference.read_table(uri, committed[-2]).num_rows == ROWS.num_rows + 2  # restored version 2
+    report = validate(uri, all_versions=True)
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    assert errors == [] and report.versions == reference.versions(uri)
+
+
+@pytest.mark.parametrize("storage", ["2.0", "2.1", "2.2"])
+def test_create_writes_the_data_storage_version_asked(tmp_path, storage):
+    from conformance.drivers import writes
+
+    uri = str(tmp_path / "dataset")
+    assert lancedb_driver.write(uri, writes.Create(ROWS, data_storage_version=storage)) == 1
+    assert reference.describe(uri)["data_format"]["version"] == storage
+
+
+def test_create_with_stable_row_ids_sets_the_feature_flag(tmp_path):
+    from conformance.drivers import writes
+
+    uri = str(tmp_path / "dataset")
+    lancedb_driver.write(uri, writes.Create(ROWS, stable_row_ids=True))
+    assert reference.describe(uri)["reader_feature_flags"] & 2
+
+
+def test_a_write_on_an_older_version_is_refused_as_unsupported(tmp_path):
+    from conformance.drivers import writes
+
+    uri = str(tmp_path / "dataset")
+    lancedb_driver.write(uri, writes.Create(ROWS))
+    lancedb_driver.write(uri, writes.Append(ROWS))
+    with pytest.raises(writes.WriteNotSupported, match="latest version"):
+        lancedb_driver.write(uri, writes.Delete(writes.Compare("id", "=", 1), read_version=1))
+    assert lancedb_driver.write(uri, writes.Delete(writes.Compare("id", "=", 1), read_version=2)) == 3
+
+
+def test_config_is_not_a_lancedb_write(tmp_path):
+    from conformance.drivers import writes
+
+    uri = str(tmp_path / "dataset")
+    lancedb_driver.write(uri, writes.Create(ROWS))
+    with pytest.raises(writes.WriteNotSupported, match="config"):
+        lancedb_driver.write(uri, writes.Config((("k", "v"),)))
+    assert "config" not in lancedb_driver.WRITE_OPERATIONS
