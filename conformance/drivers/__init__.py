@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 DRIVERS: dict[str, str] = {
     "reference": "conformance.drivers.reference",
     "pylance": "conformance.drivers.pylance_driver",
+    "lancedb": "conformance.drivers.lancedb_driver",
+    "lancedb-node": "conformance.drivers.lancedb_node",
 }
 
 __all__ = [
