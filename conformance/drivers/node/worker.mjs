@@ -1,7 +1,8 @@
 // The lancedb-node worker: LanceDB for Node.js (@lancedb/lancedb) answering
-// the suite's worker protocol, one JSON document a line on stdin, one answer a
-// line on stdout. Anything else the process prints goes to stderr, so the
-// protocol channel carries answers only.
+// the suite's worker protocol, version 1 (docs/drivers.md, "Workers"; JSON
+// Schema conformance/schemas/worker-protocol.schema.json): one request a line
+// on stdin, one response a line on stdout. Anything else the process prints
+// goes to stderr, so the protocol channel carries responses only.
 //
 // The packages live where the set-up step installed them
 // (conformance/drivers/lancedb_node.py): LANCE_CONFORMANCE_NODE_HOME names the
@@ -59,9 +60,12 @@ const lancedbVersion = JSON.parse(
   readFileSync(join(resolve(home), "node_modules", "@lancedb", "lancedb", "package.json"), "utf8"),
 ).version;
 
+// A typed error answer: kind is one of the protocol's error kinds
+// (bad-request, unsupported, refused, conflict, panic, internal).
 class Failure extends Error {
-  constructor(type, message) {
+  constructor(kind, message, type) {
     super(message);
+    this.kind = kind;
     this.type = type;
   }
 }
@@ -76,7 +80,7 @@ function tableLocation(uri) {
     const trimmed = uri.replace(/\/+$/, "");
     const base = trimmed.slice(trimmed.lastIndexOf("/") + 1);
     if (!base.endsWith(TABLE_SUFFIX) || base.length === TABLE_SUFFIX.length) {
-      throw new Failure("InvalidRequest", `LanceDB opens a remote dataset only as DIR/NAME${TABLE_SUFFIX}, not ${uri}`);
+      throw new Failure("unsupported", `LanceDB opens a remote dataset only as DIR/NAME${TABLE_SUFFIX}, not ${uri}`);
     }
     return [trimmed.slice(0, trimmed.lastIndexOf("/")), base.slice(0, -TABLE_SUFFIX.length)];
   }
@@ -93,15 +97,22 @@ function tableLocation(uri) {
   return [scratch, name];
 }
 
-async function openTable(uri, version) {
+async function openTable(uri, version, storageOptions = {}) {
   const [directory, name] = tableLocation(uri);
-  const db = await lancedb.connect(directory);
+  const db = await lancedb.connect(directory, { storageOptions });
   return db.openTable(name, undefined, version === null || version === undefined ? {} : { version });
 }
 
 // -- requests -------------------------------------------------------------------
 
-function info() {
+function hello(request) {
+  if (!request.protocol_versions.includes(PROTOCOL_VERSION)) {
+    throw new Failure("unsupported", `this worker speaks protocol version ${PROTOCOL_VERSION} only`);
+  }
+  return { protocol_version: PROTOCOL_VERSION, driver: driverInfo() };
+}
+
+function driverInfo() {
   return {
     name: "lancedb-node",
     implementation: "lancedb-node",
@@ -118,7 +129,7 @@ function info() {
 async function versions(request) {
   const table = await openTable(request.uri);
   const listed = await table.listVersions();
-  return listed.map((entry) => Number(entry.version)).sort((a, b) => a - b);
+  return { versions: listed.map((entry) => Number(entry.version)).sort((a, b) => a - b) };
 }
 
 async function read(request) {
@@ -137,12 +148,14 @@ async function read(request) {
     }
     rows = new arrow.Table(schema);
   }
-  writeFileSync(request.arrow_path, arrow.tableToIPC(rows, "file"));
+  // The expected schema (request.schema) is a hint this worker does not use:
+  // LanceDB's own Arrow view is what is compared, by meaning.
+  writeFileSync(request.output, arrow.tableToIPC(rows, "file"));
   return { num_rows: rows.numRows };
 }
 
 function describe(request) {
-  throw new Failure("NotSupported", `LanceDB for Node.js cannot describe ${request.uri}: it exposes no manifest facts`);
+  throw new Failure("unsupported", `LanceDB for Node.js cannot describe ${request.uri}: it exposes no manifest facts`);
 }
 
 // SQL text of the vocabulary's identifiers and literals (conformance/drivers/writes.py).
@@ -173,13 +186,13 @@ function readRows(path) {
   return arrow.tableFromIPC(readFileSync(path));
 }
 
-async function create(uri, op) {
+async function create(uri, op, connectionOptions) {
   if (!uri.includes("://")) {
     mkdirSync(uri, { recursive: true });
   }
   const [directory, name] = tableLocation(uri);
   // The options LanceDB reads when it creates a table.
-  const storageOptions = {};
+  const storageOptions = { ...connectionOptions };
   if (op.stable_row_ids) storageOptions.new_table_enable_stable_row_ids = "true";
   if (op.data_storage_version) storageOptions.new_table_data_storage_version = op.data_storage_version;
   const db = await lancedb.connect(directory, { storageOptions });
@@ -188,23 +201,24 @@ async function create(uri, op) {
 }
 
 async function write(request) {
-  const op = request.op;
+  const op = request.operation;
+  const storageOptions = request.storage_options || {};
   try {
     if (op.kind === "create") {
-      return { version: await create(request.uri, op) };
+      return { version: await create(request.uri, op, storageOptions) };
     }
-    const table = await openTable(request.uri);
+    const table = await openTable(request.uri, null, storageOptions);
     const latest = await table.version();
     if (op.read_version !== null && op.read_version !== undefined && op.read_version !== latest) {
       throw new Failure(
-        "WriteNotSupported",
+        "unsupported",
         `LanceDB writes on the latest version (${latest}) only, not on version ${op.read_version}`,
       );
     }
     return { version: await perform(table, op) };
   } catch (error) {
     if (!(error instanceof Failure) && CONFLICT_MARKERS.some((marker) => String(error.message).includes(marker))) {
-      throw new Failure("WriteConflict", error.message);
+      throw new Failure("conflict", error.message, error.name);
     }
     throw error;
   }
@@ -250,7 +264,7 @@ async function perform(table, op) {
     case "create-index": {
       const config = INDEX_CONFIGS[String(op.index_type).toUpperCase()];
       if (!config) {
-        throw new Failure("WriteNotSupported", `LanceDB has no scalar index ${op.index_type}`);
+        throw new Failure("unsupported", `LanceDB has no scalar index ${op.index_type}`);
       }
       const options = { config: lancedb.Index[config]() };
       if (op.name) options.name = op.name;
@@ -267,18 +281,19 @@ async function perform(table, op) {
       await table.restore();
       break;
     default:
-      throw new Failure("WriteNotSupported", `the LanceDB for Node.js driver does not perform ${op.kind}`);
+      throw new Failure("unsupported", `the LanceDB for Node.js driver does not perform ${op.kind}`);
   }
   return table.version();
 }
 
-const HANDLERS = {
-  hello: info,
-  capabilities: info,
-  versions,
-  read,
-  describe,
-  write,
+// Each request kind: its handler and the fields it must carry.
+const REQUESTS = {
+  hello: [hello, ["protocol_versions"]],
+  versions: [versions, ["uri"]],
+  describe: [describe, ["uri", "version"]],
+  read: [read, ["uri", "version", "output"]],
+  write: [write, ["uri", "operation"]],
+  shutdown: [() => ({}), []],
 };
 
 // -- the loop -------------------------------------------------------------------
@@ -287,29 +302,46 @@ function send(message) {
   protocolOut.write(JSON.stringify(message) + "\n");
 }
 
+function badRequest(id, message) {
+  send({ id, error: { kind: "bad-request", message } });
+}
+
 async function answer(line) {
   let request;
   try {
     request = JSON.parse(line);
   } catch (error) {
-    send({ id: null, error: { type: "InvalidRequest", message: `not JSON: ${error.message}` } });
+    badRequest(null, `not JSON: ${error.message}`);
     return;
   }
-  const id = request && typeof request === "object" ? (request.id ?? null) : null;
-  const handler = request && typeof request === "object" ? HANDLERS[request.request] : undefined;
-  if (request && request.request === "shutdown") {
-    send({ id, result: null });
-    process.exit(0);
+  if (request === null || typeof request !== "object" || Array.isArray(request)) {
+    badRequest(null, "a request is a JSON object");
+    return;
   }
-  if (!handler) {
-    send({ id, error: { type: "InvalidRequest", message: `unknown request ${JSON.stringify(request?.request)}` } });
+  const id = Number.isInteger(request.id) ? request.id : null;
+  const known = Object.hasOwn(REQUESTS, request.request) ? REQUESTS[request.request] : undefined;
+  if (!known) {
+    badRequest(id, `unknown request ${JSON.stringify(request.request)}`);
+    return;
+  }
+  const [handler, required] = known;
+  const missing = required.filter((field) => !(field in request));
+  if (missing.length) {
+    badRequest(id, `${request.request} needs ${missing.join(", ")}`);
     return;
   }
   try {
     send({ id, result: await handler(request) });
   } catch (error) {
-    const type = error instanceof Failure ? error.type : "ImplementationError";
-    send({ id, error: { type, message: String(error?.message ?? error) } });
+    if (error instanceof Failure) {
+      send({ id, error: error.type ? { kind: error.kind, message: error.message, type: error.type } : { kind: error.kind, message: error.message } });
+    } else {
+      // LanceDB's own failure: it refuses the dataset or the operation.
+      send({ id, error: { kind: "refused", message: String(error?.message ?? error), type: String(error?.name ?? "Error") } });
+    }
+  }
+  if (request.request === "shutdown") {
+    process.exit(0);
   }
 }
 

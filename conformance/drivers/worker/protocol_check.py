@@ -8,11 +8,12 @@ and each result against the schema of its request kind. In order: the
 ``hello`` handshake (and an offer of only an unknown protocol version, which
 must be answered ``unsupported``); ``versions``; ``describe`` of the latest
 and the first version (each description valid against
-``describe.schema.json``, of the version asked); ``read`` of both versions,
+``describe.schema.json``, of the version asked; a driver without the
+``describe`` capability must answer ``unsupported``); ``read`` of both versions,
 with and without the expected schema, whose Arrow IPC file must hold the
 rows it says; a ``write`` that creates a dataset when the driver declares
 ``write`` and ``create``; the error shapes: a dataset that is not there
-(``refused``), a line that is not JSON (``bad-request``, id null), an
+(``refused``; asked of ``versions`` without ``describe``), a line that is not JSON (``bad-request``, id null), an
 unknown request and a request missing its field (``bad-request`` with the
 request's id), each followed by a request that must still be served; and
 ``shutdown``, after which the worker must exit with status 0.
@@ -210,7 +211,12 @@ def _run_checks(session: _Session, uri: str, scratch: Path) -> None:
     if versions is not None and (not listed or listed != sorted(set(listed))):
         session.problem("versions", f"expected ascending distinct versions, got {listed}")
     first = listed[0] if listed else 1
+    describes = "describe" in driver.get("capabilities", ())
     for step, version in (("describe latest", None), (f"describe v{first}", first)):
+        if not describes:
+            # A driver without the describe capability answers unsupported.
+            session.error(step, "unsupported", session.request(step, "describe", uri=uri, version=version))
+            continue
         described = session.result(step, "describe", uri=uri, version=version)
         if described is None:
             continue
@@ -224,11 +230,11 @@ def _run_checks(session: _Session, uri: str, scratch: Path) -> None:
     if "write" in driver.get("capabilities", ()) and "create" in driver.get("write_operations", ()):
         _check_write(session, scratch)
     missing = str(scratch / "no-such-dataset")
-    session.error(
-        "describe of a missing dataset",
-        "refused",
-        session.request("describe of a missing dataset", "describe", uri=missing, version=None),
-    )
+    # Without describe, the refusal of a missing dataset is asked of versions.
+    refusing = "describe" if describes else "versions"
+    step = f"{refusing} of a missing dataset"
+    fields: dict[str, Any] = {"uri": missing, "version": None} if describes else {"uri": missing}
+    session.error(step, "refused", session.request(step, refusing, **fields))
     _check_bad_requests(session, uri)
 
 

@@ -191,3 +191,27 @@ def test_config_is_not_a_lancedb_write(tmp_path):
     with pytest.raises(writes.WriteNotSupported, match="config"):
         lancedb_driver.write(uri, writes.Config((("k", "v"),)))
     assert "config" not in lancedb_driver.WRITE_OPERATIONS
+
+
+# -- what the driver declares ---------------------------------------------------------
+
+
+def test_info_declares_versions_and_capabilities_honestly():
+    from conformance.drivers.protocol import Capability, driver_info
+
+    info = driver_info(lancedb_driver, "lancedb")
+    assert (info.name, info.implementation, info.version) == ("lancedb", "lancedb", lancedb.__version__)
+    assert info.lance_version == lancedb_driver.embedded_lance_version()
+    assert Capability.DESCRIBE not in info.capabilities and Capability.BLOBS not in info.capabilities
+    assert Capability.WRITE_AT_VERSION not in info.capabilities
+    assert {Capability.TIME_TRAVEL, Capability.ROW_IDS, Capability.WRITE} <= info.capabilities
+    assert info.write_operations == lancedb_driver.WRITE_OPERATIONS
+    assert info.data_storage_versions == ("2.0", "2.1", "2.2")
+
+
+def test_served_in_a_worker_it_speaks_the_worker_protocol():
+    """``worker:lancedb``: the Python driver behind the worker protocol passes its check."""
+    from conformance.drivers.worker import python_worker_command
+    from conformance.drivers.worker.protocol_check import check_worker
+
+    assert check_worker(python_worker_command("lancedb"), CASES / "ref-tags" / "dataset") == []

@@ -40,28 +40,41 @@ READ_CASES = (
 
 
 @pytest.fixture(scope="module")
-def worker():
+def install():
     try:
-        install = lancedb_node.ensure_install()
+        return lancedb_node.ensure_install()
     except lancedb_node.NodeUnavailableError as exc:
         if os.environ.get("CI"):
             raise
         pytest.skip(f"LanceDB for Node.js cannot be installed here: {exc}")
-    driver = lancedb_node.NodeWorkerDriver(install)
+
+
+@pytest.fixture(scope="module")
+def worker(install):
+    driver = lancedb_node.open_worker(install)
     yield driver
     driver.close()
 
 
-def test_the_install_is_complete_and_found_again(worker):
+def test_the_install_is_complete_and_found_again(install):
     again = lancedb_node.installed()
-    assert again == worker.install
+    assert again == install and lancedb_node.available()
     assert (lancedb_node.node_major(again.node) or 0) >= lancedb_node.MINIMUM_NODE_MAJOR
     package = json.loads((again.home / "node_modules" / "@lancedb" / "lancedb" / "package.json").read_text())
     assert package["version"] == lancedb_node.pinned_packages()["@lancedb/lancedb"]
 
 
-def test_hello_names_the_package_its_embedded_lance_and_capabilities(worker, tmp_path):
-    hello = worker.hello()
+def test_the_worker_speaks_the_worker_protocol(install, monkeypatch):
+    """The worker protocol's own conformance check, run on this worker."""
+    from conformance.drivers.worker.protocol_check import check_worker
+
+    for key, value in lancedb_node.worker_env(install).items():
+        monkeypatch.setenv(key, value)
+    assert check_worker(lancedb_node.worker_command(install), CASES / "ref-tags" / "dataset") == []
+
+
+def test_hello_names_the_package_its_embedded_lance_and_capabilities(install, worker, tmp_path):
+    hello = worker.driver_json()
     assert hello["name"] == hello["implementation"] == "lancedb-node"
     assert hello["version"] == lancedb_node.pinned_packages()["@lancedb/lancedb"]
     assert "describe" not in hello["capabilities"] and "blobs" not in hello["capabilities"]
@@ -94,9 +107,10 @@ def test_row_ids_come_with_the_rows(worker):
 
 
 def test_describe_is_refused_with_a_typed_error(worker):
-    with pytest.raises(lancedb_node.NodeWorkerError, match="cannot describe") as raised:
+    from reference_impl.errors import UnsupportedFeatureError
+
+    with pytest.raises(UnsupportedFeatureError, match="cannot describe"):
         worker.describe(str(CASES / "ref-tags" / "dataset"))
-    assert raised.value.error_type == "NotSupported"
 
 
 def test_every_write_is_read_alike_by_the_reference_and_accepted_by_the_validator(worker, tmp_path):
@@ -130,24 +144,20 @@ def test_unsupported_writes_are_typed(worker, tmp_path):
     assert worker.versions(uri) == [1, 2]
 
 
-def test_a_killed_worker_fails_the_request_and_the_next_one_restarts_it(worker):
+def test_a_killed_worker_fails_one_request_and_the_next_one_gets_a_fresh_worker(worker):
+    from conformance.drivers.worker.client import WorkerError
+
     dataset = str(CASES / "ref-tags" / "dataset")
     assert worker.versions(dataset) == [1, 2]
-    assert worker._process is not None
-    os.kill(worker._process.pid, signal.SIGKILL)
-    worker._process.wait()
-    # The death is seen by the next request (the pipe is gone) or the one after.
+    pid = worker.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
     try:
         worker.versions(dataset)
-    except lancedb_node.NodeWorkerError as exc:
-        assert "worker" in str(exc)
+    except WorkerError as exc:
+        assert "SIGKILL" in str(exc) or "exit" in str(exc)
     assert worker.versions(dataset) == [1, 2]
-
-
-def test_a_request_the_worker_does_not_know_is_answered_with_an_error(worker):
-    with pytest.raises(lancedb_node.NodeWorkerError) as raised:
-        worker._request({"request": "no-such-request"})
-    assert raised.value.error_type == "InvalidRequest"
+    assert worker.pid != pid
 
 
 def test_the_driver_name_loads_the_module_driver():
@@ -155,6 +165,9 @@ def test_the_driver_name_loads_the_module_driver():
     assert driver is lancedb_node
     try:
         assert driver.versions(str(CASES / "ref-tags" / "dataset")) == [1, 2]
+        info = lancedb_node.info()
+        assert info.name == info.implementation == "lancedb-node"
+        assert info.lance_version == lancedb_node.ensure_install().lance_version
     except lancedb_node.NodeUnavailableError as exc:
         if os.environ.get("CI"):
             raise
