@@ -215,3 +215,42 @@ def test_served_in_a_worker_it_speaks_the_worker_protocol():
     from conformance.drivers.worker.protocol_check import check_worker
 
     assert check_worker(python_worker_command("lancedb"), CASES / "ref-tags" / "dataset") == []
+
+
+# -- the shipped expectations file --------------------------------------------------
+
+
+def _fails_somewhere(driver, case: str) -> bool:
+    """Whether the driver fails to list or read some version the case expects to read."""
+    dataset = str(CASES / case / "dataset")
+    expected = [v for v in load_expected(CASES / case) if v.outcome == "read"]
+    try:
+        if driver.versions(dataset) != [v.version for v in expected]:
+            return True
+        for version in expected:
+            table = driver.read_table(dataset, version.version)
+            if version.content is not None and content_problems(version.content, table):
+                return True
+    except Exception:
+        return True
+    return False
+
+
+def check_shipped_expectations(driver, implementation: str) -> None:
+    """Every readers entry of the implementation's shipped file names a
+    requirement of the catalog and a case the driver fails today."""
+    import json
+
+    from conformance.expectations import shipped_expectations
+
+    expectations = shipped_expectations(implementation)
+    assert expectations.entries, f"{implementation} ships its expectations"
+    catalog = json.loads((CASES.parents[1] / "conformance" / "data" / "requirements.json").read_text())
+    known = {entry["id"] for entry in (catalog["requirements"] if isinstance(catalog, dict) else catalog)}
+    for entry in expectations.entries:
+        assert entry.requirement in known, entry
+        assert entry.suite == "readers" and _fails_somewhere(driver, entry.case), entry.case
+
+
+def test_the_shipped_expectations_are_failures_of_today():
+    check_shipped_expectations(lancedb_driver, "lancedb")

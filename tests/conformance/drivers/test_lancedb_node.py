@@ -174,3 +174,9 @@ def test_the_driver_name_loads_the_module_driver():
         pytest.skip(f"LanceDB for Node.js cannot be installed here: {exc}")
     finally:
         lancedb_node.close()
+
+
+def test_the_shipped_expectations_are_failures_of_today(worker):
+    from tests.conformance.drivers.test_lancedb_driver import check_shipped_expectations
+
+    check_shipped_expectations(worker, "lancedb-node")
