@@ -180,3 +180,27 @@ def test_the_shipped_expectations_are_failures_of_today(worker):
     from tests.conformance.drivers.test_lancedb_driver import check_shipped_expectations
 
     check_shipped_expectations(worker, "lancedb-node")
+
+
+@pytest.mark.node_install
+def test_two_processes_racing_to_build_the_install_both_get_a_sound_one(tmp_path):
+    """Race safety: two processes building the same install in an empty cache
+    both end with the same complete install, and no staging directory stays."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, LANCE_CONFORMANCE_CACHE=str(tmp_path / "cache"))
+    program = (
+        "from conformance.drivers import lancedb_node as n; i = n.ensure_install(); "
+        "print(i.home, i.lance_version, n.versions('fixtures/cases/ref-tags/dataset')); n.close()"
+    )
+    root = CASES.parents[1]
+    racers = [
+        subprocess.Popen([sys.executable, "-c", program], env=env, cwd=root, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [racer.communicate(timeout=900)[0].strip().splitlines()[-1] for racer in racers]
+    assert [racer.returncode for racer in racers] == [0, 0]
+    assert outputs[0] == outputs[1] and outputs[0].endswith("[1, 2]")
+    node_dir = tmp_path / "cache" / "node"
+    assert [p.name for p in node_dir.iterdir()] == [Path(outputs[0].split()[0]).name]
