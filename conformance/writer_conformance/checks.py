@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..comparison import compare_tables
 from ..describe import Description, differences, validate_description
-from ..drivers import Driver, is_implementation_failure
+from ..drivers import Driver, driver_info, is_implementation_failure
 from ..drivers import reference as reference_driver
 from ..validator import Finding, Severity, validate
 
@@ -237,5 +237,5 @@ def agreement_checks(
                 continue
             if expected is not None:
                 checks.append(rows_check(name, reader, uri, version, expected))
-            checks.append(describe_check(name, reader, uri, version, ours, frozenset(reader.UNREPORTED)))
+            checks.append(describe_check(name, reader, uri, version, ours, driver_info(reader, name).unreported))
     return checks
