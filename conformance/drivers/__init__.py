@@ -55,6 +55,10 @@ from .worker.errors import is_implementation_failure
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
+#: ``pylance@VERSION``: the driver name of a release run in its own venv
+#: (:mod:`.release`, which imports the worker client: not imported here).
+RELEASE_SEPARATOR = "@"
+
 #: Driver name -> module. Modules are imported on first use, so a driver whose
 #: implementation is not installed costs nothing until it is asked for.
 DRIVERS: dict[str, str] = {
@@ -137,7 +141,7 @@ class DriverError(Exception):
 def load_driver(name: str) -> Driver:
     """The driver for ``name``: a key of :data:`DRIVERS`, ``worker:NAME``,
     ``cmd:COMMAND LINE``, ``pylance@VERSION``, or an importable module name."""
-    from . import release, worker
+    from . import worker
 
     if worker.is_worker_name(name):
         from .worker.client import WorkerError  # lazy: the client imports reference_impl
@@ -146,8 +150,11 @@ def load_driver(name: str) -> Driver:
             return worker.open_worker_driver(name)
         except (ValueError, WorkerError) as exc:
             raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
-    if release.RELEASE_SEPARATOR in name:
+    if RELEASE_SEPARATOR in name:
+        # Imported only for release names: it needs the worker client, which a
+        # release's own venv (where load_driver serves the driver) cannot import.
         from ..peers.old_pylance import PeerUnavailableError
+        from . import release
 
         try:
             return release.open_release_driver(name)

@@ -27,11 +27,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import RELEASE_SEPARATOR
 from .worker.client import WorkerDriver, WorkerError, WorkerProcessError
 from .worker.errors import is_implementation_failure
 
-#: ``pylance@VERSION``: the driver name of a release run in its own venv.
-RELEASE_SEPARATOR = "@"
 #: Drivers that can run in a release's venv, by the name before the ``@``:
 #: the driver name its worker serves.
 RELEASE_MODULES = {"pylance": "pylance"}

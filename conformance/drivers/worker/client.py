@@ -35,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from reference_impl.errors import UnsupportedFeatureError
 
+from ..protocol import DriverInfo, DriverInfoError
 from ..writes import WriteConflict, WriteNotSupported
 from .errors import ErrorKind
 from .messages import MAX_LINE_BYTES, SUPPORTED_PROTOCOL_VERSIONS, ErrorReply, RequestKind, encode, encode_schema
@@ -235,10 +236,8 @@ class WorkerDriver:
         assert self._driver_json is not None  # set by every successful start
         return dict(self._driver_json, name=self.name)
 
-    def info(self) -> Any:
-        """The worker's :class:`~conformance.drivers.protocol.DriverInfo`."""
-        from ..protocol import DriverInfo  # lazy: the driver protocol module (h-protocol) may not be merged yet
-
+    def info(self) -> DriverInfo:
+        """The worker's :class:`~conformance.drivers.protocol.DriverInfo`, under this driver's name."""
         return DriverInfo.from_json(self.driver_json())
 
     def versions(self, uri: str | os.PathLike) -> list[int]:
@@ -344,6 +343,12 @@ class WorkerDriver:
                 "and the driver's description expected)",
                 garbage=repr(result)[:GARBAGE_QUOTE_CHARS],
             )
+        try:
+            DriverInfo.from_json(driver)
+        except DriverInfoError as exc:
+            raise self._failed(
+                f"answered hello with a driver description that does not fit the protocol: {exc}"
+            ) from None
         self.protocol_version = version
         self._driver_json = driver
         self.UNREPORTED = frozenset(driver.get("unreported", ()))

@@ -24,6 +24,7 @@ import os
 import sys
 from typing import IO, Any
 
+from ..protocol import driver_info
 from .errors import ErrorKind, error_kind, is_implementation_failure
 from .messages import (
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -40,16 +41,6 @@ from .messages import (
 def driver_description(driver: Any, name: str) -> dict[str, Any]:
     """The driver's :class:`~conformance.drivers.protocol.DriverInfo` as JSON
     (the ``hello`` answer's ``driver``)."""
-    try:
-        from ..protocol import driver_info  # lazy: the driver protocol module (h-protocol) may not be merged yet
-    except ImportError:  # pragma: no cover - until the protocol module exists
-        return {
-            "name": name,
-            "implementation": name,
-            "version": "unknown",
-            "capabilities": [],
-            "unreported": sorted(getattr(driver, "UNREPORTED", ())),
-        }
     return driver_info(driver, name).to_json()
 
 
