@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from conformance.comparison import compare_tables
 from conformance.drivers import lancedb_driver, reference
 from conformance.fixtures.expected import load_expected
-from conformance.fixtures.verify import content_problems
 
 lancedb = pytest.importorskip("lancedb")
 
@@ -34,6 +34,13 @@ READ_CASES = (
     "old-appends-deletes",
     "old-nested-types",
 )
+
+
+def content_problems(expected: pa.Table, actual: pa.Table) -> list[str]:
+    """Value differences, and representation differences too: LanceDB returns
+    the very Arrow types the reference does, so the comparison here is strict."""
+    comparison = compare_tables(expected, actual)
+    return [*comparison.differences, *(str(observation) for observation in comparison.observations)]
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -254,3 +261,22 @@ def check_shipped_expectations(driver, implementation: str) -> None:
 
 def test_the_shipped_expectations_are_failures_of_today():
     check_shipped_expectations(lancedb_driver, "lancedb")
+
+
+def check_corpus_matches_expectations(driver_name: str, driver=None) -> None:
+    """The golden corpus verified with the driver: every case is accepted, and
+    the expected failures are exactly the shipped file's readers entries."""
+    from conformance.expectations import shipped_expectations
+    from conformance.fixtures.verify import ACCEPTED, EXPECTED_FAILURE, NOT_APPLICABLE, verify_corpus
+
+    results = verify_corpus(CASES.parent, driver_name, driver=driver)
+    assert len(results) == len(list(CASES.iterdir()))
+    assert [(r.case, r.status, r.problems[:2]) for r in results if r.status not in ACCEPTED] == []
+    expected = {e.case for e in shipped_expectations(driver_name).entries if e.suite == "readers"}
+    assert {r.case for r in results if r.status == EXPECTED_FAILURE} == expected
+    # Blob cases only: the one capability the LanceDB drivers lack for a whole case.
+    assert {r.case for r in results if r.status == NOT_APPLICABLE} == {"ref-types-blob"}
+
+
+def test_the_golden_corpus_fails_exactly_the_expectations():
+    check_corpus_matches_expectations("lancedb")

@@ -18,8 +18,7 @@ import pytest
 
 from conformance.drivers import lancedb_node, load_driver, reference
 from conformance.fixtures.expected import load_expected
-from conformance.fixtures.verify import content_problems
-from tests.conformance.drivers.test_lancedb_driver import ROWS, _by_id, _script
+from tests.conformance.drivers.test_lancedb_driver import ROWS, _by_id, _script, content_problems
 
 pytestmark = pytest.mark.node
 
@@ -180,6 +179,12 @@ def test_the_shipped_expectations_are_failures_of_today(worker):
     from tests.conformance.drivers.test_lancedb_driver import check_shipped_expectations
 
     check_shipped_expectations(worker, "lancedb-node")
+
+
+def test_the_golden_corpus_fails_exactly_the_expectations(worker):
+    from tests.conformance.drivers.test_lancedb_driver import check_corpus_matches_expectations
+
+    check_corpus_matches_expectations("lancedb-node", worker)
 
 
 @pytest.mark.node_install
