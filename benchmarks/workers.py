@@ -8,6 +8,8 @@ The goal: at most 1.5 times the in-process time.
 * ``verify_corpus`` in this process, imports done: the worker's time includes
   starting it (a Python process importing the reference implementation) and
   its ``hello``; the in-process time has nothing to start;
+* the same with the worker started beforehand: what the protocol itself costs
+  (a request and a response per call, an Arrow IPC file per read);
 * the command a user runs, ``lance-conformance fixtures verify --driver ...``,
   each in a fresh process: both pay their imports, the worker's run twice over
   (the suite's process and the worker).
@@ -22,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from conformance.drivers import Driver, close_driver, load_driver
 from conformance.fixtures.verify import PASS, verify_corpus
 
 from .common import Measurement, best_of
@@ -30,8 +33,8 @@ CORPUS = Path(__file__).resolve().parents[1] / "fixtures"
 COLUMNS = ("worker:reference", "reference in process")
 
 
-def _verified(driver: str) -> None:
-    results = verify_corpus(CORPUS, driver)
+def _verified(driver: str, opened: Driver | None = None) -> None:
+    results = verify_corpus(CORPUS, driver, driver=opened)
     failed = [(r.case, r.problems) for r in results if r.status != PASS]
     if failed:
         raise RuntimeError(f"{driver}: {len(failed)} cases failed: {failed[:3]}")
@@ -46,6 +49,21 @@ def bench_corpus_through_a_worker(repeats: int = 5) -> Measurement:
         f"{len(list((CORPUS / 'cases').iterdir()))} cases; the worker's time includes starting it",
         columns=COLUMNS,
     )
+
+
+def bench_corpus_through_a_started_worker(repeats: int = 5) -> Measurement:
+    worker = load_driver("worker:reference")
+    try:
+        _verified("worker:reference", worker)  # the worker's own first-use imports, untimed
+        return Measurement(
+            "golden corpus (verify_corpus), worker started beforehand vs in process",
+            best_of(repeats, lambda: _verified("worker:reference", worker)),
+            best_of(repeats, lambda: _verified("reference")),
+            "the protocol's own cost: a request and a response per call, an Arrow IPC file per read",
+            columns=COLUMNS,
+        )
+    finally:
+        close_driver(worker)
 
 
 def _command(driver: str) -> None:
@@ -72,4 +90,8 @@ def bench_verify_command_through_a_worker(repeats: int = 5) -> Measurement:
     )
 
 
-BENCHMARKS = [bench_corpus_through_a_worker, bench_verify_command_through_a_worker]
+BENCHMARKS = [
+    bench_corpus_through_a_worker,
+    bench_corpus_through_a_started_worker,
+    bench_verify_command_through_a_worker,
+]

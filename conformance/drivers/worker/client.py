@@ -271,8 +271,8 @@ class WorkerDriver:
             result = self._call(RequestKind.READ, request)
             rows = _member(result, "num_rows", int, self._what(RequestKind.READ))
             try:
-                with pa.memory_map(str(output), "rb") as source:
-                    table = pa.ipc.open_file(source).read_all()
+                # Read whole, not memory-mapped: mapping a small fresh file costs more than copying it.
+                table = pa.ipc.open_file(pa.py_buffer(output.read_bytes())).read_all()
             except (OSError, pa.ArrowException) as exc:
                 raise WorkerError(f"{self.name}: the rows of read {uri} are not an Arrow IPC file: {exc}") from None
             if table.num_rows != rows:

@@ -93,3 +93,17 @@ def test_the_schema_lists_every_request_and_error_kind():
     assert definitions["request"]["properties"]["request"]["enum"] == [k.value for k in RequestKind]
     assert definitions["error"]["properties"]["kind"]["enum"] == [k.value for k in ErrorKind]
     assert all(f"{k.value}-request" in definitions and f"{k.value}-result" in definitions for k in RequestKind)
+
+
+@pytest.mark.old_pylance
+def test_an_old_release_served_from_its_own_venv_speaks_the_protocol(dataset):
+    """``pylance@0.20.0``'s worker (the same server, bootstrapped in the
+    release's venv) passes the check; what the release declares unreported
+    may be null in its descriptions."""
+    from conformance.drivers.release import ReleaseDriver
+    from conformance.peers.old_pylance import ensure_venv
+    from tests.conftest import OLD_PYLANCE_VERSION
+
+    driver = ReleaseDriver("pylance@old", "pylance", ensure_venv(OLD_PYLANCE_VERSION), OLD_PYLANCE_VERSION)
+    assert driver.pid is None  # nothing started: only its command line is used
+    assert check_worker(driver.command, dataset) == []
