@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from ..comparison import compare_tables
 from ..describe import Description, differences, validate_description
-from ..drivers import Driver, driver_info, is_implementation_failure
+from ..drivers import Driver, is_implementation_failure, read_rows
 from ..drivers import reference as reference_driver
+from ..drivers.protocol import driver_info
 from ..validator import Finding, Severity, validate
 
 #: The columns readers add on request; a version's content never includes them.
@@ -138,20 +139,32 @@ def compare_content(expected: pa.Table, actual: pa.Table) -> tuple[list[str], li
     return list(comparison.differences), [f"observed {observation}" for observation in comparison.observations]
 
 
-def rows_check(reader_name: str, reader: Driver, uri: str, version: int, expected: pa.Table) -> Check:
-    """The rows ``reader`` reads at ``version`` against the expected content."""
+def rows_check(
+    reader_name: str,
+    reader: Driver,
+    uri: str,
+    version: int | None,
+    expected: pa.Table,
+    *,
+    reported_as: int | None = None,
+) -> Check:
+    """The rows ``reader`` reads at ``version`` (None: the latest, for a reader
+    without time travel; the check then names ``reported_as``) against the
+    expected content."""
     check = f"rows:{reader_name}"
+    number = reported_as if reported_as is not None else version
+    assert number is not None, "name the version a latest-version read stands for"
     try:
-        actual = reader.read_table(uri, version)
+        actual = read_rows(reader, uri, version, schema=expected.schema)
     except BaseException as exc:
         if not is_implementation_failure(exc):
             raise
-        return Check.of(version, check, [f"{reader_name} cannot read the rows: {failure_text(exc)}"])
+        return Check.of(number, check, [f"{reader_name} cannot read the rows: {failure_text(exc)}"])
     try:
         problems, notes = compare_content(expected, actual)
     except (pa.ArrowException, ValueError, TypeError) as exc:  # rows a sort or comparison cannot take
-        return Check.of(version, check, [f"the rows {reader_name} read cannot be compared: {failure_text(exc)}"])
-    return Check.of(version, check, problems, notes)
+        return Check.of(number, check, [f"the rows {reader_name} read cannot be compared: {failure_text(exc)}"])
+    return Check.of(number, check, problems, notes)
 
 
 # -- descriptions ------------------------------------------------------------------------------
@@ -169,20 +182,30 @@ def reference_description(uri: str, version: int) -> tuple[Description | None, C
 
 
 def describe_check(
-    reader_name: str, reader: Driver, uri: str, version: int, ours: Description | None, unreported: frozenset[str]
+    reader_name: str,
+    reader: Driver,
+    uri: str,
+    version: int | None,
+    ours: Description | None,
+    unreported: frozenset[str],
+    *,
+    reported_as: int | None = None,
 ) -> Check:
-    """``reader``'s description of ``version`` against the reference reader's."""
+    """``reader``'s description of ``version`` (None: the latest, named
+    ``reported_as``) against the reference reader's."""
     check = f"describe:{reader_name}"
+    number = reported_as if reported_as is not None else version
+    assert number is not None, "name the version a latest-version read stands for"
     if ours is None:
-        return Check(version, check, CheckStatus.NOT_APPLICABLE, notes=("the reference could not describe it",))
+        return Check(number, check, CheckStatus.NOT_APPLICABLE, notes=("the reference could not describe it",))
     try:
         theirs = reader.describe(uri, version)
     except BaseException as exc:
         if not is_implementation_failure(exc):
             raise
-        return Check.of(version, check, [f"{reader_name} cannot describe it: {failure_text(exc)}"])
+        return Check.of(number, check, [f"{reader_name} cannot describe it: {failure_text(exc)}"])
     found = differences(ours, theirs, ignore=unreported)
-    return Check.of(version, check, [f"{reader_name} differs from reference: {line}" for line in found])
+    return Check.of(number, check, [f"{reader_name} differs from reference: {line}" for line in found])
 
 
 def facts_check(version: int, problems: Sequence[str]) -> Check:
