@@ -28,9 +28,7 @@ nothing).
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -43,8 +41,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-#: A value a predicate, an update or a config entry can hold.
-Literal = Union[None, bool, int, float, str]
+from .write_predicates import (
+    Compare,
+    Comparison,
+    IsIn,
+    Literal,
+    Predicate,
+    WriteOpError,
+    arrow_type,
+    check_column,
+    check_literal,
+    predicate_from_json,
+    sql_identifier,
+    sql_literal,
+)
 
 
 class WriteKind(str, Enum):
@@ -74,148 +84,6 @@ class WriteNotSupported(Exception):
     """The driver does not perform this operation (or this form of it)."""
 
 
-class WriteOpError(ValueError):
-    """A write operation (or its JSON document) that is not well formed."""
-
-
-# -- literals and predicates ------------------------------------------------------
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def _check_literal(value: object, what: str) -> Literal:
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise WriteOpError(f"{what}: {value!r} has no SQL literal")
-        return value
-    raise WriteOpError(f"{what}: {value!r} is not a literal (None, bool, int, float or str)")
-
-
-def _check_column(column: object, what: str) -> str:
-    if not isinstance(column, str) or not column:
-        raise WriteOpError(f"{what}: a column name must be a non-empty string, not {column!r}")
-    return column
-
-
-def sql_identifier(column: str) -> str:
-    """``column`` as a SQL identifier: bare when it is one, else back-quoted."""
-    if _IDENTIFIER.match(column):
-        return column
-    return "`" + column.replace("`", "``") + "`"
-
-
-def sql_literal(value: Literal) -> str:
-    """``value`` as a SQL literal (strings single-quoted, quotes doubled)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + value.replace("'", "''") + "'"
-
-
-class Comparison(str, Enum):
-    """The comparison operators of :class:`Compare`."""
-
-    EQ = "="
-    NE = "!="
-    LT = "<"
-    LE = "<="
-    GT = ">"
-    GE = ">="
-
-
-_ARROW_COMPARISONS = {
-    Comparison.EQ: lambda left, right: left == right,
-    Comparison.NE: lambda left, right: left != right,
-    Comparison.LT: lambda left, right: left < right,
-    Comparison.LE: lambda left, right: left <= right,
-    Comparison.GT: lambda left, right: left > right,
-    Comparison.GE: lambda left, right: left >= right,
-}
-
-
-@dataclass(frozen=True)
-class Compare:
-    """``column op value``: rows whose (top-level) column compares true.
-    A null value selects nothing, as in SQL (use :class:`IsIn` for sets)."""
-
-    column: str
-    op: Comparison
-    value: Literal
-
-    def __post_init__(self) -> None:
-        _check_column(self.column, "compare")
-        object.__setattr__(self, "op", Comparison(self.op))
-        _check_literal(self.value, f"compare {self.column}")
-
-    def to_sql(self) -> str:
-        return f"{sql_identifier(self.column)} {self.op.value} {sql_literal(self.value)}"
-
-    def to_arrow(self) -> pc.Expression:
-        return _ARROW_COMPARISONS[self.op](pc.field(self.column), pc.scalar(self.value))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"column": self.column, "op": self.op.value, "value": self.value}
-
-
-@dataclass(frozen=True)
-class IsIn:
-    """``column IN (values...)``: rows whose column equals one of ``values``
-    (non-null literals of one type)."""
-
-    column: str
-    values: tuple[Literal, ...]
-
-    def __post_init__(self) -> None:
-        _check_column(self.column, "in")
-        values = tuple(_check_literal(value, f"in {self.column}") for value in self.values)
-        if not values or any(value is None for value in values):
-            raise WriteOpError(f"in {self.column}: needs at least one value and no null")
-        object.__setattr__(self, "values", values)
-
-    def to_sql(self) -> str:
-        return f"{sql_identifier(self.column)} IN ({', '.join(sql_literal(value) for value in self.values)})"
-
-    def to_arrow(self) -> pc.Expression:
-        return pc.field(self.column).isin(pa.array(list(self.values)))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"column": self.column, "op": "in", "values": list(self.values)}
-
-
-Predicate = Union[Compare, IsIn]
-
-
-def predicate_from_json(document: object) -> Predicate:
-    if not isinstance(document, Mapping):
-        raise WriteOpError(f"a predicate is an object, not {document!r}")
-    if document.get("op") == "in":
-        values = document.get("values")
-        if not isinstance(values, list):
-            raise WriteOpError(f"an IN predicate needs a list of values, not {values!r}")
-        return IsIn(document.get("column"), tuple(values))  # type: ignore[arg-type]
-    try:
-        op = Comparison(document.get("op"))
-    except ValueError:
-        raise WriteOpError(f"unknown predicate operator {document.get('op')!r}") from None
-    return Compare(document.get("column"), op, document.get("value"))  # type: ignore[arg-type]
-
-
-# -- data types -------------------------------------------------------------------
-
-
-def arrow_type(alias: str) -> pa.DataType:
-    """The Arrow type a pyarrow alias names (``"int32"``, ``"string"``, ``"float64"``)."""
-    try:
-        return pa.type_for_alias(alias)
-    except (ValueError, KeyError, TypeError):
-        raise WriteOpError(f"unknown Arrow type name {alias!r}") from None
-
-
 # -- operation parts ------------------------------------------------------------------
 
 
@@ -230,8 +98,8 @@ class NewColumn:
     offset: int | float = 0
 
     def __post_init__(self) -> None:
-        _check_column(self.name, "new column")
-        _check_column(self.source, f"new column {self.name}")
+        check_column(self.name, "new column")
+        check_column(self.source, f"new column {self.name}")
         if isinstance(self.offset, bool) or not isinstance(self.offset, (int, float)):
             raise WriteOpError(f"new column {self.name}: offset must be a number, not {self.offset!r}")
 
@@ -257,7 +125,7 @@ class Alteration:
     data_type: str | None = None
 
     def __post_init__(self) -> None:
-        _check_column(self.path, "alteration")
+        check_column(self.path, "alteration")
         if self.rename is None and self.nullable is None and self.data_type is None:
             raise WriteOpError(f"alteration of {self.path} changes nothing")
         if self.data_type is not None:
@@ -344,7 +212,7 @@ class Update(_Operation):
     def __post_init__(self) -> None:
         values = self.values.items() if isinstance(self.values, Mapping) else self.values
         checked = tuple(
-            (_check_column(column, "update"), _check_literal(value, f"update {column}")) for column, value in values
+            (check_column(column, "update"), check_literal(value, f"update {column}")) for column, value in values
         )
         if not checked:
             raise WriteOpError("an update sets at least one column")
@@ -365,7 +233,7 @@ class Upsert(_Operation):
         on = (self.on,) if isinstance(self.on, str) else tuple(self.on)
         if not on:
             raise WriteOpError("an upsert needs at least one key column")
-        object.__setattr__(self, "on", tuple(_check_column(column, "upsert") for column in on))
+        object.__setattr__(self, "on", tuple(check_column(column, "upsert") for column in on))
 
 
 @dataclass(frozen=True)
@@ -390,7 +258,7 @@ class DropColumns(_Operation):
         columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
         if not columns:
             raise WriteOpError("drop-columns drops at least one column")
-        object.__setattr__(self, "columns", tuple(_check_column(column, "drop") for column in columns))
+        object.__setattr__(self, "columns", tuple(check_column(column, "drop") for column in columns))
 
 
 @dataclass(frozen=True)
@@ -636,6 +504,10 @@ __all__ = [
     "WriteOp",
     "WriteOpError",
     "arrow_type",
+    "read_rows",
+    "sql_identifier",
+    "sql_literal",
+    "write_rows",
     "op_from_json",
     "op_to_json",
     "predicate_from_json",
