@@ -7,13 +7,15 @@ Fixture (registered in ``tests/conftest.py``):
 * ``browser`` (session): a selenium WebDriver on a headless Chromium with a
   fresh profile directory. chromedriver is started here, on a loopback port,
   in a process group of its own; at the end of the session the browser is
-  quit, then chromedriver's group is killed by its id and any Chromium
-  process still using the session's profile directory is killed by its pid,
-  so nothing is left running, also after a failure.
+  quit and chromedriver asked to shut down (it reaps its browser), its group
+  is killed by its id if it has not exited, and any Chromium process still
+  using the session's profile directory is killed by its pid, so nothing is
+  left running, also after a failure (the session fails if something is).
 
 Chromium's flags keep it off the network: this machine's closed network
 refuses background connections (component updates, sync, QUIC probes), which
-otherwise stall start-up.
+otherwise stall start-up; and without a crash handler, whose process would
+outlive the browser.
 
 :func:`save_screenshot` writes a PNG test artifact: under the test's
 ``tmp_path`` by default, or under ``$LANCE_CONFORMANCE_ARTIFACTS`` when set (CI
@@ -50,6 +52,9 @@ CHROMIUM_FLAGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # No crash handler: it would outlive the browser as a process of its own.
+    "--disable-crash-reporter",
+    "--disable-breakpad",
     "--window-size=1400,1000",
 )
 
@@ -99,16 +104,22 @@ def _wait_ready(url: str, process: subprocess.Popen) -> None:
     pytest.fail(f"chromedriver did not answer on {url} within {STARTUP_SECONDS} s", pytrace=False)
 
 
-def _stop(process: subprocess.Popen, profile: str) -> None:
-    """chromedriver's group by its id, then any Chromium still on ``profile`` by pid."""
+def _stop(process: subprocess.Popen, url: str, profile: str) -> None:
+    """chromedriver asked to shut down (it reaps its browser), its group
+    killed by its id if it does not, then any Chromium still on ``profile``
+    killed by pid."""
     try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
+        with urllib.request.urlopen(f"{url}/shutdown", timeout=5):
+            pass
+    except (urllib.error.URLError, OSError):
         pass
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         process.wait(timeout=10)
     deadline = time.monotonic() + 10
     while (left := processes_using(profile)) and time.monotonic() < deadline:
@@ -157,7 +168,7 @@ def browser() -> Iterator:
                 driver.quit()
             except Exception:  # the browser may be gone already; the processes are stopped below
                 pass
-        _stop(process, profile)
+        _stop(process, url, profile)
         shutil.rmtree(profile, ignore_errors=True)
 
 

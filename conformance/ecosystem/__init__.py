@@ -5,14 +5,20 @@ those asked for) through:
 
 - the golden corpus, every writer by every reader (:mod:`.readers`: the
   view ``fixtures matrix`` prints, kept per case);
+- writer conformance, every writing driver through the script of
+  operations, each version read back by the run's readers
+  (:mod:`.writers`, over :mod:`conformance.writer_conformance`);
 - the conflict matrix, two writers racing, against the upstream
   transaction page (:mod:`.conflicts`);
 
-and gathers the results, the expectations applied and the exact versions
-of everything (:mod:`.versions`) into one versioned document (:mod:`.model`,
-JSON Schema ``conformance/schemas/ecosystem-matrix.schema.json``), which
+and gathers the results, the expectations applied (each implementation's
+shipped expectations file, and the corpus's known deviations while ``fixtures
+verify`` applies those) and the exact versions of everything
+(:mod:`.versions`: each driver's ``DriverInfo``, the suite, Python, pyarrow)
+into one versioned document (:mod:`.model`, JSON Schema
+``conformance/schemas/ecosystem-matrix.schema.json``), which
 :mod:`conformance.report.html` renders as a page. :mod:`.run` does the run.
 
-Modules, bottom up: :mod:`.model`, :mod:`.versions`, :mod:`.readers`,
-:mod:`.conflicts`, :mod:`.run`.
+Modules, bottom up: :mod:`.model`; :mod:`.versions`, :mod:`.readers`,
+:mod:`.writers`, :mod:`.conflicts`; :mod:`.run`.
 """

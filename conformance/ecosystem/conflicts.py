@@ -12,14 +12,17 @@ pair the page says nothing about.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..conflict_matrix.model import Cell as ConflictCell
 from ..conflict_matrix.model import ConflictMatrix, Mode, Operation
 from ..conflict_matrix.model import Outcome as Measured
+from ..expectations import Expectations
 from .model import Cell, Grid, Outcome, Status
 
 GRID_ID = "conflicts"
+#: The expectations files' name of this suite.
+SUITE = "conflicts"
 #: The requirement every cell concerns: a writer that loses a race fails with a conflict of the right kind.
 REQUIREMENT = "transaction.conflict-errors"
 
@@ -40,8 +43,16 @@ def cited(cell: ConflictCell, catalog: Iterable[str]) -> tuple[str, ...]:
     return (*specific[:1], REQUIREMENT)
 
 
-def judge(cell: ConflictCell, mode: Mode, requirements: tuple[str, ...] = (REQUIREMENT,)) -> Outcome:
-    """One sub-case in one mode."""
+def judge(
+    cell: ConflictCell,
+    mode: Mode,
+    requirements: tuple[str, ...] = (REQUIREMENT,),
+    expectations: Mapping[str, Expectations] | None = None,
+) -> Outcome:
+    """One sub-case in one mode. The second writer decides the outcome, so an
+    expectation of its implementation (suite ``conflicts``, case the cell id)
+    turns a departure from the page into an expected failure, and is stale
+    (fixed) when the cell agrees with the page."""
     measured = cell.outcomes[mode]
     expected = cell.page.expects()
     problems: list[str] = []
@@ -60,7 +71,14 @@ def judge(cell: ConflictCell, mode: Mode, requirements: tuple[str, ...] = (REQUI
             problems.append(f"second writer: {measured.value}, the page implies {expected.value}")
         if mode in cell.problems:
             problems.append(f"after the race: {cell.problems[mode]}")
-        if problems and cell.discrepancy is not None:
+        shipped = (expectations or {}).get(mode.second.value)
+        entry = shipped.lookup(SUITE, cell.id) if shipped is not None else None
+        if entry is not None:
+            expectation = f"{entry.requirement}: {entry.reason}"
+            status = Status.EXPECTED_FAILURE if problems else Status.FIXED
+            if not problems:
+                problems.append(f"agrees with the page, but {mode.second.value}'s expectations list the cell")
+        elif problems and cell.discrepancy is not None:
             status = Status.EXPECTED_FAILURE
             expectation = (
                 f"{REQUIREMENT}: docs/spec-discrepancies.md, {cell.discrepancy.entry!r} "
@@ -79,8 +97,12 @@ def judge(cell: ConflictCell, mode: Mode, requirements: tuple[str, ...] = (REQUI
     )
 
 
-def conflicts_grid(matrix: ConflictMatrix, catalog: Iterable[str] = ()) -> Grid:
-    """The grid of the stored ``matrix``; ``catalog``: the requirement ids to cite from."""
+def conflicts_grid(
+    matrix: ConflictMatrix, catalog: Iterable[str] = (), expectations: Mapping[str, Expectations] | None = None
+) -> Grid:
+    """The grid of the stored ``matrix``; ``catalog``: the requirement ids to
+    cite from; ``expectations``: by driver name, those of the implementations
+    measured (``pylance``, ``reference``)."""
     catalog = list(catalog)
     operations = [op.value for op in Operation if any(op in (c.first, c.second) for c in matrix.cells)]
     cells = []
@@ -89,7 +111,11 @@ def conflicts_grid(matrix: ConflictMatrix, catalog: Iterable[str] = ()) -> Grid:
             mine = [c for c in matrix.cells if c.first.value == first and c.second.value == second]
             if mine:
                 cells.append(
-                    Cell(first, second, tuple(judge(c, mode, cited(c, catalog)) for c in mine for mode in Mode))
+                    Cell(
+                        first,
+                        second,
+                        tuple(judge(c, mode, cited(c, catalog), expectations) for c in mine for mode in Mode),
+                    )
                 )
     return Grid(
         id=GRID_ID,

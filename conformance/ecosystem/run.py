@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..conflict_matrix.model import stored_matrix
-from ..drivers import DriverError, close_driver, load_driver
+from ..drivers import DriverError, close_driver, installed_drivers, load_driver
+from ..drivers.release import RELEASE_SEPARATOR
+from ..expectations import Expectations, shipped_expectations
 from ..fixtures.case import Case, CaseError, case_dirs, load_case
 from ..fixtures.features import FEATURES
 from ..fixtures.verify import CaseResult, verify_corpus
 from ..requirements import load_requirements
 from ..spec_sources import load_documents
+from ..writer_conformance import WriterCheckError, run_writer_conformance
 from .conflicts import conflicts_grid
 from .model import DriverEntry, EcosystemMatrix, ExpectationEntry, Grid, RequirementLink
 from .readers import readers_grid
 from .versions import driver_report, environment_versions
+from .writers import writers_grid
 
 #: Reports progress (one line per step); the CLI prints it on a terminal only.
 Progress = Callable[[str], None]
@@ -28,11 +32,19 @@ def _quiet(_: str) -> None:
 
 def default_drivers() -> list[str]:
     """Every shipped driver whose implementation is installed here."""
-    try:
-        from ..drivers import installed_drivers  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:  # until the driver protocol lands: the two drivers every install has
-        return ["reference", "pylance"]
     return list(installed_drivers())
+
+
+#: The older pylance release the demo adds when its environment is built (the corpus's oldest writer).
+DEMO_RELEASE = "pylance@0.20.0"
+
+
+def demo_drivers() -> list[str]:
+    """The installed drivers but the older pylance releases, with 0.20.0 when
+    it is ready: the demo's view, quick enough to run every time."""
+    installed = default_drivers()
+    chosen = [name for name in installed if RELEASE_SEPARATOR not in name]
+    return chosen + [DEMO_RELEASE] if DEMO_RELEASE in installed else chosen
 
 
 def load_cases(corpus: Path) -> dict[str, Case]:
@@ -47,8 +59,9 @@ def load_cases(corpus: Path) -> dict[str, Case]:
     return cases
 
 
-def describe_drivers(names: Iterable[str]) -> list[DriverEntry]:
-    entries = []
+def describe_drivers(names: Iterable[str]) -> tuple[list[DriverEntry], list[str]]:
+    """What each driver reports about itself, and the names of those that write."""
+    entries, writers = [], []
     for name in names:
         try:
             driver = load_driver(name)
@@ -57,13 +70,33 @@ def describe_drivers(names: Iterable[str]) -> list[DriverEntry]:
             continue
         try:
             entries.append(DriverEntry(name, driver_report(driver, name)))
+            if callable(getattr(driver, "write", None)):
+                writers.append(name)
         finally:
             close_driver(driver)
-    return entries
+    return entries, writers
+
+
+def implementation_expectations(entries: Iterable[DriverEntry]) -> dict[str, Expectations]:
+    """Each usable driver's shipped expectations, for the release it reported."""
+    return {
+        entry.name: shipped_expectations(entry.name, (entry.info or {}).get("version"))
+        for entry in entries
+        if entry.error is None
+    }
+
+
+def expectation_entries(expectations: Mapping[str, Expectations]) -> list[ExpectationEntry]:
+    return [
+        ExpectationEntry(name, e.suite, e.case, e.requirement, e.reason, e.issue, e.reproducer)
+        for name, shipped in expectations.items()
+        for e in shipped.entries
+    ]
 
 
 def corpus_expectations(cases: dict[str, Case], drivers: Iterable[str]) -> list[ExpectationEntry]:
-    """The known deviations the corpus records for ``drivers``."""
+    """The known deviations the corpus records for ``drivers`` (``fixtures
+    verify`` applies them, until it reads implementations' expectations files)."""
     entries = []
     for driver in drivers:
         for case in sorted(cases.values(), key=lambda c: c.name):
@@ -97,18 +130,47 @@ def requirement_links(grids: Sequence[Grid]) -> dict[str, RequirementLink]:
     return links
 
 
+def writer_readers(drivers: Sequence[str]) -> list[str]:
+    """The readers writer conformance reads back with: the run's drivers but
+    older pylance releases (``pylance@VERSION``), which predate features the
+    script uses (their view of the corpus is in the readers grid)."""
+    return [name for name in drivers if RELEASE_SEPARATOR not in name]
+
+
+def run_writers(
+    writers: Sequence[str],
+    readers: Sequence[str],
+    expectations: Mapping[str, Expectations],
+    progress: Progress,
+) -> Grid:
+    """Writer conformance of every writing driver, read back by every reader of the run."""
+    reports = []
+    for name in writers:
+        progress(f"writer conformance: {name} through the script, read by {', '.join(readers)}")
+        try:
+            report = run_writer_conformance(name, readers=readers, expectations=expectations.get(name))
+        except WriterCheckError as exc:
+            progress(f"writer conformance: {name} could not run: {exc}")
+            continue
+        reports.append((name, report))
+    return writers_grid(reports)
+
+
 def run_ecosystem(
     drivers: Sequence[str],
     corpus: Path,
     *,
+    writers: bool = True,
     conflicts: bool = True,
     progress: Progress = _quiet,
 ) -> EcosystemMatrix:
-    """Read the golden ``corpus`` with every driver, add the conflict matrix,
-    and gather the versions and expectations of the run."""
+    """Read the golden ``corpus`` with every driver, run every writing driver
+    through writer conformance, add the conflict matrix, and gather the
+    versions and expectations of the run."""
     cases = load_cases(corpus) if (corpus / "cases").is_dir() else {}
-    entries = describe_drivers(drivers)
+    entries, writing = describe_drivers(drivers)
     usable = [entry.name for entry in entries if entry.error is None]
+    expectations = implementation_expectations(entries)
     grids: list[Grid] = []
     if cases:
         results: list[CaseResult] = []
@@ -118,9 +180,11 @@ def run_ecosystem(
         grids.append(readers_grid(results, cases))
     else:
         progress(f"no golden corpus at {corpus}: the readers grid is left out")
+    if writers and writing:
+        grids.append(run_writers(writing, writer_readers(usable), expectations, progress))
     if conflicts:
         progress("conflict matrix: the stored measurements")
-        grids.append(conflicts_grid(stored_matrix(), load_requirements()))
+        grids.append(conflicts_grid(stored_matrix(), load_requirements(), expectations))
     features = {
         f: FEATURES[f].summary
         for grid in grids
@@ -133,7 +197,7 @@ def run_ecosystem(
         generated=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         versions=environment_versions(corpus if cases else None),
         drivers=tuple(entries),
-        expectations=tuple(corpus_expectations(cases, usable)),
+        expectations=tuple(corpus_expectations(cases, usable) + expectation_entries(expectations)),
         grids=tuple(grids),
         requirements=requirement_links(grids),
         features=features,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..drivers import Driver
+from ..drivers.protocol import driver_info
 
 #: The suite's distribution name on PyPI.
 SUITE_DISTRIBUTION = "lance-conformance"
@@ -41,9 +42,4 @@ def environment_versions(corpus: Path | None = None) -> dict[str, str]:
 
 def driver_report(driver: Driver, name: str) -> Mapping[str, Any]:
     """What ``driver`` reports about itself (``DriverInfo.to_json()``)."""
-    try:
-        from ..drivers.protocol import driver_info  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # until the driver protocol lands: the package version only
-        package = {"reference": SUITE_DISTRIBUTION, "pylance": "pylance"}.get(name)
-        return {"name": name, "implementation": name, "version": (package and _installed(package)) or "unknown"}
     return driver_info(driver, name).to_json()

@@ -132,7 +132,7 @@ _SCRIPT = """
 """
 
 
-def _status_label(outcomes: list[Status]) -> str:
+def status_label(outcomes: list[Status]) -> str:
     """The text of a cell: passed/total, then the failing kinds (the script computes the same)."""
     text = f"{outcomes.count(Status.PASS)}/{len(outcomes)}"
     for status, short in ((Status.FAIL, "fail"), (Status.FIXED, "fixed"), (Status.EXPECTED_FAILURE, "xfail")):
@@ -209,7 +209,7 @@ def _grid(grid: Grid, matrix: EcosystemMatrix) -> tuple[str, list[str]]:
                 f'<td class="cell status-{status}" data-status="{status}" data-details="{details_id}" '
                 f'data-row="{escape(row)}" data-column="{escape(column)}" tabindex="0" role="button" '
                 f'title="{escape(grid.row_label)} {escape(row)}, {escape(grid.column_label)} {escape(column)}">'
-                f'<span class="count">{_status_label([o.status for o in cell.outcomes])}</span></td>'
+                f'<span class="count">{status_label([o.status for o in cell.outcomes])}</span></td>'
             )
         rows.append(f"<tr>{''.join(cells)}</tr>")
     verdict = LABELS[grid.status]

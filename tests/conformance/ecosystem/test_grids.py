@@ -11,9 +11,12 @@ from conformance.ecosystem.conflicts import REQUIREMENT, conflicts_grid, judge
 from conformance.ecosystem.model import Status
 from conformance.ecosystem.readers import readers_grid
 from conformance.ecosystem.run import load_cases
+from conformance.ecosystem.writers import HISTORY, writers_grid
+from conformance.expectations import Expectation, ExpectationKind, Expectations
 from conformance.fixtures import default_corpus
 from conformance.fixtures.verify import verify_corpus
 from conformance.requirements import load_requirements
+from conformance.writer_conformance import SCRIPT, run_writer_conformance
 
 CASES = {"crafted-external-row-ids", "pylance-types", "ref-tags"}
 
@@ -70,3 +73,43 @@ def test_a_conflict_cell_cites_the_rule_naming_both_operations():
     cell = grid.cell("overwrite", "delete")
     assert cell is not None
     assert cell.outcomes[0].requirements == ("conflict.delete-after-overwrite-incompatible", REQUIREMENT)
+
+
+def test_a_conflict_expectation_of_the_second_writer_is_applied_and_stale_when_the_cell_agrees():
+    """An expectation of the implementation committing second turns its
+    departure from the page into an expected failure; listed for a cell
+    that agrees with the page, it is fixed (stale), and the first writer's
+    expectations do not count."""
+    matrix = stored_matrix()
+    departing = matrix.cell("update/delete:update-rewrite-columns")
+    agreeing = matrix.cell("overwrite/delete:any")
+    entries = tuple(
+        Expectation("conflicts", cell.id, REQUIREMENT, "measured", kind=ExpectationKind.SPEC_DIFFERENCE)
+        for cell in (departing, agreeing)
+    )
+    expectations = {"pylance": Expectations("pylance", entries)}
+    assert judge(departing, Mode.PYLANCE_PYLANCE).status is Status.FAIL
+    expected = judge(departing, Mode.REFERENCE_PYLANCE, expectations=expectations)
+    assert expected.status is Status.EXPECTED_FAILURE and expected.expectation == f"{REQUIREMENT}: measured"
+    assert judge(departing, Mode.PYLANCE_REFERENCE, expectations=expectations).status is Status.FAIL
+    stale = judge(agreeing, Mode.PYLANCE_PYLANCE, expectations=expectations)
+    assert stale.status is Status.FIXED and stale.problems
+
+
+def test_the_writers_grid_has_one_cell_per_step_and_the_history_check():
+    """The reference run through the writer script, read back by itself:
+    every step is a cell, as the report says, plus the history check."""
+    report = run_writer_conformance("reference", readers=["reference"])
+    grid = writers_grid([("reference", report)])
+    assert grid.rows == ("reference",)
+    assert grid.columns == (*(step.id for step in SCRIPT), HISTORY)
+    for step in report.steps:
+        cell = grid.cell("reference", step.id)
+        assert cell is not None and len(cell.outcomes) == 1
+        outcome = cell.outcomes[0]
+        assert outcome.case.startswith(f"{step.id}: ")
+        assert outcome.problems == tuple(step.messages())
+        assert outcome.status.value == ("not-applicable" if step.status.value == "skipped" else step.status.value)
+    history = grid.cell("reference", HISTORY)
+    assert history is not None and history.status is (Status.FAIL if report.history_problems else Status.PASS)
+    assert grid.cell("reference", "tag").outcomes[0].features == ("refs.tags",)
