@@ -87,6 +87,7 @@ _SCRIPT = """
     return 'not-applicable';
   }
   function label(statuses) {
+    if (statuses.length && statuses.every(function (s) { return s === 'not-applicable'; })) return 'n/a';
     var passed = statuses.filter(function (s) { return s === 'pass'; }).length;
     var text = passed + '/' + statuses.length;
     ['fail', 'fixed', 'expected-failure'].forEach(function (s) {
@@ -133,7 +134,10 @@ _SCRIPT = """
 
 
 def status_label(outcomes: list[Status]) -> str:
-    """The text of a cell: passed/total, then the failing kinds (the script computes the same)."""
+    """The text of a cell: passed/total, then the failing kinds; ``n/a`` when
+    nothing applied (the script computes the same)."""
+    if outcomes and all(status is Status.NOT_APPLICABLE for status in outcomes):
+        return "n/a"
     text = f"{outcomes.count(Status.PASS)}/{len(outcomes)}"
     for status, short in ((Status.FAIL, "fail"), (Status.FIXED, "fixed"), (Status.EXPECTED_FAILURE, "xfail")):
         if outcomes.count(status):

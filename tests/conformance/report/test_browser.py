@@ -72,7 +72,8 @@ def test_the_feature_filter_hides_cells_without_the_feature_and_recounts_the_oth
     """Choosing a feature leaves shown exactly the cells holding an outcome
     with that feature, each with the status and count of those outcomes only
     (the broken case's cells turn from expected failure to fail); choosing
-    every feature shows every cell again, as it was."""
+    every feature shows every cell again, with the status and text it was
+    rendered with."""
     _open(browser, ecosystem_matrix, tmp_path)
     feature = "refs.tags"  # the broken case has it, and so does the writers' tag step
     expected = {}
@@ -95,10 +96,12 @@ def test_the_feature_filter_hides_cells_without_the_feature_and_recounts_the_oth
     Select(browser.find_element(By.ID, "feature-filter")).select_by_value("")
     cells = browser.execute_script(_CELLS_SHOWN)
     assert all(visible for _, _, _, visible, _, _ in cells)
-    statuses = {(g, r, c): status for g, r, c, _, status, _ in cells}
+    shown = {(g, r, c): (status, count) for g, r, c, _, status, count in cells}
     for grid in ecosystem_matrix.grids:
         for cell in grid.cells:
-            assert statuses[f"grid-{grid.id}", cell.row, cell.column] == cell.status.value
+            statuses = [o.status for o in cell.outcomes]
+            assert shown[f"grid-{grid.id}", cell.row, cell.column] == (cell.status.value, status_label(statuses))
+    assert "n/a" in {count for _, count in shown.values()}  # the script labels as the page was rendered
 
 
 def test_the_harness_page_shows_the_timeline_and_an_anomaly_witness(browser, tmp_path):
