@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..conflict_matrix.model import stored_matrix
@@ -12,7 +14,7 @@ from ..drivers.release import RELEASE_SEPARATOR
 from ..expectations import Expectations, shipped_expectations
 from ..fixtures.case import Case, CaseError, case_dirs, load_case
 from ..fixtures.features import FEATURES
-from ..fixtures.verify import CaseResult, verify_corpus
+from ..fixtures.verify import CaseResult, verify_case
 from ..requirements import load_requirements
 from ..spec_sources import load_documents
 from ..writer_conformance import WriterCheckError, run_writer_conformance
@@ -59,22 +61,37 @@ def load_cases(corpus: Path) -> dict[str, Case]:
     return cases
 
 
-def describe_drivers(names: Iterable[str]) -> tuple[list[DriverEntry], list[str]]:
-    """What each driver reports about itself, and the names of those that write."""
-    entries, writers = [], []
+@dataclass
+class DriverRun:
+    """What each driver reported about itself, which of them write, and every
+    case each read (when a corpus was given)."""
+
+    entries: list[DriverEntry] = field(default_factory=list)
+    writers: list[str] = field(default_factory=list)
+    results: list[CaseResult] = field(default_factory=list)
+
+
+def read_with_drivers(names: Iterable[str], case_paths: Sequence[Path], progress: Progress = _quiet) -> DriverRun:
+    """Load each driver once (a release driver is a child process): ask what
+    it is, and read every case of ``case_paths`` with it."""
+    run = DriverRun()
     for name in names:
         try:
             driver = load_driver(name)
         except DriverError as exc:
-            entries.append(DriverEntry(name, None, str(exc)))
+            run.entries.append(DriverEntry(name, None, str(exc)))
             continue
         try:
-            entries.append(DriverEntry(name, driver_report(driver, name)))
+            run.entries.append(DriverEntry(name, driver_report(driver, name)))
             if callable(getattr(driver, "write", None)):
-                writers.append(name)
+                run.writers.append(name)
+            if case_paths:
+                progress(f"golden cases: reading {len(case_paths)} cases with {name}")
+                with tempfile.TemporaryDirectory(prefix="lance-ecosystem-") as workdir:
+                    run.results += [verify_case(path, name, driver, workdir=Path(workdir)) for path in case_paths]
         finally:
             close_driver(driver)
-    return entries, writers
+    return run
 
 
 def implementation_expectations(entries: Iterable[DriverEntry]) -> dict[str, Expectations]:
@@ -168,20 +185,17 @@ def run_ecosystem(
     through writer conformance, add the conflict matrix, and gather the
     versions and expectations of the run."""
     cases = load_cases(corpus) if (corpus / "cases").is_dir() else {}
-    entries, writing = describe_drivers(drivers)
+    if not cases:
+        progress(f"no golden corpus at {corpus}: the readers grid is left out")
+    run = read_with_drivers(drivers, case_dirs(corpus) if cases else [], progress)
+    entries = run.entries
     usable = [entry.name for entry in entries if entry.error is None]
     expectations = implementation_expectations(entries)
     grids: list[Grid] = []
     if cases:
-        results: list[CaseResult] = []
-        for name in usable:
-            progress(f"golden cases: reading {len(cases)} cases with {name}")
-            results += verify_corpus(corpus, name)
-        grids.append(readers_grid(results, cases))
-    else:
-        progress(f"no golden corpus at {corpus}: the readers grid is left out")
-    if writers and writing:
-        grids.append(run_writers(writing, writer_readers(usable), expectations, progress))
+        grids.append(readers_grid(run.results, cases))
+    if writers and run.writers:
+        grids.append(run_writers(run.writers, writer_readers(usable), expectations, progress))
     if conflicts:
         progress("conflict matrix: the stored measurements")
         grids.append(conflicts_grid(stored_matrix(), load_requirements(), expectations))
