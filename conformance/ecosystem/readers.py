@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..fixtures.case import Case
+from ..fixtures.case import Case, version_key
 from ..fixtures.verify import CaseResult
 from .model import Cell, Grid, Outcome, Status
 
@@ -29,8 +29,15 @@ STATUSES: dict[str, Status] = {
 
 
 def reader_order(readers: Iterable[str]) -> list[str]:
-    """The reference first, then the others by name."""
-    return sorted(set(readers), key=lambda name: (name != "reference", name))
+    """The reference first, then the others by name, each implementation's
+    releases (``pylance@0.20.0``) after it, oldest first."""
+
+    def key(name: str) -> tuple:
+        implementation, _, release = name.partition("@")
+        numeric = release.replace(".", "").isdigit()
+        return (name != "reference", implementation, bool(release), version_key(release) if numeric else (), name)
+
+    return sorted(set(readers), key=key)
 
 
 def outcome(result: CaseResult, case: Case | None) -> Outcome:

@@ -9,7 +9,7 @@ from conformance.conflict_matrix.model import Mode, PageVerdict, stored_matrix
 from conformance.conflict_matrix.model import Outcome as Measured
 from conformance.ecosystem.conflicts import REQUIREMENT, conflicts_grid, judge
 from conformance.ecosystem.model import Status
-from conformance.ecosystem.readers import readers_grid
+from conformance.ecosystem.readers import reader_order, readers_grid
 from conformance.ecosystem.run import load_cases
 from conformance.ecosystem.writers import HISTORY, writers_grid
 from conformance.expectations import Expectation, ExpectationKind, Expectations
@@ -113,3 +113,16 @@ def test_the_writers_grid_has_one_cell_per_step_and_the_history_check():
     history = grid.cell("reference", HISTORY)
     assert history is not None and history.status is (Status.FAIL if report.history_problems else Status.PASS)
     assert grid.cell("reference", "tag").outcomes[0].features == ("refs.tags",)
+
+
+def test_readers_are_ordered_reference_first_and_releases_by_version():
+    names = ["pylance@10.0.0", "pylance", "lancedb", "reference", "pylance@0.20.0", "pylance@2.0.1", "pylance@0.9.0"]
+    assert reader_order(names) == [
+        "reference",
+        "lancedb",
+        "pylance",
+        "pylance@0.9.0",
+        "pylance@0.20.0",
+        "pylance@2.0.1",
+        "pylance@10.0.0",
+    ]
