@@ -12,8 +12,8 @@ those asked for) through:
   transaction page (:mod:`.conflicts`);
 
 and gathers the results, the expectations applied (each implementation's
-shipped expectations file, and the corpus's known deviations while ``fixtures
-verify`` applies those) and the exact versions of everything
+shipped expectations file, narrowed to the release the driver reported) and
+the exact versions of everything
 (:mod:`.versions`: each driver's ``DriverInfo``, the suite, Python, pyarrow)
 into one versioned document (:mod:`.model`, JSON Schema
 ``conformance/schemas/ecosystem-matrix.schema.json``), which

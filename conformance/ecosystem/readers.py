@@ -9,22 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..fixtures.case import Case, version_key
-from ..fixtures.verify import CaseResult
+from ..expectations import version_key
+from ..fixtures.case import Case
+from ..fixtures.verify import EXPECTED_FAILURE, FAIL, FIXED, NOT_APPLICABLE, PASS, CaseResult
 from .model import Cell, Grid, Outcome, Status
 
 GRID_ID = "readers"
 
-#: ``CaseResult.status`` values -> the matrix's statuses (the older names of
-#: an expected failure and of a stale one included).
+#: ``CaseResult.status`` values -> the matrix's statuses.
 STATUSES: dict[str, Status] = {
-    "pass": Status.PASS,
-    "fail": Status.FAIL,
-    "expected-failure": Status.EXPECTED_FAILURE,
-    "known-deviation": Status.EXPECTED_FAILURE,
-    "not-applicable": Status.NOT_APPLICABLE,
-    "fixed": Status.FIXED,
-    "stale-deviation": Status.FIXED,
+    PASS: Status.PASS,
+    FAIL: Status.FAIL,
+    EXPECTED_FAILURE: Status.EXPECTED_FAILURE,
+    NOT_APPLICABLE: Status.NOT_APPLICABLE,
+    FIXED: Status.FIXED,
 }
 
 
@@ -41,19 +39,30 @@ def reader_order(readers: Iterable[str]) -> list[str]:
 
 
 def outcome(result: CaseResult, case: Case | None) -> Outcome:
-    """One case read by one reader, as the page shows it."""
+    """One case read by one reader, as the page shows it: the checks it could
+    not run (a capability the driver lacks) and the representation
+    differences of its rows are notes, which never fail."""
     requirements = tuple(sorted(case.requirements)) if case else ()
-    if result.deviation:  # the requirement the expectation names comes first
-        requirements = (result.deviation, *(r for r in requirements if r != result.deviation))
     expectation = None
-    if result.deviation:
-        deviation = case.deviation_for(result.driver) if case else None
-        expectation = result.deviation + (f": {deviation.explanation}" if deviation else "")
+    if result.expectation is not None:  # the requirement the expectation names comes first
+        entry = result.expectation
+        requirements = (entry.requirement, *(r for r in requirements if r != entry.requirement))
+        expectation = f"{entry.requirement}: {entry.reason}"
+        if entry.reproducer:
+            expectation += f" (reproducer: {entry.reproducer})"
+    notes = list(result.notes)
+    if result.missing_capabilities:
+        notes.append(f"capabilities the driver lacks: {', '.join(result.missing_capabilities)}")
+    for observation in result.observations:
+        notes.append(
+            f"observation ({observation.get('requirement', '')}): column {observation.get('column')!r} "
+            f"{observation.get('kind')}: expected {observation.get('expected')}, got {observation.get('actual')}"
+        )
     return Outcome(
         case=result.case,
         status=STATUSES[result.status],
         problems=tuple(result.problems),
-        notes=tuple(result.notes),
+        notes=tuple(notes),
         requirements=requirements,
         features=tuple(sorted(case.features)) if case else (),
         expectation=expectation,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,7 @@ from ..drivers.release import RELEASE_SEPARATOR
 from ..expectations import Expectations, shipped_expectations
 from ..fixtures.case import Case, CaseError, case_dirs, load_case
 from ..fixtures.features import FEATURES
-from ..fixtures.verify import CaseResult, verify_case
+from ..fixtures.verify import CaseResult, verify_corpus
 from ..requirements import load_requirements
 from ..spec_sources import load_documents
 from ..writer_conformance import WriterCheckError, run_writer_conformance
@@ -69,11 +68,14 @@ class DriverRun:
     entries: list[DriverEntry] = field(default_factory=list)
     writers: list[str] = field(default_factory=list)
     results: list[CaseResult] = field(default_factory=list)
+    #: Each loaded driver's shipped expectations, for the release it reported.
+    expectations: dict[str, Expectations] = field(default_factory=dict)
 
 
-def read_with_drivers(names: Iterable[str], case_paths: Sequence[Path], progress: Progress = _quiet) -> DriverRun:
+def read_with_drivers(names: Iterable[str], corpus: Path | None, progress: Progress = _quiet) -> DriverRun:
     """Load each driver once (a release driver is a child process): ask what
-    it is, and read every case of ``case_paths`` with it."""
+    it is, and read every case of ``corpus`` with it, its implementation's
+    shipped expectations applied."""
     run = DriverRun()
     for name in names:
         try:
@@ -82,25 +84,17 @@ def read_with_drivers(names: Iterable[str], case_paths: Sequence[Path], progress
             run.entries.append(DriverEntry(name, None, str(exc)))
             continue
         try:
-            run.entries.append(DriverEntry(name, driver_report(driver, name)))
+            info = driver_report(driver, name)
+            run.entries.append(DriverEntry(name, info))
+            run.expectations[name] = shipped_expectations(name, info.get("version"))
             if callable(getattr(driver, "write", None)):
                 run.writers.append(name)
-            if case_paths:
-                progress(f"golden cases: reading {len(case_paths)} cases with {name}")
-                with tempfile.TemporaryDirectory(prefix="lance-ecosystem-") as workdir:
-                    run.results += [verify_case(path, name, driver, workdir=Path(workdir)) for path in case_paths]
+            if corpus is not None:
+                progress(f"golden cases: reading the corpus with {name}")
+                run.results += verify_corpus(corpus, name, expectations=run.expectations[name], driver=driver)
         finally:
             close_driver(driver)
     return run
-
-
-def implementation_expectations(entries: Iterable[DriverEntry]) -> dict[str, Expectations]:
-    """Each usable driver's shipped expectations, for the release it reported."""
-    return {
-        entry.name: shipped_expectations(entry.name, (entry.info or {}).get("version"))
-        for entry in entries
-        if entry.error is None
-    }
 
 
 def expectation_entries(expectations: Mapping[str, Expectations]) -> list[ExpectationEntry]:
@@ -109,20 +103,6 @@ def expectation_entries(expectations: Mapping[str, Expectations]) -> list[Expect
         for name, shipped in expectations.items()
         for e in shipped.entries
     ]
-
-
-def corpus_expectations(cases: dict[str, Case], drivers: Iterable[str]) -> list[ExpectationEntry]:
-    """The known deviations the corpus records for ``drivers`` (``fixtures
-    verify`` applies them, until it reads implementations' expectations files)."""
-    entries = []
-    for driver in drivers:
-        for case in sorted(cases.values(), key=lambda c: c.name):
-            deviation = case.deviation_for(driver)
-            if deviation is not None:
-                entries.append(
-                    ExpectationEntry(driver, "readers", case.name, deviation.requirement, deviation.explanation)
-                )
-    return entries
 
 
 def requirement_links(grids: Sequence[Grid]) -> dict[str, RequirementLink]:
@@ -187,10 +167,10 @@ def run_ecosystem(
     cases = load_cases(corpus) if (corpus / "cases").is_dir() else {}
     if not cases:
         progress(f"no golden corpus at {corpus}: the readers grid is left out")
-    run = read_with_drivers(drivers, case_dirs(corpus) if cases else [], progress)
+    run = read_with_drivers(drivers, corpus if cases else None, progress)
     entries = run.entries
     usable = [entry.name for entry in entries if entry.error is None]
-    expectations = implementation_expectations(entries)
+    expectations = run.expectations
     grids: list[Grid] = []
     if cases:
         grids.append(readers_grid(run.results, cases))
@@ -211,7 +191,7 @@ def run_ecosystem(
         generated=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         versions=environment_versions(corpus if cases else None),
         drivers=tuple(entries),
-        expectations=tuple(corpus_expectations(cases, usable) + expectation_entries(expectations)),
+        expectations=tuple(expectation_entries(expectations)),
         grids=tuple(grids),
         requirements=requirement_links(grids),
         features=features,

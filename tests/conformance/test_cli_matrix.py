@@ -94,6 +94,6 @@ def test_matrix_shows_progress_on_a_terminal_only(tmp_path):
         return b"".join(chunks).decode(errors="replace")
 
     shown = stderr_on_a_terminal("terminal", _without_ci())
-    assert f"golden cases: reading {len(CASES)} cases with reference" in shown
+    assert "golden cases: reading the corpus with reference" in shown
     assert "conflict matrix" in shown
     assert "golden cases: reading" not in stderr_on_a_terminal("ci", {**_without_ci(), "CI": "1"})

@@ -12,7 +12,7 @@ from conformance.ecosystem.model import Status
 from conformance.ecosystem.readers import reader_order, readers_grid
 from conformance.ecosystem.run import load_cases
 from conformance.ecosystem.writers import HISTORY, writers_grid
-from conformance.expectations import Expectation, ExpectationKind, Expectations
+from conformance.expectations import Expectation, ExpectationKind, Expectations, shipped_expectations
 from conformance.fixtures import default_corpus
 from conformance.fixtures.verify import verify_corpus
 from conformance.requirements import load_requirements
@@ -22,21 +22,27 @@ CASES = {"crafted-external-row-ids", "pylance-types", "ref-tags"}
 
 
 def test_the_readers_grid_keeps_each_case_with_its_features_and_expectation():
+    """pylance's shipped expectation for a case turns its failure into an
+    expected failure naming the expectation's requirement first; the
+    reference passes the case; features come from case.json."""
     pytest.importorskip("lance")
     corpus = default_corpus()
     cases = load_cases(corpus)
-    results = verify_corpus(corpus, "reference", only=CASES) + verify_corpus(corpus, "pylance", only=CASES)
+    shipped = shipped_expectations("pylance")
+    results = verify_corpus(corpus, "reference", only=CASES) + verify_corpus(
+        corpus, "pylance", only=CASES, expectations=shipped
+    )
     grid = readers_grid(results, cases)
     assert grid.columns == ("reference", "pylance")
     assert set(grid.rows) == {"lance 14.0.2", "lance-conformance 0.1.0"}
     outcomes = {(cell.column, o.case): o for cell in grid.cells for o in cell.outcomes}
     assert len(outcomes) == 2 * len(CASES)
-    deviation = cases["crafted-external-row-ids"].deviation_for("pylance")
-    assert deviation is not None
+    entry = shipped.lookup("readers", "crafted-external-row-ids")
+    assert entry is not None
     xfail = outcomes["pylance", "crafted-external-row-ids"]
     assert xfail.status is Status.EXPECTED_FAILURE and xfail.problems
-    assert xfail.expectation == f"{deviation.requirement}: {deviation.explanation}"
-    assert xfail.requirements[0] == deviation.requirement
+    assert xfail.expectation is not None and xfail.expectation.startswith(f"{entry.requirement}: {entry.reason}")
+    assert xfail.requirements[0] == entry.requirement
     assert outcomes["reference", "crafted-external-row-ids"].status is Status.PASS
     assert outcomes["pylance", "ref-tags"].features == tuple(sorted(cases["ref-tags"].features))
     assert grid.cell("lance-conformance 0.1.0", "pylance").status is Status.EXPECTED_FAILURE

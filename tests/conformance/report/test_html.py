@@ -3,9 +3,11 @@ html.parser and compared with the matrix it was built from."""
 
 from __future__ import annotations
 
+from html import escape
 from html.parser import HTMLParser
 
 from conformance.ecosystem.model import Status
+from conformance.expectations import shipped_expectations
 from conformance.report.html import render_html, write_html
 from tests.conformance.report.small_matrix import BROKEN_CASE
 
@@ -101,10 +103,17 @@ def test_expected_failures_versions_and_drivers_are_shown(ecosystem_matrix):
     xfails = [o for c in readers.cells if c.column == "pylance" for o in c.outcomes if o.expectation]
     assert [o.case for o in xfails] == ["crafted-external-row-ids"]
     assert xfails[0].status is Status.EXPECTED_FAILURE
+    import lance
+
     page_text = render_html(ecosystem_matrix)
     page = _read(page_text)
     assert {"drivers", "versions", "expectations", "feature-filter", "details-panel"} <= page.ids
-    assert [(e.driver, e.case) for e in ecosystem_matrix.expectations] == [("pylance", "crafted-external-row-ids")]
+    shipped = shipped_expectations("pylance", lance.__version__)
+    assert [(e.driver, e.suite, e.case, e.reason) for e in ecosystem_matrix.expectations] == [
+        ("pylance", e.suite, e.case, e.reason) for e in shipped.entries
+    ]
+    for entry in shipped.entries:
+        assert escape(entry.reason) in page_text
     import pyarrow
 
     assert pyarrow.__version__ in page_text and ecosystem_matrix.versions["python"] in page_text
