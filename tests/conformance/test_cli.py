@@ -13,8 +13,15 @@ from conformance.describe import validate_description
 from reference_impl.dataset import Dataset
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=120)
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+#: The demo writes datasets, reads the corpus with three drivers, runs writer conformance and
+#: three harness runs on Spark: on a loaded 2-core machine that takes minutes.
+DEMO_TIMEOUT = 420
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +76,7 @@ def test_the_demo_runs_and_reports_agreement(tmp_path, browser):
 
     from tests.browser import save_screenshot
 
-    result = run_cli("demo", "--out", str(tmp_path / "demo"))
+    result = run_cli("demo", "--out", str(tmp_path / "demo"), timeout=DEMO_TIMEOUT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every description agrees and every version is valid" in result.stdout
     assert (tmp_path / "demo" / "reference_every_operation" / "_versions").is_dir()
