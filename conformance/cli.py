@@ -295,6 +295,69 @@ def _conflicts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _show_progress() -> bool:
+    """Progress lines go to a terminal, never into a CI log (``CI`` set) or a pipe."""
+    import os
+
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    """``matrix``: every installed driver through the suite, as a page (and JSON)."""
+    from .ecosystem.model import dumps
+    from .ecosystem.run import default_drivers, run_ecosystem
+    from .report.html import write_html
+    from .report.text import render_grid
+
+    _quiet_peers()
+    if args.drivers:
+        drivers = [name.strip() for name in args.drivers.split(",") if name.strip()]
+    else:
+        drivers = default_drivers()
+
+    def progress(message: str) -> None:
+        if _show_progress():
+            print(message, file=sys.stderr, flush=True)
+
+    matrix = run_ecosystem(drivers, _corpus(args), progress=progress)
+    page = write_html(args.html, matrix)
+    print(f"saved {page}")
+    if args.json:
+        from pathlib import Path
+
+        Path(args.json).write_text(dumps(matrix), encoding="utf-8")
+        print(f"saved {args.json}")
+    for grid in matrix.grids:
+        print(render_grid(grid))
+    for driver in matrix.drivers:
+        if driver.error:
+            print(f"driver {driver.name} not run: {driver.error}")
+    return EXIT_OK if matrix.passed else EXIT_FINDINGS
+
+
+def _add_matrix(commands) -> None:
+    matrix = commands.add_parser(
+        "matrix",
+        help="every installed driver through the suite (golden cases, conflict matrix), as one HTML page",
+    )
+    matrix.add_argument(
+        "--html", required=True, metavar="OUT", help="where to write the page (one self-contained file)"
+    )
+    matrix.add_argument("--json", default=None, metavar="OUT", help="also write the results as JSON (versioned)")
+    matrix.add_argument(
+        "--drivers",
+        default=None,
+        metavar="A,B",
+        help="comma-separated driver names (default: every installed driver)",
+    )
+    matrix.add_argument(
+        "--corpus",
+        default=None,
+        help="golden corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
+    )
+    matrix.set_defaults(run=_matrix)
+
+
 def _add_writer_check(commands) -> None:
     writer_check = commands.add_parser(
         "writer-check",
@@ -479,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default=None, help="directory for the demo datasets (default: a temporary one)")
     demo.set_defaults(run=_demo)
     _add_fixtures(commands)
+    _add_matrix(commands)
     add_harness_parser(commands)
     _add_writer_check(commands)
     return parser

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Headless Chromium through chromedriver, for the HTML pages' browser tests.
+from tests.browser import browser  # noqa: F401
+
 # The moto server fixtures (moto_server, s3_options, s3_bucket), shared by the suite.
 from tests.servers import moto_server, s3_bucket, s3_options  # noqa: F401
 
