@@ -130,13 +130,18 @@ class _UpsertByAppend(_HookedDataset):
 
 class PlainPutStorage(LocalStorage):
     """A local directory whose put-if-not-exists is a plain put: the second
-    writer of a manifest replaces the first."""
+    writer of a manifest replaces the first. A manifest put takes
+    :data:`FAULTY_DELAY_SECONDS`, as on an object store, so writers that
+    listed the same latest version meet in a short run whatever runs them
+    (a local disk's put is over before another writer has listed)."""
 
     def put_if_not_exists(
         self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
     ) -> None:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             data = b"".join(bytes(chunk) for chunk in data)
+        if relpath.startswith("_versions/"):
+            time.sleep(FAULTY_DELAY_SECONDS)
         self.put(relpath, bytes(data))
 
 
