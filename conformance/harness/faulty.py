@@ -43,6 +43,12 @@ from .writers import Performed, ReferenceWriter, Writer, rows_table
 
 #: How long a faulty writer waits between its read and its commit.
 FAULTY_DELAY_SECONDS = 0.03
+#: How long an upsert of ``upsert-no-key-check`` takes between finding which
+#: keys are there and committing (a real upsert scans and joins meanwhile).
+#: Racing upserts meet only when the others look for the keys before the
+#: first commits; a window longer than a writer's scheduling delays on a busy
+#: machine, and the same for every writer, keeps them in step.
+UPSERT_WINDOW_SECONDS = 1.0
 
 
 class UnknownFaultyWriterError(ValueError):
@@ -196,7 +202,7 @@ class UpsertWithoutKeyCheck(FaultyWriter):
         present = set(ds.to_table()["id"].to_pylist()) & set(keys)
         fresh = [k for k in keys if k not in present]
         ds.inserts = rows_table(fresh, op.args["value"], schema_to_arrow(ds.schema))
-        time.sleep(FAULTY_DELAY_SECONDS)
+        time.sleep(UPSERT_WINDOW_SECONDS)
         value = pa.scalar(op.args["value"], pa.int64())
         self.dataset = ds.update({"value": value}, where=pc.field("id").isin(sorted(present)))
         return Performed(self.dataset.version)
