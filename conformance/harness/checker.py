@@ -109,13 +109,13 @@ def check(
     with the reference reader, the conflict rules, the validator on every
     version (``validate``) and, for pylance and the reference as writers,
     pylance's rows at every version (``cross_check``)."""
-    from .observe import observe  # reading the dataset: observe is the only module that does
+    from .observe import observe, pylance_disagreements  # reading the dataset: observe is the only module that does
 
     observations = observe(spec.uri, spec.storage_options)
     if validate:
         observations.validator_errors = _validator_errors(spec)
     if cross_check if cross_check is not None else spec.writer in ("pylance", "reference"):
-        observations.disagreements = _pylance_disagreements(spec, observations)
+        observations.disagreements = pylance_disagreements(spec.uri, spec.storage_options, observations)
     anomalies, known = split_known_departures(analyze(history, observations))
     return CheckReport(anomalies, len(observations.versions), list(history), known)
 
@@ -134,34 +134,6 @@ def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
 
     report = validate(spec.uri, all_versions=True, storage_options=spec.storage_options or None)
     return [(f.version, f.rule, f.message) for f in report.findings if f.severity is Severity.ERROR]
-
-
-def _pylance_disagreements(spec: RunSpec, observations: Observations) -> list[tuple[int, str]]:
-    import lance  # lazy: the checker itself needs no pylance
-
-    state: Counter = Counter()
-    found = []
-    for observed in observations.versions:
-        for i, v, _ in observed.added:
-            state[(i, v)] += 1
-        for i, v, _ in observed.removed:
-            state[(i, v)] -= 1
-            if state[(i, v)] == 0:
-                del state[(i, v)]
-        try:
-            table = lance.dataset(spec.uri, version=observed.version, storage_options=spec.storage_options or None)
-            table = table.to_table(columns=["id", "value"])
-        except Exception as exc:  # pylance failing to read a version is a disagreement too
-            found.append((observed.version, f"pylance cannot read it: {exc}"[:300]))
-            continue
-        theirs = Counter(zip(table.column("id").to_pylist(), table.column("value").to_pylist(), strict=True))
-        if theirs != state:
-            only_pylance = sorted(theirs - state)[:WITNESS_ROWS]
-            only_reference = sorted(state - theirs)[:WITNESS_ROWS]
-            found.append(
-                (observed.version, f"only pylance sees {only_pylance}; only the reference sees {only_reference}")
-            )
-    return found
 
 
 # -- the pure, linear part ------------------------------------------------------------

@@ -242,3 +242,21 @@ def test_a_key_visible_three_times_is_one_anomaly_naming_every_copy():
     assert [(a.name, a.witness.op_ids, a.witness.versions) for a in anomalies] == [
         (checker.DUPLICATE, ["u0", "u1", "u2"], [read + 1, read + 2, read + 3])
     ]
+
+
+@settings(max_examples=15, deadline=None)
+@given(run=runs, writers=st.integers(min_value=2, max_value=4))
+def test_racing_upserts_injected_into_a_generated_history_are_one_duplicate(run, writers):
+    """Property: after any serial history, ``writers`` upserts that read the
+    last version and each insert the same new key leave one duplicate
+    anomaly naming every one of them and every version they made."""
+    read = len(run.observations.versions)
+    key = 10**12
+    for n in range(writers):
+        value = (7 + n) * 10**12
+        _racing_upsert(run, f"race-{n}", key, value, read, read + 1 + n, AttemptOutcome.ACKNOWLEDGED)
+        _observe(run, added=[(key, value, None)])
+    anomalies = analyze(run.history, run.observations)
+    assert [(a.name, a.witness.op_ids, a.witness.versions, a.witness.rows) for a in anomalies] == [
+        (checker.DUPLICATE, [f"race-{n}" for n in range(writers)], list(range(read + 1, read + 1 + writers)), [key])
+    ]
