@@ -4,8 +4,8 @@ standalone cluster on loopback.
 Fixtures (registered in ``tests/conftest.py``):
 
 * ``spark_local`` (session): a :class:`~conformance.harness.spark.SparkExecutor`
-  on ``local[*]``, started once per test session (one per xdist worker) and
-  stopped when the session ends;
+  on ``local[8]`` (:data:`LOCAL_MASTER`), started once per test session (one
+  per xdist worker) and stopped when the session ends;
 * ``spark_cluster`` (session): the master URL ``spark://127.0.0.1:PORT`` of a
   standalone cluster started from the pyspark wheel alone (``$SPARK_HOME/bin/
   spark-class``: a master and two workers of one core and 1 GiB each, every
@@ -37,12 +37,22 @@ STARTUP_SECONDS = 120
 WORKERS = 2
 
 
+#: The embedded master of the tests: eight task slots whatever the cores.
+#: Writers wait on storage, not on the CPU, and a run's writers race only when
+#: they all have a slot (then they run as one barrier stage and start
+#: together); on ``local[*]`` with two cores, four writers run two at a time
+#: and a short run misses bugs that need three writers in one window. The
+#: command line's default stays ``local[*]`` (tests/conformance/test_cli_harness.py
+#: runs it in a process of its own).
+LOCAL_MASTER = "local[8]"
+
+
 @pytest.fixture(scope="session")
 def spark_local():
-    """The harness's Spark executor on ``local[*]`` for this test session."""
+    """The harness's Spark executor on :data:`LOCAL_MASTER` for this test session."""
     from conformance.harness.spark import SparkExecutor
 
-    executor = SparkExecutor("local[*]", app_name="lance-conformance tests")
+    executor = SparkExecutor(LOCAL_MASTER, app_name="lance-conformance tests")
     try:
         yield executor
     finally:

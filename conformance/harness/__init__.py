@@ -11,6 +11,7 @@ writer implements; pylance and the reference), ``workloads`` (seeded plans),
 ``serial_model`` (what a serial history leaves, for the checker's property
 tests), ``report`` (text and JSON), ``html`` (the page of a run), ``spark``
 (the Spark executor and the connector pattern: executors write fragments, the
-driver commits), ``runner`` (a whole run) and ``command`` (``lance-conformance
+driver commits), ``runner`` (a whole run), ``connector`` (connector jobs as a
+run: recorded in the history, checked) and ``command`` (``lance-conformance
 harness run|check|faulty``).
 """

@@ -26,7 +26,7 @@ from conformance.validator.facts.pylance_departures import pylance_departure
 from .history import Attempt, AttemptOutcome
 from .observe import Observations, VersionObservation
 from .spec import RunSpec
-from .workloads import APPEND, DELETE, OVERWRITE, RESTORE, UPDATE, UPSERT
+from .workloads import APPEND, DELETE, OVERWRITE, RESTORE, UPDATE, UPSERT_KINDS
 
 CREATE = "create"  # the set-up's attempt
 
@@ -109,13 +109,13 @@ def check(
     with the reference reader, the conflict rules, the validator on every
     version (``validate``) and, for pylance and the reference as writers,
     pylance's rows at every version (``cross_check``)."""
-    from .observe import observe  # reading the dataset: observe is the only module that does
+    from .observe import observe, pylance_disagreements  # reading the dataset: observe is the only module that does
 
     observations = observe(spec.uri, spec.storage_options)
     if validate:
         observations.validator_errors = _validator_errors(spec)
     if cross_check if cross_check is not None else spec.writer in ("pylance", "reference"):
-        observations.disagreements = _pylance_disagreements(spec, observations)
+        observations.disagreements = pylance_disagreements(spec.uri, spec.storage_options, observations)
     anomalies, known = split_known_departures(analyze(history, observations))
     return CheckReport(anomalies, len(observations.versions), list(history), known)
 
@@ -134,34 +134,6 @@ def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
 
     report = validate(spec.uri, all_versions=True, storage_options=spec.storage_options or None)
     return [(f.version, f.rule, f.message) for f in report.findings if f.severity is Severity.ERROR]
-
-
-def _pylance_disagreements(spec: RunSpec, observations: Observations) -> list[tuple[int, str]]:
-    import lance  # lazy: the checker itself needs no pylance
-
-    state: Counter = Counter()
-    found = []
-    for observed in observations.versions:
-        for i, v, _ in observed.added:
-            state[(i, v)] += 1
-        for i, v, _ in observed.removed:
-            state[(i, v)] -= 1
-            if state[(i, v)] == 0:
-                del state[(i, v)]
-        try:
-            table = lance.dataset(spec.uri, version=observed.version, storage_options=spec.storage_options or None)
-            table = table.to_table(columns=["id", "value"])
-        except Exception as exc:  # pylance failing to read a version is a disagreement too
-            found.append((observed.version, f"pylance cannot read it: {exc}"[:300]))
-            continue
-        theirs = Counter(zip(table.column("id").to_pylist(), table.column("value").to_pylist(), strict=True))
-        if theirs != state:
-            only_pylance = sorted(theirs - state)[:WITNESS_ROWS]
-            only_reference = sorted(state - theirs)[:WITNESS_ROWS]
-            found.append(
-                (observed.version, f"only pylance sees {only_pylance}; only the reference sees {only_reference}")
-            )
-    return found
 
 
 # -- the pure, linear part ------------------------------------------------------------
@@ -239,14 +211,16 @@ class _Analysis:
             if attempt.kind in (APPEND, OVERWRITE, CREATE):
                 for row_id in attempt.args.get("ids", []):
                     self.origin_of_id[row_id] = attempt
-            if attempt.kind == UPSERT:
+            if attempt.kind in UPSERT_KINDS:
                 for row_id in attempt.args.get("new_ids", []):
                     self.origin_of_id[row_id] = attempt
-            if attempt.kind in (UPDATE, UPSERT) and "value" in attempt.args:
+            if (attempt.kind == UPDATE or attempt.kind in UPSERT_KINDS) and "value" in attempt.args:
                 self.origin_of_value[attempt.args["value"]] = attempt
             if attempt.outcome is AttemptOutcome.INDETERMINATE and attempt.kind in (OVERWRITE, RESTORE):
                 self.unsure_whole.append(attempt)
-            if attempt.outcome is not AttemptOutcome.ACKNOWLEDGED and attempt.kind in (DELETE, UPDATE, UPSERT):
+            if attempt.outcome is not AttemptOutcome.ACKNOWLEDGED and (
+                attempt.kind in (DELETE, UPDATE) or attempt.kind in UPSERT_KINDS
+            ):
                 for row_id in attempt.args.get("ids", []):
                     self.unsure_touching[row_id].append(attempt)
         self.count: Counter = Counter()  # id -> visible copies
@@ -259,6 +233,10 @@ class _Analysis:
         self.value_intervals: dict[tuple[int, int], list[list]] = defaultdict(list)
         self.deleted_by: dict[int, Attempt] = {}
         self.absorbed: set[str] = set()
+        #: Keys already reported as visible more than once in this version.
+        self.duplicates_reported: set[int] = set()
+        #: Key -> the index in ``anomalies`` of its duplicate anomaly.
+        self.duplicate_anomaly: dict[int, int] = {}
         self.fragment_signature: dict[int, tuple[str, int]] = {}
         #: The multiset hash of the visible rows, now and after each version.
         self.hash = 0
@@ -278,7 +256,7 @@ class _Analysis:
             for row_id in args.get("ids", []):
                 expected.delta[(row_id, 0)] += 1
                 expected.adds[(row_id, 0)] = attempt
-        elif kind in (DELETE, UPDATE, UPSERT):
+        elif kind in (DELETE, UPDATE) or kind in UPSERT_KINDS:
             new_value = args.get("value")
             for row_id in args.get("ids", []):
                 if self.intervals.visible_at(row_id, read) and self.count[row_id] > 0:
@@ -290,7 +268,7 @@ class _Analysis:
                         if kind != DELETE:
                             expected.delta[(row_id, new_value)] += copies
                             expected.adds[(row_id, new_value)] = attempt
-                elif kind == UPSERT and not self.intervals.visible_at(row_id, read):
+                elif kind in UPSERT_KINDS and not self.intervals.visible_at(row_id, read):
                     expected.delta[(row_id, new_value)] += 1
                     expected.adds[(row_id, new_value)] = attempt
         elif kind in (OVERWRITE, CREATE):
@@ -315,6 +293,7 @@ class _Analysis:
 
     def version(self, observed: VersionObservation) -> None:
         v = observed.version
+        self.duplicates_reported = set()
         actual: Counter = Counter()
         for row_id, value, _ in observed.added:
             actual[(row_id, value)] += 1
@@ -336,19 +315,35 @@ class _Analysis:
             unexplained = self._unexplained(actual, expected)
         for key, surplus in sorted(unexplained.items()):
             self._classify(key, surplus, expected, claimers, v)
+        copies_before = {row_id: self.count.get(row_id, 0) for row_id, _, _ in observed.added}
         self._apply(observed, claimers)
         self._fragments(observed, claimers)
-        for attempt in claimers:
-            if attempt.kind == UPSERT:
-                # An upsert that inserted a key another operation inserted
-                # meanwhile: two rows for one key (concurrent upserts of the same new key).
-                doubled = [
-                    k
-                    for k in attempt.args.get("ids", [])
-                    if self.count.get(k, 0) > 1 and not self.intervals.visible_at(k, attempt.read_version)
-                ]
-                if doubled:
-                    self.report(DUPLICATE, [attempt], [v], doubled, "an upserted key has two rows")
+        self._duplicates(copies_before, claimers, v)
+
+    def _duplicates(self, copies_before: Mapping[int, int], claimers: list[Attempt], v: int) -> None:
+        """A key visible more than once, where this version added a copy
+        (concurrent upserts of the same new key, an append seen twice): one
+        anomaly per key, its witness every operation whose row is visible
+        under it and the versions those rows appeared in."""
+        for row_id, before in sorted(copies_before.items()):
+            now = self.count.get(row_id, 0)
+            if now <= 1 or now <= before or row_id in self.duplicates_reported:
+                continue
+            origins: list[Attempt | None] = []
+            since = [v]
+            for value in self.copies.get(row_id, {}):
+                origins.append(self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id))
+                spans = self.value_intervals.get((row_id, value))
+                if spans:
+                    since.append(spans[-1][0])
+            adders = [a for a in claimers if row_id in a.args.get("ids", [])]
+            earlier = self.duplicate_anomaly.get(row_id)
+            self.report(DUPLICATE, [*origins, *adders], since, [row_id], f"key {row_id} visible {now} times")
+            if earlier is not None:
+                # One anomaly per key: the latest witness holds every copy.
+                self.anomalies[earlier] = self.anomalies.pop()
+            else:
+                self.duplicate_anomaly[row_id] = len(self.anomalies) - 1
 
     def _unexplained(self, actual: Counter, expected: _Expected) -> Counter:
         if expected.whole_hash is not None:
@@ -412,7 +407,7 @@ class _Analysis:
         if n < 0:  # a row expected but missing, or gone without cause
             op = expected.adds.get(key)
             if op is not None:
-                name = LOST_UPDATE if op.kind in (UPDATE, UPSERT) and value else LOST_APPEND
+                name = LOST_UPDATE if _updates(op.kind) and value else LOST_APPEND
                 self.report(name, [op], [v, *([op.version] if op.version else [])], [row_id])
                 return
             failed = [a for a in self.unsure_touching.get(row_id, []) if a.outcome is not AttemptOutcome.INDETERMINATE]
@@ -420,7 +415,7 @@ class _Analysis:
                 self.report(PHANTOM, failed + list(claimers), [v], [row_id], "a failed delete or update took effect")
                 return
             origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
-            name = LOST_UPDATE if origin is not None and origin.kind in (UPDATE, UPSERT) and value else LOST_APPEND
+            name = LOST_UPDATE if origin is not None and _updates(origin.kind) and value else LOST_APPEND
             self.report(name, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) vanished")
             return
         # n > 0: a row present that should not be
@@ -440,12 +435,14 @@ class _Analysis:
         if origin is not None and origin.outcome in (AttemptOutcome.CONFLICT, AttemptOutcome.ERROR):
             self.report(PHANTOM, [origin], [v], [row_id], f"{origin.kind} {origin.outcome.value} yet visible")
         elif self.count[row_id] + n > 1 or (self.count[row_id] > 0 and value == self.value.get(row_id)):
+            self.duplicates_reported.add(row_id)
             self.report(DUPLICATE, [origin, *claimers], [v], [row_id], f"id {row_id} visible more than once")
         elif row_id in self.deleted_by and self.count[row_id] == 0:
             self.report(RESURRECTED_DELETE, [self.deleted_by[row_id], *claimers], [v], [row_id])
         elif origin is not None and origin.op_id in self.absorbed:
+            self.duplicates_reported.add(row_id)
             self.report(DUPLICATE, [origin, *claimers], [v], [row_id], "an indeterminate operation seen twice")
-        elif origin is not None and origin.kind in (UPDATE, UPSERT) and value:
+        elif origin is not None and _updates(origin.kind) and value:
             self.report(LOST_UPDATE, [origin, *claimers], [v], [row_id], f"value {value} came back")
         else:
             self.report(UNEXPLAINED, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) appeared")
@@ -518,6 +515,11 @@ class _Analysis:
                 )
 
 
+def _updates(kind: str) -> bool:
+    """Whether ``kind`` writes new values of existing keys (an update, an upsert)."""
+    return kind == UPDATE or kind in UPSERT_KINDS
+
+
 def _merged(anomalies: list[Anomaly]) -> list[Anomaly]:
     """One anomaly per name, operations and versions, its rows together
     (the witness stays minimal: at most :data:`WITNESS_ROWS` rows)."""
@@ -556,8 +558,8 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
     for version, attempts in sorted(analysis.claims.items()):
         if version > last or version not in present:
             for attempt in attempts:
-                name = {APPEND: LOST_APPEND, DELETE: LOST_DELETE, UPDATE: LOST_UPDATE, UPSERT: LOST_UPDATE}.get(
-                    attempt.kind, LOST_COMMIT
+                name = {APPEND: LOST_APPEND, DELETE: LOST_DELETE}.get(
+                    attempt.kind, LOST_UPDATE if _updates(attempt.kind) else LOST_COMMIT
                 )
                 analysis.report(name, [attempt], [version], attempt.args.get("ids", []), "acknowledged version missing")
     for conflict in observations.conflicts:

@@ -94,6 +94,12 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument(
         "--stable-row-ids", action=argparse.BooleanOptionalAction, default=True, help="stable row ids (default on)"
     )
+    run_parser.add_argument(
+        "--primary-key",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="declare id the unenforced primary key (pylance's upserts then refuse racing inserts of one key)",
+    )
     run_parser.add_argument("--fault", choices=FAULTS, default=None, help="inject a fault into correct writers")
     run_parser.add_argument("--format", choices=("text", "json"), default="text")
     run_parser.set_defaults(run=_run)
@@ -134,6 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             stable_row_ids=args.stable_row_ids,
             naming=args.naming,
             fault=args.fault,
+            primary_key=args.primary_key,
         )
         if spec.writers < 1 or spec.operations < 0:
             return _usage("--writers must be at least 1 and --operations at least 0")

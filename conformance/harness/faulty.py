@@ -15,6 +15,7 @@ writers commit in between and a short run shows the bug.
 | ``plain-put`` | put-if-not-exists replaced by a plain put (a concurrent manifest is overwritten) | lost append |
 | ``restart-fragment-ids`` | fragment ids restart at 0 after an Overwrite (as pylance 0.20 did) | fragment-id reuse |
 | ``wrong-rebase-merge`` | a rebase writes only its own deletions, dropping the concurrent ones | resurrected delete |
+| ``upsert-no-key-check`` | upserts append keys not found when read, unchecked against concurrent inserts | duplicate |
 """
 
 from __future__ import annotations
@@ -24,19 +25,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.arrow_schema import schema_to_arrow
 from reference_impl.commit import Decision, Outcome
 from reference_impl.commit.build import build_manifest
 from reference_impl.commit.loop import DEFAULT_HOOKS, DEFAULT_MAX_ATTEMPTS, CommitHooks
 from reference_impl.dataset import Dataset
+from reference_impl.fragment_writer import write_fragments
 from reference_impl.naming import NamingScheme
 from reference_impl.storage import LocalStorage
-from reference_impl.transactions import Overwrite
+from reference_impl.transactions import Overwrite, Update
 
-from .workloads import PlannedOp
-from .writers import Performed, ReferenceWriter, Writer
+from .workloads import KINDS, UPSERT_KINDS, PlannedOp
+from .writers import Performed, ReferenceWriter, Writer, rows_table
 
 #: How long a faulty writer waits between its read and its commit.
 FAULTY_DELAY_SECONDS = 0.03
+#: How long an upsert of ``upsert-no-key-check`` takes between finding which
+#: keys are there and committing (a real upsert scans and joins meanwhile).
+#: Racing upserts meet only when the others look for the keys before the
+#: first commits; a window longer than a writer's scheduling delays on a busy
+#: machine, and the same for every writer, keeps them in step.
+UPSERT_WINDOW_SECONDS = 1.0
 
 
 class UnknownFaultyWriterError(ValueError):
@@ -109,15 +121,33 @@ class _WrongMerge(_HookedDataset):
     hooks = CommitHooks(merge_deleted=_only_mine)
 
 
+class _UpsertByAppend(_HookedDataset):
+    """Commits an update with extra new fragments: the rows of an upsert's
+    keys that were not found at the version read (``inserts``)."""
+
+    inserts: pa.Table | None = None
+
+    def commit(self, operation, **options):
+        if isinstance(operation, Update) and self.inserts is not None and self.inserts.num_rows:
+            added = write_fragments(self.storage, self.inserts, self.schema)
+            operation = replace(operation, new_fragments=[*operation.new_fragments, *added])
+        return super().commit(operation, **options)
+
+
 class PlainPutStorage(LocalStorage):
     """A local directory whose put-if-not-exists is a plain put: the second
-    writer of a manifest replaces the first."""
+    writer of a manifest replaces the first. A manifest put takes
+    :data:`FAULTY_DELAY_SECONDS`, as on an object store, so writers that
+    listed the same latest version meet in a short run whatever runs them
+    (a local disk's put is over before another writer has listed)."""
 
     def put_if_not_exists(
         self, relpath: str, data: bytes | Sequence[bytes | memoryview], *, durable: bool = True
     ) -> None:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             data = b"".join(bytes(chunk) for chunk in data)
+        if relpath.startswith("_versions/"):
+            time.sleep(FAULTY_DELAY_SECONDS)
         self.put(relpath, bytes(data))
 
 
@@ -155,6 +185,29 @@ class FaultyWriter(ReferenceWriter):
         return performed
 
 
+class UpsertWithoutKeyCheck(FaultyWriter):
+    """Upserts as one Update built on the version read: the keys found there
+    updated, the others appended as new rows. Nothing checks that another
+    writer inserted the same keys meanwhile, and two Updates that only add
+    fragments never conflict, so racing upserts of a new key both insert it."""
+
+    supported_kinds = frozenset(KINDS)
+
+    def perform(self, op: PlannedOp) -> Performed:
+        if op.kind not in UPSERT_KINDS:
+            return super().perform(op)
+        ds = self.dataset
+        assert isinstance(ds, _UpsertByAppend), "read_version() first"
+        keys = list(op.args["ids"])
+        present = set(ds.to_table()["id"].to_pylist()) & set(keys)
+        fresh = [k for k in keys if k not in present]
+        ds.inserts = rows_table(fresh, op.args["value"], schema_to_arrow(ds.schema))
+        time.sleep(UPSERT_WINDOW_SECONDS)
+        value = pa.scalar(op.args["value"], pa.int64())
+        self.dataset = ds.update({"value": value}, where=pc.field("id").isin(sorted(present)))
+        return Performed(self.dataset.version)
+
+
 FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
     info.name: info
     for info in (
@@ -171,6 +224,12 @@ FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
         ),
         FaultyWriterInfo(
             "wrong-rebase-merge", "merges deletion files wrongly on rebase", "resurrected delete", "delete"
+        ),
+        FaultyWriterInfo(
+            "upsert-no-key-check",
+            "upserts without checking for concurrent inserts of the same new keys",
+            "duplicate",
+            "upsert_race",
         ),
     )
 }
@@ -189,4 +248,6 @@ def create(name: str) -> Writer:
         return FaultyWriter(info, Dataset, plain_put=True)
     if name == "restart-fragment-ids":
         return FaultyWriter(info, _RestartIds)
+    if name == "upsert-no-key-check":
+        return UpsertWithoutKeyCheck(info, _UpsertByAppend)
     return FaultyWriter(info, _WrongMerge)

@@ -11,6 +11,7 @@ changed, not the number of versions times the table size.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -226,4 +227,40 @@ def _conflicts(
                             f"by version {other} are not deleted in version {version}",
                         )
                     )
+    return found
+
+
+#: Rows named in a disagreement's detail, on each side.
+DISAGREEMENT_ROWS = 5
+
+
+def pylance_disagreements(
+    uri: str, storage_options: Mapping[str, str] | None, observations: Observations
+) -> list[tuple[int, str]]:
+    """The versions where pylance reads other ``(id, value)`` rows than the
+    reference reader did (``observations``), with the rows only one sees."""
+    import lance  # lazy: only a cross-checked run needs pylance
+
+    state: Counter = Counter()
+    found = []
+    for observed in observations.versions:
+        for i, v, _ in observed.added:
+            state[(i, v)] += 1
+        for i, v, _ in observed.removed:
+            state[(i, v)] -= 1
+            if state[(i, v)] == 0:
+                del state[(i, v)]
+        try:
+            table = lance.dataset(uri, version=observed.version, storage_options=dict(storage_options or {}) or None)
+            table = table.to_table(columns=["id", "value"])
+        except Exception as exc:  # pylance failing to read a version is a disagreement too
+            found.append((observed.version, f"pylance cannot read it: {exc}"[:300]))
+            continue
+        theirs = Counter(zip(table.column("id").to_pylist(), table.column("value").to_pylist(), strict=True))
+        if theirs != state:
+            only_pylance = sorted(theirs - state)[:DISAGREEMENT_ROWS]
+            only_reference = sorted(state - theirs)[:DISAGREEMENT_ROWS]
+            found.append(
+                (observed.version, f"only pylance sees {only_pylance}; only the reference sees {only_reference}")
+            )
     return found

@@ -17,7 +17,7 @@ from .history import SETUP_WRITER, Attempt, AttemptOutcome, load_history, save_h
 from .spec import RunSpec, TaskSpec
 from .tasks import load_writer
 from .workloads import skipped_kinds
-from .writers import INITIAL_SCHEMA, rows_table
+from .writers import initial_schema, rows_table
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
@@ -53,7 +53,7 @@ def prepare(spec: RunSpec) -> Attempt:
     if spec.naming not in ("v1", "v2"):
         raise RunSpecError(f"naming must be v1 or v2, not {spec.naming!r}")
     start = time.time()
-    table = rows_table(list(range(spec.initial_rows)), 0, INITIAL_SCHEMA)
+    table = rows_table(list(range(spec.initial_rows)), 0, initial_schema(spec.primary_key))
     if spec.writer == "pylance":
         import lance  # lazy: only pylance runs need it
 

@@ -10,7 +10,8 @@ driver's own JVM, one Python worker per running task), ``local[N]`` (N
 writers at once: they wait on storage, not on cores) or
 ``spark://HOST:PORT`` (a standalone cluster).
 
-:func:`connector_appends` is the other pattern: the way Lance's Spark
+:func:`connector_appends` is the other pattern (recorded and checked as a
+harness run by :mod:`.connector`): the way Lance's Spark
 connector writes. The driver plans each job and pins the version it read,
 the executors write fragments (pylance's
 :func:`lance.fragment.write_fragments`, the reference's
@@ -384,31 +385,39 @@ class ConnectorCommit:
     error: str | None
     start: float
     end: float
+    #: Whether the failed commit was refused as a conflict (not another error).
+    conflict: bool = False
 
 
 def connector_rows(ids: Sequence[int]):
-    """The rows a connector job writes: each id with a label naming it."""
-    import pyarrow as pa
+    """The rows a connector job writes: the harness's rows (``id``, and
+    ``value`` 0, as an append writes them), so the checker traces each row
+    to the job that appended it."""
+    from .writers import INITIAL_SCHEMA, rows_table
 
-    return pa.table({"id": pa.array(list(ids), pa.int64()), "label": pa.array([f"row-{i}" for i in ids], pa.string())})
+    return rows_table(list(ids), 0, INITIAL_SCHEMA)
 
 
 def create_connector_dataset(
     implementation: str, uri: str, storage_options: dict[str, str] | None = None, *, initial_ids: Sequence[int] = ()
 ) -> int:
     """Create the dataset connector jobs append to (format 2.0 data files,
-    which both implementations write); its version."""
+    which both implementations write; V2 manifest naming); its version."""
     table = connector_rows(initial_ids)
     if implementation == "pylance":
         import lance
 
         return lance.write_dataset(
-            table, uri, data_storage_version="2.0", storage_options=storage_options or None
+            table,
+            uri,
+            data_storage_version="2.0",
+            enable_v2_manifest_paths=True,
+            storage_options=storage_options or None,
         ).version
     if implementation == "reference":
         from reference_impl.dataset import Dataset
 
-        return Dataset.create(uri, table, storage_options=storage_options).version
+        return Dataset.create(uri, table, manifest_naming="v2", storage_options=storage_options).version
     raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")
 
 
@@ -473,6 +482,17 @@ def _commit_append(
     return read.commit(Append(fragments=list(fragments))).version
 
 
+def _is_commit_conflict(implementation: str, failure: BaseException) -> bool:
+    """Whether the driver's commit was refused because another commit conflicts."""
+    if implementation == "pylance":
+        from .writers import PylanceWriter
+
+        return PylanceWriter().is_conflict(failure)
+    from reference_impl.errors import CommitConflictError
+
+    return isinstance(failure, CommitConflictError)
+
+
 def short_error(failure: BaseException) -> str:
     """One line for a failure: a Python worker's exception comes back inside
     Spark's with the worker's whole traceback; its last line is the error."""
@@ -517,6 +537,7 @@ def connector_appends(
         tasks = [FragmentTask(implementation, uri, options, read_version, tuple(share)) for share in jobs[index]]
         version: int | None = None
         error: str | None = None
+        conflict = False
         try:
             # Each thread's job is its own Spark job; the scheduler runs
             # their tasks side by side.
@@ -525,7 +546,8 @@ def connector_appends(
             version = _commit_append(implementation, uri, options, read_version, fragments.collect())
         except Exception as failure:  # recorded, as a writer's failed attempt is
             error = short_error(failure)
-        results[index] = ConnectorCommit(index, read_version, version, ids, error, start, time.time())
+            conflict = _is_commit_conflict(implementation, failure)
+        results[index] = ConnectorCommit(index, read_version, version, ids, error, start, time.time(), conflict)
 
     threads = [threading.Thread(target=run_job, args=(index,), name=f"connector-{index}") for index in range(len(jobs))]
     for thread in threads:

@@ -34,6 +34,10 @@ class RunSpec:
     fault: str | None = None
     #: Rows the dataset starts with (version 1), ids 0 .. initial_rows - 1.
     initial_rows: int = field(default=64)
+    #: Declare ``id`` the table's unenforced primary key (table overview
+    #: page, "Unenforced Primary Key"): what pylance's upserts need to refuse
+    #: a concurrent insert of the same new key (docs/spec-discrepancies.md).
+    primary_key: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)

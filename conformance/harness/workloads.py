@@ -1,9 +1,14 @@
 """Seeded, reproducible plans: which operation each writer tries, in order.
 
 Upserts match keys their own writer appended earlier, and insert fresh ones.
+Racing upserts (``upsert_race``) are the other kind: every writer that
+plans one at step ``s`` upserts the same new keys, so that concurrent
+upserts of the same new keys meet (the duplicate-row bug class: a correct
+writer lets one of them insert, the others conflict or update).
 
 Every appended id is unique in the run (the list-append analogue: a row
-always says which operation wrote it), every update writes a value no other
+always says which operation wrote it; racing upserts' keys are shared on
+purpose, their values tell them apart), every update writes a value no other
 operation writes (a register per id), so that a row seen anywhere is traced
 to the one operation it came from. The plan of writer ``w`` depends only on
 the run's seed, its kinds and weights, and ``w``.
@@ -21,6 +26,7 @@ APPEND = "append"
 DELETE = "delete"
 UPDATE = "update"
 UPSERT = "upsert"
+UPSERT_RACE = "upsert_race"
 COMPACT = "compact"
 CREATE_INDEX = "create_index"
 CONFIG = "config"
@@ -28,12 +34,16 @@ ADD_COLUMN = "add_column"
 OVERWRITE = "overwrite"
 RESTORE = "restore"
 
-KINDS = (APPEND, DELETE, UPDATE, UPSERT, COMPACT, CREATE_INDEX, CONFIG, ADD_COLUMN, OVERWRITE, RESTORE)
+KINDS = (APPEND, DELETE, UPDATE, UPSERT, UPSERT_RACE, COMPACT, CREATE_INDEX, CONFIG, ADD_COLUMN, OVERWRITE, RESTORE)
 #: Kinds whose rows carry ids the operation chose (they add rows).
-ADDING_KINDS = frozenset({APPEND, UPSERT, OVERWRITE})
+ADDING_KINDS = frozenset({APPEND, UPSERT, UPSERT_RACE, OVERWRITE})
+#: Kinds performed as an upsert by key (``id``): matched keys updated, others inserted.
+UPSERT_KINDS = frozenset({UPSERT, UPSERT_RACE})
 
 #: The named mixes ``--workload`` takes besides single kinds: overwrite and
-#: restore are rare, appends, deletes and updates common.
+#: restore are rare, appends, deletes and updates common. Racing upserts
+#: are in no mix: pylance 14 duplicates rows under them unless the key is
+#: declared (``RunSpec.primary_key``; docs/spec-discrepancies.md).
 MIXES: dict[str, dict[str, float]] = {
     "mixed": {
         APPEND: 4,
@@ -55,6 +65,10 @@ TARGETS_PER_OPERATION = 3
 #: Ids of writer ``w`` start at ``(w + 1) * ID_BLOCK``; the set-up's are below.
 ID_BLOCK = 1_000_000_000
 ROWS_PER_OVERWRITE = 8
+#: The keys racing upserts share: step ``s`` upserts ``RACE_KEYS + s * 100 + k``
+#: (above the set-up's ids, below every writer's block).
+RACE_KEYS = ID_BLOCK // 2
+RACE_KEYS_PER_STEP = 2
 
 
 class WorkloadError(ValueError):
@@ -112,6 +126,7 @@ def plan_all(spec: RunSpec, supported: frozenset[str]) -> list[list[PlannedOp]]:
     sequences = [rng.choices(kinds, weights, k=spec.operations) for rng in rngs]
     appended: list[int] = list(range(spec.initial_rows))
     own: list[list[int]] = [[] for _ in range(spec.writers)]
+    raced: set[int] = set()
     plans: list[list[PlannedOp]] = [[] for _ in range(spec.writers)]
     # Interleave the writers step by step so that targets come from appends
     # planned earlier by anyone.
@@ -137,6 +152,13 @@ def plan_all(spec: RunSpec, supported: frozenset[str]) -> list[list[PlannedOp]]:
                 fresh = [base, base + 1]
                 appended.extend(fresh)
                 args = {"ids": matched + fresh, "new_ids": fresh, "value": value}
+            elif kind == UPSERT_RACE:
+                # The same new keys for every writer at this step.
+                shared = [RACE_KEYS + step * 100 + k for k in range(RACE_KEYS_PER_STEP)]
+                if shared[0] not in raced:
+                    raced.add(shared[0])
+                    appended.extend(shared)
+                args = {"ids": shared, "new_ids": shared, "value": value}
             elif kind == OVERWRITE:
                 args = {"ids": [base + k for k in range(ROWS_PER_OVERWRITE)]}
                 appended.extend(args["ids"])

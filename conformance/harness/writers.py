@@ -96,6 +96,25 @@ def rows_table(ids: list[int], value: int, schema: pa.Schema) -> pa.Table:
 
 
 INITIAL_SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("value", pa.int64())])
+#: Field metadata declaring a column part of the unenforced primary key (table
+#: overview page, "Unenforced Primary Key").
+PRIMARY_KEY_METADATA = {"lance-schema:unenforced-primary-key": "true"}
+
+
+def initial_schema(primary_key: bool) -> pa.Schema:
+    """The schema a run's dataset starts with; with ``primary_key``, ``id`` is
+    the unenforced primary key (and so not nullable, as a key must be)."""
+    if not primary_key:
+        return INITIAL_SCHEMA
+    return pa.schema(
+        [pa.field("id", pa.int64(), nullable=False, metadata=PRIMARY_KEY_METADATA), INITIAL_SCHEMA.field("value")]
+    )
+
+
+def overwrite_schema(current: pa.Schema) -> pa.Schema:
+    """The schema an overwrite writes: the initial columns, ``id`` as the
+    table has it now (a declared primary key must not be removed)."""
+    return pa.schema([current.field("id"), INITIAL_SCHEMA.field("value")])
 
 
 class SlowLocalStorage(LocalStorage):
@@ -147,7 +166,7 @@ class ReferenceWriter:
     """The reference implementation (``reference_impl.dataset.Dataset``). It
     has no upsert."""
 
-    supported_kinds = frozenset(w.KINDS) - {w.UPSERT}
+    supported_kinds = frozenset(w.KINDS) - w.UPSERT_KINDS
 
     def __init__(self, *, slow_store: bool = False):
         self.slow_store = slow_store
@@ -191,7 +210,7 @@ class ReferenceWriter:
         elif op.kind == w.ADD_COLUMN:
             ds = ds.add_columns({args["name"]: pc.multiply(pc.field("id"), 2)})
         elif op.kind == w.OVERWRITE:
-            ds = ds.overwrite(rows_table(args["ids"], 0, INITIAL_SCHEMA))
+            ds = ds.overwrite(rows_table(args["ids"], 0, overwrite_schema(schema_to_arrow(ds.schema))))
         elif op.kind == w.RESTORE:
             extra["version"] = max(1, ds.version - args["back"])
             ds = ds.restore(extra["version"])
@@ -216,6 +235,11 @@ class PylanceWriter:
     supported_kinds = frozenset(w.KINDS)
 
     def open(self, uri: str, storage_options: Mapping[str, str]) -> None:
+        # Imported here, before the executor's start barrier: importing
+        # pylance takes a second, and a writer that does it in its first
+        # operation starts that long after the others (no race at all).
+        import lance  # noqa: F401  # lazy: only the processes that write with pylance load it
+
         self.uri = uri
         self.storage_options = dict(storage_options) or None
         self.dataset: Any = None  # a lance.LanceDataset once read
@@ -241,7 +265,7 @@ class PylanceWriter:
             ds.delete(_sql_ids(args["ids"]), conflict_retries=0)
         elif op.kind == w.UPDATE:
             ds.update({"value": str(int(args["value"]))}, where=_sql_ids(args["ids"]), conflict_retries=0)
-        elif op.kind == w.UPSERT:
+        elif op.kind in w.UPSERT_KINDS:
             table = rows_table(args["ids"], args["value"], ds.schema)
             (
                 ds.merge_insert("id")
@@ -260,7 +284,10 @@ class PylanceWriter:
             ds.add_columns({args["name"]: "id * 2"})
         elif op.kind == w.OVERWRITE:
             ds = lance.write_dataset(
-                rows_table(args["ids"], 0, INITIAL_SCHEMA), ds, mode="overwrite", storage_options=self.storage_options
+                rows_table(args["ids"], 0, overwrite_schema(ds.schema)),
+                ds,
+                mode="overwrite",
+                storage_options=self.storage_options,
             )
         elif op.kind == w.RESTORE:
             extra["version"] = max(1, ds.version - args["back"])

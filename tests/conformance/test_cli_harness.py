@@ -5,6 +5,7 @@ from outside the package by its module path."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from importlib import resources
@@ -14,6 +15,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.harness.faulty import FAULTY_WRITERS
+from tests.spark import LOCAL_MASTER
 
 
 def _schema() -> dict:
@@ -29,26 +31,39 @@ def test_faulty_lists_every_faulty_writer_by_the_name_writer_takes(capsys):
     assert all(row["anomaly"] and row["bug_class"] for row in listed)
 
 
-def test_a_clean_run_exits_0_and_check_says_the_same(tmp_path, capsys):
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_clean_run_on_the_default_master_exits_0_and_check_says_the_same(tmp_path):
+    """``harness run`` without ``--master`` (Spark on ``local[*]``), in a
+    process of its own as people run it: the JSON report follows the schema,
+    exit 0; ``harness check`` re-checks the saved run to the same verdict.
+    (pylance's 8-writer runs on Spark are in harness/test_spark.py.)"""
     out = tmp_path / "run"
-    argv = ["harness", "run", "--writer", "reference", "--writers", "2", "--operations", "3", "--seed", "4"]
-    assert main([*argv, "--out", str(out), "--format", "json"]) == 0
-    document = json.loads(capsys.readouterr().out)
+    argv = ["harness", "run", "--writer", "reference", "--writers", "4", "--operations", "3", "--seed", "4"]
+    ran = _cli(*argv, "--out", str(out), "--format", "json")
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
+    document = json.loads(ran.stdout)
     jsonschema.validate(document, _schema())
     assert document["anomalies"] == [] and document["skipped_workloads"] == ["upsert"]
-    assert document["operations"] == 6
-    assert main(["harness", "check", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "2 writers, 6 operations" in text and "anomalies: none" in text
+    assert document["operations"] == 12 and document["acknowledged"] > 0
+    checked = _cli("harness", "check", str(out))
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    assert "4 writers, 12 operations" in checked.stdout and "anomalies: none" in checked.stdout
 
 
 def test_a_faulty_writer_exits_1_with_its_anomaly_in_the_json(tmp_path, capsys):
     info = FAULTY_WRITERS["restart-fragment-ids"]
     argv = ["harness", "run", "--writer", "faulty:restart-fragment-ids", "--workload", info.workload]
+    argv += ["--master", LOCAL_MASTER]  # the test session's Spark master (one session per process)
     assert main([*argv, "--writers", "2", "--operations", "4", "--out", str(tmp_path), "--format", "json"]) == 1
     document = json.loads(capsys.readouterr().out)
     jsonschema.validate(document, _schema())
     assert info.anomaly in {a["name"] for a in document["anomalies"]}
+    # The saved run re-checks to the same verdict.
+    assert main(["harness", "check", str(tmp_path), "--format", "json"]) == 1
+    assert info.anomaly in {a["name"] for a in json.loads(capsys.readouterr().out)["anomalies"]}
 
 
 @pytest.mark.parametrize(
@@ -104,6 +119,7 @@ def test_a_writer_plugs_in_by_module_path(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     argv = ["harness", "run", "--writer", "my_appender", "--workload", "append:3,delete:1", "--writers", "2"]
+    argv += ["--master", LOCAL_MASTER]
     assert main([*argv, "--operations", "3", "--out", str(tmp_path / "out"), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["skipped_workloads"] == ["delete"]

@@ -184,3 +184,79 @@ def test_a_known_pylance_departure_is_listed_apart(library, known):
     anomalies, departures = checker.split_known_departures(analyze(run.history, run.observations))
     assert [a.name for a in (departures if known else anomalies)] == [checker.INCOMPATIBLE_COMMIT]
     assert not (anomalies if known else departures)
+
+
+def _racing_upsert(run: SerialRun, op_id: str, key: int, value: int, read: int, version: int | None, outcome):
+    attempt = Attempt(
+        op_id,
+        0,
+        "upsert_race",
+        {"ids": [key], "new_ids": [key], "value": value},
+        read,
+        outcome,
+        version,
+        None,
+        0.0,
+        0.0,
+    )
+    run.history.append(attempt)
+    return attempt
+
+
+@pytest.mark.parametrize("second", ["inserts too", "conflicts", "updates"])
+def test_concurrent_upserts_of_one_new_key_are_a_duplicate_unless_one_gives_way(second):
+    """Two upserts read the same version, neither sees key k: the first
+    inserts it. A second that inserts it too leaves k visible twice (a
+    duplicate, its witness both operations, both versions and the key); one
+    refused with a conflict, or one that read the first's version and
+    updated k, leaves one row."""
+    run = serial_run(10, 3)
+    read = len(run.observations.versions)
+    key, first_value, second_value = 10**12, 7 * 10**12, 8 * 10**12
+    _racing_upsert(run, "first", key, first_value, read, read + 1, AttemptOutcome.ACKNOWLEDGED)
+    _observe(run, added=[(key, first_value, None)])
+    if second == "inserts too":
+        _racing_upsert(run, "second", key, second_value, read, read + 2, AttemptOutcome.ACKNOWLEDGED)
+        _observe(run, added=[(key, second_value, None)])
+    elif second == "conflicts":
+        _racing_upsert(run, "second", key, second_value, read, None, AttemptOutcome.CONFLICT)
+    else:
+        _racing_upsert(run, "second", key, second_value, read + 1, read + 2, AttemptOutcome.ACKNOWLEDGED)
+        _observe(run, added=[(key, second_value, None)], removed=[(key, first_value, None)])
+    anomalies = analyze(run.history, run.observations)
+    if second != "inserts too":
+        assert anomalies == []
+        return
+    assert [a.name for a in anomalies] == [checker.DUPLICATE]
+    witness = anomalies[0].witness
+    assert (witness.op_ids, witness.versions, witness.rows) == (["first", "second"], [read + 1, read + 2], [key])
+
+
+def test_a_key_visible_three_times_is_one_anomaly_naming_every_copy():
+    run = serial_run(10, 4)
+    read = len(run.observations.versions)
+    for n in range(3):
+        _racing_upsert(run, f"u{n}", 10**12, (7 + n) * 10**12, read, read + 1 + n, AttemptOutcome.ACKNOWLEDGED)
+        _observe(run, added=[(10**12, (7 + n) * 10**12, None)])
+    anomalies = analyze(run.history, run.observations)
+    assert [(a.name, a.witness.op_ids, a.witness.versions) for a in anomalies] == [
+        (checker.DUPLICATE, ["u0", "u1", "u2"], [read + 1, read + 2, read + 3])
+    ]
+
+
+@settings(max_examples=15, deadline=None)
+@given(run=runs, writers=st.integers(min_value=2, max_value=4))
+def test_racing_upserts_injected_into_a_generated_history_are_one_duplicate(run, writers):
+    """Property: after any serial history, ``writers`` upserts that read the
+    last version and each insert the same new key leave one duplicate
+    anomaly naming every one of them and every version they made."""
+    read = len(run.observations.versions)
+    key = 10**12
+    for n in range(writers):
+        value = (7 + n) * 10**12
+        _racing_upsert(run, f"race-{n}", key, value, read, read + 1 + n, AttemptOutcome.ACKNOWLEDGED)
+        _observe(run, added=[(key, value, None)])
+    anomalies = analyze(run.history, run.observations)
+    assert [(a.name, a.witness.op_ids, a.witness.versions, a.witness.rows) for a in anomalies] == [
+        (checker.DUPLICATE, [f"race-{n}" for n in range(writers)], list(range(read + 1, read + 1 + writers)), [key])
+    ]

@@ -64,3 +64,21 @@ def test_a_slow_store_shows_no_anomaly(tmp_path):
     result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
     assert result.report.anomalies == []
     assert any(a.outcome is AttemptOutcome.ACKNOWLEDGED for a in result.history if a.writer >= 0)
+
+
+@pytest.mark.parametrize("primary_key", [False, True])
+def test_pylance_upserts_racing_on_new_keys_duplicate_them_unless_the_key_is_declared(tmp_path, primary_key):
+    """A measured fact of pylance 14 (docs/spec-discrepancies.md, "Concurrent
+    upserts of the same new keys"): merge_insert on ``id`` by writers racing
+    on the same new keys commits every insert, so the checker names a
+    duplicate; with ``id`` declared the unenforced primary key, the later
+    inserts are refused as conflicts and the run is clean."""
+    spec = _spec(tmp_path, "pylance", "upsert_race", operations=3, primary_key=primary_key)
+    result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
+    if primary_key:
+        assert result.report.anomalies == []
+        assert any(a.outcome is AttemptOutcome.CONFLICT for a in result.history)
+    else:
+        duplicates = [a for a in result.report.anomalies if a.name == "duplicate"]
+        assert duplicates, result.report.anomalies
+        assert all(len(a.witness.op_ids) >= 2 and a.witness.rows for a in duplicates)

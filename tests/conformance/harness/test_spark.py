@@ -1,5 +1,8 @@
-"""The harness's Spark executor (conformance/harness/spark.py) on ``local[*]``
-and, in ``tox -e spark``, on a standalone cluster started on loopback.
+"""The harness's Spark executor (conformance/harness/spark.py) on an embedded
+master (``local[8]``, tests/spark.py: writers wait on storage, so eight task
+slots on two cores let every writer of a short run race) and, in
+``tox -e spark``, on a standalone cluster started on loopback. The command
+line's own default, ``local[*]``, runs in tests/conformance/test_cli_harness.py.
 
 Real Spark, real pylance and reference writes to real directories: each
 writer is a Spark task, the checker reads every version back.
@@ -7,25 +10,21 @@ writer is a Spark task, the checker reads every version back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
 import lance
 import pytest
 
+from conformance.harness.checker import check
 from conformance.harness.command import LOCAL_PROCESSES, UnknownMasterError, executor_for
+from conformance.harness.connector import connector_run
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.history import AttemptOutcome, load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
-from conformance.harness.spark import (
-    IMPLEMENTATIONS,
-    ConnectorCommit,
-    SparkError,
-    SparkExecutor,
-    connector_appends,
-    create_connector_dataset,
-)
+from conformance.harness.spark import IMPLEMENTATIONS, SparkError, SparkExecutor
 from conformance.harness.spec import RunSpec
 from conformance.harness.workloads import parse_workloads
 from reference_impl.dataset import Dataset
@@ -62,7 +61,7 @@ def _check_clean_run(result, spec: RunSpec) -> None:
 
 @pytest.mark.parametrize("writer", ["pylance", "reference"])
 def test_eight_writers_on_local_spark_show_no_anomaly(spark_local, tmp_path, writer):
-    """A small harness run on local[*]: 8 writers of one implementation, the
+    """A small harness run on local Spark: 8 writers of one implementation, the
     mixed workload, each writer a Spark task; the checker finds nothing."""
     spec = _spec(tmp_path, writer)
     _check_clean_run(run(spec, spark_local, tmp_path / "out"), spec)
@@ -94,18 +93,18 @@ def test_a_session_on_another_master_is_refused_while_one_runs(spark_local):
         SparkExecutor("local[1]").session()
 
 
-def test_a_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_path):
-    """Writers that commit deletes built on a stale read version, raced as
-    one barrier stage of Spark tasks (as many as there are slots, at least
-    two), bring deleted rows back: the checker names the resurrected delete."""
-    info = FAULTY_WRITERS["stale-read"]
-    racers = max(2, min(4, spark_local.default_parallelism))
-    spec = _spec(
-        tmp_path, "faulty:stale-read", writers=racers, operations=8, workloads=parse_workloads(info.workload), seed=3
-    )
+@pytest.mark.parametrize("name", sorted(FAULTY_WRITERS))
+def test_each_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_path, name):
+    """Each shipped faulty writer, four of them raced as one barrier stage of
+    Spark tasks (the test master has a slot for each), is caught with its
+    anomaly's name, as with local processes (test_faulty.py)."""
+    info = FAULTY_WRITERS[name]
+    assert spark_local.default_parallelism >= 4
+    spec = _spec(tmp_path, f"faulty:{name}", writers=4, operations=8, workloads=parse_workloads(info.workload), seed=3)
     result = run(spec, spark_local, tmp_path / "out", validate=False)
-    assert info.anomaly == "resurrected delete"
-    assert info.anomaly in result.report.names()
+    assert info.anomaly in result.report.names(), f"{name}: expected {info.anomaly!r}, found {result.report.names()}"
+    witness = next(a.witness for a in result.report.anomalies if a.name == info.anomaly)
+    assert witness.versions and (witness.op_ids or witness.rows)
 
 
 def test_harness_run_defaults_to_local_spark_and_takes_a_master():
@@ -121,19 +120,22 @@ def test_harness_run_defaults_to_local_spark_and_takes_a_master():
         executor_for("mesos://somewhere")
 
 
-def _check_connector_jobs(implementation: str, uri: str, jobs, commits: list[ConnectorCommit]) -> None:
-    assert [commit.error for commit in commits] == [None] * len(jobs)
-    assert sorted(commit.version for commit in commits) == list(range(2, 2 + len(jobs)))  # type: ignore[type-var]
-    latest = Dataset.open(uri).to_table()["id"].to_pylist()
+def _check_connector_run(result, implementation: str, jobs) -> None:
+    """Every job of a connector run is an acknowledged append in the history,
+    and the checker finds nothing; the rows, read by both readers, are
+    every job's once."""
+    assert result.report.anomalies == [], result.report.anomalies
+    job_attempts = [a for a in result.history if a.writer >= 0]
+    assert sorted(a.op_id for a in job_attempts) == [f"job{j}" for j in range(len(jobs))]
+    assert {a.kind for a in job_attempts} == {"append"}
+    assert all(a.outcome is AttemptOutcome.ACKNOWLEDGED for a in job_attempts)
+    assert sorted(a.version for a in job_attempts) == list(range(2, 2 + len(jobs)))  # type: ignore[type-var]
+    for attempt in job_attempts:
+        assert sorted(attempt.args["ids"]) == sorted(i for share in jobs[attempt.writer] for i in share)
     expected = sorted(i for job in jobs for share in job for i in share)
-    assert sorted(latest) == expected, "a job's rows are missing or doubled"
-    for commit in commits:
-        # The job's rows are there, once each, from the version it committed.
-        at_commit = Dataset.open(uri, commit.version).to_table()["id"].to_pylist()
-        assert all(at_commit.count(i) == 1 for i in commit.ids)
-        before = Dataset.open(uri, commit.version - 1).to_table()["id"].to_pylist()  # type: ignore[operator]
-        assert not set(before) & set(commit.ids)
-    assert sorted(lance.dataset(uri).to_table()["id"].to_pylist()) == expected
+    assert sorted(Dataset.open(result.spec.uri).to_table()["id"].to_pylist()) == expected
+    assert sorted(lance.dataset(result.spec.uri).to_table()["id"].to_pylist()) == expected
+    assert load_history(result.out_dir / HISTORY_FILE) == result.history
 
 
 def _jobs(count: int, tasks: int, rows: int) -> list[list[list[int]]]:
@@ -141,17 +143,29 @@ def _jobs(count: int, tasks: int, rows: int) -> list[list[list[int]]]:
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_connector_jobs_pinned_on_one_version_commit_every_row_once(spark_local, tmp_path, implementation):
+def test_connector_jobs_pinned_on_one_version_are_recorded_and_checked(spark_local, tmp_path, implementation):
     """The connector pattern: three jobs plan on version 1, their executors
     write fragments, the driver commits each job's Append on version 1; the
-    later commits are rebased over the earlier ones and every job's rows are
-    visible exactly once from its version on (read by both readers)."""
-    uri = str(tmp_path / "connector")
-    assert create_connector_dataset(implementation, uri) == 1
+    later commits are rebased over the earlier ones. Each job's commit is an
+    attempt of the history (op id, kind, ids, read version 1, the version it
+    made) and the checker, run on every version, finds every row once; a
+    history that says a job's commit failed while its rows are visible is
+    caught as a phantom, and ``harness check DIR`` re-checks the run."""
+    from conformance.cli import main
+
     jobs = _jobs(3, 2, 5)
-    commits = connector_appends(spark_local, implementation, uri, jobs, pinned_version=1)
-    assert [commit.read_version for commit in commits] == [1, 1, 1]
-    _check_connector_jobs(implementation, uri, jobs, commits)
+    result = connector_run(spark_local, implementation, jobs, tmp_path / "out", pinned_version=1)
+    assert [a.read_version for a in result.history if a.writer >= 0] == [1, 1, 1]
+    _check_connector_run(result, implementation, jobs)
+    assert main(["harness", "check", str(tmp_path / "out")]) == 0
+    forged = [
+        dataclasses.replace(a, outcome=AttemptOutcome.CONFLICT, version=None, error="refused")
+        if a.op_id == "job1"
+        else a
+        for a in result.history
+    ]
+    report = check(forged, result.spec, validate=False, cross_check=False)
+    assert [a.witness.op_ids for a in report.anomalies if a.name == "phantom from a failed commit"] == [["job1"]]
 
 
 @pytest.mark.spark_cluster
@@ -165,10 +179,8 @@ def test_the_harness_runs_on_a_standalone_cluster(spark_cluster, tmp_path, write
         assert executor.spark_context.master == spark_cluster
         spec = _spec(tmp_path, writer, operations=15, seed=1414)
         _check_clean_run(run(spec, executor, tmp_path / "out"), spec)
-        uri = str(tmp_path / "connector")
-        create_connector_dataset(writer, uri)
         jobs = _jobs(4, 2, 10)
-        _check_connector_jobs(writer, uri, jobs, connector_appends(executor, writer, uri, jobs))
+        _check_connector_run(connector_run(executor, writer, jobs, tmp_path / "connector"), writer, jobs)
 
 
 @pytest.mark.spark_cluster

@@ -39,3 +39,16 @@ def test_bad_workloads_are_refused(text):
 
 def test_weights_combine():
     assert parse_workloads("append:3,delete") == {"append": 3.0, "delete": 1.0}
+
+
+def test_racing_upserts_share_their_new_keys_across_writers():
+    """Every writer's racing upsert at a step names the same new keys (no
+    earlier operation wrote them), each with a value of its own."""
+    plans = plan_all(_spec(workload="upsert_race"), frozenset(KINDS))
+    for step in range(50):
+        ops = [plan[step] for plan in plans]
+        assert {op.kind for op in ops} == {"upsert_race"}
+        assert len({tuple(op.args["new_ids"]) for op in ops}) == 1
+        assert len({op.args["value"] for op in ops}) == len(ops)
+    keys = [tuple(plan[step].args["ids"]) for plan in plans[:1] for step in range(50)]
+    assert len(set(keys)) == 50
