@@ -261,6 +261,58 @@ def _conflicts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_writer_check(commands) -> None:
+    writer_check = commands.add_parser(
+        "writer-check",
+        help="run a writing driver through the writer conformance script and check every version it commits",
+    )
+    writer_check.add_argument("--driver", required=True, help="the writing driver (a name or a module path)")
+    writer_check.add_argument("--format", choices=("text", "json"), default="text")
+    writer_check.add_argument(
+        "--expectations", default=None, help="the implementation's expectations file (suite writers, case: step id)"
+    )
+    writer_check.add_argument(
+        "--reader",
+        action="append",
+        default=None,
+        help="a reader driver to check every version with (repeatable; default: every installed reader)",
+    )
+    writer_check.add_argument(
+        "--data-storage-version",
+        default="2.0",
+        help="the data storage version the table is created with (default 2.0, which every shipped reader reads; "
+        "'default' leaves the writer's own)",
+    )
+    writer_check.set_defaults(run=_writer_check)
+
+
+def _writer_check(args: argparse.Namespace) -> int:
+    """Writer conformance of one driver (conformance.writer_conformance)."""
+    from .writer_conformance import WriterCheckError, run_writer_conformance
+    from .writer_conformance.expectations import ExpectationsFileError, load_writer_expectations
+    from .writer_conformance.report import to_json_text, to_text
+
+    try:
+        expectations = None if args.expectations is None else load_writer_expectations(args.expectations)
+    except ExpectationsFileError as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    version = None if args.data_storage_version == "default" else args.data_storage_version
+    try:
+        report = run_writer_conformance(
+            args.driver,
+            readers=args.reader,
+            expectations=expectations,
+            expectations_label=args.expectations,
+            data_storage_version=version,
+        )
+    except WriterCheckError as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(to_json_text(report) if args.format == "json" else to_text(report))
+    return EXIT_OK if report.passed else EXIT_FINDINGS
+
+
 def _add_fixtures(commands) -> None:
     fixtures = commands.add_parser("fixtures", help="golden fixtures: generate, verify, matrix, promote")
     group = fixtures.add_subparsers(dest="fixtures_command", required=True)
@@ -383,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_demo)
     _add_fixtures(commands)
     add_harness_parser(commands)
+    _add_writer_check(commands)
     return parser
 
 

@@ -626,3 +626,142 @@ def _writer_version(rendered: Any) -> WriterVersionDescription | None:
 
 def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+# -- writing (conformance.drivers.writes) ---------------------------------------------
+
+#: The write operations :func:`write` performs through pylance's public API.
+WRITE_OPERATIONS: frozenset[str] = frozenset(
+    {
+        "create",
+        "append",
+        "overwrite",
+        "delete",
+        "update",
+        "upsert",
+        "add-columns",
+        "drop-columns",
+        "alter-columns",
+        "compact",
+        "create-index",
+        "tag",
+        "restore",
+        "config",
+    }
+)
+#: The data storage versions pylance 14 writes (``data_storage_version``; 2.2 by default).
+WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
+
+
+def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> int:
+    """Perform ``op`` (a :data:`conformance.drivers.writes.WriteOp`) through
+    pylance's public API and return the version it committed (a tag: the
+    version tagged). ``op.read_version`` is honoured (the dataset is opened at
+    that version and the operation committed from it, pylance's own conflict
+    retries turned off); a commit conflict raises
+    :class:`~conformance.drivers.writes.WriteConflict`. ``lance`` and the
+    vocabulary are imported here, so the module stays importable without
+    either."""
+    import lance
+
+    from . import writes
+
+    options = dict(storage_options) if storage_options else None
+    try:
+        if isinstance(op, writes.Create):
+            created = lance.write_dataset(
+                op.rows,
+                str(uri),
+                mode="create",
+                # A plain string: pylance's annotation lists the versions it knows.
+                data_storage_version=cast(Any, op.data_storage_version),
+                max_rows_per_file=op.max_rows_per_file or 1024 * 1024,
+                enable_stable_row_ids=op.stable_row_ids,
+                storage_options=options,
+            )
+            return created.version
+        dataset = lance.dataset(str(uri), version=op.read_version, storage_options=options)
+        return _perform_write(lance, writes, dataset, op, options)
+    except OSError as exc:
+        if _is_conflict(exc):
+            raise writes.WriteConflict(str(exc)) from exc
+        raise
+
+
+#: How pylance 14 words a commit conflict (``conformance.conflict_matrix.signals`` measured them).
+_CONFLICT_PREFIXES = (
+    "Retryable commit conflict",
+    "Too many concurrent writers",
+    "Incompatible transaction",
+    "Commit conflict for version",
+)
+
+
+def _is_conflict(error: OSError) -> bool:
+    return isinstance(getattr(error, "retryable", None), bool) or str(error).startswith(_CONFLICT_PREFIXES)
+
+
+def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict[str, str] | None) -> int:
+    if isinstance(op, (writes.Append, writes.Overwrite)):
+        mode = "append" if isinstance(op, writes.Append) else "overwrite"
+        extra = {} if op.max_rows_per_file is None else {"max_rows_per_file": op.max_rows_per_file}
+        return lance.write_dataset(op.rows, dataset, mode=mode, storage_options=options, **extra).version
+    if isinstance(op, writes.Delete):
+        dataset.delete(op.where.to_sql(), conflict_retries=0)
+    elif isinstance(op, writes.Update):
+        values = {column: writes.sql_literal(value) for column, value in op.values}
+        where = None if op.where is None else op.where.to_sql()
+        dataset.update(values, where=where, conflict_retries=0)
+    elif isinstance(op, writes.Upsert):
+        (
+            dataset.merge_insert(list(op.on))
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .conflict_retries(0)
+            .execute(op.rows)
+        )
+    elif isinstance(op, writes.AddColumns):
+        dataset.add_columns({column.name: column.to_sql() for column in op.columns})
+    elif isinstance(op, writes.DropColumns):
+        dataset.drop_columns(list(op.columns))
+    elif isinstance(op, writes.AlterColumns):
+        dataset.alter_columns(*(_pylance_alteration(alteration) for alteration in op.alterations))
+    elif isinstance(op, writes.Compact):
+        dataset.optimize.compact_files(
+            target_rows_per_fragment=op.target_rows_per_fragment,
+            materialize_deletions=op.materialize_deletions,
+            num_threads=1,
+        )
+    elif isinstance(op, writes.CreateIndex):
+        dataset.create_scalar_index(op.column, op.index_type, name=op.name)
+    elif isinstance(op, writes.Tag):
+        version = dataset.version if op.version is None else op.version
+        dataset.tags.create(op.name, version)
+        return version
+    elif isinstance(op, writes.Restore):
+        target = dataset.checkout_version(op.version)
+        target.restore()
+        return target.version
+    elif isinstance(op, writes.Config):
+        updates = {key: value for key, value in op.values if value is not None}
+        removed = [key for key, value in op.values if value is None]
+        if updates and removed:
+            raise writes.WriteNotSupported("pylance sets and removes config keys in separate commits")
+        if updates:
+            dataset.update_config(updates)
+        else:
+            dataset.delete_config_keys(removed)
+    else:
+        raise writes.WriteNotSupported(f"the pylance driver does not perform {op.kind.value}")
+    return dataset.version
+
+
+def _pylance_alteration(alteration: Any) -> dict[str, Any]:
+    change: dict[str, Any] = {"path": alteration.path}
+    if alteration.rename is not None:
+        change["name"] = alteration.rename
+    if alteration.nullable is not None:
+        change["nullable"] = alteration.nullable
+    if alteration.data_type is not None:
+        change["data_type"] = alteration.arrow_data_type()
+    return change

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset, uri_manifest_store
+from reference_impl.errors import CommitConflictError
 from reference_impl.storage import open_storage, parse_dataset_uri
 
 from ..describe import (
@@ -23,6 +24,8 @@ from ..describe import (
     WriterVersionDescription,
     metadata_value,
 )
+from . import writes
+from .writes import WriteKind, WriteOp
 
 #: Everything in the document comes from the reference reader.
 UNREPORTED: frozenset[str] = frozenset()
@@ -140,3 +143,76 @@ def describe_dataset(dataset: Dataset) -> Description:
             key=lambda entry: entry["name"],
         ),
     )
+
+
+# -- writing (conformance.drivers.writes) ---------------------------------------------
+
+#: The write operations :func:`write` performs: all but upsert, which the
+#: reference implementation has no operation for.
+WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.UPSERT.value}
+#: The data storage versions it writes (its file writer writes 2.0 only).
+WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0",)
+
+
+def write(uri: str | os.PathLike, op: WriteOp, *, storage_options: Mapping[str, str] | None = None) -> int:
+    """Perform ``op`` through ``reference_impl.dataset.Dataset`` and return the
+    version it committed (a tag: the version tagged). ``op.read_version`` is
+    honoured: the commit is built on that version, and a conflicting commit
+    since then raises :class:`~conformance.drivers.writes.WriteConflict`."""
+    try:
+        if isinstance(op, writes.Create):
+            return Dataset.create(
+                uri,
+                op.rows,
+                data_storage_version=op.data_storage_version or "2.0",
+                stable_row_ids=op.stable_row_ids,
+                max_rows_per_file=op.max_rows_per_file,
+                storage_options=storage_options,
+            ).version
+        dataset = Dataset.open(uri, op.read_version, storage_options=storage_options)
+        if isinstance(op, writes.Tag):
+            version = dataset.version if op.version is None else op.version
+            dataset.create_tag(op.name, version)
+            return version
+        return _perform(dataset, op).version
+    except CommitConflictError as exc:
+        raise writes.WriteConflict(str(exc)) from exc
+
+
+def _perform(dataset: Dataset, op: WriteOp) -> Dataset:
+    if isinstance(op, writes.Append):
+        return dataset.append(op.rows, max_rows_per_file=op.max_rows_per_file)
+    if isinstance(op, writes.Overwrite):
+        return dataset.overwrite(op.rows, max_rows_per_file=op.max_rows_per_file)
+    if isinstance(op, writes.Delete):
+        return dataset.delete(op.where.to_arrow())
+    if isinstance(op, writes.Update):
+        return dataset.update(dict(op.values), None if op.where is None else op.where.to_arrow())
+    if isinstance(op, writes.AddColumns):
+        return dataset.add_columns({column.name: column.to_arrow() for column in op.columns})
+    if isinstance(op, writes.DropColumns):
+        return dataset.drop_columns(list(op.columns))
+    if isinstance(op, writes.AlterColumns):
+        return dataset.alter_columns(*(_alteration(alteration) for alteration in op.alterations))
+    if isinstance(op, writes.Compact):
+        return dataset.compact(
+            target_rows_per_fragment=op.target_rows_per_fragment, materialize_deletions=op.materialize_deletions
+        )
+    if isinstance(op, writes.CreateIndex):
+        return dataset.create_index([op.column], name=op.name, index_type=op.index_type)
+    if isinstance(op, writes.Restore):
+        return dataset.restore(op.version)
+    if isinstance(op, writes.Config):
+        return dataset.update_metadata(config=dict(op.values))
+    raise writes.WriteNotSupported(f"the reference driver does not perform {op.kind.value}")
+
+
+def _alteration(alteration: writes.Alteration) -> dict[str, object]:
+    change: dict[str, object] = {"path": alteration.path}
+    if alteration.rename is not None:
+        change["name"] = alteration.rename
+    if alteration.nullable is not None:
+        change["nullable"] = alteration.nullable
+    if alteration.data_type is not None:
+        change["data_type"] = alteration.arrow_data_type()
+    return change

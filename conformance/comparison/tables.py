@@ -1,0 +1,87 @@
+"""Whole tables compared by meaning: columns paired by name, their types
+paired (:mod:`.type_matching`), their values compared whole (:mod:`.values`),
+and the first few differing rows of each column described."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from .observations import Observation
+from .type_matching import match_fields
+from .values import mismatched_rows
+
+#: Rows described per column; more differing rows are counted, not listed.
+MAX_ROWS_SHOWN = 3
+# A value shown in a message is cut to this many characters.
+_MAX_VALUE_CHARS = 120
+
+
+@dataclass(frozen=True)
+class TableComparison:
+    """The outcome of :func:`compare_tables`.
+
+    ``differences`` are messages, each naming the column (and the row, for a
+    value) and both sides: they fail. ``observations`` are representation
+    differences: they do not."""
+
+    differences: tuple[str, ...]
+    observations: tuple[Observation, ...]
+
+    @property
+    def equal(self) -> bool:
+        """The tables hold the same values (observations aside)."""
+        return not self.differences
+
+
+def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
+    """Compare ``actual`` (what an implementation returned) with ``expected``
+    by meaning: representation differences become observations, value and
+    schema differences become differences. Chunking and metadata are ignored."""
+    differences: list[str] = []
+    observations: list[Observation] = []
+    duplicates = _duplicate_names(expected) + _duplicate_names(actual)
+    if duplicates:
+        return TableComparison((f"column names are not unique: {sorted(set(duplicates))}",), ())
+    expected_names, actual_names = expected.column_names, actual.column_names
+    differences += [f"column {name!r} missing" for name in expected_names if name not in actual_names]
+    differences += [f"unexpected column {name!r}" for name in actual_names if name not in expected_names]
+    common = [name for name in expected_names if name in actual_names]
+    in_actual_order = [name for name in actual_names if name in expected_names]
+    if common != in_actual_order:
+        # Column order is part of the schema (reordering columns is a schema change).
+        differences.append(f"columns in order {common}, got {in_actual_order}")
+    same_rows = expected.num_rows == actual.num_rows
+    if not same_rows:
+        differences.append(f"expected {expected.num_rows} rows, got {actual.num_rows}")
+    for name in common:
+        match = match_fields(expected.schema.field(name), actual.schema.field(name))
+        observations += match.observations
+        differences += match.problems
+        if match.comparable and same_rows:
+            differences += _value_differences(name, expected.column(name), actual.column(name))
+    return TableComparison(tuple(differences), tuple(dict.fromkeys(observations)))
+
+
+def _duplicate_names(table: pa.Table) -> list[str]:
+    names = table.column_names
+    return [name for name in names if names.count(name) > 1]
+
+
+def _value_differences(name: str, expected: pa.ChunkedArray, actual: pa.ChunkedArray) -> list[str]:
+    if expected.type.equals(actual.type) and expected.equals(actual):
+        return []  # the common case, without a pass over the rows
+    rows = mismatched_rows(expected.combine_chunks(), actual.combine_chunks()).nonzero()[0]
+    messages = [
+        f"column {name!r} row {row}: expected {_shown(expected[row])}, got {_shown(actual[row])}"
+        for row in rows[:MAX_ROWS_SHOWN].tolist()
+    ]
+    if len(rows) > MAX_ROWS_SHOWN:
+        messages.append(f"column {name!r}: {len(rows)} rows differ, the first {MAX_ROWS_SHOWN} shown")
+    return messages
+
+
+def _shown(value: pa.Scalar) -> str:
+    text = repr(value.as_py())
+    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."

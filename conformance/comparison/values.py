@@ -1,0 +1,151 @@
+"""Which rows of two columns differ in value, computed on whole arrays.
+
+Both arrays are first brought to a plain form (dictionaries decoded, extension
+arrays unwrapped, maps viewed as lists of key/value structs); then validity is
+compared, list lengths, struct fields by name and leaves after a cast to a type
+both hold exactly (:func:`conformance.comparison.type_matching.match_fields`
+has checked that one exists). Nested values are compared once, flattened, and
+a differing element marks the row that holds it. NaN equals NaN; a null list
+differs from an empty one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .type_matching import is_view
+
+
+def mismatched_rows(expected: pa.Array, actual: pa.Array) -> np.ndarray:
+    """A boolean per row: True where the values of the two arrays (of equal
+    length and types that :func:`match_fields` found comparable) differ."""
+    if len(expected) != len(actual):
+        raise ValueError(f"arrays of {len(expected)} and {len(actual)} values cannot be compared row by row")
+    expected, actual = _plain(expected), _plain(actual)
+    expected_valid, actual_valid = _validity(expected), _validity(actual)
+    differ = expected_valid != actual_valid
+    both = expected_valid & actual_valid
+    if not both.any():
+        return differ
+    kind = expected.type
+    if pa.types.is_struct(kind):
+        differ |= both & _struct_mismatch(expected, actual)
+    elif _is_list_like(kind):
+        differ |= _list_mismatch(expected, actual, both)
+    else:
+        differ |= both & _leaf_mismatch(expected, actual)
+    return differ
+
+
+def _plain(array: pa.Array) -> pa.Array:
+    """The array without the representation that carries no values: extension
+    wrappers, dictionary encoding, map and view layouts."""
+    while True:
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        elif isinstance(array.type, pa.BaseExtensionType):
+            array = array.storage
+        elif pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        elif pa.types.is_map(array.type):
+            # A map's layout is that of a list of key/value structs.
+            entries = pa.struct([array.type.key_field, array.type.item_field])
+            array = array.view(pa.list_(pa.field("entries", entries, nullable=False)))
+        elif is_view(array.type):
+            array = array.cast(_without_view(array.type))
+        else:
+            return array
+
+
+def _without_view(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    return pa.large_list(t.value_field)
+
+
+def _validity(array: pa.Array) -> np.ndarray:
+    if pa.types.is_null(array.type):
+        return np.zeros(len(array), dtype=bool)
+    if array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
+    return array.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _is_list_like(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def _struct_mismatch(expected: pa.StructArray, actual: pa.StructArray) -> np.ndarray:
+    differ = np.zeros(len(expected), dtype=bool)
+    for index, child in enumerate(expected.type):
+        # StructArray.field applies the array's offset, not its validity: rows
+        # where either struct is null are masked out by the caller.
+        actual_index = actual.type.get_field_index(child.name)
+        differ |= mismatched_rows(expected.field(index), actual.field(actual_index))
+    return differ
+
+
+def _lengths(array: pa.Array) -> np.ndarray:
+    return pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _list_mismatch(expected: pa.Array, actual: pa.Array, both: np.ndarray) -> np.ndarray:
+    expected_lengths, actual_lengths = _lengths(expected), _lengths(actual)
+    differ = both & (expected_lengths != actual_lengths)
+    same_shape = both & (expected_lengths == actual_lengths)
+    if not same_shape.any():
+        return differ
+    rows = np.flatnonzero(same_shape)
+    if len(rows) == len(expected):
+        expected_rows, actual_rows = expected, actual
+    else:
+        indices = pa.array(rows, type=pa.int64())
+        expected_rows, actual_rows = expected.take(indices), actual.take(indices)
+    element_differs = mismatched_rows(pc.list_flatten(expected_rows), pc.list_flatten(actual_rows))
+    if element_differs.any():
+        owners = np.repeat(np.arange(len(rows)), expected_lengths[rows])
+        differ[rows[np.unique(owners[element_differs])]] = True
+    return differ
+
+
+def _leaf_mismatch(expected: pa.Array, actual: pa.Array) -> np.ndarray:
+    """True where the values differ; only meaningful where both are valid."""
+    expected, actual, unrepresentable = _common_type(expected, actual)
+    if pa.types.is_floating(expected.type):
+        want = expected.to_numpy(zero_copy_only=False)
+        got = actual.to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore"):
+            equal = (want == got) | (np.isnan(want) & np.isnan(got))
+        return unrepresentable | ~equal
+    try:
+        equal = pc.equal(expected, actual).fill_null(True).to_numpy(zero_copy_only=False)
+    except pa.ArrowNotImplementedError:  # a type the compute kernels cannot compare: compare in Python
+        pairs = zip(expected.to_pylist(), actual.to_pylist(), strict=True)
+        equal = np.fromiter((a == b for a, b in pairs), dtype=bool, count=len(expected))
+    return unrepresentable | ~equal
+
+
+def _common_type(expected: pa.Array, actual: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Both arrays in one type that holds both exactly, and a boolean per row:
+    True where the expected value has no equal in the actual type (a timestamp
+    out of range of a finer unit)."""
+    none = np.zeros(len(expected), dtype=bool)
+    if expected.type.equals(actual.type):
+        return expected, actual, none
+    if pa.types.is_string(expected.type) or pa.types.is_large_string(expected.type):
+        return expected.cast(pa.large_string()), actual.cast(pa.large_string()), none
+    if pa.types.is_binary(expected.type) or pa.types.is_large_binary(expected.type):
+        return expected.cast(pa.large_binary()), actual.cast(pa.large_binary()), none
+    try:
+        return expected.cast(actual.type), actual, none
+    except pa.ArrowInvalid:
+        # Some values overflow the wider type: cast without checks and find,
+        # by casting back, which ones did not survive.
+        widened = expected.cast(actual.type, safe=False)
+        back = widened.cast(expected.type, safe=False)
+        lost = ~pc.equal(back, expected).fill_null(True).to_numpy(zero_copy_only=False)
+        return widened, actual, lost

@@ -1,0 +1,195 @@
+"""The write vocabulary (conformance.drivers.writes) and both shipped drivers' write()."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from conformance.drivers import pylance_driver, reference, writes
+from conformance.drivers.writes import (
+    AddColumns,
+    Alteration,
+    AlterColumns,
+    Append,
+    Compact,
+    Compare,
+    Config,
+    Create,
+    CreateIndex,
+    Delete,
+    DropColumns,
+    IsIn,
+    NewColumn,
+    Overwrite,
+    Restore,
+    Tag,
+    Update,
+    Upsert,
+    WriteConflict,
+    WriteKind,
+    WriteNotSupported,
+    WriteOpError,
+    op_from_json,
+)
+
+ROWS = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "name": ["a", "b", None, "it's"]})
+
+EVERY_KIND_ONCE = [
+    Create(ROWS, data_storage_version="2.0", max_rows_per_file=2),
+    Append(ROWS, read_version=3),
+    Overwrite(ROWS),
+    Delete(Compare("id", "<", 3)),
+    Update((("name", "z"), ("id", 7)), where=IsIn("name", ("a", "it's"))),
+    Upsert(ROWS, on="id"),
+    AddColumns((NewColumn("twice", "id", 1),)),
+    DropColumns("name"),
+    AlterColumns((Alteration("id", rename="key", nullable=True, data_type="int32"),)),
+    Compact(target_rows_per_fragment=10, materialize_deletions=False),
+    CreateIndex("id", "BITMAP", name="ids"),
+    Tag("first", 1),
+    Restore(2, read_version=5),
+    Config({"a": "1", "b": None}),
+]
+
+
+def test_every_kind_has_an_example():
+    assert {op.kind for op in EVERY_KIND_ONCE} == set(WriteKind)
+
+
+@pytest.mark.parametrize("op", EVERY_KIND_ONCE, ids=lambda op: op.kind.value)
+def test_json_round_trip(op, tmp_path):
+    """Every operation survives its JSON document, rows through an Arrow IPC file."""
+    document = op.to_json(rows_dir=tmp_path)
+    assert document["kind"] == op.kind.value
+    import json
+
+    again = type(op).from_json(json.loads(json.dumps(document)))
+    assert (
+        again == op
+        if not hasattr(op, "rows")
+        else (again.rows.equals(op.rows) and _without_rows(again) == _without_rows(op))
+    )
+
+
+def _without_rows(op):
+    return {name: value for name, value in vars(op).items() if name != "rows"}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [],
+        {"kind": "truncate"},
+        {"kind": "delete", "where": {"column": "id", "op": "~", "value": 1}},
+        {"kind": "delete", "where": {"column": "id", "op": "in", "values": []}},
+        {"kind": "delete", "where": {"column": "", "op": "=", "value": 1}},
+        {"kind": "update", "values": [["id", [1]]]},
+        {"kind": "append", "rows": "/nonexistent/rows.arrow"},
+        {"kind": "tag", "name": "t", "colour": "red"},
+        {"kind": "alter-columns", "alterations": [{"path": "id", "data_type": "no-such-type"}]},
+    ],
+)
+def test_malformed_documents_raise_write_op_error(document):
+    with pytest.raises(WriteOpError):
+        op_from_json(document)
+
+
+def test_from_json_of_another_kind_is_refused():
+    with pytest.raises(WriteOpError, match="not a delete"):
+        Delete.from_json(Tag("t").to_json())
+
+
+@pytest.mark.parametrize(
+    ("predicate", "sql", "selected"),
+    [
+        (Compare("id", "<", 3), "id < 3", [1, 2]),
+        (Compare("id", "!=", 3), "id != 3", [1, 2, 4]),
+        (Compare("name", "=", "it's"), "name = 'it''s'", [4]),
+        (Compare("name", "=", None), "name = NULL", []),
+        (IsIn("name", ("a", "b")), "name IN ('a', 'b')", [1, 2]),
+        (Compare("odd name", ">=", 2.5), "`odd name` >= 2.5", None),
+    ],
+)
+def test_predicates_mean_the_same_in_sql_and_arrow(predicate, sql, selected):
+    """The SQL text is what pylance receives, and the Arrow expression selects
+    what SQL would (nulls select nothing)."""
+    assert predicate.to_sql() == sql
+    if selected is not None:
+        assert ROWS.filter(predicate.to_arrow())["id"].to_pylist() == selected
+
+
+# -- the drivers' write() ----------------------------------------------------------
+
+
+def _script(uri: str, driver) -> list[int]:
+    versions = [
+        driver.write(uri, Create(ROWS, data_storage_version="2.0")),
+        driver.write(uri, Append(ROWS)),
+        driver.write(uri, Delete(Compare("id", "=", 1))),
+        driver.write(uri, Update((("name", "u"),), where=Compare("id", "=", 2))),
+        driver.write(uri, AddColumns((NewColumn("next", "id", 1),))),
+        driver.write(uri, DropColumns(("name",))),
+        driver.write(uri, AlterColumns((Alteration("next", rename="following"),))),
+        driver.write(uri, CreateIndex("id", name="id_idx")),
+        driver.write(uri, Config((("k", "v"),))),
+    ]
+    versions.append(driver.write(uri, Tag("t", versions[-1])))
+    versions.append(driver.write(uri, Compact()))
+    versions.append(driver.write(uri, Restore(1)))
+    return versions
+
+
+@pytest.mark.parametrize("driver", [reference, pylance_driver], ids=["reference", "pylance"])
+def test_drivers_perform_the_vocabulary(driver, tmp_path):
+    """Each operation commits the version returned, with the rows it should
+    leave (read back by the reference reader)."""
+    pytest.importorskip("lance")
+    uri = str(tmp_path / "ds")
+    versions = _script(uri, driver)
+    assert versions[:9] == list(range(1, 10))
+    assert versions[9] == 9, "a tag commits nothing and returns the version tagged"
+    assert versions[-1] == reference.versions(uri)[-1]
+    rows_at = {v: reference.read_table(uri, v) for v in (4, 7, versions[-2], versions[-1])}
+    assert sorted(rows_at[4].to_pylist(), key=str) == sorted(
+        [{"id": i, "name": n} for i, n in [(2, "u"), (3, None), (4, "it's")] * 2],
+        key=str,
+    )
+    assert rows_at[7].column_names == ["id", "following"]
+    assert sorted(rows_at[versions[-2]]["following"].to_pylist()) == [3, 3, 4, 4, 5, 5]
+    assert rows_at[versions[-1]].equals(ROWS)
+    assert reference.describe(uri)["tags"] == [{"name": "t", "version": 9, "branch": None}]
+
+
+def test_upsert_is_not_supported_by_the_reference(tmp_path):
+    uri = str(tmp_path / "ds")
+    reference.write(uri, Create(ROWS))
+    assert "upsert" not in reference.WRITE_OPERATIONS
+    with pytest.raises(WriteNotSupported):
+        reference.write(uri, Upsert(ROWS, on=("id",)))
+
+
+def test_pylance_upsert(tmp_path):
+    pytest.importorskip("lance")
+    uri = str(tmp_path / "ds")
+    pylance_driver.write(uri, Create(ROWS, data_storage_version="2.0"))
+    new = pa.table({"id": pa.array([4, 5], pa.int64()), "name": ["four", "five"]})
+    assert pylance_driver.write(uri, Upsert(new, on=("id",))) == 2
+    assert sorted(reference.read_table(uri)["name"].to_pylist(), key=str) == sorted(
+        ["a", "b", None, "four", "five"], key=str
+    )
+
+
+@pytest.mark.parametrize("driver", [reference, pylance_driver], ids=["reference", "pylance"])
+def test_a_stale_read_version_conflicts(driver, tmp_path):
+    """An update built on version 1, after an update of the same rows
+    committed version 2, conflicts in both implementations."""
+    pytest.importorskip("lance")
+    uri = str(tmp_path / "ds")
+    driver.write(uri, Create(ROWS, data_storage_version="2.0"))
+    driver.write(uri, Update((("name", "x"),), where=Compare("id", "=", 1)))
+    with pytest.raises(WriteConflict):
+        driver.write(uri, Update((("name", "y"),), where=Compare("id", "=", 1), read_version=1))
+
+
+def test_write_module_exports():
+    assert set(writes.OPERATIONS) == set(WriteKind)

@@ -1,0 +1,126 @@
+"""Writer conformance: the shipped writers pass, faulty writers fail at the
+step that is at fault, and the report is what its schema says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.writer_conformance import SCRIPT, StepStatus, run_writer_conformance, to_text
+from conformance.writer_conformance.expectations import WriterExpectation, WriterExpectations
+from conformance.writer_conformance.report import check_report_document
+
+from . import faulty_writers
+
+READERS = ["reference"]
+
+
+def _statuses(report) -> dict[str, StepStatus]:
+    return {step.id: step.status for step in report.steps}
+
+
+@pytest.fixture(scope="module")
+def reference_report():
+    return run_writer_conformance("reference")
+
+
+def test_the_reference_writer_passes(reference_report):
+    """Every step passes but upsert, which the reference does not perform, and
+    every version is checked by the validator and by every installed reader."""
+    report = reference_report
+    assert report.passed, to_text(report)
+    statuses = _statuses(report)
+    assert statuses.pop("upsert") is StepStatus.NOT_APPLICABLE
+    assert set(statuses.values()) == {StepStatus.PASS}
+    checked = {(check.version, check.check) for step in report.steps for check in step.checks}
+    versions = [version for step in report.steps for version in step.versions]
+    assert versions == list(range(1, max(versions) + 1))
+    for version in versions:
+        assert (version, "validator") in checked
+        for reader in report.readers:
+            assert (version, f"rows:{reader}") in checked
+
+
+def test_compaction_checks_the_version_committed_on_the_way(reference_report):
+    """Compaction commits ReserveFragments, then Rewrite: both are checked,
+    the first against the rows before compaction."""
+    compact = reference_report.step("compact")
+    assert len(compact.versions) == 2 and compact.returned_version == compact.versions[-1]
+    assert {check.version for check in compact.checks} == set(compact.versions)
+
+
+def test_the_report_fits_its_schema(reference_report):
+    document = json.loads(json.dumps(reference_report.to_json()))
+    check_report_document(document)
+    assert document["report_format"] == 1
+    assert [step["id"] for step in document["steps"]] == [step.id for step in SCRIPT]
+
+
+def test_pylance_14_passes():
+    """pylance 14 through its public API, tables created as 2.0 (the
+    reference reads 2.0 data files only): every step, upsert included."""
+    pytest.importorskip("lance")
+    report = run_writer_conformance("pylance")
+    assert report.passed, to_text(report)
+    assert set(_statuses(report).values()) == {StepStatus.PASS}
+
+
+def test_a_dropped_deletion_fails_the_delete_step_alone():
+    """A writer that commits a version for a delete but deletes nothing fails
+    at that step; later steps are judged against what it did commit."""
+    report = run_writer_conformance("drops-deletions", driver=faulty_writers.DropsDeletions(), readers=READERS)
+    assert not report.passed
+    failed = [step.id for step in report.steps if step.status is StepStatus.FAIL]
+    assert failed == ["delete"], to_text(report)
+    messages = report.step("delete").messages()
+    assert any("rows:reference" in message and "expected 12 rows, got 15" in message for message in messages)
+
+
+def test_a_manifest_that_breaks_a_requirement_fails_its_step():
+    """A writer whose append leaves a manifest the validator rejects fails at
+    the append, with the rule that caught it."""
+    report = run_writer_conformance("misnamed-txn", driver=faulty_writers.MisnamesItsTransaction(), readers=READERS)
+    failed = [step.id for step in report.steps if step.status is StepStatus.FAIL]
+    assert failed == ["append"], to_text(report)
+    validator = [check for check in report.step("append").checks if check.check == "validator"]
+    assert validator[0].status.value == "fail"
+    assert any(problem.startswith("transaction/file-name:") for problem in validator[0].problems)
+
+
+def test_a_wrong_returned_version_fails_its_step():
+    report = run_writer_conformance("lies", driver=faulty_writers.LiesAboutItsVersion(), readers=READERS)
+    assert [step.id for step in report.steps if step.status is StepStatus.FAIL] == ["update"]
+    assert any("returned version" in problem for problem in report.step("update").problems)
+
+
+def test_a_crash_fails_its_step_and_skips_the_steps_that_need_it():
+    """The run goes on after a writer raises; steps that need the failed one
+    are skipped, not failed again."""
+    report = run_writer_conformance("crashes", driver=faulty_writers.CrashesOnCompaction(), readers=READERS)
+    statuses = _statuses(report)
+    assert statuses["compact"] is StepStatus.FAIL
+    assert statuses["tag"] is StepStatus.SKIPPED
+    assert statuses["restore"] is StepStatus.PASS and statuses["overwrite"] is StepStatus.PASS
+    assert "RuntimeError: compaction exploded" in report.step("compact").problems[0]
+    assert not report.history_problems
+
+
+def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
+    """A listed failure is an expected failure; a listed step that passes is
+    reported fixed and fails the run (a strict xfail)."""
+    expectations = WriterExpectations(
+        "drops-deletions",
+        (
+            WriterExpectation("writers", "delete", "deletion.readers-filter", "deletes nothing"),
+            WriterExpectation("writers", "append", "transaction.append-keeps-existing", "stale entry"),
+        ),
+    )
+    report = run_writer_conformance(
+        "drops-deletions", driver=faulty_writers.DropsDeletions(), readers=READERS, expectations=expectations
+    )
+    statuses = _statuses(report)
+    assert statuses["delete"] is StepStatus.EXPECTED_FAILURE
+    assert statuses["append"] is StepStatus.FIXED
+    assert not report.passed
+    assert report.step("delete").expectation["reason"] == "deletes nothing"
