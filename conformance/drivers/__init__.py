@@ -1,23 +1,28 @@
 """Drivers: one Lance implementation each, seen through the same small API.
 
 A driver is anything that satisfies :class:`Driver` (a module does, by its
-module-level names):
+module-level names); ``docs/drivers.md`` documents the protocol
+(:data:`~.protocol.PROTOCOL_VERSION`):
 
 * ``versions(uri) -> list[int]``: the versions it lists, ascending;
 * ``describe(uri, version) -> Description``: the canonical description
   (``conformance/schemas/describe.schema.json``) of one version;
-* ``read_table(uri, version) -> pyarrow.Table``: the visible rows of one version;
-* ``UNREPORTED``: document paths it cannot report (skipped in comparisons).
+* ``read_table(uri, version, *, schema=None) -> pyarrow.Table``: the visible
+  rows of one version; ``schema`` is the Arrow schema the suite expects,
+  which the driver may use (to build its query, to name its columns) or ignore;
+* ``info() -> DriverInfo`` (optional): its name, implementation, exact
+  versions and capabilities (:mod:`.protocol`); without it
+  :func:`~.protocol.driver_info` assumes a driver that lists, describes and
+  reads any version;
+* ``UNREPORTED`` (optional, superseded by ``DriverInfo.unreported``):
+  document paths it cannot report (skipped in comparisons).
 
 Any of them raises when the implementation refuses the dataset. The drivers
-shipped here are listed in :data:`DRIVERS`; a driver for another language
-(a subprocess that prints the document and writes Arrow IPC, say) plugs in by
-adding a module with the same four names and either an entry here or its
-module name (``my_driver``, ``third_party.lance_rs``) wherever a driver name
-is asked for. Known names are looked up first. The driver protocol for an
-implementation in any language (a child process answering requests, the
-shape :mod:`.release` already speaks to old pylance releases) will be a
-module of this package.
+shipped here are listed in :data:`DRIVERS` (:func:`installed_drivers` says
+which of them can run here); a driver for another language plugs in as a
+module with the same names, given by its module name (``my_driver``,
+``third_party.lance_rs``) wherever a driver name is asked for. Known names
+are looked up first.
 
 ``pylance@VERSION`` (``pylance@0.20.0``) runs the pylance driver inside the
 virtual environment of that pylance release (one of
@@ -34,9 +39,11 @@ callers that catch driver failures to count it as one.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
+from .protocol import PROTOCOL_VERSION, Capability, DriverInfo, driver_info
 from .release import is_implementation_failure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -49,12 +56,25 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
 }
 
+#: Shipped driver name -> the Python module its implementation needs;
+#: :func:`installed_drivers` lists the driver only when it is importable.
+REQUIRED_MODULES: dict[str, str] = {
+    "pylance": "lance",
+    "lancedb": "lancedb",
+}
+
 __all__ = [
     "DRIVERS",
+    "PROTOCOL_VERSION",
+    "Capability",
     "ClosableDriver",
+    "DescribedDriver",
     "Driver",
     "DriverError",
+    "DriverInfo",
     "close_driver",
+    "driver_info",
+    "installed_drivers",
     "is_implementation_failure",
     "load_driver",
 ]
@@ -68,10 +88,6 @@ class Driver(Protocol):
     release driver). Any method raises when the implementation refuses the
     dataset."""
 
-    #: Document paths (``fragments[].files[].base_id``) the implementation
-    #: cannot report; comparisons skip them.
-    UNREPORTED: frozenset[str]
-
     def versions(self, uri: str) -> list[int]:
         """The versions the implementation lists, ascending."""
         ...
@@ -80,8 +96,17 @@ class Driver(Protocol):
         """The canonical description of one version (the latest by default)."""
         ...
 
-    def read_table(self, uri: str, version: int | None = None) -> pa.Table:
-        """The visible rows of one version."""
+    def read_table(self, uri: str, version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
+        """The visible rows of one version; ``schema`` is the Arrow schema the
+        suite expects (the driver may use it or ignore it)."""
+        ...
+
+
+class DescribedDriver(Driver, Protocol):
+    """A driver that declares itself (every shipped driver does)."""
+
+    def info(self) -> DriverInfo:
+        """Its name, implementation, exact versions and capabilities."""
         ...
 
 
@@ -93,7 +118,7 @@ class ClosableDriver(Driver, Protocol):
 
 
 #: The names :func:`load_driver` checks a driver module for: :class:`Driver`'s members.
-REQUIRED_NAMES = ("versions", "describe", "read_table", "UNREPORTED")
+REQUIRED_NAMES = ("versions", "describe", "read_table")
 
 
 class DriverError(Exception):
@@ -130,6 +155,37 @@ def load_driver(name: str) -> Driver:
     return cast(Driver, module)
 
 
+def installed_drivers() -> list[str]:
+    """The shipped drivers that can run here, cheaply (nothing is imported or
+    installed): those of :data:`DRIVERS` whose implementation is importable
+    (a driver module may add ``available() -> bool`` for what an import
+    cannot tell, such as a Node.js runtime), then ``pylance@VERSION`` for
+    every pinned release whose venv is already built."""
+    from ..peers.old_pylance import PINNED_REQUIREMENTS, venv_ready
+    from .release import RELEASE_SEPARATOR
+
+    names = []
+    for name, module_name in DRIVERS.items():
+        required = REQUIRED_MODULES.get(name)
+        if required is not None and importlib.util.find_spec(required) is None:
+            continue
+        if not _module_says_available(module_name):
+            continue
+        names.append(name)
+    names += [f"pylance{RELEASE_SEPARATOR}{v}" for v in PINNED_REQUIREMENTS if venv_ready(v)]
+    return names
+
+
+def _module_says_available(module_name: str) -> bool:
+    """A driver module's own ``available()``, when it has one; True otherwise."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return False
+    available = getattr(module, "available", None)
+    return bool(available()) if callable(available) else True
+
+
 def close_driver(driver: Driver) -> None:
     """Release what a driver holds (a release driver's child process)."""
     close = getattr(driver, "close", None)
@@ -142,5 +198,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from . import pylance_driver, reference
     from .release import ReleaseDriver
 
-    _SHIPPED: tuple[Driver, ...] = (reference, pylance_driver)
+    _SHIPPED: tuple[DescribedDriver, ...] = (reference, pylance_driver)
     _RELEASE: ClosableDriver = cast(ReleaseDriver, None)
+    _RELEASE_DESCRIBED: DescribedDriver = cast(ReleaseDriver, None)

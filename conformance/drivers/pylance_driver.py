@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from ..describe import (
@@ -65,6 +66,7 @@ from ..describe import (
 
 # DebugUnit is not used here; it stays importable from this module, where the
 # parser lived before it had a module of its own.
+from .protocol import Capability, DriverInfo
 from .rust_debug import DebugStruct, DebugTuple, DebugUnit, parse_rust_debug  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -170,6 +172,63 @@ FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
 # ---------------------------------------------------------------------------
 
 
+NAME = "pylance"
+CAPABILITIES = frozenset(
+    {
+        Capability.LIST_VERSIONS,
+        Capability.READ_LATEST,
+        Capability.TIME_TRAVEL,
+        Capability.DESCRIBE,
+        Capability.BLOBS,
+        # write() below, with op.read_version honoured.
+        Capability.WRITE,
+        Capability.WRITE_AT_VERSION,
+    }
+)
+
+
+def info() -> DriverInfo:
+    """The installed pylance: its package version and the Lance core version
+    it records as writer (:func:`lance_core_version`)."""
+    import lance
+
+    return DriverInfo(
+        name=NAME,
+        implementation=NAME,
+        version=lance.__version__,
+        lance_version=lance_core_version(),
+        capabilities=CAPABILITIES,
+        write_operations=WRITE_OPERATIONS,
+        data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
+        unreported=unreported_keys(),
+    )
+
+
+@cache
+def lance_core_version() -> str | None:
+    """The version of the Lance Rust core inside the installed pylance.
+
+    pylance has no accessor for it, but the core records itself as the
+    writer of every manifest it commits (library ``lance``): a one-row
+    dataset is written to a temporary directory and its writer version read
+    back. None when the release does not show it."""
+    import tempfile
+
+    import lance
+    import pyarrow as pa
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="lance-conformance-core-version-") as scratch:
+            path = os.path.join(scratch, "probe")
+            lance.write_dataset(pa.table({"probe": pa.array([1], pa.int64())}), path)
+            writer = describe(path).get("writer_version")
+    except Exception:  # an old release that cannot describe it: the version stays unknown
+        return None
+    if not writer or writer.get("library") != "lance":
+        return None
+    return writer.get("version")
+
+
 def versions(uri: str | os.PathLike[str]) -> list[int]:
     """Every version pylance lists for the dataset, ascending."""
     import lance
@@ -177,8 +236,9 @@ def versions(uri: str | os.PathLike[str]) -> list[int]:
     return sorted(int(entry["version"]) for entry in lance.dataset(str(uri)).versions())
 
 
-def read_table(uri: str | os.PathLike[str], version: int | None = None) -> pa.Table:
-    """The visible rows of one version as pylance scans them.
+def read_table(uri: str | os.PathLike[str], version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
+    """The visible rows of one version as pylance scans them (in the
+    dataset's own Arrow schema: the expected ``schema`` is not needed).
 
     Blob columns are read as their values (``blob_handling="all_binary"``):
     by default pylance returns each blob's (position, size) description in

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from reference_impl._version import __version__
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
+from reference_impl.fragment_writer import WRITABLE_DATA_VERSIONS
 from reference_impl.storage import open_storage, parse_dataset_uri
 
 from ..describe import (
@@ -25,18 +27,47 @@ from ..describe import (
     metadata_value,
 )
 from . import writes
+from .protocol import Capability, DriverInfo
 from .writes import WriteKind, WriteOp
 
 #: Everything in the document comes from the reference reader.
 UNREPORTED: frozenset[str] = frozenset()
+NAME = "reference"
+
+
+def info() -> DriverInfo:
+    """The reference reads any version, lists versions, describes and reads
+    blob columns' values; its Lance is itself."""
+    return DriverInfo(
+        name=NAME,
+        implementation=NAME,
+        version=__version__,
+        lance_version=None,
+        capabilities=frozenset(
+            {
+                Capability.LIST_VERSIONS,
+                Capability.READ_LATEST,
+                Capability.TIME_TRAVEL,
+                Capability.DESCRIBE,
+                Capability.BLOBS,
+                # write() below, with op.read_version honoured.
+                Capability.WRITE,
+                Capability.WRITE_AT_VERSION,
+            }
+        ),
+        write_operations=WRITE_OPERATIONS,
+        data_storage_versions=WRITABLE_DATA_VERSIONS,
+        unreported=UNREPORTED,
+    )
 
 
 def versions(uri: str | os.PathLike) -> list[int]:
     return Dataset.open(uri, check_features=False).versions()
 
 
-def read_table(uri: str | os.PathLike, version: int | None = None):
-    """The visible rows of one version as the reference reader scans them."""
+def read_table(uri: str | os.PathLike, version: int | None = None, *, schema=None):
+    """The visible rows of one version as the reference reader scans them
+    (in the dataset's own Arrow schema; the expected ``schema`` is not needed)."""
     return Dataset.open(uri, version).to_table()
 
 

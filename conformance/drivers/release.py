@@ -7,7 +7,7 @@ cannot be imported beside it. ``pylance@0.20.0`` therefore runs the very same
 one long-lived child process per driver, and talks to it in JSON lines:
 
 * the child starts by printing ``{"ready": {"lance_version": ..., "unreported": [...]}}``;
-* each request is one line ``{"call": "versions"|"describe"|"read_table",
+* each request is one line ``{"call": "info"|"versions"|"describe"|"read_table",
   "uri": ..., "version": ..., "arrow_path": ...}``; the answer is one line,
   ``{"result": ...}`` or ``{"error": {"type": ..., "message": ...}}``;
 * ``read_table`` writes the rows as an Arrow IPC file at ``arrow_path`` (a
@@ -41,6 +41,7 @@ from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..describe import Description
+    from .protocol import DriverInfo
 
 #: ``pylance@VERSION``: the driver name of a release run in its own venv.
 RELEASE_SEPARATOR = "@"
@@ -70,6 +71,7 @@ class ReleaseDriver:
         self._stderr: IO[bytes] | None = None
         self._calls = 0
         self.UNREPORTED: frozenset[str] = frozenset()
+        self._info: DriverInfo | None = None
         self._finalizer = weakref.finalize(self, _stop, [None])
         self._start()
 
@@ -81,7 +83,19 @@ class ReleaseDriver:
     def describe(self, uri, version: int | None = None) -> Description:
         return self._call("describe", uri, version)
 
-    def read_table(self, uri, version: int | None = None):
+    def info(self) -> DriverInfo:
+        """The release's own declaration (its driver's ``info()``), under this driver's name."""
+        if self._info is None:
+            from dataclasses import replace
+
+            from .protocol import DriverInfo
+
+            self._info = replace(DriverInfo.from_json(self._call("info", "", None)), name=self.name)
+        return self._info
+
+    def read_table(self, uri, version: int | None = None, *, schema=None):
+        """The release's rows (``schema``, the expected one, is not needed: the
+        release reads the dataset's own)."""
         import pyarrow as pa
 
         self._calls += 1
@@ -252,6 +266,8 @@ def _load_conformance_package() -> None:
 
 def _handle(driver, request: dict):
     call = request["call"]
+    if call == "info":
+        return driver.info().to_json()
     if call == "versions":
         return driver.versions(request["uri"])
     if call == "describe":

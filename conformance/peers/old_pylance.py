@@ -127,6 +127,11 @@ def _is_complete(venv: Path, requirements: tuple[str, ...]) -> bool:
     return recorded.get("requirements") == list(requirements) and _venv_python(venv).exists()
 
 
+def venv_ready(version: str) -> bool:
+    """Whether the venv of a pinned release is already built (nothing is installed)."""
+    return version in PINNED_REQUIREMENTS and _is_complete(venv_dir(version), PINNED_REQUIREMENTS[version])
+
+
 def _run(command: list[str], *, what: str, timeout: float) -> subprocess.CompletedProcess:
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,177 @@
+"""What a driver declares about itself: the driver protocol's version, its
+capabilities and the exact versions of the implementation under test.
+
+``docs/drivers.md`` documents the protocol for implementers. A driver says
+what it can do through :class:`DriverInfo` (its ``info()``); the suite
+checks only what the driver declares and reports every check that needs a
+capability the driver lacks as *not applicable*, naming the capability.
+
+This module imports only the standard library, so it runs inside an old
+release's own environment too (:mod:`conformance.drivers.release`) and can be
+read by a worker written in any language through :meth:`DriverInfo.to_json`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+#: The driver protocol's version. It grows by one whenever a driver written
+#: against the previous version would be misread (a capability changes
+#: meaning, a required method or field appears); CHANGELOG.md says what
+#: changed for implementers.
+PROTOCOL_VERSION = 1
+
+
+class Capability(str, Enum):
+    """One thing a driver can do. The suite asks only for what is declared."""
+
+    #: ``versions(uri)`` lists the versions of a dataset.
+    LIST_VERSIONS = "list-versions"
+    #: ``read_table(uri)`` / ``describe(uri)`` read the latest version.
+    READ_LATEST = "read-latest"
+    #: ``read_table`` / ``describe`` take any version, not only the latest.
+    TIME_TRAVEL = "time-travel"
+    #: ``describe`` gives the canonical description (``conformance.describe``).
+    DESCRIBE = "describe"
+    #: ``read_table(..., with_row_ids=True)`` gives the stable row ids as ``_rowid``.
+    ROW_IDS = "row-ids"
+    #: ``read_table`` gives the values of blob-encoded columns.
+    BLOBS = "blobs"
+    #: ``write(uri, op)`` commits write operations (``conformance.drivers.writes``).
+    WRITE = "write"
+    #: A write operation's ``read_version`` is honoured: the commit is built on that version.
+    WRITE_AT_VERSION = "write-at-version"
+
+
+#: What a driver without ``info()`` is taken to support: the four calls every
+#: driver of protocol version 1 has (list versions, describe and read any version).
+DEFAULT_CAPABILITIES: frozenset[Capability] = frozenset(
+    {Capability.LIST_VERSIONS, Capability.READ_LATEST, Capability.TIME_TRAVEL, Capability.DESCRIBE}
+)
+
+
+class DriverInfoError(ValueError):
+    """A driver's self-description that does not fit the protocol; the message
+    says which field is wrong."""
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """A driver's declaration: who it is, which versions are under test and
+    what it can do."""
+
+    #: The name it was asked for: ``reference``, ``pylance``, ``pylance@0.20.0``, ``lancedb``, ...
+    name: str
+    #: The implementation: ``reference``, ``pylance``, ``lancedb``, ``lancedb-node``, ...
+    implementation: str
+    #: The exact version of the implementation's package (``14.0.2``, ``0.20.0``).
+    version: str
+    #: The embedded Lance (Rust core) version, when the implementation says.
+    lance_version: str | None
+    capabilities: frozenset[Capability]
+    #: The write operations it performs (``conformance.drivers.writes.WriteKind``
+    #: values); empty without :attr:`Capability.WRITE`.
+    write_operations: frozenset[str] = frozenset()
+    #: Data storage (file format) versions it writes: ``"2.0"``, ``"2.1"``, ...
+    data_storage_versions: tuple[str, ...] = ()
+    #: Paths of the describe document it cannot report (skipped in comparisons);
+    #: ``.`` for nesting, ``[]`` for every element of a list.
+    unreported: frozenset[str] = frozenset()
+    protocol_version: int = PROTOCOL_VERSION
+
+    def has(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    def missing(self, *needed: Capability) -> list[Capability]:
+        """The capabilities of ``needed`` this driver lacks, in the order given."""
+        return [capability for capability in needed if capability not in self.capabilities]
+
+    def to_json(self) -> dict[str, Any]:
+        """The declaration as JSON (sets sorted, so equal declarations give equal bytes)."""
+        return {
+            "protocol_version": self.protocol_version,
+            "name": self.name,
+            "implementation": self.implementation,
+            "version": self.version,
+            "lance_version": self.lance_version,
+            "capabilities": sorted(capability.value for capability in self.capabilities),
+            "write_operations": sorted(self.write_operations),
+            "data_storage_versions": list(self.data_storage_versions),
+            "unreported": sorted(self.unreported),
+        }
+
+    @classmethod
+    def from_json(cls, document: Any) -> DriverInfo:
+        """The declaration a driver sent as JSON; :class:`DriverInfoError` names
+        what does not fit. Unknown capabilities are refused: a driver must not
+        be credited with something the suite cannot check."""
+        if not isinstance(document, dict):
+            raise DriverInfoError(f"driver info: expected a JSON object, got {type(document).__name__}")
+        protocol_version = document.get("protocol_version", PROTOCOL_VERSION)
+        if not isinstance(protocol_version, int) or isinstance(protocol_version, bool):
+            raise DriverInfoError(f"driver info: protocol_version must be an integer, got {protocol_version!r}")
+        if protocol_version > PROTOCOL_VERSION:
+            raise DriverInfoError(
+                f"driver info: protocol version {protocol_version} is newer than this suite's ({PROTOCOL_VERSION})"
+            )
+        for key in ("name", "implementation", "version"):
+            if not isinstance(document.get(key), str) or not document[key]:
+                raise DriverInfoError(f"driver info: {key!r} must be a non-empty string")
+        lance_version = document.get("lance_version")
+        if lance_version is not None and not isinstance(lance_version, str):
+            raise DriverInfoError(f"driver info: 'lance_version' must be a string or null, got {lance_version!r}")
+        names = {key: _strings(document, key) for key in ("capabilities", "write_operations")}
+        known = {capability.value for capability in Capability}
+        unknown = sorted(set(names["capabilities"]) - known)
+        if unknown:
+            raise DriverInfoError(f"driver info: unknown capabilities {unknown}; known: {sorted(known)}")
+        return cls(
+            name=document["name"],
+            implementation=document["implementation"],
+            version=document["version"],
+            lance_version=lance_version,
+            capabilities=frozenset(Capability(value) for value in names["capabilities"]),
+            write_operations=frozenset(names["write_operations"]),
+            data_storage_versions=tuple(_strings(document, "data_storage_versions")),
+            unreported=frozenset(_strings(document, "unreported")),
+            protocol_version=protocol_version,
+        )
+
+
+def _strings(document: dict, key: str) -> list[str]:
+    value = document.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise DriverInfoError(f"driver info: {key!r} must be a list of strings")
+    return value
+
+
+def driver_info(driver: Any, name: str) -> DriverInfo:
+    """What ``driver`` declares: its ``info()`` when it has one, else a
+    default for a protocol-1 driver (:data:`DEFAULT_CAPABILITIES`, its
+    ``UNREPORTED``, implementation and version unknown)."""
+    info = getattr(driver, "info", None)
+    if callable(info):
+        declared = info()
+        if not isinstance(declared, DriverInfo):
+            raise DriverInfoError(f"driver {name!r}: info() returned {type(declared).__name__}, not DriverInfo")
+        return declared
+    return DriverInfo(
+        name=name,
+        implementation=name,
+        version="unknown",
+        lance_version=None,
+        capabilities=DEFAULT_CAPABILITIES,
+        unreported=frozenset(getattr(driver, "UNREPORTED", frozenset())),
+    )
+
+
+__all__ = [
+    "DEFAULT_CAPABILITIES",
+    "PROTOCOL_VERSION",
+    "Capability",
+    "DriverInfo",
+    "DriverInfoError",
+    "driver_info",
+]
