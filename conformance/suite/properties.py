@@ -1,0 +1,97 @@
+"""The properties suite: generated tables cross between the driver and the reference.
+
+Each check runs a Hypothesis property over tables from
+:func:`conformance.strategies.arrow_tables` (nulls, nesting, sliced
+arrays); a counterexample is shrunk and reported with the failing table.
+
+- ``reference-writes-driver-reads``: a table the reference writes (one
+  version, file format 2.0) is read back by the driver with the same rows
+  (needs ``read-latest``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+from hypothesis import HealthCheck, Phase, given, settings
+
+from reference_impl.dataset import Dataset
+
+from ..drivers import is_implementation_failure
+from ..drivers.protocol import Capability
+from ..fixtures.verify import content_problems
+from ..strategies import arrow_tables
+from .checks import Check, Suite, Verdict
+from .run import SuiteRun
+
+#: Examples per property: enough to meet every type the strategy draws in a
+#: few seconds per property with the reference.
+MAX_EXAMPLES = 40
+MAX_ROWS = 20
+
+
+class PropertyFailure(AssertionError):
+    """A counterexample: what differed for the table Hypothesis drew."""
+
+
+def _failure(exc: BaseException) -> str:
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message}"
+
+
+def reference_writes_driver_reads(run: SuiteRun, table: pa.Table) -> None:
+    with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
+        uri = str(Path(scratch) / "table.lance")
+        Dataset.create(uri, table)
+        try:
+            read = run.driver.read_table(uri)
+        except BaseException as exc:  # the implementation's own failure (a Rust panic too) is the finding
+            if not is_implementation_failure(exc):
+                raise
+            raise PropertyFailure(f"the driver could not read it: {_failure(exc)}") from None
+        problems = content_problems(table, read)
+        if problems:
+            raise PropertyFailure("; ".join(problems))
+
+
+def _holds(run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None]) -> Verdict:
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        # The implementer's working directory stays clean; the failing
+        # example is printed instead.
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        # The counterexample is the report; which of the project's lines ran is not.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    )
+    @given(arrow_tables(max_rows=MAX_ROWS))
+    def check(table: pa.Table) -> None:
+        prop(run, table)
+
+    try:
+        check()
+    except PropertyFailure as exc:
+        notes = [str(note) for note in getattr(exc, "__notes__", [])]
+        return Verdict.failed([str(exc), *notes])
+    return Verdict.passed()
+
+
+def _reference_writes_driver_reads(run: SuiteRun) -> Verdict:
+    if not run.has(Capability.READ_LATEST):
+        return Verdict.not_applicable(Capability.READ_LATEST.value)
+    return _holds(run, reference_writes_driver_reads)
+
+
+def checks() -> list[Check]:
+    return [
+        Check(
+            Suite.PROPERTIES,
+            "reference-writes-driver-reads",
+            _reference_writes_driver_reads,
+            "tables the reference writes are read with the same rows by the driver",
+        ),
+    ]
