@@ -29,5 +29,13 @@ Modules:
   loaded driver;
 - :mod:`.checks`: what a check is and how its verdict maps to pytest;
 - :mod:`.readers`: the golden cases (:func:`conformance.fixtures.verify.verify_case`);
-- :mod:`.properties`: generated tables read back across the driver and the reference.
+- :mod:`.writers`: the writer conformance script
+  (:mod:`conformance.writer_conformance`), one check per step;
+- :mod:`.conflicts`: the conflict matrix's cells the driver can race, against
+  the outcomes stored in ``conformance/data/conflict_matrix.json``;
+- :mod:`.properties`: generated tables crossing between the driver and the
+  reference, both ways.
+
+The corpus is :func:`conformance.fixtures.corpus_root`: a checkout's
+``fixtures/`` or the copy an installed wheel carries.
 """

@@ -2,11 +2,20 @@
 
 Each check runs a Hypothesis property over tables from
 :func:`conformance.strategies.arrow_tables` (nulls, nesting, sliced
-arrays); a counterexample is shrunk and reported with the failing table.
+arrays), derandomized so that every run draws the same examples; a
+counterexample is shrunk and reported with the failing table.
 
 - ``reference-writes-driver-reads``: a table the reference writes (one
   version, file format 2.0) is read back by the driver with the same rows
-  (needs ``read-latest``).
+  (needs ``read-latest``);
+- ``driver-writes-reference-reads``: a table the driver creates (file
+  format 2.0, which the reference reads) validates without errors and the
+  reference reads the same rows (needs ``write`` with ``create``, and 2.0
+  among the file versions the driver writes).
+
+Rows are compared by meaning (:func:`conformance.comparison.compare_tables`):
+representation differences (nullability flags, offset widths, a wider type)
+do not fail, value differences do.
 """
 
 from __future__ import annotations
@@ -20,11 +29,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from reference_impl.dataset import Dataset
 
-from ..drivers import is_implementation_failure
+from ..comparison import compare_tables
+from ..drivers import is_implementation_failure, writes
 from ..drivers.protocol import Capability
-from ..fixtures.verify import content_problems
+from ..drivers.writes import WriteKind
 from ..strategies import arrow_tables
-from .checks import Check, Suite, Verdict
+from ..validator import Severity, validate
+from .checks import Check, Status, Suite, Verdict
 from .run import SuiteRun
 
 #: Examples per property: enough to meet every type the strategy draws in a
@@ -52,15 +63,43 @@ def reference_writes_driver_reads(run: SuiteRun, table: pa.Table) -> None:
             if not is_implementation_failure(exc):
                 raise
             raise PropertyFailure(f"the driver could not read it: {_failure(exc)}") from None
-        problems = content_problems(table, read)
-        if problems:
-            raise PropertyFailure("; ".join(problems))
+        compared = compare_tables(table, read)
+        if not compared.equal:
+            raise PropertyFailure("; ".join(compared.differences))
+
+
+#: The file version both sides of the driver-writes property handle.
+CREATE_VERSION = "2.0"
+
+
+def driver_writes_reference_reads(run: SuiteRun, table: pa.Table) -> None:
+    with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
+        uri = str(Path(scratch) / "table.lance")
+        try:
+            run.driver.write(uri, writes.Create(table, data_storage_version=CREATE_VERSION))  # type: ignore[attr-defined]
+        except BaseException as exc:
+            if not is_implementation_failure(exc):
+                raise
+            raise PropertyFailure(f"the driver could not write it: {_failure(exc)}") from None
+        errors = sorted({f"{f.rule}: {f.message}" for f in validate(uri).findings if f.severity is Severity.ERROR})
+        if errors:
+            raise PropertyFailure("the validator reports errors: " + "; ".join(errors[:5]))
+        try:
+            read = Dataset.open(uri).to_table()
+        except Exception as exc:  # the reference refusing what the driver wrote is the finding
+            raise PropertyFailure(f"the reference could not read it: {_failure(exc)}") from None
+        compared = compare_tables(table, read)
+        if not compared.equal:
+            raise PropertyFailure("; ".join(compared.differences))
 
 
 def _holds(run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None]) -> Verdict:
     @settings(
         max_examples=MAX_EXAMPLES,
         deadline=None,
+        # The same examples every run: a conformance result (and the
+        # expectations file that records it) must not depend on the seed.
+        derandomize=True,
         # The implementer's working directory stays clean; the failing
         # example is printed instead.
         database=None,
@@ -86,6 +125,19 @@ def _reference_writes_driver_reads(run: SuiteRun) -> Verdict:
     return _holds(run, reference_writes_driver_reads)
 
 
+def _driver_writes_reference_reads(run: SuiteRun) -> Verdict:
+    if not run.has(Capability.WRITE):
+        return Verdict.not_applicable(Capability.WRITE.value)
+    if WriteKind.CREATE.value not in run.info.write_operations:
+        return Verdict.not_applicable(f"{Capability.WRITE.value}: {WriteKind.CREATE.value}")
+    if CREATE_VERSION not in run.info.data_storage_versions:
+        return Verdict(
+            Status.NOT_APPLICABLE,
+            (f"not applicable: the driver does not write file version {CREATE_VERSION}, the one the reference reads",),
+        )
+    return _holds(run, driver_writes_reference_reads)
+
+
 def checks() -> list[Check]:
     return [
         Check(
@@ -93,5 +145,11 @@ def checks() -> list[Check]:
             "reference-writes-driver-reads",
             _reference_writes_driver_reads,
             "tables the reference writes are read with the same rows by the driver",
+        ),
+        Check(
+            Suite.PROPERTIES,
+            "driver-writes-reference-reads",
+            _driver_writes_reference_reads,
+            "tables the driver writes validate clean and are read with the same rows by the reference",
         ),
     ]
