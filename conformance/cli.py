@@ -186,14 +186,16 @@ def _fixtures_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_results(results, output_format: str) -> None:
+def _print_results(results, output_format: str, info=None) -> None:
     import json
 
+    from .fixtures.verify import report_json
+
     if output_format == "json":
-        print(json.dumps([r.to_json() for r in results], indent=2))
+        print(json.dumps(report_json(results, info), indent=2))
         return
     for result in results:
-        extra = f" [{result.deviation}]" if result.deviation else ""
+        extra = f" [{result.expectation.requirement}]" if result.expectation else ""
         print(f"{result.status.upper():16} {result.case}{extra}")
         for line in result.problems + result.notes:
             print(f"    {line}")
@@ -203,12 +205,44 @@ def _print_results(results, output_format: str) -> None:
     print(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no cases")
 
 
+def _terminal_progress():
+    """A progress line on stderr when it is a terminal (rewritten in place,
+    erased at the end), None otherwise: CI logs stay quiet."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int, name: str) -> None:
+        line = f"[{done + 1}/{total}] {name}"
+        print(f"\r\033[K{line}", end="" if done + 1 < total else "\r\033[K", file=sys.stderr, flush=True)
+
+    return show
+
+
 def _fixtures_verify(args: argparse.Namespace) -> int:
+    from .drivers import close_driver, driver_info, load_driver
+    from .expectations import ExpectationsError, load_expectations
     from .fixtures.verify import ACCEPTED, verify_corpus
 
     _quiet_peers()
-    results = verify_corpus(_corpus(args), args.driver, only=set(args.case) if args.case else None)
-    _print_results(results, args.format)
+    try:
+        expectations = load_expectations(args.expectations) if args.expectations else None
+    except ExpectationsError as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    driver = load_driver(args.driver)
+    try:
+        info = driver_info(driver, args.driver)
+        results = verify_corpus(
+            _corpus(args),
+            args.driver,
+            only=set(args.case) if args.case else None,
+            expectations=expectations,
+            progress=_terminal_progress(),
+            driver=driver,
+        )
+    finally:
+        close_driver(driver)
+    _print_results(results, args.format, info)
     return EXIT_OK if results and all(r.status in ACCEPTED for r in results) else EXIT_FINDINGS
 
 
@@ -341,6 +375,12 @@ def _add_fixtures(commands) -> None:
         help="reference, pylance, pylance@VERSION (a pinned release in its own venv) or a driver module name",
     )
     verify.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only these cases")
+    verify.add_argument(
+        "--expectations",
+        default=None,
+        metavar="FILE",
+        help="the implementation's known failures (default: the file shipped for the driver's implementation, if any)",
+    )
     verify.add_argument("--format", choices=("text", "json"), default="text")
     verify.set_defaults(run=_fixtures_verify)
 

@@ -43,6 +43,9 @@ RELEASE_SEPARATOR = "@"
 #: looked up when the driver name carries no release.
 DISTRIBUTIONS = {"pylance": "pylance", "lancedb": "lancedb"}
 
+#: What a shipped file's name (the implementation) may be: nothing that
+#: could lead out of the directory (``cmd:...`` drivers name command lines).
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _BOUND = re.compile(r"^(?P<op><=|>=|<|>|==)(?P<version>\d+(?:\.\d+)*)$")
 _NUMERIC_PREFIX = re.compile(r"^\d+(?:\.\d+)*")
 
@@ -268,6 +271,8 @@ def shipped_expectations(driver_name: str, version: str | None = None) -> Expect
     release the name carries (``pylance@0.20.0``), else the installed
     distribution's version. Empty when nothing is shipped for it."""
     implementation, release = implementation_and_release(driver_name)
+    if _FILE_NAME.match(implementation) is None or ".." in implementation:
+        return Expectations(implementation, ())
     path = shipped_path(implementation)
     if not path.is_file():
         return Expectations(implementation, ())

@@ -27,7 +27,9 @@ What counts as representation (kind: requirement it concerns):
   wider integer, a float with enough mantissa, a wider float, a decimal with as
   many integer and fraction digits, a finer unit of the same time zone
   (``schema.timestamp-format``, ``schema.date-time-units``,
-  ``schema.decimal-format``, otherwise ``schema.arrow-type-conversion``);
+  ``schema.decimal-format``, otherwise ``schema.arrow-type-conversion``),
+  and ``lance.bfloat16`` values read as float32 or float64
+  (``schema.bfloat16-in-fixed-size-list``);
 * ``extension``: an Arrow extension type against its storage type
   (``schema.extension-metadata-namespace``).
 

@@ -35,5 +35,14 @@ class Observation:
     actual: str
     requirement: str
 
+    def to_json(self) -> dict[str, str]:
+        return {
+            "column": self.column,
+            "kind": self.kind,
+            "expected": self.expected,
+            "actual": self.actual,
+            "requirement": self.requirement,
+        }
+
     def __str__(self) -> str:
         return f"{self.column}: {self.kind} {self.expected} -> {self.actual} ({self.requirement})"

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .observations import Observation
 from .type_matching import match_fields
-from .values import mismatched_rows
+from .values import mismatched_rows, readable
 
 #: Rows described per column; more differing rows are counted, not listed.
 MAX_ROWS_SHOWN = 3
@@ -33,6 +33,13 @@ class TableComparison:
     def equal(self) -> bool:
         """The tables hold the same values (observations aside)."""
         return not self.differences
+
+    def to_json(self) -> dict:
+        return {
+            "equal": self.equal,
+            "differences": list(self.differences),
+            "observations": [observation.to_json() for observation in self.observations],
+        }
 
 
 def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
@@ -60,7 +67,7 @@ def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
         observations += match.observations
         differences += match.problems
         if match.comparable and same_rows:
-            differences += _value_differences(name, expected.column(name), actual.column(name))
+            differences += _value_differences(expected.schema.field(name), expected.column(name), actual.column(name))
     return TableComparison(tuple(differences), tuple(dict.fromkeys(observations)))
 
 
@@ -69,12 +76,16 @@ def _duplicate_names(table: pa.Table) -> list[str]:
     return [name for name in names if names.count(name) > 1]
 
 
-def _value_differences(name: str, expected: pa.ChunkedArray, actual: pa.ChunkedArray) -> list[str]:
+def _value_differences(field: pa.Field, expected: pa.ChunkedArray, actual: pa.ChunkedArray) -> list[str]:
     if expected.type.equals(actual.type) and expected.equals(actual):
         return []  # the common case, without a pass over the rows
-    rows = mismatched_rows(expected.combine_chunks(), actual.combine_chunks()).nonzero()[0]
+    name = field.name
+    expected_values = expected.combine_chunks()
+    rows = mismatched_rows(expected_values, actual.combine_chunks(), field).nonzero()[0]
+    if len(rows):
+        expected_values = readable(expected_values, field)
     messages = [
-        f"column {name!r} row {row}: expected {_shown(expected[row])}, got {_shown(actual[row])}"
+        f"column {name!r} row {row}: expected {_shown(expected_values[row])}, got {_shown(actual[row])}"
         for row in rows[:MAX_ROWS_SHOWN].tolist()
     ]
     if len(rows) > MAX_ROWS_SHOWN:
@@ -83,5 +94,9 @@ def _value_differences(name: str, expected: pa.ChunkedArray, actual: pa.ChunkedA
 
 
 def _shown(value: pa.Scalar) -> str:
-    text = repr(value.as_py())
+    try:
+        text = repr(value.as_py())
+    except (OverflowError, ValueError, pa.ArrowException):
+        # No Python value for it (a timestamp beyond the datetime range): Arrow's own rendering.
+        text = " ".join(pa.array([value], type=value.type).to_string().split())[1:-1].strip()
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."

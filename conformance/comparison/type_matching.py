@@ -30,6 +30,12 @@ TIMESTAMP_REQUIREMENT = "schema.timestamp-format"
 DATE_TIME_REQUIREMENT = "schema.date-time-units"
 DECIMAL_REQUIREMENT = "schema.decimal-format"
 EXTENSION_REQUIREMENT = "schema.extension-metadata-namespace"
+BFLOAT16_REQUIREMENT = "schema.bfloat16-in-fixed-size-list"
+
+#: Extension name of bfloat16 values (schema format page, "BFloat16 Type"):
+#: two bytes, the upper half of a little-endian float32.
+BFLOAT16_EXTENSION = "lance.bfloat16"
+_EXTENSION_NAME_KEY = b"ARROW:extension:name"
 
 # Bits of an integer's magnitude a float's significand holds exactly, by float width.
 _SIGNIFICAND_BITS = {16: 11, 32: 24, 64: 53}
@@ -87,7 +93,23 @@ def _match_field(expected: pa.Field, actual: pa.Field, path: str, out: _Collecto
         out.observe(
             path, ObservationKind.NULLABILITY, _nullability(expected), _nullability(actual), NULLABILITY_REQUIREMENT
         )
+    if is_bfloat16(expected) and bfloat16_widened_to(actual.type):
+        out.observe(path, ObservationKind.WIDER_TYPE, BFLOAT16_EXTENSION, actual.type, BFLOAT16_REQUIREMENT)
+        return
     _match_type(expected.type, actual.type, path, out)
+
+
+def is_bfloat16(f: pa.Field) -> bool:
+    """Whether ``f`` holds bfloat16 values: two-byte fixed-size binary named
+    ``lance.bfloat16`` by a registered extension type or by field metadata."""
+    if isinstance(f.type, pa.BaseExtensionType):
+        return f.type.extension_name == BFLOAT16_EXTENSION and f.type.storage_type.equals(pa.binary(2))
+    return f.type.equals(pa.binary(2)) and (f.metadata or {}).get(_EXTENSION_NAME_KEY) == BFLOAT16_EXTENSION.encode()
+
+
+def bfloat16_widened_to(actual: pa.DataType) -> bool:
+    """Whether ``actual`` holds every bfloat16 value exactly (it has float32's exponent range)."""
+    return pa.types.is_float32(actual) or pa.types.is_float64(actual)
 
 
 def _nullability(f: pa.Field) -> str:

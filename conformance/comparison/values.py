@@ -15,15 +15,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .type_matching import is_view
+from .type_matching import bfloat16_widened_to, is_bfloat16
 
 
-def mismatched_rows(expected: pa.Array, actual: pa.Array) -> np.ndarray:
+def mismatched_rows(expected: pa.Array, actual: pa.Array, expected_field: pa.Field | None = None) -> np.ndarray:
     """A boolean per row: True where the values of the two arrays (of equal
-    length and types that :func:`match_fields` found comparable) differ."""
+    length and types that :func:`match_fields` found comparable) differ.
+    ``expected_field`` is the expected array's field when known: its metadata
+    may say the values are bfloat16."""
     if len(expected) != len(actual):
         raise ValueError(f"arrays of {len(expected)} and {len(actual)} values cannot be compared row by row")
     expected, actual = _plain(expected), _plain(actual)
+    if expected_field is not None and is_bfloat16(expected_field) and bfloat16_widened_to(actual.type):
+        expected = _bfloat16_as_float32(expected)
     expected_valid, actual_valid = _validity(expected), _validity(actual)
     differ = expected_valid != actual_valid
     both = expected_valid & actual_valid
@@ -53,18 +57,57 @@ def _plain(array: pa.Array) -> pa.Array:
             # A map's layout is that of a list of key/value structs.
             entries = pa.struct([array.type.key_field, array.type.item_field])
             array = array.view(pa.list_(pa.field("entries", entries, nullable=False)))
-        elif is_view(array.type):
-            array = array.cast(_without_view(array.type))
+        elif pa.types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+        elif pa.types.is_binary_view(array.type):
+            array = array.cast(pa.large_binary())
+        elif pa.types.is_list_view(array.type) or pa.types.is_large_list_view(array.type):
+            array = _list_from_view(array)
         else:
             return array
 
 
-def _without_view(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_string_view(t):
-        return pa.large_string()
-    if pa.types.is_binary_view(t):
-        return pa.large_binary()
-    return pa.large_list(t.value_field)
+def _list_from_view(array: pa.Array) -> pa.LargeListArray:
+    """A list view as a large list of the same values (pyarrow's own cast of
+    list views to lists builds invalid arrays)."""
+    valid = _validity(array)
+    starts = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes = np.where(valid, array.sizes.to_numpy(zero_copy_only=False), 0).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    # Each element's position in the view's values: its list's start plus its place in the list.
+    positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+    values = array.values.take(pa.array(positions, type=pa.int64()))
+    mask = None if array.null_count == 0 else pa.array(~valid)
+    return pa.LargeListArray.from_arrays(
+        pa.array(offsets, type=pa.int64()), values, type=pa.large_list(array.type.value_field), mask=mask
+    )
+
+
+def readable(array: pa.Array, field: pa.Field) -> pa.Array:
+    """``array`` (of ``field``) with bfloat16 values, alone or as the elements
+    of a fixed-size list (the form the schema page gives them), shown as
+    float32 rather than as their bytes."""
+    if is_bfloat16(field):
+        return _bfloat16_as_float32(_plain(array))
+    if pa.types.is_fixed_size_list(field.type) and is_bfloat16(field.type.value_field):
+        plain = _plain(array)
+        values = _bfloat16_as_float32(_plain(plain.values))
+        mask = None if plain.null_count == 0 else pa.array(~_validity(plain))
+        return pa.FixedSizeListArray.from_arrays(
+            values.slice(plain.offset * field.type.list_size, len(plain) * field.type.list_size),
+            field.type.list_size,
+            mask=mask,
+        )
+    return array
+
+
+def _bfloat16_as_float32(array: pa.Array) -> pa.Array:
+    """Two-byte bfloat16 values (the upper half of a little-endian float32) as float32."""
+    data = array.buffers()[1]
+    halves = np.frombuffer(data, dtype="<u2", count=array.offset + len(array))[array.offset :]
+    floats = (halves.astype("<u4") << 16).view("<f4")
+    mask = None if array.null_count == 0 else ~_validity(array)
+    return pa.array(floats, type=pa.float32(), mask=mask)
 
 
 def _validity(array: pa.Array) -> np.ndarray:
@@ -85,7 +128,7 @@ def _struct_mismatch(expected: pa.StructArray, actual: pa.StructArray) -> np.nda
         # StructArray.field applies the array's offset, not its validity: rows
         # where either struct is null are masked out by the caller.
         actual_index = actual.type.get_field_index(child.name)
-        differ |= mismatched_rows(expected.field(index), actual.field(actual_index))
+        differ |= mismatched_rows(expected.field(index), actual.field(actual_index), child)
     return differ
 
 
@@ -105,10 +148,14 @@ def _list_mismatch(expected: pa.Array, actual: pa.Array, both: np.ndarray) -> np
     else:
         indices = pa.array(rows, type=pa.int64())
         expected_rows, actual_rows = expected.take(indices), actual.take(indices)
-    element_differs = mismatched_rows(pc.list_flatten(expected_rows), pc.list_flatten(actual_rows))
-    if element_differs.any():
-        owners = np.repeat(np.arange(len(rows)), expected_lengths[rows])
-        differ[rows[np.unique(owners[element_differs])]] = True
+    element_differs = mismatched_rows(
+        pc.list_flatten(expected_rows), pc.list_flatten(actual_rows), expected.type.value_field
+    ).nonzero()[0]
+    if len(element_differs):
+        # The list holding each differing element: the last one starting at or before it.
+        starts = np.concatenate([[0], np.cumsum(expected_lengths[rows])])
+        owners = np.searchsorted(starts, element_differs, side="right") - 1
+        differ[rows[owners]] = True
     return differ
 
 

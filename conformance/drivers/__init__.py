@@ -77,6 +77,7 @@ __all__ = [
     "installed_drivers",
     "is_implementation_failure",
     "load_driver",
+    "read_rows",
 ]
 
 
@@ -184,6 +185,23 @@ def _module_says_available(module_name: str) -> bool:
         return False
     available = getattr(module, "available", None)
     return bool(available()) if callable(available) else True
+
+
+def read_rows(driver: Driver, uri: str, version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
+    """``driver.read_table`` with the expected ``schema`` handed over, or
+    without it for a driver written before ``read_table`` took one."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(driver.read_table).parameters.values())
+    except (TypeError, ValueError):  # no introspectable signature: assume the current protocol
+        parameters = []
+    takes_schema = not parameters or any(
+        parameter.name == "schema" or parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters
+    )
+    if takes_schema:
+        return driver.read_table(uri, version, schema=schema)
+    return driver.read_table(uri, version)
 
 
 def close_driver(driver: Driver) -> None:

@@ -149,6 +149,14 @@ def test_an_implementation_without_a_file_expects_nothing():
     assert shipped_expectations("third_party.lance_rs").entries == ()
 
 
+def test_a_driver_name_with_path_characters_has_no_shipped_file():
+    """A command-line driver name (or any name with path characters) has no
+    shipped file, even when the path it spells leads to one."""
+    assert (shipped_path("reference").parent / ".." / "expectations" / "pylance.json").is_file()
+    assert shipped_expectations("../expectations/pylance@0.20.0").entries == ()
+    assert shipped_expectations("cmd:node ../../worker.js").entries == ()
+
+
 def test_every_shipped_file_loads_and_is_named_after_its_implementation():
     directory = shipped_path("reference").parent
     for path in sorted(directory.glob("*.json")):

@@ -38,3 +38,23 @@ def test_results_are_frozen_and_kinds_compare_as_strings():
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.differences = ("x",)  # type: ignore[misc]
     assert ObservationKind.NULLABILITY == "nullability"
+
+
+def test_results_render_as_json_and_observations_as_one_line():
+    expected = pa.table({"a": pa.array([1], pa.int32()), "b": [1]})
+    actual = pa.table({"a": pa.array([1], pa.int64()), "b": [2]})
+    result = compare_tables(expected, actual)
+    assert result.to_json() == {
+        "equal": False,
+        "differences": ["column 'b' row 0: expected 1, got 2"],
+        "observations": [
+            {
+                "column": "a",
+                "kind": "wider-type",
+                "expected": "int32",
+                "actual": "int64",
+                "requirement": "schema.arrow-type-conversion",
+            }
+        ],
+    }
+    assert str(result.observations[0]) == "a: wider-type int32 -> int64 (schema.arrow-type-conversion)"

@@ -17,10 +17,10 @@ import pytest
 from conformance.cli import main
 from conformance.drivers import DriverError, load_driver
 from conformance.drivers.release import ReleaseCallError
-from conformance.fixtures.case import case_dirs, case_problems, driver_matches, load_case, version_key
+from conformance.expectations import shipped_expectations, version_key
+from conformance.fixtures.case import case_dirs
 from conformance.fixtures.generate import CASES_DIR
-from conformance.fixtures.release_deviations import OLD_RELEASE, RANGE_DEVIATIONS, RELEASE_DEVIATIONS
-from conformance.fixtures.verify import ACCEPTED, KNOWN_DEVIATION, PASS, verify_case, verify_corpus
+from conformance.fixtures.verify import ACCEPTED, EXPECTED_FAILURE, PASS, SUITE, verify_case, verify_corpus
 from conformance.peers.old_pylance import PINNED_REQUIREMENTS
 from conformance.validator.writer_defects import known_defects, release_key
 from tests.conftest import OLD_PYLANCE_VERSION
@@ -29,6 +29,12 @@ ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "fixtures"
 #: pylance 0.20 panics opening it (it has no ``map`` type).
 PANICKING_CASE = "pylance-map-2-2"
+OLD_RELEASE = f"pylance@{OLD_PYLANCE_VERSION}"
+
+
+def expected_failures(driver_name: str) -> set[str]:
+    """The golden cases the shipped expectations list for a driver's release."""
+    return {entry.case for entry in shipped_expectations(driver_name).entries if entry.suite == SUITE}
 
 
 @pytest.fixture(scope="module")
@@ -45,41 +51,23 @@ def old_release():
     driver.close()
 
 
-def test_every_release_deviation_names_a_case_of_the_corpus():
+def test_the_old_release_expectations_name_cases_of_the_corpus():
     names = {d.name for d in case_dirs(CORPUS)}
-    assert set(RELEASE_DEVIATIONS) <= names
-    for name, deviations in RELEASE_DEVIATIONS.items():
-        recorded = [d for d in load_case(CORPUS / CASES_DIR / name).known_deviations if d.driver == OLD_RELEASE]
-        assert [d.requirement for d in recorded] == [d.requirement for d in deviations], name
+    assert expected_failures(OLD_RELEASE) and expected_failures(OLD_RELEASE) <= names
 
 
-def test_every_range_deviation_is_recorded_in_its_case():
-    for name, deviations in RANGE_DEVIATIONS.items():
-        recorded = load_case(CORPUS / CASES_DIR / name).known_deviations
-        for deviation in deviations:
-            assert any(r.driver == deviation.driver and r.requirement == deviation.requirement for r in recorded), name
-
-
-def test_a_release_range_concerns_exactly_the_releases_it_holds():
-    assert driver_matches("pylance@<0.17", "pylance@0.16.1")
-    assert not driver_matches("pylance@<0.17", "pylance@0.17.0")
-    assert driver_matches("pylance@>=0.11,<0.16", "pylance@0.15.0")
-    assert not driver_matches("pylance@>=0.11,<0.16", "pylance@0.16.1")
-    assert not driver_matches("pylance@>=0.12,<0.16", "pylance@0.11.1")
-    assert driver_matches("pylance@>=0.17", "pylance@14.0.2")
-    # Numbers compare as numbers, not text; a range is never a driver run in-process.
-    assert not driver_matches("pylance@<0.9", "pylance@0.11.1")
-    assert not driver_matches("pylance@<0.17", "pylance")
-    assert not driver_matches("pylance@<0.17", "other@0.16.1")
-    assert driver_matches("pylance@0.20.0", "pylance@0.20.0") and not driver_matches("pylance@0.20.0", "pylance@0.20")
-
-
-def test_a_malformed_release_range_is_a_problem_of_the_case():
-    document = load_case(CORPUS / CASES_DIR / "ref-naming-v1").to_json()
-    document["known_deviations"][0]["driver"] = "pylance@<0.x"
-    assert case_problems(document) == [
-        "known_deviations: 'pylance@<0.x' is neither a driver name nor a release range like 'pylance@<0.17'"
-    ]
+def test_release_ranges_concern_exactly_the_releases_they_hold():
+    """The entries for releases before 0.17 (V2 naming unknown) concern
+    0.16.1 and not 0.17.0, those before 0.16 concern 0.11.1 (versions
+    compare as numbers: 0.11 > 0.9) and not 0.16.1; those of 0.20.0 concern
+    no other release."""
+    assert "pylance-naming-v2-deletes" in expected_failures("pylance@0.16.1")
+    assert "pylance-naming-v2-deletes" not in expected_failures("pylance@0.17.0")
+    assert "ref-naming-v1" in expected_failures("pylance@0.11.1")
+    assert "ref-naming-v1" not in expected_failures("pylance@0.16.1")
+    assert "ref-types-json" in expected_failures("pylance@0.20.0")
+    assert "ref-types-json" not in expected_failures("pylance@0.21.0")
+    assert not expected_failures("pylance@0.20.0") & {"ref-naming-v1", "pylance-naming-v2-deletes"}
 
 
 def test_a_release_that_is_not_pinned_is_refused_with_the_known_ones():
@@ -92,12 +80,13 @@ def test_a_release_that_is_not_pinned_is_refused_with_the_known_ones():
 @pytest.mark.old_pylance
 def test_the_old_release_reads_every_case_or_records_why_not(old_release):
     """``fixtures verify --driver pylance@0.20.0``: the same driver as for
-    pylance 14, in the release's venv; every case passes or is a deviation
-    recorded for this release (and every record is still needed)."""
+    pylance 14, in the release's venv; every case passes or is an expected
+    failure of this release in pylance's expectations file (and every entry
+    is still needed: one that passes is fixed, and fails)."""
     results = verify_corpus(CORPUS, OLD_RELEASE)
     failed = [(r.case, r.status, r.problems) for r in results if r.status not in ACCEPTED]
     assert not failed
-    assert {r.case for r in results if r.status == KNOWN_DEVIATION} == set(RELEASE_DEVIATIONS)
+    assert {r.case for r in results if r.status == EXPECTED_FAILURE} == expected_failures(OLD_RELEASE)
     assert len(results) == len(case_dirs(CORPUS))
 
 
@@ -122,10 +111,11 @@ def test_a_panic_fails_one_case_and_the_run_goes_on(old_release, tmp_path, capsy
     corpus = tmp_path / "corpus"
     for name in (PANICKING_CASE, "ref-naming-v1", "ref-tags"):
         shutil.copytree(CORPUS / CASES_DIR / name, corpus / CASES_DIR / name)
-    # Without its record the panic is a plain failure.
-    case_json = corpus / CASES_DIR / PANICKING_CASE / "case.json"
-    case_json.write_text(case_json.read_text().replace(f'"driver": "{OLD_RELEASE}"', '"driver": "elsewhere"'))
-    assert main(["fixtures", "verify", "--driver", OLD_RELEASE, "--corpus", str(corpus)]) == 1
+    # Without an expectation the panic is a plain failure.
+    nothing_expected = tmp_path / "none.json"
+    nothing_expected.write_text('{"format": 1, "implementation": "pylance", "expectations": []}')
+    argv = ["fixtures", "verify", "--driver", OLD_RELEASE, "--corpus", str(corpus)]
+    assert main([*argv, "--expectations", str(nothing_expected)]) == 1
     captured = capsys.readouterr()
     out = captured.out
     assert f"FAIL             {PANICKING_CASE}" in out
@@ -176,16 +166,20 @@ def test_a_child_that_stops_answering_is_killed_and_replaced(old_release, tmp_pa
 
 
 #: Cases every release from 0.17 on reads as the format says: V1 and V2
-#: names, deletions, 2.0 data files. Older releases record range deviations.
+#: names, deletions, 2.0 data files. Older releases have expectations for
+#: ranges of releases.
 PLAIN_CASES = ("ref-naming-v1", "old-appends-deletes", "pylance-naming-v2-deletes")
 
 
 def _range_bounds() -> set[str]:
-    """The versions bounding the recorded release ranges (``<0.17`` -> 0.17)."""
+    """The versions bounding the release ranges of the plain cases'
+    expectations (``<0.17`` -> 0.17)."""
+    from conformance.expectations import load_expectations, shipped_path
+
     bounds = set()
-    for deviations in RANGE_DEVIATIONS.values():
-        for deviation in deviations:
-            bounds.update(bound.lstrip("<>=") for bound in deviation.driver.split("@", 1)[1].split(","))
+    for entry in load_expectations(shipped_path("pylance")).entries:
+        if entry.suite == SUITE and entry.case in PLAIN_CASES and entry.releases:
+            bounds.update(bound.strip().lstrip("<>=") for bound in entry.releases.split(","))
     return bounds
 
 
@@ -218,17 +212,17 @@ DEFAULT_RELEASES = _default_releases()
 )
 def test_the_same_driver_runs_in_every_pinned_release(release):
     """Every release ``conformance.peers`` pins runs the driver in its own
-    venv and reads each plain case exactly, or fails it as a deviation the
-    case records for a range holding the release (a record the release
-    reads correctly is stale, and fails)."""
+    venv and reads each plain case exactly, or fails it as pylance's
+    expectations say for a range holding the release (an entry the release
+    reads correctly is fixed, and fails)."""
     driver_name = f"pylance@{release}"
     driver = load_driver(driver_name)
     try:
         for name in PLAIN_CASES:
             case_dir = CORPUS / CASES_DIR / name
-            recorded = load_case(case_dir).deviation_for(driver_name)
+            recorded = shipped_expectations(driver_name).lookup(SUITE, name)
             result = verify_case(case_dir, driver_name, driver)
-            assert result.status == (KNOWN_DEVIATION if recorded else PASS), (name, result.status, result.problems)
+            assert result.status == (EXPECTED_FAILURE if recorded else PASS), (name, result.status, result.problems)
             # What the release can describe it describes as the case expects
             # (releases before 0.16 infer the data format from the files).
             assert not [p for p in result.problems if re.match(r"v\d+: describe ", p)], (name, result.problems)
