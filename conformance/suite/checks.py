@@ -44,6 +44,8 @@ class Verdict:
     status: Status
     #: What was found (a failure's problems), or why (not applicable, expected).
     messages: tuple[str, ...] = ()
+    #: Representation differences that do not fail (reported with any outcome).
+    observations: tuple[str, ...] = ()
 
     @classmethod
     def passed(cls) -> Verdict:
@@ -72,7 +74,9 @@ def with_expectation(verdict: Verdict, expectation: Expectation | None) -> Verdi
     if expectation is None:
         return verdict
     if verdict.status is Status.FAIL:
-        return Verdict(Status.EXPECTED_FAILURE, (expectation_text(expectation), *verdict.messages))
+        return Verdict(
+            Status.EXPECTED_FAILURE, (expectation_text(expectation), *verdict.messages), verdict.observations
+        )
     if verdict.status is Status.PASS:
         return Verdict(
             Status.FIXED,
@@ -80,6 +84,7 @@ def with_expectation(verdict: Verdict, expectation: Expectation | None) -> Verdi
                 f"passes although the expectations record it as failing ({expectation_text(expectation)}); "
                 "remove the entry from the expectations file",
             ),
+            verdict.observations,
         )
     return verdict
 

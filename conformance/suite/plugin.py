@@ -165,6 +165,8 @@ class CheckItem(pytest.Item):
         run = self.config.stash[RUN_KEY]
         verdict = with_expectation(self.check.run(run), run.expectation(self.check.suite, self.check.name))
         self.user_properties.append(("lance_status", verdict.status.value))
+        # Observations do not fail; they travel in the reports (JUnit properties).
+        self.user_properties += [("lance_observation", observation) for observation in verdict.observations]
         message = "\n".join(verdict.messages)
         if verdict.status is Status.PASS:
             return

@@ -13,6 +13,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
+from ..expectations import Expectations
 from ..fixtures import corpus_root
 from ..fixtures import verify as verify_module
 from ..fixtures.case import case_dirs
@@ -31,11 +32,25 @@ _STATUSES = {
 
 def verify(case_dir: Path, run: SuiteRun) -> Verdict:
     with tempfile.TemporaryDirectory(prefix="lance-suite-readers-") as scratch:
-        result = verify_module.verify_case(case_dir, run.driver_name, run.driver, workdir=Path(scratch))
+        # The run's expectations are applied by the plugin, as for every
+        # suite; the case is verified against none.
+        result = verify_module.verify_case(
+            case_dir,
+            run.driver_name,
+            run.driver,
+            workdir=Path(scratch),
+            expectations=Expectations(run.info.implementation, ()),
+        )
     status = _STATUSES.get(result.status)
     if status is None:  # a status this plugin does not know is a failure, never a pass
         return Verdict.failed([f"verify_case returned status {result.status!r}", *result.problems])
-    return Verdict(status, tuple(result.problems) + tuple(result.notes if status is not Status.PASS else ()))
+    observations = tuple(
+        f"observed (not failing): {o.get('column')} {o.get('kind')}: expected {o.get('expected')}, "
+        f"got {o.get('actual')} ({o.get('requirement')})"
+        for o in result.observations
+    )
+    notes = tuple(result.notes) if status is not Status.PASS else ()
+    return Verdict(status, tuple(result.problems) + notes, observations)
 
 
 def checks(corpus: Path | None = None) -> list[Check]:
