@@ -322,13 +322,18 @@ def _add_writer_check(commands) -> None:
 
 def _writer_check(args: argparse.Namespace) -> int:
     """Writer conformance of one driver (conformance.writer_conformance)."""
+    from .expectations import ExpectationsError, load_expectations, shipped_expectations
     from .writer_conformance import WriterCheckError, run_writer_conformance
-    from .writer_conformance.expectations import ExpectationsFileError, load_writer_expectations
     from .writer_conformance.report import to_json_text, to_text
 
+    # The implementation's own file when given; else what ships for a shipped driver.
     try:
-        expectations = None if args.expectations is None else load_writer_expectations(args.expectations)
-    except ExpectationsFileError as exc:
+        if args.expectations is not None:
+            expectations, label = load_expectations(args.expectations), args.expectations
+        else:
+            expectations, label = shipped_expectations(args.driver), None
+            label = f"shipped expectations of {expectations.implementation}" if expectations.entries else None
+    except ExpectationsError as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     version = None if args.data_storage_version == "default" else args.data_storage_version
@@ -337,7 +342,7 @@ def _writer_check(args: argparse.Namespace) -> int:
             args.driver,
             readers=args.reader,
             expectations=expectations,
-            expectations_label=args.expectations,
+            expectations_label=label,
             data_storage_version=version,
         )
     except WriterCheckError as exc:

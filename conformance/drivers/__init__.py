@@ -24,15 +24,21 @@ module with the same names, given by its module name (``my_driver``,
 ``third_party.lance_rs``) wherever a driver name is asked for. Known names
 are looked up first.
 
+An implementation in any language runs as a worker: a long-lived child
+process speaking the worker protocol (:mod:`.worker`). ``worker:NAME`` runs
+the Python driver ``NAME`` in one (isolated from the suite's process: a
+crash fails one call, not the run); ``cmd:COMMAND LINE`` runs any program
+that speaks the protocol.
+
 ``pylance@VERSION`` (``pylance@0.20.0``) runs the pylance driver inside the
 virtual environment of that pylance release (one of
 ``conformance.peers.old_pylance.PINNED_REQUIREMENTS``), beside the project's
-own pylance: see :mod:`conformance.drivers.release`. Such a driver also has
-``close()``, which stops its child process; :func:`close_driver` calls it when
-there is one.
+own pylance, in a worker: see :mod:`conformance.drivers.release`. Worker
+drivers also have ``close()``, which stops their child process;
+:func:`close_driver` calls it when there is one.
 
 A Rust panic inside pylance surfaces as ``PanicException``, which derives
-from ``BaseException``; :func:`~.release.is_implementation_failure` tells
+from ``BaseException``; :func:`~.worker.errors.is_implementation_failure` tells
 callers that catch driver failures to count it as one.
 """
 
@@ -44,16 +50,22 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
 from .protocol import PROTOCOL_VERSION, Capability, DriverInfo, driver_info
-from .release import is_implementation_failure
+from .worker.errors import is_implementation_failure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
+
+#: ``pylance@VERSION``: the driver name of a release run in its own venv
+#: (:mod:`.release`, which imports the worker client: not imported here).
+RELEASE_SEPARATOR = "@"
 
 #: Driver name -> module. Modules are imported on first use, so a driver whose
 #: implementation is not installed costs nothing until it is asked for.
 DRIVERS: dict[str, str] = {
     "reference": "conformance.drivers.reference",
     "pylance": "conformance.drivers.pylance_driver",
+    "lancedb": "conformance.drivers.lancedb_driver",
+    "lancedb-node": "conformance.drivers.lancedb_node",
 }
 
 #: Shipped driver name -> the Python module its implementation needs;
@@ -127,12 +139,22 @@ class DriverError(Exception):
 
 
 def load_driver(name: str) -> Driver:
-    """The driver for ``name``: a key of :data:`DRIVERS`, ``pylance@VERSION``,
-    or an importable module name."""
-    from . import release
+    """The driver for ``name``: a key of :data:`DRIVERS`, ``worker:NAME``,
+    ``cmd:COMMAND LINE``, ``pylance@VERSION``, or an importable module name."""
+    from . import worker
 
-    if release.RELEASE_SEPARATOR in name:
+    if worker.is_worker_name(name):
+        from .worker.client import WorkerError  # lazy: the client imports reference_impl
+
+        try:
+            return worker.open_worker_driver(name)
+        except (ValueError, WorkerError) as exc:
+            raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
+    if RELEASE_SEPARATOR in name:
+        # Imported only for release names: it needs the worker client, which a
+        # release's own venv (where load_driver serves the driver) cannot import.
         from ..peers.old_pylance import PeerUnavailableError
+        from . import release
 
         try:
             return release.open_release_driver(name)
@@ -143,7 +165,7 @@ def load_driver(name: str) -> Driver:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            known = ", ".join([*sorted(DRIVERS), "pylance@VERSION"])
+            known = ", ".join([*sorted(DRIVERS), "pylance@VERSION", "worker:NAME", "cmd:COMMAND LINE"])
             raise DriverError(f"unknown driver {name!r}: no such module; known drivers: {known}") from None
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     except ImportError as exc:
@@ -214,8 +236,8 @@ def close_driver(driver: Driver) -> None:
 if TYPE_CHECKING:  # pragma: no cover - typing only
     # mypy checks that the shipped drivers satisfy the protocol.
     from . import pylance_driver, reference
-    from .release import ReleaseDriver
+    from .worker.client import WorkerDriver
 
     _SHIPPED: tuple[DescribedDriver, ...] = (reference, pylance_driver)
-    _RELEASE: ClosableDriver = cast(ReleaseDriver, None)
-    _RELEASE_DESCRIBED: DescribedDriver = cast(ReleaseDriver, None)
+    _WORKER: ClosableDriver = cast(WorkerDriver, None)
+    _WORKER_DESCRIBED: DescribedDriver = cast(WorkerDriver, None)

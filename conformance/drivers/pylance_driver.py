@@ -174,32 +174,26 @@ FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
 
 NAME = "pylance"
 CAPABILITIES = frozenset(
-    {
-        Capability.LIST_VERSIONS,
-        Capability.READ_LATEST,
-        Capability.TIME_TRAVEL,
-        Capability.DESCRIBE,
-        Capability.BLOBS,
-        # write() below, with op.read_version honoured.
-        Capability.WRITE,
-        Capability.WRITE_AT_VERSION,
-    }
+    {Capability.LIST_VERSIONS, Capability.READ_LATEST, Capability.TIME_TRAVEL, Capability.DESCRIBE, Capability.BLOBS}
 )
 
 
 def info() -> DriverInfo:
     """The installed pylance: its package version and the Lance core version
-    it records as writer (:func:`lance_core_version`)."""
+    it records as writer (:func:`lance_core_version`). It writes
+    (:func:`write`) when the release has the calls the writes use
+    (:func:`writes_supported`)."""
     import lance
 
+    writes = writes_supported()
     return DriverInfo(
         name=NAME,
         implementation=NAME,
         version=lance.__version__,
         lance_version=lance_core_version(),
-        capabilities=CAPABILITIES,
-        write_operations=WRITE_OPERATIONS,
-        data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
+        capabilities=CAPABILITIES | (WRITE_CAPABILITIES if writes else frozenset()),
+        write_operations=WRITE_OPERATIONS if writes else frozenset(),
+        data_storage_versions=WRITE_DATA_STORAGE_VERSIONS if writes else (),
         unreported=unreported_keys(),
     )
 
@@ -711,6 +705,25 @@ WRITE_OPERATIONS: frozenset[str] = frozenset(
 )
 #: The data storage versions pylance 14 writes (``data_storage_version``; 2.2 by default).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
+WRITE_CAPABILITIES = frozenset({Capability.WRITE, Capability.WRITE_AT_VERSION})
+
+
+@cache
+def writes_supported() -> bool:
+    """Whether the installed release has what :func:`write` calls: the
+    ``conflict_retries`` keyword of ``delete`` (pylance's own retries are
+    turned off so that a write is committed on the version it read), merge
+    insert and the tag API. Feature-detected, as every accessor here."""
+    import inspect
+
+    import lance
+
+    dataset = lance.LanceDataset
+    try:
+        delete_takes_retries = "conflict_retries" in inspect.signature(dataset.delete).parameters
+    except (TypeError, ValueError):  # a signature the release does not expose
+        return False
+    return delete_takes_retries and all(hasattr(dataset, name) for name in ("merge_insert", "tags", "update_config"))
 
 
 def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> int:

@@ -37,7 +37,8 @@ NAME = "reference"
 
 def info() -> DriverInfo:
     """The reference reads any version, lists versions, describes and reads
-    blob columns' values; its Lance is itself."""
+    blob columns' values; its Lance is itself. It writes every operation of
+    the write vocabulary but upsert, on any version read (:func:`write`)."""
     return DriverInfo(
         name=NAME,
         implementation=NAME,
@@ -50,7 +51,6 @@ def info() -> DriverInfo:
                 Capability.TIME_TRAVEL,
                 Capability.DESCRIBE,
                 Capability.BLOBS,
-                # write() below, with op.read_version honoured.
                 Capability.WRITE,
                 Capability.WRITE_AT_VERSION,
             }
@@ -181,8 +181,6 @@ def describe_dataset(dataset: Dataset) -> Description:
 #: The write operations :func:`write` performs: all but upsert, which the
 #: reference implementation has no operation for.
 WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.UPSERT.value}
-#: The data storage versions it writes (its file writer writes 2.0 only).
-WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0",)
 
 
 def write(uri: str | os.PathLike, op: WriteOp, *, storage_options: Mapping[str, str] | None = None) -> int:

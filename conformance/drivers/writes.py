@@ -395,9 +395,14 @@ def read_rows(path: str) -> pa.Table:
         raise WriteOpError(f"rows file {path!r} cannot be read: {exc}") from None
 
 
+#: The JSON Schema of an operation's document, in ``conformance/schemas``.
+OPERATION_SCHEMA = "write-operation.schema.json"
+
+
 def op_to_json(op: WriteOp, *, rows_dir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """The JSON document of ``op``; rows go to a new Arrow IPC file in
-    ``rows_dir`` (the temporary directory by default), named by ``rows``."""
+    """The JSON document of ``op`` (:data:`OPERATION_SCHEMA`); rows go to a new
+    Arrow IPC file in ``rows_dir`` (the temporary directory by default), named
+    by ``rows``."""
     document: dict[str, Any] = {"kind": op.kind.value, "read_version": op.read_version}
     for name, value in vars(op).items():
         if name == "read_version":
@@ -430,6 +435,28 @@ def op_from_json(document: object) -> WriteOp:
         kind = WriteKind(document.get("kind"))
     except ValueError:
         raise WriteOpError(f"unknown write kind {document.get('kind')!r}") from None
+    try:
+        return cast(WriteOp, OPERATIONS[kind](**_fields(kind, document)))
+    except TypeError as exc:  # a field the kind does not have, or one missing
+        raise WriteOpError(f"{kind.value}: {exc}") from None
+
+
+#: The JSON types of the scalar fields (bool is refused where a number is asked).
+_SCALAR_FIELDS: dict[str, tuple[type, ...]] = {
+    "read_version": (int, type(None)),
+    "version": (int, type(None)),
+    "max_rows_per_file": (int, type(None)),
+    "target_rows_per_fragment": (int,),
+    "stable_row_ids": (bool,),
+    "materialize_deletions": (bool,),
+    "data_storage_version": (str, type(None)),
+    "column": (str,),
+    "index_type": (str,),
+    "name": (str, type(None)),
+}
+
+
+def _fields(kind: WriteKind, document: Mapping[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for name, value in document.items():
         if name == "kind":
@@ -449,11 +476,12 @@ def op_from_json(document: object) -> WriteOp:
         elif isinstance(value, list):
             fields[name] = tuple(value)
         else:
+            allowed = _SCALAR_FIELDS.get(name)
+            wrong_bool = isinstance(value, bool) and bool not in (allowed or ())
+            if allowed is not None and (wrong_bool or not isinstance(value, allowed)):
+                raise WriteOpError(f"{kind.value}: {name} must be {' or '.join(t.__name__ for t in allowed)}")
             fields[name] = value
-    try:
-        return cast(WriteOp, OPERATIONS[kind](**fields))
-    except TypeError as exc:
-        raise WriteOpError(f"{kind.value}: {exc}") from None
+    return fields
 
 
 def _list(value: object, kind: WriteKind, name: str) -> list:
@@ -477,6 +505,7 @@ def _object(item: object, kind: WriteKind, name: str) -> dict[str, Any]:
 __all__ = [
     "NON_COMMITTING",
     "OPERATIONS",
+    "OPERATION_SCHEMA",
     "AddColumns",
     "AlterColumns",
     "Alteration",

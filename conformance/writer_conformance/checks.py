@@ -17,9 +17,10 @@ import pyarrow as pa
 
 from ..comparison import compare_tables
 from ..describe import Description, differences, validate_description
-from ..drivers import Driver, is_implementation_failure
+from ..drivers import Driver, is_implementation_failure, read_rows
 from ..drivers import reference as reference_driver
-from ..validator import Severity, validate
+from ..drivers.protocol import driver_info
+from ..validator import Finding, Severity, validate
 
 #: The columns readers add on request; a version's content never includes them.
 _SYSTEM_COLUMNS = ("_rowid", "_rowaddr")
@@ -63,32 +64,66 @@ def failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
-def validator_check(uri: str, version: int) -> Check:
-    """The validator on one version: errors fail, warnings are notes."""
+def validator_check(uri: str, version: int, seen: set[str] | None = None) -> Check:
+    """The validator on one version: errors fail, warnings are notes. A
+    dataset-wide finding (no version) already in ``seen`` is not reported
+    again, so a problem fails the step that brought it, once; ``seen``
+    collects the new ones."""
     try:
         report = validate(uri, version=version)
     except Exception as exc:  # the validator reports bad datasets as findings; anything else is a bug to show
         return Check.of(version, "validator", [f"the validator failed: {failure_text(exc)}"])
-    problems = [
-        f"{finding.rule}: {finding.message}" for finding in report.findings if finding.severity is Severity.ERROR
-    ]
+    findings = []
+    for finding in report.findings:
+        if finding.version is None and seen is not None:
+            key = f"{finding.rule}: {finding.message}"
+            if key in seen:
+                continue
+            seen.add(key)
+        findings.append(finding)
+    return _validator_check(version, findings)
+
+
+def _validator_check(version: int, findings: Sequence[Finding]) -> Check:
+    problems = [f"{finding.rule}: {finding.message}" for finding in findings if finding.severity is Severity.ERROR]
     notes = [
-        f"warning {finding.rule}: {finding.message}"
-        for finding in report.findings
-        if finding.severity is Severity.WARNING
+        f"warning {finding.rule}: {finding.message}" for finding in findings if finding.severity is Severity.WARNING
     ]
     return Check.of(version, "validator", problems, notes)
+
+
+def validator_checks(uri: str, versions: Sequence[int]) -> list[Check]:
+    """The validator over the whole history at once (cheaper than one call a
+    version), its findings split by version; dataset-wide findings are
+    reported with the last version."""
+    try:
+        report = validate(uri, all_versions=True)
+    except Exception as exc:  # as in validator_check
+        return [Check.of(versions[-1], "validator", [f"the validator failed: {failure_text(exc)}"])] if versions else []
+    by_version: dict[int, list[Finding]] = {version: [] for version in versions}
+    for finding in report.findings:
+        version = finding.version if finding.version is not None else (versions[-1] if versions else None)
+        if version in by_version:
+            by_version[version].append(finding)
+    return [_validator_check(version, findings) for version, findings in by_version.items()]
 
 
 # -- rows ----------------------------------------------------------------------------------
 
 
 def _canonical(table: pa.Table) -> pa.Table:
-    """The table without system columns, its rows sorted by every column."""
+    """The table without system columns, its rows in a canonical order:
+    sorted by every column when Arrow can sort them all, else by the text of
+    each row's values (nested columns: lists, structs, maps)."""
     table = table.drop_columns([name for name in _SYSTEM_COLUMNS if name in table.column_names])
     if table.num_columns == 0 or table.num_rows == 0:
         return table
-    return table.sort_by([(name, "ascending") for name in table.column_names])
+    try:
+        return table.sort_by([(name, "ascending") for name in table.column_names])
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        rows = table.to_pylist()
+        order = sorted(range(len(rows)), key=lambda index: [repr(value) for value in rows[index].values()])
+        return table.take(pa.array(order, pa.int64()))
 
 
 def compare_content(expected: pa.Table, actual: pa.Table) -> tuple[list[str], list[str]]:
@@ -104,20 +139,32 @@ def compare_content(expected: pa.Table, actual: pa.Table) -> tuple[list[str], li
     return list(comparison.differences), [f"observed {observation}" for observation in comparison.observations]
 
 
-def rows_check(reader_name: str, reader: Driver, uri: str, version: int, expected: pa.Table) -> Check:
-    """The rows ``reader`` reads at ``version`` against the expected content."""
+def rows_check(
+    reader_name: str,
+    reader: Driver,
+    uri: str,
+    version: int | None,
+    expected: pa.Table,
+    *,
+    reported_as: int | None = None,
+) -> Check:
+    """The rows ``reader`` reads at ``version`` (None: the latest, for a reader
+    without time travel; the check then names ``reported_as``) against the
+    expected content."""
     check = f"rows:{reader_name}"
+    number = reported_as if reported_as is not None else version
+    assert number is not None, "name the version a latest-version read stands for"
     try:
-        actual = reader.read_table(uri, version)
+        actual = read_rows(reader, uri, version, schema=expected.schema)
     except BaseException as exc:
         if not is_implementation_failure(exc):
             raise
-        return Check.of(version, check, [f"{reader_name} cannot read the rows: {failure_text(exc)}"])
+        return Check.of(number, check, [f"{reader_name} cannot read the rows: {failure_text(exc)}"])
     try:
         problems, notes = compare_content(expected, actual)
     except (pa.ArrowException, ValueError, TypeError) as exc:  # rows a sort or comparison cannot take
-        return Check.of(version, check, [f"the rows {reader_name} read cannot be compared: {failure_text(exc)}"])
-    return Check.of(version, check, problems, notes)
+        return Check.of(number, check, [f"the rows {reader_name} read cannot be compared: {failure_text(exc)}"])
+    return Check.of(number, check, problems, notes)
 
 
 # -- descriptions ------------------------------------------------------------------------------
@@ -135,20 +182,30 @@ def reference_description(uri: str, version: int) -> tuple[Description | None, C
 
 
 def describe_check(
-    reader_name: str, reader: Driver, uri: str, version: int, ours: Description | None, unreported: frozenset[str]
+    reader_name: str,
+    reader: Driver,
+    uri: str,
+    version: int | None,
+    ours: Description | None,
+    unreported: frozenset[str],
+    *,
+    reported_as: int | None = None,
 ) -> Check:
-    """``reader``'s description of ``version`` against the reference reader's."""
+    """``reader``'s description of ``version`` (None: the latest, named
+    ``reported_as``) against the reference reader's."""
     check = f"describe:{reader_name}"
+    number = reported_as if reported_as is not None else version
+    assert number is not None, "name the version a latest-version read stands for"
     if ours is None:
-        return Check(version, check, CheckStatus.NOT_APPLICABLE, notes=("the reference could not describe it",))
+        return Check(number, check, CheckStatus.NOT_APPLICABLE, notes=("the reference could not describe it",))
     try:
         theirs = reader.describe(uri, version)
     except BaseException as exc:
         if not is_implementation_failure(exc):
             raise
-        return Check.of(version, check, [f"{reader_name} cannot describe it: {failure_text(exc)}"])
+        return Check.of(number, check, [f"{reader_name} cannot describe it: {failure_text(exc)}"])
     found = differences(ours, theirs, ignore=unreported)
-    return Check.of(version, check, [f"{reader_name} differs from reference: {line}" for line in found])
+    return Check.of(number, check, [f"{reader_name} differs from reference: {line}" for line in found])
 
 
 def facts_check(version: int, problems: Sequence[str]) -> Check:
@@ -160,3 +217,48 @@ def statuses(checks: Sequence[Check]) -> Mapping[str, int]:
     for check in checks:
         counts[check.status.value] = counts.get(check.status.value, 0) + 1
     return counts
+
+
+def versions_check(uri: str, readers: Mapping[str, Driver], expected: Sequence[int]) -> list[str]:
+    """Problems with the versions each reader lists (they must be ``expected``)."""
+    problems = []
+    for name, reader in readers.items():
+        try:
+            listed = list(reader.versions(uri))
+        except BaseException as exc:
+            if not is_implementation_failure(exc):
+                raise
+            problems.append(f"{name} cannot list the versions: {failure_text(exc)}")
+            continue
+        if listed != list(expected):
+            problems.append(f"{name} lists versions {listed}, not {list(expected)}")
+    return problems
+
+
+def agreement_checks(
+    uri: str, readers: Mapping[str, Driver], versions: Sequence[int] | None = None, *, compare_rows: bool = True
+) -> list[Check]:
+    """The checks of a dataset written by anyone, without a script: every
+    version (or ``versions``) through the validator, described by the
+    reference reader, and read and described by each of ``readers`` the same
+    way (rows compared by meaning with the reference reader's; not when
+    ``compare_rows`` is False, for a caller that compares them more strictly
+    itself). What a test of a writer runs on the datasets it wrote."""
+    selected = list(versions) if versions is not None else reference_driver.versions(uri)
+    checks = validator_checks(uri, selected)
+    for version in selected:
+        ours, described = reference_description(uri, version)
+        checks.append(described)
+        expected = None
+        try:
+            if compare_rows:
+                expected = reference_driver.read_table(uri, version)
+        except Exception as exc:
+            checks.append(Check.of(version, "rows:reference", [f"reference cannot read it: {failure_text(exc)}"]))
+        for name, reader in readers.items():
+            if name == "reference":
+                continue
+            if expected is not None:
+                checks.append(rows_check(name, reader, uri, version, expected))
+            checks.append(describe_check(name, reader, uri, version, ours, driver_info(reader, name).unreported))
+    return checks

@@ -34,8 +34,11 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from ..drivers import DRIVERS, Driver, is_implementation_failure, load_driver
+from ..describe import Description
+from ..drivers import Driver, close_driver, installed_drivers, is_implementation_failure, load_driver
 from ..drivers import reference as reference_driver
+from ..drivers.protocol import Capability, DriverInfo, DriverInfoError, driver_info
+from ..drivers.release import RELEASE_SEPARATOR
 from ..drivers.writes import NON_COMMITTING, WriteNotSupported, WriteOp
 from . import model
 from .checks import (
@@ -47,6 +50,7 @@ from .checks import (
     reference_description,
     rows_check,
     validator_check,
+    versions_check,
 )
 from .report import StepResult, StepStatus, WriterReport
 from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step
@@ -66,31 +70,45 @@ class WriterCheckError(Exception):
 
 
 def installed_readers() -> list[str]:
-    """The reader drivers installed here (the reference always)."""
-    readers = ["reference"]
+    """The reader drivers a run uses by default: every installed driver
+    (:func:`conformance.drivers.installed_drivers`) but the pinned old pylance
+    releases, each a child process in a virtual environment of its own (ask
+    for one with ``readers``/``--reader``)."""
+    return [name for name in installed_drivers() if RELEASE_SEPARATOR not in name]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Writer:
+    """The driver under test and what it declares."""
+
+    driver: Any
+    info: DriverInfo
+    #: The write kinds it declares; None when it has no ``info()`` (each
+    #: operation is tried and ``WriteNotSupported`` says which it lacks).
+    operations: frozenset[str] | None
+
+
+def _writer(name: str, driver: Any) -> _Writer:
+    if not callable(getattr(driver, "write", None)):
+        raise WriterCheckError(f"driver {name!r} does not write (it has no write())")
     try:
-        import lance  # noqa: F401  (pylance installed: its driver reads)
-    except ImportError:
-        return readers
-    return readers + ["pylance"]
-
-
-def write_operations(driver: Any) -> frozenset[str] | None:
-    """The write kinds a driver declares (None: it declares nothing, so each
-    operation is tried and ``WriteNotSupported`` says which it lacks)."""
+        info = driver_info(driver, name)
+    except DriverInfoError as exc:
+        raise WriterCheckError(str(exc)) from None
+    if callable(getattr(driver, "info", None)):
+        if Capability.WRITE not in info.capabilities:
+            raise WriterCheckError(f"driver {name!r} does not declare the {Capability.WRITE.value} capability")
+        return _Writer(driver, info, frozenset(info.write_operations))
     declared = getattr(driver, "WRITE_OPERATIONS", None)
-    return None if declared is None else frozenset(declared)
-
-
-def unreported(driver: Any) -> frozenset[str]:
-    return frozenset(getattr(driver, "UNREPORTED", frozenset()))
+    return _Writer(driver, info, None if declared is None else frozenset(declared))
 
 
 @dataclasses.dataclass
 class _Run:
     uri: str
-    writer: Any
+    writer: _Writer
     readers: dict[str, Driver]
+    reader_infos: dict[str, DriverInfo]
     context: ScriptContext
     #: Expected content by version.
     contents: dict[int, pa.Table] = dataclasses.field(default_factory=dict)
@@ -99,6 +117,8 @@ class _Run:
     failed: set[str] = dataclasses.field(default_factory=set)
     not_applicable: set[str] = dataclasses.field(default_factory=set)
     committed: list[int] = dataclasses.field(default_factory=list)
+    #: Dataset-wide validator findings already reported (each fails one step).
+    dataset_findings: set[str] = dataclasses.field(default_factory=set)
 
 
 def run_writer_conformance(
@@ -119,21 +139,26 @@ def run_writer_conformance(
     readers by default)."""
     if driver is None:
         driver = load_driver(writer)
-    if not callable(getattr(driver, "write", None)):
-        raise WriterCheckError(f"driver {writer!r} does not write (it has no write())")
+    under_test = _writer(writer, driver)
     reader_names = list(readers) if readers is not None else installed_readers()
-    reader_drivers = {name: (driver if name == writer else load_driver(name)) for name in reader_names}
+    reader_drivers: dict[str, Driver] = {}
     owned = scratch is None
     root = Path(tempfile.mkdtemp(prefix="writer-check-")) if scratch is None else Path(scratch)
     try:
-        run = _Run(str(root / "dataset.lance"), driver, reader_drivers, ScriptContext(data_storage_version))
+        for name in reader_names:
+            reader_drivers[name] = driver if name == writer else load_driver(name)
+        infos = {name: driver_info(reader, name) for name, reader in reader_drivers.items()}
+        run = _Run(str(root / "dataset.lance"), under_test, reader_drivers, infos, ScriptContext(data_storage_version))
         results = [_expected(_step(run, step), expectations) for step in steps]
         history = _history_problems(run)
     finally:
+        for reader in reader_drivers.values():
+            if reader is not driver:
+                close_driver(reader)
         if owned:
             shutil.rmtree(root, ignore_errors=True)
     return WriterReport(
-        driver=_driver_document(writer, driver),
+        driver=under_test.info.to_json(),
         readers=tuple(reader_names),
         data_storage_version=data_storage_version,
         steps=tuple(results),
@@ -144,16 +169,6 @@ def run_writer_conformance(
             "so that every reader compares rows (the reference reads 2.0 data files only)",
         ),
     )
-
-
-def _driver_document(name: str, driver: Any) -> dict[str, Any]:
-    info = getattr(driver, "info", None)
-    if callable(info):
-        try:
-            return dict(info().to_json())
-        except Exception as exc:  # a driver's self-description must not stop the report
-            return {"name": name, "info_error": failure_text(exc)}
-    return {"name": name, "module": DRIVERS.get(name, name)}
 
 
 def _result(step: Step, status: StepStatus, **fields: Any) -> StepResult:
@@ -168,7 +183,7 @@ def _result(step: Step, status: StepStatus, **fields: Any) -> StepResult:
 
 
 def _step(run: _Run, step: Step) -> StepResult:
-    declared = write_operations(run.writer)
+    declared = run.writer.operations
     if declared is not None and step.kind.value not in declared:
         run.not_applicable.add(step.id)
         return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform {step.kind.value}")
@@ -183,7 +198,7 @@ def _step(run: _Run, step: Step) -> StepResult:
     op = step.make(run.context)
     before = _listed(run.uri)
     try:
-        returned = run.writer.write(run.uri, op)
+        returned = run.writer.driver.write(run.uri, op)
     except WriteNotSupported as exc:
         run.not_applicable.add(step.id)
         return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform it: {exc}")
@@ -199,25 +214,30 @@ def _step(run: _Run, step: Step) -> StepResult:
         return _result(step, StepStatus.FAIL, versions=tuple(appeared), problems=tuple(problems))
     appeared = [version for version in _listed(run.uri) if version not in before]
     problems = _version_problems(op, returned, appeared, before)
+    result: pa.Table | None
     try:
         result = model.apply(run.current, op, run.contents)
-    except model.ModelError as exc:  # the script met a table it did not shape: a fault of the script
-        raise RuntimeError(f"writer conformance script, step {step.id}: {exc}") from exc
+    except model.ModelError as exc:
+        # The table an earlier wrong step left (later steps are judged against
+        # it) does not take this operation: what it should leave is unknown.
+        problems.append(f"the rows this step should leave cannot be known: {exc}")
+        result = None
     # The newest version that appeared holds the operation's result, whatever
     # the driver returned (a wrong number is a problem of its own, above).
     final = max(appeared) if appeared else returned
     checks: list[Check] = []
     for version in appeared:
         expected = result if version == final else run.current
-        if expected is None:
-            problems.append(f"version {version} appeared before the table was created")
-            continue
-        run.contents[version] = expected
+        if expected is not None:
+            run.contents[version] = expected
         checks += _version_checks(run, version, expected, step if version == final else None)
     if op.kind in NON_COMMITTING:
         checks += _facts(run, step, returned)
     notes: list[str] = []
-    if any(check.check == "rows:reference" and check.status is CheckStatus.FAIL for check in checks):
+    if result is None or any(
+        check.version == final and check.check.startswith("rows:") and check.status is CheckStatus.FAIL
+        for check in checks
+    ):
         result = _rebased(run, final, result, notes)
     run.committed += appeared
     run.current = result
@@ -236,17 +256,23 @@ def _step(run: _Run, step: Step) -> StepResult:
     )
 
 
-def _rebased(run: _Run, version: int, result: pa.Table, notes: list[str]) -> pa.Table:
-    """The rows ``version`` actually holds (as the reference reads them),
-    which later steps are judged against, so that one wrong step fails once
-    rather than every step after it."""
-    try:
-        actual = reference_driver.read_table(run.uri, version)
-    except Exception:  # unreadable: later steps stay judged against the model
-        return result
-    notes.append(f"later steps are judged against the rows v{version} holds, not the rows it should hold")
-    run.contents[version] = actual
-    return actual
+def _rebased(run: _Run, version: int, result: pa.Table | None, notes: list[str]) -> pa.Table | None:
+    """The rows ``version`` actually holds, which later steps are judged
+    against, so that one wrong step fails once rather than every step after
+    it: as the reference reads them, else the first reader that can (the
+    version is the latest, so a reader without time travel reads it too)."""
+    for name, reader in run.readers.items():
+        try:
+            asked = version if Capability.TIME_TRAVEL in run.reader_infos[name].capabilities else None
+            actual = reader.read_table(run.uri, asked)
+        except BaseException as exc:  # unreadable by this reader: try the next
+            if not is_implementation_failure(exc):
+                raise
+            continue
+        notes.append(f"later steps are judged against the rows v{version} holds ({name} read them)")
+        run.contents[version] = actual
+        return actual.drop_columns([column for column in ("_rowid", "_rowaddr") if column in actual.column_names])
+    return result
 
 
 def _listed(uri: str) -> list[int]:
@@ -271,17 +297,60 @@ def _version_problems(op: WriteOp, returned: object, appeared: list[int], before
     return []
 
 
-def _version_checks(run: _Run, version: int, expected: pa.Table, step: Step | None) -> list[Check]:
-    checks = [validator_check(run.uri, version)]
+def _version_checks(run: _Run, version: int, expected: pa.Table | None, step: Step | None) -> list[Check]:
+    checks = [validator_check(run.uri, version, run.dataset_findings)]
     ours, described = reference_description(run.uri, version)
     checks.append(described)
+    latest = max(_listed(run.uri), default=version)
     for name, reader in run.readers.items():
-        checks.append(rows_check(name, reader, run.uri, version, expected))
-        if name != "reference":
-            checks.append(describe_check(name, reader, run.uri, version, ours, unreported(reader)))
+        info = run.reader_infos[name]
+        asked = None if version == latest and Capability.TIME_TRAVEL not in info.capabilities else version
+        if version != latest and Capability.TIME_TRAVEL not in info.capabilities:
+            # Checked right after the step, its result is the latest version;
+            # a version committed on the way (ReserveFragments) is not.
+            note = f"{name} lacks {Capability.TIME_TRAVEL.value}: it reads only the latest version"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+            continue
+        newer = _newer_data_files(ours) if name == "reference" else None
+        if expected is None:
+            note = "the rows it should hold are not known (see the step's problems)"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        elif newer:
+            note = f"the reference reads data files of version 2.0 only; this version has {newer}"
+            checks.append(Check(version, f"rows:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        else:
+            checks.append(rows_check(name, reader, run.uri, asked, expected, reported_as=version))
+        if name == "reference":
+            continue
+        if Capability.DESCRIBE not in info.capabilities:
+            note = f"{name} lacks {Capability.DESCRIBE.value}"
+            checks.append(Check(version, f"describe:{name}", CheckStatus.NOT_APPLICABLE, notes=(note,)))
+        else:
+            checks.append(describe_check(name, reader, run.uri, asked, ours, info.unreported, reported_as=version))
     if step is not None and step.checks and ours is not None:
         checks.append(facts_check(version, [problem for check in step.checks for problem in check(ours, run.context)]))
     return checks
+
+
+#: The data file version the reference's file reader decodes.
+_REFERENCE_FILE_VERSION = (2, 0)
+
+
+def _newer_data_files(ours: Description | None) -> str | None:
+    """The data file versions of a description newer than the reference's
+    file reader decodes (files of 2.1 and 2.2: their rows are compared by the
+    other readers until the reference reads them), or None."""
+    if ours is None:
+        return None
+    newer = sorted(
+        {
+            (data_file["file_major_version"], data_file["file_minor_version"])
+            for fragment in ours["fragments"]
+            for data_file in fragment["files"]
+            if (data_file["file_major_version"], data_file["file_minor_version"]) > _REFERENCE_FILE_VERSION
+        }
+    )
+    return ", ".join(f"{major}.{minor}" for major, minor in newer) or None
 
 
 def _facts(run: _Run, step: Step, version: int) -> list[Check]:
@@ -299,17 +368,12 @@ def _history_problems(run: _Run) -> list[str]:
     expected = _listed(run.uri)
     if sorted(run.committed) != expected:
         problems.append(f"the versions listed are {expected}; the steps committed {sorted(run.committed)}")
-    for name, reader in run.readers.items():
-        try:
-            listed = reader.versions(run.uri)
-        except BaseException as exc:
-            if not is_implementation_failure(exc):
-                raise
-            problems.append(f"{name} cannot list the versions: {failure_text(exc)}")
-            continue
-        if list(listed) != expected:
-            problems.append(f"{name} lists versions {list(listed)}, not {expected}")
-    return problems
+    listing = {
+        name: reader
+        for name, reader in run.readers.items()
+        if Capability.LIST_VERSIONS in run.reader_infos[name].capabilities
+    }
+    return problems + versions_check(run.uri, listing, expected)
 
 
 def _expected(result: StepResult, expectations: ExpectationSource | None) -> StepResult:
@@ -319,10 +383,8 @@ def _expected(result: StepResult, expectations: ExpectationSource | None) -> Ste
     entry = expectations.lookup(SUITE, result.id)
     if entry is None:
         return result
-    if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
-        document = dataclasses.asdict(entry)
-    else:
-        document = {"reason": str(entry)}
+    to_json = getattr(entry, "to_json", None)
+    document = to_json() if callable(to_json) else {"reason": str(entry)}
     if result.status is StepStatus.FAIL:
         return dataclasses.replace(result, status=StepStatus.EXPECTED_FAILURE, expectation=document)
     if result.status is StepStatus.PASS:

@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..errors import (
@@ -133,6 +131,11 @@ def s3_client(options: S3Options) -> Any:
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
+            # Lazy: boto3 takes most of a second to import, and every reader of a
+            # local dataset (a worker process starting, say) imports this module.
+            import boto3
+            from botocore.config import Config  # (comes with boto3)
+
             config = Config(
                 connect_timeout=10,
                 read_timeout=60,

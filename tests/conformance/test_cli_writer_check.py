@@ -30,9 +30,17 @@ def test_an_expectations_file_accounts_for_the_failure(tmp_path, capsys):
     path.write_text(
         json.dumps(
             {
+                "format": 1,
                 "implementation": "faulty",
-                "entries": [
-                    {"suite": "writers", "case": "delete", "requirement": "deletion.readers-filter", "reason": "no-op"}
+                "expectations": [
+                    {
+                        "suite": "writers",
+                        "case": "delete",
+                        "requirement": "deletion.readers-filter",
+                        "kind": "bug",
+                        "reason": "the delete commits a config change instead",
+                        "reproducer": "lance-conformance writer-check --driver " + FAULTY,
+                    }
                 ],
             }
         )

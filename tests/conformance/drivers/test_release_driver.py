@@ -16,7 +16,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.drivers import DriverError, load_driver
-from conformance.drivers.release import ReleaseCallError
+from conformance.drivers.worker.client import WorkerProcessError, WorkerReplyError
 from conformance.expectations import shipped_expectations, version_key
 from conformance.fixtures.case import case_dirs
 from conformance.fixtures.generate import CASES_DIR
@@ -132,20 +132,20 @@ def test_a_relative_path_means_what_it_means_to_the_caller(old_release, monkeypa
 
 @pytest.mark.old_pylance
 def test_the_child_survives_a_panic_and_is_replaced_when_it_dies(old_release):
-    """One long-lived child per driver: a panic leaves it serving; a child
-    that is killed is replaced on the next call."""
+    """One long-lived worker per driver: a panic leaves it serving (a typed
+    error of kind ``panic``); a worker that is killed is replaced on the next call."""
     panicking = str(CORPUS / CASES_DIR / PANICKING_CASE / "dataset")
     readable = str(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset")
     old_release.versions(readable)
-    pid = old_release._process.pid
-    with pytest.raises(ReleaseCallError, match="PanicException: .*Unsupported logical type: map"):
+    pid = old_release.pid
+    with pytest.raises(WorkerReplyError, match="panic: PanicException: .*Unsupported logical type: map"):
         old_release.describe(panicking, 1)
     assert old_release.describe(readable, 1)["version"] == 1
-    assert old_release._process.pid == pid
+    assert old_release.pid == pid
     os.kill(pid, 9)
-    old_release._process.wait()
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # until it has exited; the driver reaps it
     assert old_release.read_table(readable, 1).num_rows == 5
-    assert old_release._process.pid != pid
+    assert old_release.pid not in (None, pid)
 
 
 @pytest.mark.old_pylance
@@ -153,14 +153,13 @@ def test_a_child_that_stops_answering_is_killed_and_replaced(old_release, tmp_pa
     """A real hang: pylance opens a named pipe in place of a manifest and
     waits for a writer forever. The call fails after the timeout, naming it,
     and the next call gets a new child."""
-    from conformance.drivers import release
 
     dataset = tmp_path / "dataset"
     shutil.copytree(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset", dataset)
     (dataset / "_versions" / "3.manifest").unlink()
     os.mkfifo(dataset / "_versions" / "3.manifest")
-    monkeypatch.setattr(release, "CALL_TIMEOUT_SECONDS", 3.0)
-    with pytest.raises(ReleaseCallError, match="did not answer describe within 3 s"):
+    monkeypatch.setattr(old_release, "timeout", 3.0)
+    with pytest.raises(WorkerProcessError, match="did not answer describe within 3 s"):
         old_release.describe(str(dataset), 3)
     assert old_release.versions(str(CORPUS / CASES_DIR / "ref-naming-v1" / "dataset")) == [1, 2, 3]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.drivers import pylance_driver, reference, writes
 from conformance.drivers.writes import (
@@ -71,6 +73,31 @@ def test_json_round_trip(op, tmp_path):
     )
 
 
+@pytest.mark.parametrize("op", EVERY_KIND_ONCE, ids=lambda op: op.kind.value)
+def test_json_documents_fit_the_schema(op, tmp_path):
+    """What a worker receives is what conformance/schemas/write-operation.schema.json says."""
+    from conformance.describe import schema_validator
+
+    errors = list(schema_validator(writes.OPERATION_SCHEMA).iter_errors(op.to_json(rows_dir=tmp_path)))
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"kind": "delete", "read_version": None},
+        {"kind": "delete", "read_version": None, "where": {"column": "id", "op": "~", "value": 1}},
+        {"kind": "tag", "read_version": None, "name": "t", "colour": "red"},
+        {"kind": "update", "read_version": None, "values": [["id", [1]]]},
+        {"kind": "alter-columns", "read_version": None, "alterations": [{"path": "id"}]},
+    ],
+)
+def test_the_schema_refuses_malformed_documents(document):
+    from conformance.describe import schema_validator
+
+    assert list(schema_validator(writes.OPERATION_SCHEMA).iter_errors(document))
+
+
 def _without_rows(op):
     return {name: value for name, value in vars(op).items() if name != "rows"}
 
@@ -87,6 +114,11 @@ def _without_rows(op):
         {"kind": "append", "rows": "/nonexistent/rows.arrow"},
         {"kind": "tag", "name": "t", "colour": "red"},
         {"kind": "alter-columns", "alterations": [{"path": "id", "data_type": "no-such-type"}]},
+        {"kind": "add-columns", "columns": [{"name": "a", "source": "id", "colour": 1}]},
+        {"kind": "restore", "version": "3"},
+        {"kind": "restore", "version": True},
+        {"kind": "tag", "name": "t", "read_version": 1.5},
+        {"kind": "compact", "materialize_deletions": 1},
     ],
 )
 def test_malformed_documents_raise_write_op_error(document):
@@ -193,3 +225,53 @@ def test_a_stale_read_version_conflicts(driver, tmp_path):
 
 def test_write_module_exports():
     assert set(writes.OPERATIONS) == set(WriteKind)
+
+
+# -- properties ------------------------------------------------------------------------
+
+
+_columns = st.text(alphabet="abcxyz_ `'", min_size=1, max_size=8)
+_literals = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+_predicates = st.one_of(
+    st.builds(writes.Compare, _columns, st.sampled_from(list(writes.Comparison)), _literals),
+    st.builds(writes.IsIn, _columns, st.lists(st.integers(-5, 5), min_size=1, max_size=4).map(tuple)),
+)
+_versions = st.one_of(st.none(), st.integers(1, 2**31))
+_operations = st.one_of(
+    st.builds(Delete, _predicates, read_version=_versions),
+    st.builds(
+        Update,
+        st.lists(st.tuples(_columns, _literals), min_size=1, max_size=3).map(tuple),
+        st.one_of(st.none(), _predicates),
+        read_version=_versions,
+    ),
+    st.builds(Config, st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.text(max_size=5))), min_size=1)),
+    st.builds(DropColumns, st.lists(_columns, min_size=1, max_size=3).map(tuple), read_version=_versions),
+    st.builds(
+        AddColumns, st.lists(st.builds(NewColumn, _columns, _columns, st.integers(-3, 3)), min_size=1, max_size=2)
+    ),
+    st.builds(Tag, st.text(min_size=1, max_size=5), _versions, read_version=_versions),
+    st.builds(Restore, st.integers(1, 2**31), read_version=_versions),
+    st.builds(Compact, st.integers(1, 10**6), st.booleans()),
+    st.builds(CreateIndex, _columns, st.sampled_from(["BTREE", "BITMAP"]), st.one_of(st.none(), _columns)),
+)
+
+
+@given(_operations)
+def test_every_operation_survives_its_json_document(op):
+    """Property: any operation without rows reads back equal from its JSON
+    text (literals of every JSON type, odd column names, absent or present
+    read versions), and the document fits the operation schema."""
+    import json
+
+    from conformance.describe import schema_validator
+
+    document = json.loads(json.dumps(op.to_json()))
+    assert op_from_json(document) == op
+    assert list(schema_validator(writes.OPERATION_SCHEMA).iter_errors(document)) == []

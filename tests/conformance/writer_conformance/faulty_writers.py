@@ -89,3 +89,53 @@ _DROPS = DropsDeletions()
 
 def write(uri, op, *, storage_options=None) -> int:
     return _DROPS.write(uri, op, storage_options=storage_options)
+
+
+class LatestOnlyReader:
+    """The reference reader declaring no time travel and no version listing:
+    it reads the latest version only (asked for an older one it refuses, as
+    such a reader would)."""
+
+    UNREPORTED = reference.UNREPORTED
+
+    def info(self):
+        from dataclasses import replace
+
+        from conformance.drivers.protocol import Capability
+
+        declared = reference.info()
+        return replace(
+            declared,
+            name="latest-only",
+            capabilities=declared.capabilities
+            - {Capability.TIME_TRAVEL, Capability.LIST_VERSIONS, Capability.WRITE, Capability.WRITE_AT_VERSION},
+            write_operations=frozenset(),
+        )
+
+    def versions(self, uri):
+        raise ValueError("this reader cannot list versions")
+
+    def describe(self, uri, version=None):
+        if version is not None:
+            raise ValueError("this reader reads the latest version only")
+        return reference.describe(uri)
+
+    def read_table(self, uri, version=None, *, schema=None):
+        if version is not None:
+            raise ValueError("this reader reads the latest version only")
+        return reference.read_table(uri)
+
+
+class AddsUnderAnotherName(_Faulty):
+    """Adds a requested column under another name, and lets an alteration of
+    a column that is not there pass silently (committing a config change):
+    the script's later steps meet a table it did not shape."""
+
+    def write(self, uri, op, *, storage_options=None) -> int:
+        if isinstance(op, writes.AddColumns):
+            op = writes.AddColumns(tuple(writes.NewColumn("misnamed", c.source, c.offset) for c in op.columns))
+        elif isinstance(op, writes.AlterColumns):
+            present = {field["name"] for field in reference.describe(uri)["schema"]}
+            if any(alteration.path not in present for alteration in op.alterations):
+                op = writes.Config((("faulty.ignored-alteration", "yes"),))
+        return super().write(uri, op, storage_options=storage_options)

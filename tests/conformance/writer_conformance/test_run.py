@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from conformance.expectations import Expectation, Expectations
 from conformance.writer_conformance import SCRIPT, StepStatus, run_writer_conformance, to_text
-from conformance.writer_conformance.expectations import WriterExpectation, WriterExpectations
 from conformance.writer_conformance.report import check_report_document
 
 from . import faulty_writers
@@ -109,11 +109,11 @@ def test_a_crash_fails_its_step_and_skips_the_steps_that_need_it():
 def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
     """A listed failure is an expected failure; a listed step that passes is
     reported fixed and fails the run (a strict xfail)."""
-    expectations = WriterExpectations(
+    expectations = Expectations(
         "drops-deletions",
         (
-            WriterExpectation("writers", "delete", "deletion.readers-filter", "deletes nothing"),
-            WriterExpectation("writers", "append", "transaction.append-keeps-existing", "stale entry"),
+            Expectation("writers", "delete", "deletion.readers-filter", "deletes nothing", reproducer="the script"),
+            Expectation("writers", "append", "transaction.append-keeps-existing", "stale entry", reproducer="-"),
         ),
     )
     report = run_writer_conformance(
@@ -124,3 +124,50 @@ def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
     assert statuses["append"] is StepStatus.FIXED
     assert not report.passed
     assert report.step("delete").expectation["reason"] == "deletes nothing"
+
+
+def test_a_reader_without_time_travel_reads_each_step_as_the_latest(monkeypatch):
+    """A reader that reads only the latest version is still checked on every
+    step's result (checked right after the step), and a version committed on
+    the way (compaction's ReserveFragments) is not applicable to it."""
+    from conformance import drivers
+
+    monkeypatch.setitem(drivers.DRIVERS, "latest-only", "tests.conformance.writer_conformance.latest_only_reader")
+    report = run_writer_conformance("reference", readers=["reference", "latest-only"])
+    step_checks = {step.id: step.checks for step in report.steps}
+    compact = report.step("compact")
+    reserve, rewrite = compact.versions
+    by_name = {(c.version, c.check): c for c in step_checks["compact"]}
+    assert by_name[(reserve, "rows:latest-only")].status.value == "not-applicable"
+    assert "time-travel" in by_name[(reserve, "rows:latest-only")].notes[0]
+    assert by_name[(rewrite, "rows:latest-only")].status.value == "pass"
+    assert by_name[(rewrite, "describe:latest-only")].status.value == "pass"
+    # It declares no version listing, so the history check does not ask it.
+    assert report.passed, to_text(report)
+
+
+def test_pylance_default_files_are_compared_by_pylance_alone():
+    """With pylance's default data storage version (2.2), the reference's
+    rows checks are not applicable (it decodes 2.0 files only) and pylance's
+    own rows are still compared with the expected content."""
+    pytest.importorskip("lance")
+    report = run_writer_conformance("pylance", data_storage_version=None)
+    assert report.passed, to_text(report)
+    append = {check.check: check for check in report.step("append").checks}
+    assert append["rows:reference"].status.value == "not-applicable"
+    assert "2.2" in append["rows:reference"].notes[0]
+    assert append["rows:pylance"].status.value == "pass"
+    assert append["validator"].status.value == "pass"
+
+
+def test_steps_after_a_wrong_one_are_judged_on_what_it_left():
+    """A wrong add-columns fails; the alteration the script then asks for has
+    no expected rows (the column is not there) and fails saying so, without a
+    traceback; steps that do not depend on it pass."""
+    report = run_writer_conformance("misnames", driver=faulty_writers.AddsUnderAnotherName(), readers=READERS)
+    statuses = _statuses(report)
+    assert statuses["add-columns"] is StepStatus.FAIL
+    assert any("later steps are judged against" in note for note in report.step("add-columns").notes)
+    assert statuses["alter-columns"] is StepStatus.FAIL
+    assert any("cannot be known" in problem for problem in report.step("alter-columns").problems)
+    assert statuses["create-index"] is StepStatus.PASS and statuses["config"] is StepStatus.PASS

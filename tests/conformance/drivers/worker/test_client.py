@@ -1,0 +1,159 @@
+"""WorkerDriver: a driver whose calls go to a long-lived child process.
+
+Real processes throughout: the Python server over the reference driver, and
+a deliberately broken worker (``broken_worker.py``) that segfaults, panics,
+raises, hangs or prints garbage on chosen requests.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from conformance.drivers import DriverError, close_driver, load_driver, reference
+from conformance.drivers.worker.client import (
+    TIMEOUT_VARIABLE,
+    WorkerDriver,
+    WorkerProcessError,
+    WorkerReplyError,
+)
+from conformance.drivers.worker.errors import ErrorKind
+from conformance.drivers.writes import Append, Create, WriteConflict
+from conformance.fixtures.case import case_dirs
+from conformance.fixtures.verify import FAIL, PASS, verify_corpus
+from reference_impl.errors import UnsupportedFeatureError
+
+from .conftest import CASES, CORPUS, broken_command, broken_driver_name, is_running
+
+
+@pytest.fixture
+def worker():
+    driver = load_driver("worker:reference")
+    yield driver
+    close_driver(driver)
+
+
+def test_a_worker_reads_what_the_driver_reads_in_process(worker, dataset):
+    assert worker.versions(dataset) == reference.versions(dataset)
+    for version in (1, 3, None):
+        assert worker.describe(dataset, version) == reference.describe(dataset, version)
+        assert worker.read_table(dataset, version).equals(reference.read_table(dataset, version))
+    assert worker.UNREPORTED == reference.UNREPORTED
+    assert worker.driver_json()["name"] == "worker:reference"
+
+
+def test_the_expected_schema_travels_to_the_driver(worker, dataset):
+    """The schema is handed over as an Arrow IPC stream; a driver without a
+    ``schema`` parameter reads without it, the rows are the same."""
+    expected = reference.read_table(dataset, 2)
+    assert worker.read_table(dataset, 2, schema=expected.schema).equals(expected)
+
+
+def test_typed_errors_fail_the_call_and_the_worker_keeps_serving(worker, dataset, tmp_path):
+    pid = worker.pid
+    with pytest.raises(WorkerReplyError, match=r"worker:reference: refused: NotADatasetError: .*no manifest") as raised:
+        worker.describe(str(tmp_path / "missing"))
+    assert raised.value.kind is ErrorKind.REFUSED
+    with pytest.raises(UnsupportedFeatureError, match="unsupported: UnsupportedFeatureError: .*dictionary"):
+        worker.read_table(str(CASES / "pylance-dictionary" / "dataset"))
+    assert worker.versions(dataset) == [1, 2, 3]
+    assert worker.pid == pid
+
+
+def test_writes_travel_with_their_rows_and_conflicts_are_write_conflicts(worker, tmp_path):
+    target = str(tmp_path / "written")
+    assert worker.write(target, Create(rows=pa.table({"id": pa.array([1, 2], pa.int64())}))) == 1
+    assert worker.write(target, Append(rows=pa.table({"id": pa.array([3], pa.int64())}))) == 2
+    assert reference.read_table(target).column("id").to_pylist() == [1, 2, 3]
+    with pytest.raises(WriteConflict, match="conflict: WriteConflict: .*already exists"):
+        worker.write(target, Create(rows=pa.table({"id": pa.array([9], pa.int64())})))
+    assert not list(tmp_path.glob("lance-conformance-worker-*"))  # rows files live in the driver's scratch
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "seen"),
+    [
+        ("segfault", r"ended during describe; killed by signal SIGSEGV \(11\); nothing on stderr"),
+        ("panic", r"ended during describe; exited with status 101; stderr: note: run with `RUST_BACKTRACE=1`"),
+        ("raise", r"ended during describe; exited with status 1; stderr: RuntimeError: the broken worker raises"),
+        ("hang", r"did not answer describe within 2 s; stopped by the suite \(SIGKILL\)"),
+        ("garbage", r"wrote garbage during describe \(not JSON\): '<<this is not a response>>'; stopped by the suite"),
+        ("wrong-id", r"wrote garbage during describe \(not the response to request 3\)"),
+        ("stdout-noise", r"wrote garbage during describe \(not JSON\): 'INFO opening dataset'"),
+    ],
+)
+def test_a_broken_call_fails_with_what_was_seen_and_the_next_call_gets_a_fresh_worker(dataset, behaviour, seen):
+    with WorkerDriver("broken", broken_command(f"describe:ref-naming-v1:{behaviour}"), timeout=2) as driver:
+        assert driver.versions(dataset) == [1, 2, 3]
+        first = driver.pid
+        assert first is not None
+        with pytest.raises(WorkerProcessError, match=r"^broken: the worker \(pid \d+\) " + seen):
+            driver.describe(dataset, 1)
+        assert not is_running(first)
+        assert driver.pid is None
+        assert driver.read_table(dataset, 1).num_rows == 5
+        assert driver.pid not in (None, first)
+        second = driver.pid
+    assert not is_running(second)
+
+
+def test_a_panic_quotes_the_stderr_tail(dataset):
+    with WorkerDriver("broken", broken_command("versions::panic")) as driver:
+        with pytest.raises(WorkerProcessError) as raised:
+            driver.versions(dataset)
+    assert raised.value.exit == 101
+    assert "thread 'main' panicked at src/blob.rs:42:9:\nblob column not supported" in raised.value.stderr
+    assert "its stderr ends with:\nthread 'main' panicked" in str(raised.value)
+
+
+def test_a_corpus_run_through_a_broken_worker_completes(monkeypatch):
+    """``verify_corpus`` with a worker that segfaults on one case, panics on
+    another, hangs on a third and prints garbage on a fourth: those four
+    fail naming what was seen, every other case passes, and the run ends."""
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "2")
+    faults = {
+        "ref-tags": "describe:ref-tags:segfault",
+        "ref-types-blob": "read:ref-types-blob:panic",
+        "ref-restore": "versions:ref-restore:hang",
+        "ref-naming-v2": "describe:ref-naming-v2:garbage",
+    }
+    results = verify_corpus(CORPUS, broken_driver_name(*faults.values()))
+    assert len(results) == len(case_dirs(CORPUS))
+    by_case = {r.case: r for r in results}
+    assert {r.case for r in results if r.status == FAIL} == set(faults)
+    assert all(r.status == PASS for r in results if r.case not in faults)
+    assert "killed by signal SIGSEGV" in " ".join(by_case["ref-tags"].problems)
+    assert "exited with status 101; stderr: note: run with `RUST_BACKTRACE=1`" in " ".join(
+        by_case["ref-types-blob"].problems
+    )
+    assert "did not answer versions within 2 s" in " ".join(by_case["ref-restore"].problems)
+    assert "wrote garbage during describe (not JSON)" in " ".join(by_case["ref-naming-v2"].problems)
+
+
+def test_a_crash_is_not_a_refusal():
+    """A case whose version a reader must refuse fails when the worker
+    crashes on it: a segfault is no refusal."""
+    name = "crafted-unknown-reader-flag"
+    (result,) = verify_corpus(CORPUS, broken_driver_name(f"describe@2:{name}:segfault"), only={name})
+    assert result.status == FAIL
+    assert result.problems == [
+        f"v2: WorkerProcessError: {broken_driver_name(f'describe@2:{name}:segfault')}: the worker (pid "
+        + result.problems[0].split("(pid ", 1)[1].split(")")[0]
+        + ") ended during describe; killed by signal SIGSEGV (11); nothing on stderr"
+    ]
+    (result,) = verify_corpus(CORPUS, "worker:reference", only={name})
+    assert result.status == PASS
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("worker:", "worker: needs a driver name"),
+        ("cmd:", "cmd: needs a command line"),
+        ("cmd:/no/such/program --serve", "cannot be started: .*No such file or directory"),
+        ("worker:no_such_driver_module", r"ended during hello; exited with status 2; stderr: worker: unknown driver"),
+    ],
+)
+def test_a_worker_that_cannot_start_is_a_driver_error(name, message):
+    with pytest.raises(DriverError, match=f"driver {name!r} cannot be loaded: .*{message}"):
+        load_driver(name)
