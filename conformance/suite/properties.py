@@ -1,0 +1,155 @@
+"""The properties suite: generated tables cross between the driver and the reference.
+
+Each check runs a Hypothesis property over tables from
+:func:`conformance.strategies.arrow_tables` (nulls, nesting, sliced
+arrays), derandomized so that every run draws the same examples; a
+counterexample is shrunk and reported with the failing table.
+
+- ``reference-writes-driver-reads``: a table the reference writes (one
+  version, file format 2.0) is read back by the driver with the same rows
+  (needs ``read-latest``);
+- ``driver-writes-reference-reads``: a table the driver creates (file
+  format 2.0, which the reference reads) validates without errors and the
+  reference reads the same rows (needs ``write`` with ``create``, and 2.0
+  among the file versions the driver writes).
+
+Rows are compared by meaning (:func:`conformance.comparison.compare_tables`):
+representation differences (nullability flags, offset widths, a wider type)
+do not fail, value differences do.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+from hypothesis import HealthCheck, Phase, given, settings
+
+from reference_impl.dataset import Dataset
+
+from ..comparison import compare_tables
+from ..drivers import is_implementation_failure, writes
+from ..drivers.protocol import Capability
+from ..drivers.writes import WriteKind
+from ..strategies import arrow_tables
+from ..validator import Severity, validate
+from .checks import Check, Status, Suite, Verdict
+from .run import SuiteRun
+
+#: Examples per property: enough to meet every type the strategy draws in a
+#: few seconds per property with the reference.
+MAX_EXAMPLES = 40
+MAX_ROWS = 20
+
+
+class PropertyFailure(AssertionError):
+    """A counterexample: what differed for the table Hypothesis drew."""
+
+
+def _failure(exc: BaseException) -> str:
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message}"
+
+
+def reference_writes_driver_reads(run: SuiteRun, table: pa.Table) -> None:
+    with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
+        uri = str(Path(scratch) / "table.lance")
+        Dataset.create(uri, table)
+        try:
+            read = run.driver.read_table(uri)
+        except BaseException as exc:  # the implementation's own failure (a Rust panic too) is the finding
+            if not is_implementation_failure(exc):
+                raise
+            raise PropertyFailure(f"the driver could not read it: {_failure(exc)}") from None
+        compared = compare_tables(table, read)
+        if not compared.equal:
+            raise PropertyFailure("; ".join(compared.differences))
+
+
+#: The file version both sides of the driver-writes property handle.
+CREATE_VERSION = "2.0"
+
+
+def driver_writes_reference_reads(run: SuiteRun, table: pa.Table) -> None:
+    with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
+        uri = str(Path(scratch) / "table.lance")
+        try:
+            run.driver.write(uri, writes.Create(table, data_storage_version=CREATE_VERSION))  # type: ignore[attr-defined]
+        except BaseException as exc:
+            if not is_implementation_failure(exc):
+                raise
+            raise PropertyFailure(f"the driver could not write it: {_failure(exc)}") from None
+        errors = sorted({f"{f.rule}: {f.message}" for f in validate(uri).findings if f.severity is Severity.ERROR})
+        if errors:
+            raise PropertyFailure("the validator reports errors: " + "; ".join(errors[:5]))
+        try:
+            read = Dataset.open(uri).to_table()
+        except Exception as exc:  # the reference refusing what the driver wrote is the finding
+            raise PropertyFailure(f"the reference could not read it: {_failure(exc)}") from None
+        compared = compare_tables(table, read)
+        if not compared.equal:
+            raise PropertyFailure("; ".join(compared.differences))
+
+
+def _holds(run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None]) -> Verdict:
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        # The same examples every run: a conformance result (and the
+        # expectations file that records it) must not depend on the seed.
+        derandomize=True,
+        # The implementer's working directory stays clean; the failing
+        # example is printed instead.
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        # The counterexample is the report; which of the project's lines ran is not.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    )
+    @given(arrow_tables(max_rows=MAX_ROWS))
+    def check(table: pa.Table) -> None:
+        prop(run, table)
+
+    try:
+        check()
+    except PropertyFailure as exc:
+        notes = [str(note) for note in getattr(exc, "__notes__", [])]
+        return Verdict.failed([str(exc), *notes])
+    return Verdict.passed()
+
+
+def _reference_writes_driver_reads(run: SuiteRun) -> Verdict:
+    if not run.has(Capability.READ_LATEST):
+        return Verdict.not_applicable(Capability.READ_LATEST.value)
+    return _holds(run, reference_writes_driver_reads)
+
+
+def _driver_writes_reference_reads(run: SuiteRun) -> Verdict:
+    if not run.has(Capability.WRITE):
+        return Verdict.not_applicable(Capability.WRITE.value)
+    if WriteKind.CREATE.value not in run.info.write_operations:
+        return Verdict.not_applicable(f"{Capability.WRITE.value}: {WriteKind.CREATE.value}")
+    if CREATE_VERSION not in run.info.data_storage_versions:
+        return Verdict(
+            Status.NOT_APPLICABLE,
+            (f"not applicable: the driver does not write file version {CREATE_VERSION}, the one the reference reads",),
+        )
+    return _holds(run, driver_writes_reference_reads)
+
+
+def checks() -> list[Check]:
+    return [
+        Check(
+            Suite.PROPERTIES,
+            "reference-writes-driver-reads",
+            _reference_writes_driver_reads,
+            "tables the reference writes are read with the same rows by the driver",
+        ),
+        Check(
+            Suite.PROPERTIES,
+            "driver-writes-reference-reads",
+            _driver_writes_reference_reads,
+            "tables the driver writes validate clean and are read with the same rows by the reference",
+        ),
+    ]
