@@ -37,6 +37,8 @@ def test_a_clean_run_exits_0_and_check_says_the_same(tmp_path, capsys):
     jsonschema.validate(document, _schema())
     assert document["anomalies"] == [] and document["skipped_workloads"] == ["upsert"]
     assert document["operations"] == 6
+    assert document["report_format"] == 1
+    assert json.loads((out / "report.json").read_text())["report_format"] == 1
     assert main(["harness", "check", str(out)]) == 0
     text = capsys.readouterr().out
     assert "2 writers, 6 operations" in text and "anomalies: none" in text
