@@ -186,13 +186,14 @@ def _fixtures_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_results(results, output_format: str, info=None) -> None:
+def _print_results(results, output_format: str, info=None, corpus=None) -> None:
     import json
 
+    from .fixtures import corpus_version
     from .fixtures.verify import report_json
 
     if output_format == "json":
-        print(json.dumps(report_json(results, info), indent=2))
+        print(json.dumps(report_json(results, info, corpus_version(corpus) if corpus else None), indent=2))
         return
     for result in results:
         extra = f" [{result.expectation.requirement}]" if result.expectation else ""
@@ -242,7 +243,7 @@ def _fixtures_verify(args: argparse.Namespace) -> int:
         )
     finally:
         close_driver(driver)
-    _print_results(results, args.format, info)
+    _print_results(results, args.format, info, _corpus(args))
     return EXIT_OK if results and all(r.status in ACCEPTED for r in results) else EXIT_FINDINGS
 
 

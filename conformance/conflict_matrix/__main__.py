@@ -1,7 +1,7 @@
 """``python -m conformance.conflict_matrix measure|render``.
 
-``measure`` runs every cell
-in the chosen modes and writes the matrix as JSON; modes not run keep the
+``measure`` runs every cell (or the ``--cells`` given)
+in the chosen modes and writes the matrix as JSON; cells and modes not run keep the
 outcome stored in ``--previous`` (default: the packaged data), or become
 ``pending``. ``render`` prints the stored matrix as Markdown
 (``docs/conflicts.md``).
@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
         "--modes", nargs="+", choices=[m.value for m in Mode], default=[m.value for m in Mode], help="modes to run"
     )
     measure.add_argument("--previous", help="matrix whose outcomes modes not run keep (default: the packaged one)")
+    measure.add_argument(
+        "--cells",
+        nargs="+",
+        metavar="ID",
+        help="race only these cells (ids as in the data); the others keep --previous",
+    )
     commands.add_parser("render", help="print the stored matrix as Markdown")
     args = parser.parse_args(argv)
     if args.command == "render":
@@ -41,8 +47,15 @@ def main(argv: list[str] | None = None) -> int:
         previous = load_file(args.previous) if args.previous else stored_matrix()
     except FileNotFoundError:
         previous = None
+    cells = all_cells()
+    if args.cells:
+        unknown = sorted(set(args.cells) - {cell.id for cell in cells})
+        if unknown:
+            parser.error(f"unknown cells: {', '.join(unknown)}")
+    chosen = [cell for cell in cells if not args.cells or cell.id in args.cells]
     with workspace() as space:
-        matrix = assemble(run_cells(all_cells(), [Mode(m) for m in args.modes], space), previous=previous)
+        raced = dict((cell.id, observed) for cell, observed in run_cells(chosen, [Mode(m) for m in args.modes], space))
+        matrix = assemble(((cell, raced.get(cell.id, {})) for cell in cells), previous=previous)
     text = dumps(matrix)
     if args.output == "-":
         sys.stdout.write(text)

@@ -27,9 +27,6 @@ KNOWN: dict[str, Discrepancy] = {
     "rewrite/create_index:stable-row-ids": Discrepancy(
         "Rewrite and CreateIndex under stable row ids", follows_page="reference"
     ),
-    "delete/update:update-rewrite-columns": Discrepancy(
-        "An Update rewriting columns after a Delete of the same fragment", follows_page="reference"
-    ),
     "rewrite/create_index:fragment-reuse-index": Discrepancy(
         "CreateIndex after a Rewrite carrying a fragment reuse index", follows_page="pylance"
     ),

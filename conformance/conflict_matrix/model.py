@@ -12,6 +12,9 @@ from importlib import resources
 from pathlib import Path
 
 DATA_RESOURCE = ("data", "conflict_matrix.json")
+#: The version of the matrix document's shape (bump it when a field changes
+#: meaning or goes away; CHANGELOG.md).
+MATRIX_FORMAT = 1
 SCHEMA_NAME = "conflict-matrix.schema.json"
 
 
@@ -210,6 +213,7 @@ class ConflictMatrix:
 
     def to_json(self) -> dict:
         return {
+            "format": MATRIX_FORMAT,
             "pylance": self.pylance,
             "spec": {"repository": self.spec.repository, "path": self.spec.path, "commit": self.spec.commit},
             "modes": [mode.value for mode in Mode],

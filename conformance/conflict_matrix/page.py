@@ -46,6 +46,13 @@ def _delete_or_update(mine: Op, theirs: Op, sub: S) -> Verdict:
     if theirs in (Op.DELETE, Op.UPDATE):
         if sub is S.SAME_ROWS:
             return V.RETRYABLE, f"{section}: {theirs.value} rebases, but the same rows touched make it retryable"
+        if sub is S.UPDATE_COLUMNS:
+            # A column rewritten in place is written anew for every row of
+            # its fragment, the row the other side deletes included.
+            return V.RETRYABLE, (
+                f"{section}: {theirs.value} rebases, but a column rewrite in place touches every row of the "
+                "fragment, the deleted one too: the same rows make it retryable"
+            )
         return V.REBASE, f"{section}: {theirs.value} rebases (deletion masks merged)"
     return V.COMPATIBLE, f"{section}: not listed, compatible"
 

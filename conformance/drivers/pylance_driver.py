@@ -44,6 +44,7 @@ of pylance's debug rendering is :mod:`conformance.drivers.rust_debug`.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from functools import cache
@@ -93,6 +94,21 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+@functools.lru_cache(maxsize=1)
+def _manifest_renders_config() -> bool:
+    """Whether the release's manifest rendering (``lance.debug``) has the
+    table config (0.19 and later do; earlier ones leave it out)."""
+    import tempfile
+
+    import lance
+    import lance.debug
+    import pyarrow as pa
+
+    with tempfile.TemporaryDirectory(prefix="lance-conformance-probe-") as scratch:
+        dataset = lance.write_dataset(pa.table({"x": [1]}), os.path.join(scratch, "probe.lance"))
+        return "config" in lance.debug.format_manifest(dataset)
+
+
 def unreported_keys() -> frozenset[str]:
     """The describe keys the installed release has no way to show.
 
@@ -118,6 +134,8 @@ def unreported_keys() -> frozenset[str]:
         unreported.add("indices[].type_url")
     if not hasattr(dataset_class, "tags"):
         unreported.add("tags")  # releases before 0.16 have no tags
+    if not hasattr(dataset_class, "config") and not _manifest_renders_config():
+        unreported.add("config")  # releases before 0.19 show a table's config nowhere
     data_file_fields = _data_file_fields()
     if "file_size_bytes" not in data_file_fields:
         unreported.add("fragments[].files[].file_size_bytes")
@@ -266,11 +284,22 @@ def _with_blob_values(dataset, blob_columns: list[str]) -> pa.Table:
     row_ids = table.column("_rowid").to_pylist()
     table = table.drop_columns(["_rowid"])
     for name in blob_columns:
-        values = [blob.readall() for blob in dataset.take_blobs(row_ids, name)] if row_ids else []
+        values = [blob.readall() for blob in _take_blobs(dataset, row_ids, name)] if row_ids else []
         position = table.schema.get_field_index(name)
         field = dataset.schema.field(name)
         table = table.set_column(position, field, pa.array(values, field.type))
     return table
+
+
+def _take_blobs(dataset, row_ids: list[int], column: str) -> list:
+    """``take_blobs`` by row id: releases up to 0.26 take ``(row_ids, column)``;
+    from 0.27 the column comes first and the row ids are the ``ids`` keyword."""
+    import inspect
+
+    parameters = list(inspect.signature(dataset.take_blobs).parameters)
+    if parameters and parameters[0] == "blob_column":
+        return dataset.take_blobs(column, ids=row_ids)
+    return dataset.take_blobs(row_ids, column)
 
 
 def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:

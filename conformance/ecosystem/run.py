@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..conflict_matrix.model import stored_matrix
 from ..drivers import DriverError, close_driver, installed_drivers, load_driver
+from ..drivers.protocol import Capability
 from ..drivers.release import RELEASE_SEPARATOR
 from ..expectations import Expectations, shipped_expectations
 from ..fixtures.case import Case, CaseError, case_dirs, load_case
@@ -87,7 +88,9 @@ def read_with_drivers(names: Iterable[str], corpus: Path | None, progress: Progr
             info = driver_report(driver, name)
             run.entries.append(DriverEntry(name, info))
             run.expectations[name] = shipped_expectations(name, info.get("version"))
-            if callable(getattr(driver, "write", None)):
+            # A writer is one that declares it writes (docs/drivers.md): a
+            # worker's client has a write() whatever its implementation does.
+            if Capability.WRITE.value in info.get("capabilities", ()):
                 run.writers.append(name)
             if corpus is not None:
                 progress(f"golden cases: reading the corpus with {name}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..drivers import Driver
 from ..drivers.protocol import driver_info
+from ..fixtures import corpus_version
 
 #: The suite's distribution name on PyPI.
 SUITE_DISTRIBUTION = "lance-conformance"
@@ -36,7 +37,8 @@ def environment_versions(corpus: Path | None = None) -> dict[str, str]:
         "platform": f"{sys.platform} {platform.machine()}",
     }
     if corpus is not None:
-        versions["golden corpus"] = str(corpus)
+        version = corpus_version(corpus)
+        versions["golden corpus"] = f"{corpus} (version {version})" if version else str(corpus)
     return versions
 
 

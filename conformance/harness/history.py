@@ -15,6 +15,9 @@ from pathlib import Path
 import jsonschema
 
 SCHEMA_NAME = "harness-history.schema.json"
+#: The version of a history line's shape, written on every line (bump it when a
+#: field changes meaning or goes away; CHANGELOG.md).
+HISTORY_FORMAT = 1
 #: The writer index of the attempt that created the dataset (the runner's).
 SETUP_WRITER = -1
 
@@ -83,7 +86,7 @@ def history_schema() -> dict:
 def save_history(path, attempts: Iterable[Attempt]) -> None:
     with Path(path).open("w") as out:
         for attempt in attempts:
-            out.write(json.dumps(attempt.to_json(), sort_keys=True) + "\n")
+            out.write(json.dumps({"format": HISTORY_FORMAT, **attempt.to_json()}, sort_keys=True) + "\n")
 
 
 def load_history(path) -> list[Attempt]:

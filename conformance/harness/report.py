@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 REPORT_SCHEMA_NAME = "harness-report.schema.json"
 
 
+#: The version of the harness report's shape (bump it when a field changes meaning
+#: or goes away; CHANGELOG.md).
+REPORT_FORMAT = 1
+
+
 def counts(result: RunResult) -> dict[str, int]:
     attempts = [a for a in result.history if a.writer >= 0]
     by_outcome = Counter(a.outcome for a in attempts)
@@ -30,6 +35,7 @@ def report_document(result: RunResult) -> dict:
     numbers = counts(result)
     throughput = numbers["acknowledged"] / result.seconds if result.seconds > 0 else None
     return {
+        "report_format": REPORT_FORMAT,
         "writer": result.spec.writer,
         "writers": result.spec.writers,
         **numbers,

@@ -13,6 +13,11 @@ FAULT_SLOW_STORE = "slow-store"
 FAULTS = (FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE)
 
 
+#: The version of ``run.json``'s shape (bump it when a field changes meaning or
+#: goes away; CHANGELOG.md).
+RUN_FORMAT = 1
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """Everything a run needs. ``writer`` is ``"pylance"``, ``"reference"``,
@@ -47,11 +52,14 @@ class RunSpec:
         return cls(**document)
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        document = {"format": RUN_FORMAT, **self.to_json()}
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> RunSpec:
-        return cls.from_json(json.loads(path.read_text()))
+        document = json.loads(path.read_text())
+        document.pop("format", None)  # run.json files written before it was versioned have none
+        return cls.from_json(document)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,12 @@ INTERNAL_ERROR_RULE = "validator.internal-error"
 UNREADABLE_RULE = "validator.unreadable"
 
 
+#: The version of the validation report's shape (JSON ``report_format``, the JUnit
+#: ``report_format`` property, SARIF ``runs[].properties.reportFormat``); bump it
+#: when a field changes meaning or goes away (CHANGELOG.md).
+REPORT_FORMAT = 1
+
+
 @dataclass
 class Report:
     dataset: str
@@ -73,6 +79,7 @@ class Report:
 
     def to_json(self) -> dict:
         document = {
+            "report_format": REPORT_FORMAT,
             "dataset": self.dataset,
             "spec_revision": self.spec_revision.name,
             "versions": self.versions,

@@ -13,7 +13,7 @@ from collections import Counter
 from xml.etree import ElementTree
 
 from .baseline import BaselineEntry, BaselineOutcome
-from .engine import Report
+from .engine import REPORT_FORMAT, Report
 from .registry import Finding, Severity
 from .ruleset import rules_by_id
 
@@ -83,6 +83,7 @@ def to_junit(report: Report) -> str:
         errors="0",
     )
     properties = ElementTree.SubElement(suite, "properties")
+    ElementTree.SubElement(properties, "property", name="report_format", value=str(REPORT_FORMAT))
     ElementTree.SubElement(properties, "property", name="spec_revision", value=report.spec_revision.name)
     suppressed: dict[str, list[str]] = {}
     if report.baseline is not None:
@@ -163,7 +164,7 @@ def to_sarif(report: Report) -> str:
         "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
         "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
         "results": results,
-        "properties": {"specRevision": report.spec_revision.name},
+        "properties": {"reportFormat": REPORT_FORMAT, "specRevision": report.spec_revision.name},
     }
     if report.baseline is not None and report.baseline.stale:
         run["invocations"] = [

@@ -267,12 +267,23 @@ def _deletion_masks(p: _Pair, rebase_id: str) -> Decision:
     if shared & removed_fragment_ids(mine):
         return _retryable(same_rows, f"fragments {sorted(shared & removed_fragment_ids(mine))} it removes were changed")
     if p.read is not None:
+        # A column rewritten in place (an Update in REWRITE_COLUMNS mode)
+        # changes every row of its fragment, so it touches whatever rows the
+        # other side deleted there: the same rows, whichever side rewrote it.
         at_read = {f.id: f for f in p.read.fragments}
+        mine_updated = {f.id: f for f in mine.updated_fragments}
         rewritten = sorted(
             i for i in shared if i in at_read and i in theirs_updated and theirs_updated[i].files != at_read[i].files
         )
         if rewritten:
             return _retryable(same_rows, f"the data files of fragments {rewritten} were rewritten")
+        rewriting = sorted(
+            i for i in shared if i in at_read and i in mine_updated and mine_updated[i].files != at_read[i].files
+        )
+        if rewriting:
+            return _retryable(
+                same_rows, f"it rewrites the data files of fragments {rewriting}, whose rows the other side changed"
+            )
     if p.rows is not None:
         both = p.rows.overlap(shared)
         if both:

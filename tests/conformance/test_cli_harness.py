@@ -48,6 +48,8 @@ def test_a_clean_run_on_the_default_master_exits_0_and_check_says_the_same(tmp_p
     jsonschema.validate(document, _schema())
     assert document["anomalies"] == [] and document["skipped_workloads"] == ["upsert"]
     assert document["operations"] == 12 and document["acknowledged"] > 0
+    assert document["report_format"] == 1
+    assert json.loads((out / "report.json").read_text())["report_format"] == 1
     checked = _cli("harness", "check", str(out))
     assert checked.returncode == 0, checked.stderr[-2000:]
     assert "4 writers, 12 operations" in checked.stdout and "anomalies: none" in checked.stdout

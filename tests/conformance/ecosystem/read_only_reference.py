@@ -1,0 +1,31 @@
+"""A test driver: the reference, declaring itself a reader only.
+
+It keeps the reference's ``write()`` (as a worker's client always has one)
+but does not declare the ``write`` capability: the ecosystem must not take it
+for a writer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conformance.drivers import reference
+from conformance.drivers.protocol import Capability, DriverInfo
+
+NAME = "tests.conformance.ecosystem.read_only_reference"
+
+versions = reference.versions
+describe = reference.describe
+read_table = reference.read_table
+write = reference.write
+
+
+def info() -> DriverInfo:
+    declared = reference.info()
+    return replace(
+        declared,
+        name=NAME,
+        capabilities=declared.capabilities - {Capability.WRITE, Capability.WRITE_AT_VERSION},
+        write_operations=frozenset(),
+        data_storage_versions=(),
+    )
