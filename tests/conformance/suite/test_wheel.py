@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.fixtures import checkout_corpus
+from conformance.fixtures import CORPUS_VERSION_FILE, checkout_corpus
 from conformance.fixtures.case import case_dirs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,7 +52,8 @@ def test_an_installed_wheel_runs_the_whole_golden_corpus_from_an_empty_directory
         shipped = {
             name.split("/")[4] for name in archive.namelist() if name.startswith("conformance/fixtures/corpus/cases/")
         }
-    assert shipped == {case.name for case in cases}
+    # Every case, and the corpus's version file beside them.
+    assert shipped == {case.name for case in cases} | {CORPUS_VERSION_FILE}
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
