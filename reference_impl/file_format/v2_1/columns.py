@@ -207,6 +207,8 @@ class FieldAssembler:
         if column_index is None:
             return _nulls(count, target, lambda problem: self.corrupt(node, problem))
         leaf = self.column(column_index)
+        if not leaf.layers and count == 0:
+            return pa.array([], type=target)  # a column without pages
         if depth >= len(leaf.layers):
             raise self.corrupt(node, f"column {column_index} nests {len(leaf.layers)} layers, fewer than the schema")
         layer = leaf.layers[depth]

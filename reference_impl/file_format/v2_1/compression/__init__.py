@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
-from . import fixed_size_list, flat, packed_struct, variable
+from . import fixed_size_list, flat, inline_bitpacking, packed_struct, rle, variable
 from .base import BufferCursor, SchemeDecoder, ValueContext, ValueDecoder
 
 #: The decoder of each ``CompressiveEncoding`` field this reader implements.
@@ -25,6 +25,8 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "variable": variable.decode,
     "fixed_size_list": fixed_size_list.decode,
     "packed_struct": packed_struct.decode,
+    "inline_bitpacking": inline_bitpacking.decode,
+    "rle": rle.decode,
 }
 
 
