@@ -148,7 +148,7 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
         items = dictionary.data[: dictionary.num_values * width].reshape(dictionary.num_values, width)
         return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
     starts = dictionary.offsets[:-1].astype(np.int64)[indices]
-    lengths = np.diff(dictionary.offsets.astype(np.int64))[indices]
+    lengths = np.diff(dictionary.offsets.astype(np.int64)).astype(np.int64)[indices]
     offsets = np.zeros(len(indices) + 1, np.uint64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])

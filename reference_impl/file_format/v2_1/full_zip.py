@@ -80,7 +80,9 @@ def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
     return rep, definition
 
 
-def _fixed_without_lists(page, data, num_items, word_bytes, width, bits_def):
+def _fixed_without_lists(
+    page: PageContext, data: np.ndarray, num_items: int, word_bytes: int, width: int, bits_def: int
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
     stride = word_bytes + width
     if len(data) < stride * num_items:
         raise page.corrupt(f"{num_items} items of {stride} bytes need {stride * num_items} bytes, found {len(data)}")
@@ -93,7 +95,15 @@ def _fixed_without_lists(page, data, num_items, word_bytes, width, bits_def):
     return None, definition, [memoryview(values)]
 
 
-def _walk(page, layout, data, word_bytes, width, variable, limit):
+def _walk(
+    page: PageContext,
+    layout: enc.FullZipLayout,
+    data: np.ndarray,
+    word_bytes: int,
+    width: int,
+    variable: bool,
+    limit: int,
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
     """Unzip item by item: control words, then visible values."""
     num_items = layout.num_items
     words = np.zeros(num_items, dtype=np.uint32)

@@ -23,11 +23,13 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from google.protobuf import any_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lance.file import LanceFileReader as PylanceReader
 from lance.file import LanceFileWriter as PylanceWriter
 
+from reference_impl.dataset import Dataset
 from reference_impl.errors import LanceFormatError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import read_v2_metadata
@@ -282,8 +284,6 @@ def _layouts(path, name: str) -> set[str]:
     """The page layouts of a file (inner layouts of blob pages included)."""
     found = set()
     storage = LocalStorage(path)
-    from google.protobuf import any_pb2
-
     for column in read_v2_metadata(storage, name).columns:
         for page in column.pages:
             wrapper = any_pb2.Any()
@@ -356,8 +356,6 @@ def test_packed_structs_read_as_structs(tmp_path, version):
 def test_datasets_read_through_the_manifest(tmp_path, version):
     """A dataset (struct and list fields own no column in 2.1+: only leaves)
     read through ``Dataset``/``scan`` equals pylance's rows."""
-    from reference_impl.dataset import Dataset
-
     table = pa.concat_tables([_lists_and_structs(), _lists_and_structs()]).combine_chunks()
     table = table.append_column("id", pa.array(np.arange(table.num_rows)))
     dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=version, max_rows_per_file=300)
