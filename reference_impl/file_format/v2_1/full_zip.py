@@ -25,7 +25,7 @@ from .compression import ValueContext, decode_values
 from .page import DecodedPage, PageContext, check_layers, max_visible_level
 from .values import DecodedValues
 
-_WORD_TYPES = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
+_WORD_TYPES: dict[int, np.dtype] = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
 _LENGTH_TYPES = {8: "<u1", 16: "<u2", 32: "<u4", 64: "<u8"}
 
 
@@ -92,7 +92,7 @@ def _fixed_without_lists(
         words = np.ascontiguousarray(rows[:, :word_bytes]).view(_WORD_TYPES[word_bytes]).reshape(-1)
         _, definition = _split_word(words, 0, bits_def)
     values = np.ascontiguousarray(rows[:, word_bytes:]).reshape(-1)
-    return None, definition, [memoryview(values)]
+    return None, definition, [values.data]
 
 
 def _walk(
@@ -152,8 +152,8 @@ def _walk(
     gather = _ranges(start_array, length_array)
     values = data[gather]
     if variable:
-        return rep, definition_levels, [memoryview(offsets.astype("<u8")), memoryview(values)]
-    return rep, definition_levels, [memoryview(values)]
+        return rep, definition_levels, [offsets.astype("<u8").data, values.data]
+    return rep, definition_levels, [values.data]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
