@@ -317,8 +317,9 @@ def test_pages_split_across_many_pages_and_chunks(tmp_path, version):
     table = pa.table(
         {
             "i": pa.array(_random_ints(n, "int64"), mask=_mask(n, 7)),
-            "s": pa.array(_random_strings(n, 5)),
+            "b": pa.array([None if i % 5 == 1 else os.urandom(i % 9) for i in range(n)], pa.binary()),
             "l": pa.array(_random_lists(n, _rint), pa.list_(pa.int64())),
+            "st": pa.concat_arrays([_structs().column("outer").combine_chunks()] * (n // N + 1))[:n],
         }
     )
     _pylance_write(tmp_path / "f.lance", table, version, max_page_bytes=8 * 1024)
