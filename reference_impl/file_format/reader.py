@@ -368,7 +368,11 @@ class LanceFileReader:
             )
         self.num_rows = self.metadata.num_rows
         descriptor = self.metadata.descriptor
-        if descriptor is not None and self.metadata.columns and descriptor.length != self.num_rows:
+        if self._structural is not None and descriptor is not None:
+            # 2.1+ pages of a fixed-size list of structs count list elements,
+            # not rows: the descriptor has the rows.
+            self.num_rows = descriptor.length
+        elif descriptor is not None and self.metadata.columns and descriptor.length != self.num_rows:
             raise CorruptFileError(
                 self.path,
                 f"the file descriptor says {descriptor.length} rows but column 0 holds {self.num_rows}",
