@@ -223,6 +223,11 @@ def _constant() -> pa.Table:
         {
             "same": pa.array([7] * N, pa.int32()),
             "same_or_null": pa.array([None if i % 3 == 0 else 1.5 for i in range(N)], pa.float64()),
+            "same_string": pa.array(["changed"] * N),
+            "same_string_or_null": pa.array([None if i % 4 == 0 else "x" * 40 for i in range(N)]),
+            "lists_of_same": pa.array(
+                [None if i % 5 == 0 else ["k"] * (i % 3) for i in range(N)], pa.list_(pa.string())
+            ),
         }
     )
 
@@ -307,7 +312,9 @@ def _maps_and_fixed_size_lists_of_structs() -> pa.Table:
         {
             "map": pa.array(
                 [
-                    None if i % 5 == 1 else [(_random_strings(1)[0] + str(j), None if j == 1 else _rint()) for j in range(i % 3)]
+                    None
+                    if i % 5 == 1
+                    else [(_random_strings(1)[0] + str(j), None if j == 1 else _rint()) for j in range(i % 3)]
                     for i in range(N)
                 ],
                 pa.map_(pa.string(), pa.int64()),
