@@ -54,13 +54,30 @@ class VariableWidthValues:
         return len(self.offsets) - 1
 
 
-DecodedValues = FixedWidthValues | VariableWidthValues
+@dataclass(frozen=True)
+class PackedRowValues:
+    """Rows of a variable packed struct (2.2), each the children's values one
+    after the other: a fixed-width child as its bytes, a variable-width child
+    as a little-endian length of ``length_bits`` bits and its bytes."""
+
+    rows: VariableWidthValues
+    # Per child, in struct order: ("fixed", bits per value) or ("variable", length bits).
+    children: tuple[tuple[str, int], ...]
+
+    @property
+    def num_values(self) -> int:
+        return self.rows.num_values
+
+
+DecodedValues = FixedWidthValues | VariableWidthValues | PackedRowValues
 
 
 def empty_like(values: DecodedValues) -> DecodedValues:
     """No values, of the same kind and width as ``values``."""
     if isinstance(values, FixedWidthValues):
         return FixedWidthValues(np.zeros(0, np.uint8), values.bits_per_value, 0)
+    if isinstance(values, PackedRowValues):
+        return PackedRowValues(VariableWidthValues(np.zeros(1, np.uint64), np.zeros(0, np.uint8)), values.children)
     return VariableWidthValues(np.zeros(1, values.offsets.dtype), np.zeros(0, np.uint8))
 
 
@@ -80,6 +97,11 @@ def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
         if len(fixed) != len(blocks) or any(b.bits_per_value != first.bits_per_value for b in fixed):
             raise ValueError("chunks of one page decode to values of different widths")
         return _concat_fixed(fixed)
+    if isinstance(first, PackedRowValues):
+        packed = [b for b in blocks if isinstance(b, PackedRowValues)]
+        if len(packed) != len(blocks) or any(b.children != first.children for b in packed):
+            raise ValueError("chunks of one page decode to differently packed rows")
+        return PackedRowValues(_concat_variable([b.rows for b in packed]), first.children)
     variable = [b for b in blocks if isinstance(b, VariableWidthValues)]
     if len(variable) != len(blocks):
         raise ValueError("chunks of one page decode to values of different kinds")

@@ -16,7 +16,16 @@ from collections.abc import Sequence
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
-from . import fixed_size_list, flat, inline_bitpacking, out_of_line_bitpacking, packed_struct, rle, variable
+from . import (
+    fixed_size_list,
+    flat,
+    inline_bitpacking,
+    out_of_line_bitpacking,
+    packed_struct,
+    rle,
+    variable,
+    variable_packed_struct,
+)
 from .base import BufferCursor, SchemeDecoder, ValueContext, ValueDecoder
 
 #: The decoder of each ``CompressiveEncoding`` field this reader implements.
@@ -28,6 +37,7 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "inline_bitpacking": inline_bitpacking.decode,
     "rle": rle.decode,
     "out_of_line_bitpacking": out_of_line_bitpacking.decode,
+    "variable_packed_struct": variable_packed_struct.decode,
 }
 
 
