@@ -200,12 +200,17 @@ class FieldAssembler:
                     return found
             return None
         if _is_list(target) or is_structural_fsl(target):
-            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            child = self._child(node, _item_name(target), only_child=True)
             return self.first_column(child, _item_type(target))
         return own
 
-    def _child(self, node: Field, name: str) -> Field:
-        return self.plan.child_named(node, name)
+    def _child(self, node: Field, name: str, only_child: bool = False) -> Field:
+        """The child field of the Arrow type's child ``name``; a file whose
+        schema lacks it (its descriptor names other children) is corrupt."""
+        try:
+            return self.plan.child_named(node, name, only_child=only_child)
+        except ValueError as exc:
+            raise self.corrupt(node, str(exc)) from None
 
     def build(self, node: Field, target: pa.DataType, depth: int, count: int) -> pa.Array:
         """The array of ``node`` at nesting ``depth``, ``count`` slots long."""
@@ -227,7 +232,7 @@ class FieldAssembler:
             dimension = target.list_size
             if layer.is_list or layer.num_slots != count * dimension:
                 raise self.corrupt(node, f"{layer.num_slots} elements for {count} lists of {dimension}")
-            child = self.plan.child_named(node, target.value_field.name, only_child=True)
+            child = self._child(node, target.value_field.name, only_child=True)
             items = self.build(child, target.value_type, depth + 1, count * dimension)
             validity = _bitmap(layer.validity[::dimension] if layer.validity is not None else None)
             return pa.Array.from_buffers(target, count, [validity], children=[items])
@@ -238,7 +243,7 @@ class FieldAssembler:
             if not layer.is_list:
                 raise self.corrupt(node, "a list field whose levels have no list layer")
             assert layer.offsets is not None
-            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            child = self._child(node, _item_name(target), only_child=True)
             items = self.build(child, _item_type(target), depth + 1, int(layer.offsets[-1]))
             offsets = _arrow_offsets(layer.offsets, pa.types.is_large_list(target), lambda p: self.corrupt(node, p))
             return pa.Array.from_buffers(target, count, [validity, offsets], children=[items])
