@@ -538,3 +538,20 @@ def test_truncated_2_1_files_are_corrupt(tmp_path, hostile_samples, version, kee
     _read_hostile(tmp_path, data[:keep] if keep >= 0 else data[: len(data) + keep], table.schema)
     with pytest.raises(LanceFormatError, match="bad.lance"):
         _reference_read(tmp_path, "bad.lance", table.schema)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_file_schema_that_renames_a_field_is_corrupt(tmp_path, hostile_samples, version):
+    """The file's own schema names the columns; if its bytes name another
+    field than the Arrow schema asked for, the file is corrupt (not the call)."""
+    table, samples = hostile_samples
+    data = samples[version]
+    position = data.rindex(b"flag")  # a child of the struct "st", in the file's schema
+    renamed = data[:position] + b"flog" + data[position + 4 :]
+    (tmp_path / "bad.lance").write_bytes(renamed)
+    with pytest.raises(LanceFormatError, match="bad.lance.*flag"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
+    position = data.rindex(b"big")
+    (tmp_path / "bad.lance").write_bytes(data[:position] + b"bag" + data[position + 3 :])
+    with pytest.raises(LanceFormatError, match="bad.lance.*big"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
