@@ -493,6 +493,8 @@ def test_datasets_read_through_the_manifest(tmp_path, version):
 # variant of the small sample file: far more than honest decoding needs,
 # far less than a count taken on trust would ask for.
 ALLOCATION_LIMIT = 64 << 20
+# Rows of the hostile samples: enough for pylance to dictionary-encode.
+HOSTILE_ROWS = 128
 
 
 @pytest.fixture(scope="module")
@@ -502,13 +504,13 @@ def hostile_samples(tmp_path_factory):
     samples = {}
     table = pa.table(
         {
-            "i": pa.array(_random_ints(40, "int64"), mask=_mask(40, 3)),
-            "s": pa.array(_random_strings(40, 4)),
-            "l": pa.array(_random_lists(40, _rint), pa.list_(pa.int64())),
-            "st": _structs().column("outer").combine_chunks()[:40],
-            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(40)]),
-            "n": pa.nulls(40, pa.int32()),
-            "d": pa.array(["alpha", "beta", None, "gamma"] * 30)[:40],  # a dictionary, LZ4 in 2.2
+            "i": pa.array(_random_ints(HOSTILE_ROWS, "int64"), mask=_mask(HOSTILE_ROWS, 3)),
+            "s": pa.array(_random_strings(HOSTILE_ROWS, 4)),
+            "l": pa.array(_random_lists(HOSTILE_ROWS, _rint), pa.list_(pa.int64())),
+            "st": _structs().column("outer").combine_chunks()[:HOSTILE_ROWS],
+            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(HOSTILE_ROWS)]),
+            "n": pa.nulls(HOSTILE_ROWS, pa.int32()),
+            "d": pa.array(["alpha", "beta", None, "gamma"] * HOSTILE_ROWS)[:HOSTILE_ROWS],  # a dictionary, LZ4 in 2.2
         }
     )
     for version in VERSIONS:
