@@ -463,6 +463,21 @@ def test_large_values_are_compressed_one_by_one_in_full_zip_pages(tmp_path):
     assert _reference_read(tmp_path, "f.lance").column("big").to_pylist() == values
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_compressed_strings(tmp_path, version):
+    """Pages of many similar strings: pylance compresses them with FSST (its
+    escapes included: some strings hold bytes no symbol covers)."""
+    n = 20000
+    words = [
+        None if i % 9 == 4 else f"row-{int(v)}-\xff{chr(0x100 + i % 50)}"
+        for i, v in enumerate(_random_ints(n, "int32"))
+    ]
+    table = pa.table({"s": pa.array(words), "ls": pa.array(words, pa.large_string())})
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert any("fsst" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
+
+
 def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
     layouts = []
     for column in read_v2_metadata(LocalStorage(path), name).columns:

@@ -19,6 +19,7 @@ from ..values import DecodedValues
 from . import (
     fixed_size_list,
     flat,
+    fsst,
     general,
     inline_bitpacking,
     out_of_line_bitpacking,
@@ -40,6 +41,7 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "out_of_line_bitpacking": out_of_line_bitpacking.decode,
     "variable_packed_struct": variable_packed_struct.decode,
     "general": general.decode,
+    "fsst": fsst.decode,
 }
 
 
