@@ -4,12 +4,12 @@ Every table is written by pylance's ``LanceFileWriter`` at ``version="2.1"``
 and ``"2.2"`` (or as a dataset with ``data_storage_version``) and read by the
 reference reader (``reference_impl.file_format.LanceFileReader``, which routes
 2.1+ files to ``reference_impl.file_format.v2_1``); the rows must equal what
-pylance reads. The data is chosen so that pylance picks plain values (random
-values: no runs, no small ranges, few repeats), which keeps these tests about
-the structural layouts; a table whose pages still use a compressive encoding
-the reader lacks is marked xfail naming it, after checking the error names an
-encoding :data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks.
-"""
+pylance reads. Most data is random, so that pylance keeps plain values and the
+tests stay about the structural layouts; others ask for a scheme (field
+metadata, few distinct values, long similar strings). A file whose pages use
+a compressive encoding the reader lacks is marked xfail naming it, after
+checking the error names an encoding
+:data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks."""
 
 from __future__ import annotations
 
