@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
 from . import (
+    byte_stream_split,
+    constant,
     fixed_size_list,
     flat,
     fsst,
@@ -42,6 +44,8 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "variable_packed_struct": variable_packed_struct.decode,
     "general": general.decode,
     "fsst": fsst.decode,
+    "byte_stream_split": byte_stream_split.decode,
+    "constant": constant.decode,
 }
 
 
