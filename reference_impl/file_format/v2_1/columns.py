@@ -31,7 +31,7 @@ from .. import bitmaps
 from ..read_plan import ReadPlan
 from .page import DecodedPage
 from .rep_def import UnraveledLayer, unravel
-from .values import DecodedValues, FixedWidthValues, VariableWidthValues, concat_values
+from .values import DecodedValues, FixedWidthValues, PackedStructValues, VariableWidthValues, concat_values
 
 # Most values the reader creates for nulls no buffer backs (as in 2.0).
 MAX_NULL_VALUES = 2**30
@@ -244,6 +244,8 @@ class FieldAssembler:
 
         if values is None:
             return _nulls(count, target, corrupt)
+        if isinstance(values, PackedStructValues):
+            return _variable_packed_struct(target, values, count, validity, corrupt)
         if values.num_values != count:
             raise corrupt(f"{values.num_values} stored values for {count} slots")
         if pa.types.is_dictionary(target):
@@ -336,6 +338,19 @@ def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity
         child_values = FixedWidthValues(column, 8 * width, count)
         children.append(plain_array(target.field(index).type, child_values, count, None, corrupt))
         start += width
+    return pa.Array.from_buffers(target, count, [validity], children=children)
+
+
+def _variable_packed_struct(target: pa.DataType, values: PackedStructValues, count, validity, corrupt) -> pa.Array:
+    """A struct from the children of a variable packed struct (2.2)."""
+    if not pa.types.is_struct(target) or target.num_fields != len(values.children):
+        raise corrupt(f"a packed struct of {len(values.children)} children where the schema has {target}")
+    if values.num_values != count:
+        raise corrupt(f"{values.num_values} stored values for {count} slots")
+    children = [
+        plain_array(target.field(index).type, child, count, None, corrupt)
+        for index, child in enumerate(values.children)
+    ]
     return pa.Array.from_buffers(target, count, [validity], children=children)
 
 

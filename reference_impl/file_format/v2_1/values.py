@@ -12,6 +12,8 @@ kinds of data block, and the structural layouts work on these only:
   its items (the ``has_validity`` buffer of the ``FixedSizeList`` encoding).
 * :class:`VariableWidthValues`: ``offsets`` (``num_values + 1`` of them, the
   first not necessarily 0) into ``data``.
+* :class:`PackedStructValues`: one block per child of a variable packed
+  struct (2.2), which Arrow assembly turns into the struct's children.
 
 :func:`concat_values` joins the blocks of several chunks of one page.
 """
@@ -52,6 +54,17 @@ class VariableWidthValues:
         return len(self.offsets) - 1
 
 
+@dataclass(frozen=True)
+class PackedStructValues:
+    """The children of a variable packed struct, one block each, in struct
+    order (``VariablePackedStruct``, :mod:`.compression.variable_packed_struct`)."""
+
+    children: tuple[FixedWidthValues | VariableWidthValues, ...]
+    num_values: int
+
+
+# PackedStructValues stays out of this union: only a full zip page of a
+# packed struct column holds them, and Arrow assembly checks for them first.
 DecodedValues = FixedWidthValues | VariableWidthValues
 
 
@@ -59,6 +72,8 @@ def empty_like(values: DecodedValues) -> DecodedValues:
     """No values, of the same kind and width as ``values``."""
     if isinstance(values, FixedWidthValues):
         return FixedWidthValues(np.zeros(0, np.uint8), values.bits_per_value, 0)
+    if isinstance(values, PackedStructValues):
+        return PackedStructValues(tuple(empty_like(child) for child in values.children), 0)  # type: ignore[return-value]
     return VariableWidthValues(np.zeros(1, values.offsets.dtype), np.zeros(0, np.uint8))
 
 
@@ -78,6 +93,12 @@ def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
         if len(fixed) != len(blocks) or any(b.bits_per_value != first.bits_per_value for b in fixed):
             raise ValueError("chunks of one page decode to values of different widths")
         return _concat_fixed(fixed)
+    if isinstance(first, PackedStructValues):
+        packed = [b for b in blocks if isinstance(b, PackedStructValues)]
+        if len(packed) != len(blocks) or len({len(b.children) for b in packed}) != 1:
+            raise ValueError("pages of one packed struct have different children")
+        children = [concat_values([b.children[index] for b in packed]) for index in range(len(first.children))]
+        return PackedStructValues(tuple(children), sum(b.num_values for b in packed))  # type: ignore[return-value]
     variable = [b for b in blocks if isinstance(b, VariableWidthValues)]
     if len(variable) != len(blocks):
         raise ValueError("chunks of one page decode to values of different kinds")

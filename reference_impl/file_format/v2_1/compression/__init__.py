@@ -18,6 +18,7 @@ struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
@@ -33,6 +34,7 @@ from . import (
     packed_struct,
     rle,
     variable,
+    variable_packed_struct,
 )
 from .base import BufferCursor, SchemeDecoder, ValueContext, ValueDecoder
 
@@ -49,6 +51,9 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "general": general.decode,
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
+    # Its rows decode to PackedStructValues, outside DecodedValues on purpose
+    # (only Arrow assembly of a packed struct column meets them).
+    "variable_packed_struct": cast(SchemeDecoder, variable_packed_struct.decode),
 }
 
 

@@ -301,6 +301,52 @@ def test_hostile_fsst_pages_are_corrupt(table, codes, problem):
         decode(fsst(table), [mini_block_variable(codes)], len(codes))
 
 
+# --- variable packed struct ----------------------------------------------
+
+
+def packed_rows(rows: list[bytes]) -> list[bytes]:
+    """Full zip values unzipped: u64 offsets, then the rows' bytes."""
+    offsets = np.zeros(len(rows) + 1, dtype="<u8")
+    np.cumsum([len(r) for r in rows], out=offsets[1:])
+    return [offsets.tobytes(), b"".join(rows)]
+
+
+PACKED = enc.CompressiveEncoding(
+    variable_packed_struct=enc.VariablePackedStruct(
+        fields=[
+            enc.VariablePackedStruct.FieldEncoding(value=flat(16), bits_per_value=16),
+            enc.VariablePackedStruct.FieldEncoding(value=variable(), bits_per_length=32),
+        ]
+    )
+)
+
+
+def row(number: int, text: bytes, claimed: int | None = None) -> bytes:
+    length = len(text) if claimed is None else claimed
+    return number.to_bytes(2, "little") + length.to_bytes(4, "little") + text
+
+
+def test_variable_packed_struct_rows_split_into_their_children():
+    decoded = decode(PACKED, packed_rows([row(7, b"seven"), row(300, b""), row(2, b"ab")]), 3, ValueContext.FULL_ZIP)
+    numbers, texts = decoded.children
+    assert ints(numbers, "<u2") == [7, 300, 2]
+    assert strings(texts) == [b"seven", b"", b"ab"]
+
+
+@pytest.mark.parametrize(
+    "rows, problem",
+    [
+        ([row(1, b"abc", claimed=4)], "runs past its row"),
+        ([row(1, b"abc", claimed=2**32 - 1)], "runs past its row"),
+        ([row(1, b"abc") + b"!"], "after their last child"),
+        ([b"\x01"], "runs past its row"),
+    ],
+)
+def test_hostile_variable_packed_struct_rows_are_corrupt(rows, problem):
+    with pytest.raises(CorruptFileError, match=problem):
+        decode(PACKED, packed_rows(rows), len(rows), ValueContext.FULL_ZIP)
+
+
 # --- encodings this reader lacks -----------------------------------------
 
 
@@ -308,7 +354,6 @@ def test_hostile_fsst_pages_are_corrupt(table, codes, problem):
     "encoding, name",
     [
         (enc.CompressiveEncoding(dictionary=enc.Dictionary(indices=flat(8), items=flat(32))), "dictionary"),
-        (enc.CompressiveEncoding(variable_packed_struct=enc.VariablePackedStruct()), "variable_packed_struct"),
         (enc.CompressiveEncoding(range=enc.Range(uncompressed_bits_per_value=32, step=1)), "range"),
     ],
 )
