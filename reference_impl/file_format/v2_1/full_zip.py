@@ -25,7 +25,7 @@ from .compression import ValueContext, decode_values
 from .page import DecodedPage, PageContext, check_layers, max_visible_level
 from .values import DecodedValues
 
-_WORD_TYPES = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
+_WORD_TYPES: dict[int, np.dtype] = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
 _LENGTH_TYPES = {8: "<u1", 16: "<u2", 32: "<u4", 64: "<u8"}
 
 
@@ -80,7 +80,9 @@ def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
     return rep, definition
 
 
-def _fixed_without_lists(page, data, num_items, word_bytes, width, bits_def):
+def _fixed_without_lists(
+    page: PageContext, data: np.ndarray, num_items: int, word_bytes: int, width: int, bits_def: int
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
     stride = word_bytes + width
     if len(data) < stride * num_items:
         raise page.corrupt(f"{num_items} items of {stride} bytes need {stride * num_items} bytes, found {len(data)}")
@@ -90,10 +92,18 @@ def _fixed_without_lists(page, data, num_items, word_bytes, width, bits_def):
         words = np.ascontiguousarray(rows[:, :word_bytes]).view(_WORD_TYPES[word_bytes]).reshape(-1)
         _, definition = _split_word(words, 0, bits_def)
     values = np.ascontiguousarray(rows[:, word_bytes:]).reshape(-1)
-    return None, definition, [memoryview(values)]
+    return None, definition, [values.data]
 
 
-def _walk(page, layout, data, word_bytes, width, variable, limit):
+def _walk(
+    page: PageContext,
+    layout: enc.FullZipLayout,
+    data: np.ndarray,
+    word_bytes: int,
+    width: int,
+    variable: bool,
+    limit: int,
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
     """Unzip item by item: control words, then visible values."""
     num_items = layout.num_items
     words = np.zeros(num_items, dtype=np.uint32)
@@ -142,8 +152,8 @@ def _walk(page, layout, data, word_bytes, width, variable, limit):
     gather = _ranges(start_array, length_array)
     values = data[gather]
     if variable:
-        return rep, definition_levels, [memoryview(offsets.astype("<u8")), memoryview(values)]
-    return rep, definition_levels, [memoryview(values)]
+        return rep, definition_levels, [offsets.astype("<u8").data, values.data]
+    return rep, definition_levels, [values.data]
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from ...wire import encodings_v2_1_pb2 as enc
 from .values import DecodedValues
 
 # RepDefLayer values that describe list layers (the others are items).
-LIST_LAYERS = frozenset(
+LIST_LAYERS: frozenset[int] = frozenset(
     {
         enc.REPDEF_ALL_VALID_LIST,
         enc.REPDEF_NULLABLE_LIST,
@@ -28,9 +28,9 @@ LIST_LAYERS = frozenset(
         enc.REPDEF_NULL_AND_EMPTY_LIST,
     }
 )
-ITEM_LAYERS = frozenset({enc.REPDEF_ALL_VALID_ITEM, enc.REPDEF_NULLABLE_ITEM})
+ITEM_LAYERS: frozenset[int] = frozenset({enc.REPDEF_ALL_VALID_ITEM, enc.REPDEF_NULLABLE_ITEM})
 # Definition levels each kind of layer contributes.
-DEF_LEVELS = {
+DEF_LEVELS: dict[int, int] = {
     enc.REPDEF_ALL_VALID_ITEM: 0,
     enc.REPDEF_ALL_VALID_LIST: 0,
     enc.REPDEF_NULLABLE_ITEM: 1,

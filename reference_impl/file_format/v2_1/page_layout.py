@@ -10,6 +10,8 @@ the sparse layout of 2.3 files) raises
 
 from __future__ import annotations
 
+from google.protobuf.unknown_fields import UnknownFieldSet
+
 from ...wire import encodings_v2_1_pb2 as enc
 from ..footer import PAGE_LAYOUT_TYPE
 from . import all_null, blob, full_zip, mini_block
@@ -30,15 +32,8 @@ def decode_page(layout: enc.PageLayout, page: PageContext) -> DecodedPage:
     if kind == "blob_layout":
         return blob.decode(layout.blob_layout, page, decode_page)
     if kind is None:
-        unknown = sorted(number for number, _ in _unknown_fields(layout))
+        unknown = sorted(field.field_number for field in UnknownFieldSet(layout))
         if unknown:
             raise page.unsupported(f"page layout field {unknown[0]} (a layout this reader does not know)")
         raise page.corrupt("a page layout without a layout")
     raise page.unsupported(f"page layout {kind} is not supported")
-
-
-def _unknown_fields(message) -> list[tuple[int, bytes]]:
-    """(field number, raw bytes) of the fields the message's schema lacks."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
-    return [(field.field_number, b"") for field in UnknownFieldSet(message)]

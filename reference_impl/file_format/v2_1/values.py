@@ -8,8 +8,10 @@ kinds of data block, and the structural layouts work on these only:
 * :class:`FixedWidthValues`: ``num_values`` values of ``bits_per_value`` bits
   each, little endian, back to back (booleans are 1 bit per value, least
   significant bit first). A fixed-size list of fixed-width items is one value
-  of ``dimension * item bits``; ``item_validity`` then carries the validity of
-  its items (the ``has_validity`` buffer of the ``FixedSizeList`` encoding).
+  of ``dimension * item bits``; ``list_validity`` then carries, per level of
+  fixed-size list (outermost first), the validity of that level's items (the
+  ``has_validity`` buffers of the ``FixedSizeList`` encodings), or None for a
+  level whose items are all valid.
 * :class:`VariableWidthValues`: ``offsets`` (``num_values + 1`` of them, the
   first not necessarily 0) into ``data``.
 * :class:`PackedStructValues`: one block per child of a variable packed
@@ -33,9 +35,9 @@ class FixedWidthValues:
     data: np.ndarray  # uint8, at least ceil(num_values * bits_per_value / 8) bytes
     bits_per_value: int
     num_values: int
-    # One flag per item of a fixed-size-list value (num_values * dimension),
-    # True when the item is valid; None when every item is valid.
-    item_validity: np.ndarray | None = None
+    # Per fixed-size-list level, outermost first: one flag per item of that
+    # level (True: valid), or None when all are valid. Empty for plain values.
+    list_validity: tuple[np.ndarray | None, ...] = ()
 
     @property
     def num_bytes(self) -> int:
@@ -114,24 +116,25 @@ def _concat_fixed(blocks: list[FixedWidthValues]) -> FixedWidthValues:
         # Sub-byte widths (booleans): join at bit level.
         unpacked = [np.unpackbits(b.data, bitorder="little", count=b.num_values * bits) for b in blocks]
         data = np.packbits(np.concatenate(unpacked), bitorder="little")
-    validity = None
-    if any(b.item_validity is not None for b in blocks):
-        parts = []
-        for b in blocks:
-            if b.item_validity is not None:
-                parts.append(b.item_validity)
-            else:
-                parts.append(np.ones(_items_of(b, blocks), dtype=bool))
-        validity = np.concatenate(parts)
-    return FixedWidthValues(data, bits, total, validity)
-
-
-def _items_of(block: FixedWidthValues, blocks: list[FixedWidthValues]) -> int:
-    """Items per value of a fixed-size-list block, from a sibling that has validity."""
-    for other in blocks:
-        if other.item_validity is not None and other.num_values:
-            return block.num_values * (len(other.item_validity) // other.num_values)
-    return 0
+    levels = max(len(b.list_validity) for b in blocks)
+    validity: list[np.ndarray | None] = []
+    for level in range(levels):
+        parts = [b.list_validity[level] if level < len(b.list_validity) else None for b in blocks]
+        if all(part is None for part in parts):
+            validity.append(None)
+            continue
+        per_value = next(
+            len(p) // b.num_values for p, b in zip(parts, blocks, strict=True) if p is not None and b.num_values
+        )
+        validity.append(
+            np.concatenate(
+                [
+                    p if p is not None else np.ones(b.num_values * per_value, bool)
+                    for p, b in zip(parts, blocks, strict=True)
+                ]
+            )
+        )
+    return FixedWidthValues(data, bits, total, tuple(validity))
 
 
 def _concat_variable(blocks: list[VariableWidthValues]) -> VariableWidthValues:

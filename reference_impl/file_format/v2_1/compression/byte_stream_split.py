@@ -23,7 +23,7 @@ def decode(
     node: enc.ByteStreamSplit, buffers: BufferCursor, num_values: int, decoder: ValueDecoder
 ) -> FixedWidthValues:
     streams = decoder.decode(node.values, buffers, num_values)
-    if not isinstance(streams, FixedWidthValues) or streams.bits_per_value % 8 or streams.item_validity is not None:
+    if not isinstance(streams, FixedWidthValues) or streams.bits_per_value % 8 or streams.list_validity:
         raise decoder.corrupt("byte stream split over values that are not whole bytes wide")
     width = streams.bits_per_value // 8
     return FixedWidthValues(unsplit(streams.data, width, num_values), streams.bits_per_value, num_values)

@@ -51,3 +51,9 @@ def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
         rows &= np.uint64((1 << width) - 1)
     out[:, value_positions(type_bits).reshape(-1)] = rows.reshape(chunks, -1)
     return out.reshape(-1)
+
+
+def unpack_chunk(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
+    """The 1024 values (uint64) of one chunk's ``width * 1024 / type_bits``
+    packed words."""
+    return unpack_chunks(words.reshape(1, -1), width, type_bits)

@@ -3,7 +3,8 @@ whole buffer (encoding.md, "Bitpacking"; ``OutOfLineBitpacking`` in
 ``protos/encodings_v2_1.proto``).
 
 pylance writes it in the block context (a whole page buffer, such as a
-dictionary's or a page's levels) for more than 1024 values. The packed width
+dictionary's or a page's levels) for more than 1024 values; the layout is
+one buffer in any context. The packed width
 ``w`` is the ``bits_per_value`` of the ``values`` child (a ``Flat``); unlike
 inline bitpacking no chunk records it. The buffer holds ``num_values // 1024``
 chunks of ``ceil(1024 * w / T)`` words of the uncompressed type (``T`` bits)
@@ -19,7 +20,8 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueContext, ValueDecoder
+from .base import BufferCursor, ValueDecoder
+from .constant import MAX_EXPANDED_BYTES
 from .fastlanes import CHUNK_VALUES, unpack_chunks
 
 
@@ -37,23 +39,25 @@ def decode(
     width = child.flat.bits_per_value
     if width > type_bits:
         raise decoder.corrupt(f"out-of-line bitpacking to {width} bits of {type_bits}-bit values")
-    if decoder.context is not ValueContext.BLOCK:
-        raise decoder.unsupported(f"out-of-line bitpacking in the {decoder.context.value} context is not supported")
     word_type = np.dtype(f"<u{type_bits // 8}")
+    # Width 0 stores nothing: the count alone must stay within bounds.
+    if width == 0 and num_values * word_type.itemsize > MAX_EXPANDED_BYTES:
+        raise decoder.corrupt(f"{num_values} values bitpacked to 0 bits are more than this reader expands")
     data = buffers.take("out-of-line bitpacked values")
-    if len(data) % word_type.itemsize:
-        raise decoder.corrupt(f"out-of-line bitpacked buffer of {len(data)} bytes is not whole words")
-    words = data.view(word_type)
-    chunk_words = -(-CHUNK_VALUES * width // type_bits)
+    # Bytes past the last whole word, and words past the last chunk, are
+    # ignored as pylance's reader ignores them.
+    words = data[: len(data) - len(data) % word_type.itemsize].view(word_type)
+    chunk_words = CHUNK_VALUES * width // type_bits
     whole, tail = divmod(num_values, CHUNK_VALUES)
     packed_words = whole * chunk_words
     if tail and len(words) == packed_words + tail:
         chunks, raw_tail = whole, words[packed_words:]
     else:
         chunks, raw_tail = whole + (1 if tail else 0), None
-    if len(words) != chunks * chunk_words + (0 if raw_tail is None else tail):
+    needed = chunks * chunk_words + (0 if raw_tail is None else tail)
+    if len(words) < needed:
         raise decoder.corrupt(
-            f"{num_values} values bitpacked to {width} bits cannot be the {len(words)} words of the buffer"
+            f"{num_values} values bitpacked to {width} bits need {needed} words, the buffer has {len(words)}"
         )
     values = unpack_chunks(words[: chunks * chunk_words].reshape(chunks, chunk_words), width, type_bits)
     values = values.astype(word_type)

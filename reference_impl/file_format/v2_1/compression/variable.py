@@ -23,7 +23,7 @@ from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
 
-_OFFSET_TYPES = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
+_OFFSET_TYPES: dict[int, np.dtype] = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
 
 def offset_type(node: enc.Variable, decoder: ValueDecoder) -> np.dtype:

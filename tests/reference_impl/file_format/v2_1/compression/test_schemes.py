@@ -229,9 +229,11 @@ def test_out_of_line_bitpacking_unpacks_whole_chunks_and_either_kind_of_tail(typ
     assert ints(decoded, f"<u{type_bits // 8}") == values.tolist()
 
 
-def test_out_of_line_bitpacking_of_a_buffer_with_the_wrong_length_is_corrupt():
-    with pytest.raises(CorruptFileError, match="words"):
-        decode(out_of_line(32, 5), [b"\x00" * 4 * 161], 1024, ValueContext.BLOCK)
+def test_out_of_line_bitpacking_of_a_buffer_too_short_for_its_values_is_corrupt():
+    with pytest.raises(CorruptFileError, match="need 160 words"):
+        decode(out_of_line(32, 5), [b"\x00" * 4 * 159], 1024, ValueContext.BLOCK)
+    with pytest.raises(CorruptFileError, match="0 bits"):
+        decode(out_of_line(64, 0), [b""], 2**40, ValueContext.BLOCK)
 
 
 @pytest.mark.parametrize("type_bits, width", [(32, 33), (64, 65), (12, 3)])
