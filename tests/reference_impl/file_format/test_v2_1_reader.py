@@ -348,17 +348,11 @@ def test_maps_and_fixed_size_lists_of_structs_2_2(tmp_path, column):
 def _layouts(path, name: str) -> set[str]:
     """The page layouts of a file (inner layouts of blob pages included)."""
     found = set()
-    storage = LocalStorage(path)
-    for column in read_v2_metadata(storage, name).columns:
-        for page in column.pages:
-            wrapper = any_pb2.Any()
-            wrapper.ParseFromString(page.encoding.direct.encoding)
-            layout = enc21.PageLayout()
-            layout.ParseFromString(wrapper.value)
-            kind = layout.WhichOneof("layout")
-            found.add(kind)
-            if kind == "blob_layout":
-                found.add("inner " + layout.blob_layout.inner_layout.WhichOneof("layout"))
+    for layout in _page_layouts(path, name):
+        kind = layout.WhichOneof("layout")
+        found.add(kind)
+        if kind == "blob_layout":
+            found.add("inner " + layout.blob_layout.inner_layout.WhichOneof("layout"))
     return found
 
 
@@ -416,6 +410,33 @@ def test_packed_structs_read_as_structs(tmp_path, version):
     metadata = read_v2_metadata(LocalStorage(tmp_path), "f.lance")
     assert len(metadata.columns) == 1  # one column for the whole struct
     _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
+
+
+def test_packed_structs_with_variable_width_children_2_2(tmp_path):
+    """2.2's variable packed struct: each row's children one after another
+    (strings behind their length), in full zip pages."""
+    packed = pa.struct(
+        [pa.field("a", pa.int32(), False), pa.field("s", pa.string(), False), pa.field("b", pa.binary(), False)]
+    )
+    field = pa.field("p", packed, False, metadata={"lance-encoding:packed": "true"})
+    rows = [{"a": i, "s": _random_strings(1)[0], "b": os.urandom(i % 5)} for i in range(N)]
+    table = pa.table({"p": pa.array(rows, packed)}, schema=pa.schema([field]))
+    _pylance_write(tmp_path / "f.lance", table, "2.2")
+    layout = _page_layouts(tmp_path, "f.lance")[0]
+    assert layout.full_zip_layout.value_compression.WhichOneof("compression") == "variable_packed_struct"
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
+
+
+def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
+    layouts = []
+    for column in read_v2_metadata(LocalStorage(path), name).columns:
+        for page in column.pages:
+            wrapper = any_pb2.Any()
+            wrapper.ParseFromString(page.encoding.direct.encoding)
+            layout = enc21.PageLayout()
+            layout.ParseFromString(wrapper.value)
+            layouts.append(layout)
+    return layouts
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -516,4 +537,21 @@ def test_truncated_2_1_files_are_corrupt(tmp_path, hostile_samples, version, kee
     data = samples[version]
     _read_hostile(tmp_path, data[:keep] if keep >= 0 else data[: len(data) + keep], table.schema)
     with pytest.raises(LanceFormatError, match="bad.lance"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_file_schema_that_renames_a_field_is_corrupt(tmp_path, hostile_samples, version):
+    """The file's own schema names the columns; if its bytes name another
+    field than the Arrow schema asked for, the file is corrupt (not the call)."""
+    table, samples = hostile_samples
+    data = samples[version]
+    position = data.rindex(b"flag")  # a child of the struct "st", in the file's schema
+    renamed = data[:position] + b"flog" + data[position + 4 :]
+    (tmp_path / "bad.lance").write_bytes(renamed)
+    with pytest.raises(LanceFormatError, match="bad.lance.*flag"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
+    position = data.rindex(b"big")
+    (tmp_path / "bad.lance").write_bytes(data[:position] + b"bag" + data[position + 3 :])
+    with pytest.raises(LanceFormatError, match="bad.lance.*big"):
         _reference_read(tmp_path, "bad.lance", table.schema)

@@ -18,7 +18,6 @@ struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
@@ -51,9 +50,7 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "general": general.decode,
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
-    # Its rows decode to PackedStructValues, outside DecodedValues on purpose
-    # (only Arrow assembly of a packed struct column meets them).
-    "variable_packed_struct": cast(SchemeDecoder, variable_packed_struct.decode),
+    "variable_packed_struct": variable_packed_struct.decode,
 }
 
 

@@ -105,5 +105,9 @@ class ValueDecoder:
         raise self.unsupported(f"general compression {name} of {what} is not supported")
 
 
+#: Most bytes values that are stored nowhere (a constant, values packed to
+#: 0 bits) may expand to: the file's size cannot bound them.
+MAX_EXPANDED_BYTES = 1 << 30
+
 # Deepest tree of compressive encodings accepted (real files nest a few).
 MAX_ENCODING_DEPTH = 32

@@ -20,8 +20,7 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueDecoder
-from .constant import MAX_EXPANDED_BYTES
+from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
 from .fastlanes import CHUNK_VALUES, unpack_chunks
 
 
