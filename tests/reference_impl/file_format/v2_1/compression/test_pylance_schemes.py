@@ -139,12 +139,15 @@ CASES = {
             (
                 pa.field("p", PACKED_TYPE, metadata={"lance-encoding:packed": "true"}),
                 pa.array(
-                    [{"id": i, "name": "n" * (i % 9), "score": i / 8} for i in range(N)],
+                    [
+                        {"id": i, "name": f"{WORDS[i % 8]} {WORDS[i * 3 % 8]} {i}" * (i % 3), "score": i / 8}
+                        for i in range(N)
+                    ],
                     PACKED_TYPE,
                 ),
             )
         ],
-        {"full_zip_layout", "variable_packed_struct"},
+        {"full_zip_layout", "variable_packed_struct", "fsst"},
         ("2.2",),
     ),
     "nested_lists": (
