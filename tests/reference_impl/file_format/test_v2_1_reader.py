@@ -427,6 +427,42 @@ def test_packed_structs_with_variable_width_children_2_2(tmp_path):
     _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("scheme", ["lz4", "zstd"])
+def test_general_compression_asked_for_in_field_metadata(tmp_path, version, scheme):
+    """``lance-encoding:compression`` makes pylance compress whole chunks
+    (mini block) and each value (full zip) with LZ4 or Zstandard."""
+    metadata = {"lance-encoding:compression": scheme, "lance-encoding:bss": "off"}
+    schema = pa.schema(
+        [
+            pa.field("i", pa.int64(), metadata=metadata),
+            pa.field("s", pa.string(), metadata=metadata),
+            pa.field("big", pa.binary(), metadata=metadata),
+        ]
+    )
+    table = pa.table(
+        {
+            "i": pa.array((np.arange(N) % 7) * 1000003, mask=_mask(N, 5)),
+            "s": pa.array([None if i % 6 == 1 else f"text {i % 11}" for i in range(N)]),
+            "big": pa.array([None if i % 3 == 1 else bytes([i % 251]) * 600 for i in range(N)]),
+        },
+        schema=schema,
+    )
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert any("general" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
+
+
+def test_large_values_are_compressed_one_by_one_in_full_zip_pages(tmp_path):
+    """Values of 32 KiB and more: pylance 2.2 compresses each full zip value."""
+    values = [None if i % 4 == 1 else str(i).encode() * 40000 for i in range(12)]
+    table = pa.table({"big": pa.array(values, pa.binary())})
+    _pylance_write(tmp_path / "f.lance", table, "2.2")
+    layouts = _page_layouts(tmp_path, "f.lance")
+    assert any(layout.full_zip_layout.value_compression.WhichOneof("compression") == "general" for layout in layouts)
+    assert _reference_read(tmp_path, "f.lance").column("big").to_pylist() == values
+
+
 def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
     layouts = []
     for column in read_v2_metadata(LocalStorage(path), name).columns:
@@ -457,6 +493,8 @@ def test_datasets_read_through_the_manifest(tmp_path, version):
 # variant of the small sample file: far more than honest decoding needs,
 # far less than a count taken on trust would ask for.
 ALLOCATION_LIMIT = 64 << 20
+# Rows of the hostile samples: enough for pylance to dictionary-encode.
+HOSTILE_ROWS = 128
 
 
 @pytest.fixture(scope="module")
@@ -466,12 +504,13 @@ def hostile_samples(tmp_path_factory):
     samples = {}
     table = pa.table(
         {
-            "i": pa.array(_random_ints(40, "int64"), mask=_mask(40, 3)),
-            "s": pa.array(_random_strings(40, 4)),
-            "l": pa.array(_random_lists(40, _rint), pa.list_(pa.int64())),
-            "st": _structs().column("outer").combine_chunks()[:40],
-            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(40)]),
-            "n": pa.nulls(40, pa.int32()),
+            "i": pa.array(_random_ints(HOSTILE_ROWS, "int64"), mask=_mask(HOSTILE_ROWS, 3)),
+            "s": pa.array(_random_strings(HOSTILE_ROWS, 4)),
+            "l": pa.array(_random_lists(HOSTILE_ROWS, _rint), pa.list_(pa.int64())),
+            "st": _structs().column("outer").combine_chunks()[:HOSTILE_ROWS],
+            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(HOSTILE_ROWS)]),
+            "n": pa.nulls(HOSTILE_ROWS, pa.int32()),
+            "d": pa.array(["alpha", "beta", None, "gamma"] * HOSTILE_ROWS)[:HOSTILE_ROWS],  # a dictionary, LZ4 in 2.2
         }
     )
     for version in VERSIONS:

@@ -22,6 +22,7 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
+from .buffer_compression import decompress
 
 _OFFSET_TYPES: dict[int, np.dtype] = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
@@ -40,11 +41,13 @@ def offset_type(node: enc.Variable, decoder: ValueDecoder) -> np.dtype:
 
 def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
     dtype = offset_type(node, decoder)
-    if node.HasField("values"):
-        decoder.refuse_buffer_compression(node.values, "variable-width values")
     if decoder.context is ValueContext.FULL_ZIP:
+        if node.HasField("values"):
+            decoder.refuse_buffer_compression(node.values, "variable-width values")
         return _unzipped(buffers, decoder)
     buffer = buffers.take("variable-width values")
+    if node.HasField("values"):
+        buffer = decompress(node.values, buffer, decoder, "variable-width values")
     if decoder.context is ValueContext.BLOCK:
         return _block(buffer, dtype, num_values, decoder)
     return _offsets_then_bytes(buffer, dtype, 0, num_values, decoder)
