@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
-from reference_impl.file_format.v2_1.compression import ValueContext, decode_values
+from reference_impl.file_format.v2_1.compression import DecompressionBudget, ValueContext, decode_values
 from reference_impl.file_format.v2_1.compression.fastlanes import CHUNK_VALUES, value_positions
 from reference_impl.file_format.v2_1.compression.fsst import SYMBOL_TABLE_BYTES
 from reference_impl.file_format.v2_1.values import FixedWidthValues, VariableWidthValues
@@ -120,6 +120,17 @@ def test_a_declared_size_past_what_the_codec_can_expand_to_is_refused_before_all
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_the_buffers_of_one_page_share_one_decompression_budget():
+    """Each buffer alone is plausible; together they exceed what one page
+    may decompress, so the last is refused before it is decompressed."""
+    budget = DecompressionBudget(remaining=2500)
+    chunk = zstd_framed(b"\x07" * 1000)
+    for _ in range(2):
+        decode_values(general(ZSTD, flat(8)), [memoryview(chunk)], 1000, where="test.lance", budget=budget)
+    with pytest.raises(CorruptFileError, match="for one page"):
+        decode_values(general(ZSTD, flat(8)), [memoryview(chunk)], 1000, where="test.lance", budget=budget)
 
 
 def test_garbage_after_a_size_prefix_is_corrupt():
