@@ -14,8 +14,10 @@ import tracemalloc
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
+from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from reference_impl.file_format.v2_1.compression import DecompressionBudget, ValueContext, decode_values
 from reference_impl.file_format.v2_1.compression.fastlanes import CHUNK_VALUES, value_positions
 from reference_impl.file_format.v2_1.compression.fsst import SYMBOL_TABLE_BYTES
@@ -373,3 +375,37 @@ def test_hostile_variable_packed_struct_rows_are_corrupt(rows, problem):
 def test_encodings_without_a_decoder_are_unsupported_naming_them(encoding, name):
     with pytest.raises(UnsupportedFeatureError, match=f"'{name}'"):
         decode(encoding, [b"\x00" * 16], 4)
+
+
+# --- any bytes -----------------------------------------------------------
+
+ENCODINGS = {
+    "general zstd": (general(ZSTD, flat(32)), ValueContext.MINI_BLOCK),
+    "general lz4 block": (general(LZ4, variable()), ValueContext.BLOCK),
+    "general per value": (general(ZSTD, variable()), ValueContext.FULL_ZIP),
+    "byte stream split": (
+        enc.CompressiveEncoding(byte_stream_split=enc.ByteStreamSplit(values=flat(64))),
+        ValueContext.MINI_BLOCK,
+    ),
+    "out of line": (out_of_line(16, 5), ValueContext.BLOCK),
+    "fsst": (fsst(symbol_table([b"ab", b"\xff", b"cdefghij"])), ValueContext.MINI_BLOCK),
+    "fsst per value": (fsst(symbol_table([b"ab"]), variable(64)), ValueContext.FULL_ZIP),
+    "variable packed struct": (PACKED, ValueContext.FULL_ZIP),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(sorted(ENCODINGS)),
+    buffers=st.lists(st.binary(max_size=300), min_size=0, max_size=3),
+    num_values=st.integers(0, 5000),
+)
+def test_any_bytes_under_each_scheme_decode_or_raise_a_format_error(name, buffers, num_values):
+    """Property: whatever buffers and value count a scheme of this branch is
+    handed, it returns values or raises a LanceFormatError naming the file;
+    never another exception."""
+    encoding, context = ENCODINGS[name]
+    try:
+        decode(encoding, buffers, num_values, context)
+    except LanceFormatError as error:
+        assert "test.lance" in str(error)
