@@ -4,12 +4,12 @@ Every table is written by pylance's ``LanceFileWriter`` at ``version="2.1"``
 and ``"2.2"`` (or as a dataset with ``data_storage_version``) and read by the
 reference reader (``reference_impl.file_format.LanceFileReader``, which routes
 2.1+ files to ``reference_impl.file_format.v2_1``); the rows must equal what
-pylance reads. The data is chosen so that pylance picks plain values (random
-values: no runs, no small ranges, few repeats), which keeps these tests about
-the structural layouts; a table whose pages still use a compressive encoding
-the reader lacks is marked xfail naming it, after checking the error names an
-encoding :data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks.
-"""
+pylance reads. Most data is random, so that pylance keeps plain values and the
+tests stay about the structural layouts; others ask for a scheme (field
+metadata, few distinct values, long similar strings). A file whose pages use
+a compressive encoding the reader lacks is marked xfail naming it, after
+checking the error names an encoding
+:data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks."""
 
 from __future__ import annotations
 
@@ -461,6 +461,21 @@ def test_large_values_are_compressed_one_by_one_in_full_zip_pages(tmp_path):
     layouts = _page_layouts(tmp_path, "f.lance")
     assert any(layout.full_zip_layout.value_compression.WhichOneof("compression") == "general" for layout in layouts)
     assert _reference_read(tmp_path, "f.lance").column("big").to_pylist() == values
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_compressed_strings(tmp_path, version):
+    """Pages of many similar strings: pylance compresses them with FSST (its
+    escapes included: some strings hold bytes no symbol covers)."""
+    n = 20000
+    words = [
+        None if i % 9 == 4 else f"row-{int(v)}-\xff{chr(0x100 + i % 50)}"
+        for i, v in enumerate(_random_ints(n, "int32"))
+    ]
+    table = pa.table({"s": pa.array(words), "ls": pa.array(words, pa.large_string())})
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert any("fsst" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
 
 
 def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
