@@ -80,6 +80,26 @@ CASES = {
         {"byte_stream_split", "general"},
         ("2.1", "2.2"),
     ),
+    "bss_float32_lz4": (
+        lambda rng: [
+            _column(
+                "x", pa.array(rng.normal(size=N).astype(np.float32)), **{COMPRESSION: "lz4", "lance-encoding:bss": "on"}
+            )
+        ],
+        {"byte_stream_split", "general", "buffer:LZ4"},
+        ("2.1", "2.2"),
+    ),
+    "mini_block_forced_for_long_strings": (
+        lambda rng: [
+            _column(
+                "s",
+                pa.array([f"{WORDS[i % 8]}{i} " * 150 for i in range(300)] * (N // 300)),
+                **{"lance-encoding:structural-encoding": "miniblock", COMPRESSION: "zstd"},
+            )
+        ],
+        {"mini_block_layout", "general", "buffer:ZSTD"},
+        ("2.1", "2.2"),
+    ),
     "fsst_strings": (
         lambda rng: [_column("s", _words(rng, N), **{COMPRESSION: "fsst"})],
         {"fsst", "variable"},
