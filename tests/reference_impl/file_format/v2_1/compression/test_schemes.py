@@ -249,6 +249,19 @@ def test_out_of_line_bitpacking_of_a_buffer_too_short_for_its_values_is_corrupt(
         decode(out_of_line(64, 0), [b""], 2**40, ValueContext.BLOCK)
 
 
+def test_out_of_line_bitpacking_counts_its_expansion_against_the_page_budget():
+    """One-bit values of a 64-bit type expand 64 times: the output is refused
+    when it would pass what is left of the page's budget."""
+    words = np.zeros(16 * 4, dtype="<u8").tobytes()  # 4 chunks of 1-bit values
+    encoding = out_of_line(64, 1)
+    budget = DecompressionBudget(remaining=4 * 1024 * 8 - 1)
+    with pytest.raises(CorruptFileError, match="for one page"):
+        decode_values(
+            encoding, [memoryview(words)], 4096, where="test.lance", context=ValueContext.BLOCK, budget=budget
+        )
+    assert ints(decode(encoding, [words], 4096, ValueContext.BLOCK), "<u8") == [0] * 4096
+
+
 @pytest.mark.parametrize("type_bits, width", [(32, 33), (64, 65), (12, 3)])
 def test_out_of_line_bitpacking_widths_past_the_type_are_corrupt(type_bits, width):
     with pytest.raises(CorruptFileError):
