@@ -128,6 +128,13 @@ CASES = {
         {"inline_bitpacking", "variable"},
         ("2.1", "2.2"),
     ),
+    "dictionary_zstd_at_2_2": (
+        lambda rng: [
+            _column("s", pa.array(list(rng.choice(WORDS, N))), **{"lance-encoding:dict-values-compression": "zstd"})
+        ],
+        {"inline_bitpacking", "variable", "general", "buffer:ZSTD"},
+        ("2.2",),
+    ),
     "full_zip_fsst": (
         lambda rng: [
             _column("s", _words(rng, N), **{COMPRESSION: "fsst", "lance-encoding:structural-encoding": "fullzip"})
