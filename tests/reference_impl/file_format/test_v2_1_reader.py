@@ -33,7 +33,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import LanceFormatError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import read_v2_metadata
-from reference_impl.file_format.v2_1.compression import SCHEMES
+from reference_impl.file_format.v2_1.compression import SCHEMES, decode_values
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_1_pb2 as enc21
 
@@ -476,6 +476,35 @@ def test_fsst_compressed_strings(tmp_path, version):
     _pylance_write(tmp_path / "f.lance", table, version)
     assert any("fsst" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
     _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_byte_stream_split_floats_under_general_compression(tmp_path, version):
+    """``lance-encoding:bss`` with a general compression: each chunk's floats
+    are stored byte position by byte position, then compressed."""
+    metadata = {"lance-encoding:compression": "zstd", "lance-encoding:bss": "on"}
+    n = 5000
+    schema = pa.schema([pa.field("f", pa.float64(), metadata=metadata), pa.field("g", pa.float32(), metadata=metadata)])
+    table = pa.table(
+        {
+            "f": pa.array(_rng.standard_normal(n)),
+            "g": pa.array(_rng.standard_normal(n).astype("float32"), mask=_mask(n, 7)),
+        },
+        schema=schema,
+    )
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert all("byte_stream_split" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
+
+
+def test_constant_values_repeat_the_encoded_value_within_bounds():
+    """A ``Constant`` compressive encoding stores nothing: its value repeats;
+    a count whose copies no buffer backs beyond the cap is corrupt."""
+    encoding = enc21.CompressiveEncoding(constant=enc21.Constant(value=(7).to_bytes(4, "little")))
+    values = decode_values(encoding, [], 5, where="f.lance")
+    assert values.bits_per_value == 32 and values.data.view("<i4").tolist() == [7] * 5
+    with pytest.raises(LanceFormatError, match="f.lance"):
+        decode_values(encoding, [], 2**40, where="f.lance")
 
 
 def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
