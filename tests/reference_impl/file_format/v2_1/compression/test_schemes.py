@@ -78,6 +78,13 @@ def test_general_compression_in_a_mini_block_leaves_the_later_buffers_alone():
     ]
 
 
+@pytest.mark.parametrize("raw", [b"", b"z", b"zz"])
+@pytest.mark.parametrize("scheme, framed", [(ZSTD, zstd_framed), (LZ4, lz4_framed)])
+def test_tiny_compressed_buffers_decompress_to_their_declared_size(scheme, framed, raw):
+    decoded = decode(general(scheme, flat(8)), [framed(raw)], len(raw), ValueContext.BLOCK)
+    assert decoded.data.tobytes() == raw
+
+
 def test_a_bare_zstd_frame_is_read_by_the_size_its_header_records():
     raw = bytes(range(200)) * 3
     frame = pa.Codec("zstd").compress(raw, asbytes=True)
