@@ -468,3 +468,43 @@ def test_fsst_expands_like_a_byte_by_byte_reading(values):
             decode(encoding, [mini_block_variable(streams)], len(streams))
     else:
         assert strings(decode(encoding, [mini_block_variable(streams)], len(streams))) == expected
+
+
+def packed_one_by_one(row_bytes: bytes) -> tuple[int, bytes] | None:
+    """A packed row of PACKED (u16, then a u32 length and that many bytes),
+    read plainly; None when it is not exactly one such row."""
+    if len(row_bytes) < 6:
+        return None
+    length = int.from_bytes(row_bytes[2:6], "little")
+    if len(row_bytes) != 6 + length:
+        return None
+    return int.from_bytes(row_bytes[:2], "little"), row_bytes[6:]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.builds(row, st.integers(0, 2**16 - 1), st.binary(max_size=10)),
+            st.builds(lambda r, cut: r[:cut], st.builds(row, st.just(5), st.binary(max_size=4)), st.integers(0, 9)),
+            st.builds(
+                lambda r, extra: r + extra,
+                st.builds(row, st.just(6), st.binary(max_size=4)),
+                st.binary(min_size=1, max_size=3),
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_variable_packed_struct_rows_split_like_a_row_by_row_reading(rows):
+    """Property: rows that are whole (a u16 and a length-prefixed string,
+    nothing more) split into the children a row-by-row reading gives;
+    a cut or overlong row makes the page a CorruptFileError."""
+    expected = [packed_one_by_one(r) for r in rows]
+    if any(e is None for e in expected):
+        with pytest.raises(CorruptFileError):
+            decode(PACKED, packed_rows(rows), len(rows), ValueContext.FULL_ZIP)
+        return
+    numbers, texts = decode(PACKED, packed_rows(rows), len(rows), ValueContext.FULL_ZIP).children
+    assert ints(numbers, "<u2") == [e[0] for e in expected if e]
+    assert strings(texts) == [e[1] for e in expected if e]
