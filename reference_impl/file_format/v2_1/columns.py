@@ -31,7 +31,7 @@ from .. import bitmaps
 from ..read_plan import ReadPlan
 from .page import DecodedPage
 from .rep_def import UnraveledLayer, unravel
-from .values import DecodedValues, FixedWidthValues, PackedRowValues, VariableWidthValues, concat_values
+from .values import DecodedValues, FixedWidthValues, PackedStructValues, VariableWidthValues, concat_values
 
 # Most values the reader creates for nulls no buffer backs (as in 2.0).
 MAX_NULL_VALUES = 2**30
@@ -130,9 +130,13 @@ def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:
             else ()
         )
         return FixedWidthValues(data, template.bits_per_value, count, validity)
-    if isinstance(template, PackedRowValues):
-        empty_rows = VariableWidthValues(np.zeros(count + 1, np.uint64), np.zeros(0, np.uint8))
-        return PackedRowValues(empty_rows, template.children)
+    if isinstance(template, PackedStructValues):
+        children = []
+        for child in template.children:
+            placeholder = _placeholder(child, count, corrupt)
+            assert not isinstance(placeholder, PackedStructValues)
+            children.append(placeholder)
+        return PackedStructValues(tuple(children), count)
     return VariableWidthValues(np.zeros(count + 1, template.offsets.dtype), np.zeros(0, np.uint8))
 
 
@@ -312,7 +316,7 @@ def _bitmap(validity: np.ndarray | None) -> pa.Buffer | None:
 
 def plain_array(target: pa.DataType, values: DecodedValues, count: int, validity, corrupt) -> pa.Array:
     """An Arrow array of a primitive, binary or string type from values."""
-    if isinstance(values, PackedRowValues):
+    if isinstance(values, PackedStructValues):
         raise corrupt(f"packed struct rows where the schema expects {target}")
     if isinstance(values, VariableWidthValues):
         if not (
@@ -361,44 +365,21 @@ def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count,
     return pa.Array.from_buffers(target, count, [validity], children=[child])
 
 
-def _packed_rows(target: pa.StructType, values: PackedRowValues, count, validity, corrupt) -> pa.Array:
-    """Split variable packed rows (2.2) into the struct's children, one
-    child at a time over all rows at once."""
+def _packed_rows(target: pa.StructType, values: PackedStructValues, count, validity, corrupt) -> pa.Array:
+    """A struct from the children of a variable packed struct (2.2), each
+    decoded by its own encoding (:mod:`.compression.variable_packed_struct`)."""
     if len(values.children) != target.num_fields:
         raise corrupt(f"packed rows of {len(values.children)} children for a struct of {target.num_fields}")
-    rows = values.rows
-    data = rows.data
-    starts = rows.offsets[:-1].astype(np.int64)
-    ends = rows.offsets[1:].astype(np.int64)
-    position = starts.copy()
-    children = []
-    for index, (kind, bits) in enumerate(values.children):
-        child_type = target.field(index).type
-        width = bits // 8
-        if np.any(position + width > ends):
-            raise corrupt(f"packed rows end inside child {index}")
-        heads = data[position[:, None] + np.arange(width)[None, :]] if count else np.zeros((0, width), np.uint8)
-        position = position + width
-        if kind == "fixed":
-            child_values: DecodedValues = FixedWidthValues(heads.reshape(-1), bits, count)
-        else:
-            padded = np.zeros((count, 8), np.uint8)
-            padded[:, :width] = heads
-            lengths = padded.view("<u8").reshape(-1).astype(np.int64)
-            if np.any(lengths > ends - position):
-                raise corrupt(f"a value of packed child {index} runs past its row")
-            offsets = np.zeros(count + 1, np.uint64)
-            np.cumsum(lengths, out=offsets[1:])
-            gather = np.repeat(position - offsets[:-1].astype(np.int64), lengths) + np.arange(int(offsets[-1]))
-            child_values = VariableWidthValues(offsets, data[gather])
-            position = position + lengths
-        children.append(plain_array(child_type, child_values, count, None, corrupt))
+    children = [
+        plain_array(target.field(index).type, child, count, None, corrupt)
+        for index, child in enumerate(values.children)
+    ]
     return pa.Array.from_buffers(target, count, [validity], children=children)
 
 
 def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity, corrupt) -> pa.Array:
     """Split packed rows into the struct's children (whole-byte widths)."""
-    if isinstance(values, PackedRowValues):
+    if isinstance(values, PackedStructValues):
         return _packed_rows(target, values, count, validity, corrupt)
     widths = []
     for index in range(target.num_fields):

@@ -2,7 +2,7 @@
 "Compression": data blocks).
 
 A compressive encoding of a 2.1+ page (``CompressiveEncoding`` in
-``protos/encodings_v2_1.proto``) turns stored buffers back into one of two
+``protos/encodings_v2_1.proto``) turns stored buffers back into one of three
 kinds of data block, and the structural layouts work on these only:
 
 * :class:`FixedWidthValues`: ``num_values`` values of ``bits_per_value`` bits
@@ -14,6 +14,8 @@ kinds of data block, and the structural layouts work on these only:
   level whose items are all valid.
 * :class:`VariableWidthValues`: ``offsets`` (``num_values + 1`` of them, the
   first not necessarily 0) into ``data``.
+* :class:`PackedStructValues`: the children of a 2.2 variable packed struct,
+  one fixed- or variable-width block each.
 
 :func:`concat_values` joins the blocks of several chunks of one page.
 """
@@ -55,30 +57,35 @@ class VariableWidthValues:
 
 
 @dataclass(frozen=True)
-class PackedRowValues:
-    """Rows of a variable packed struct (2.2), each the children's values one
-    after the other: a fixed-width child as its bytes, a variable-width child
-    as a little-endian length of ``length_bits`` bits and its bytes."""
+class PackedStructValues:
+    """The children of a variable packed struct (2.2), each already decoded
+    by its own encoding, in struct order
+    (:mod:`.compression.variable_packed_struct`)."""
 
-    rows: VariableWidthValues
-    # Per child, in struct order: ("fixed", bits per value) or ("variable", length bits).
-    children: tuple[tuple[str, int], ...]
-
-    @property
-    def num_values(self) -> int:
-        return self.rows.num_values
+    children: tuple[FixedWidthValues | VariableWidthValues, ...]
+    num_values: int
 
 
-DecodedValues = FixedWidthValues | VariableWidthValues | PackedRowValues
+DecodedValues = FixedWidthValues | VariableWidthValues | PackedStructValues
 
 
 def empty_like(values: DecodedValues) -> DecodedValues:
     """No values, of the same kind and width as ``values``."""
     if isinstance(values, FixedWidthValues):
         return FixedWidthValues(np.zeros(0, np.uint8), values.bits_per_value, 0)
-    if isinstance(values, PackedRowValues):
-        return PackedRowValues(VariableWidthValues(np.zeros(1, np.uint64), np.zeros(0, np.uint8)), values.children)
+    if isinstance(values, PackedStructValues):
+        return PackedStructValues(tuple(_empty_child(child) for child in values.children), 0)
     return VariableWidthValues(np.zeros(1, values.offsets.dtype), np.zeros(0, np.uint8))
+
+
+def _empty_child(child: FixedWidthValues | VariableWidthValues) -> FixedWidthValues | VariableWidthValues:
+    return _child(empty_like(child))
+
+
+def _child(values: DecodedValues) -> FixedWidthValues | VariableWidthValues:
+    if isinstance(values, PackedStructValues):
+        raise ValueError("packed structs nested in packed structs")
+    return values
 
 
 def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
@@ -97,11 +104,14 @@ def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
         if len(fixed) != len(blocks) or any(b.bits_per_value != first.bits_per_value for b in fixed):
             raise ValueError("chunks of one page decode to values of different widths")
         return _concat_fixed(fixed)
-    if isinstance(first, PackedRowValues):
-        packed = [b for b in blocks if isinstance(b, PackedRowValues)]
-        if len(packed) != len(blocks) or any(b.children != first.children for b in packed):
-            raise ValueError("chunks of one page decode to differently packed rows")
-        return PackedRowValues(_concat_variable([b.rows for b in packed]), first.children)
+    if isinstance(first, PackedStructValues):
+        packed = [b for b in blocks if isinstance(b, PackedStructValues)]
+        if len(packed) != len(blocks) or any(len(b.children) != len(first.children) for b in packed):
+            raise ValueError("pages of one packed struct decode to different children")
+        children = tuple(
+            _child(concat_values([b.children[index] for b in packed])) for index in range(len(first.children))
+        )
+        return PackedStructValues(children, sum(b.num_values for b in packed))
     variable = [b for b in blocks if isinstance(b, VariableWidthValues)]
     if len(variable) != len(blocks):
         raise ValueError("chunks of one page decode to values of different kinds")

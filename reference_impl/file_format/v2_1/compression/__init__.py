@@ -7,7 +7,12 @@ the buffers of one chunk, page buffer or unzipped full zip page back into
 Each scheme is a module of its own with a ``decode`` function
 (:mod:`.base` says what it receives); :data:`SCHEMES` maps the proto's
 field names to them. An encoding without a module raises
-:class:`~reference_impl.errors.UnsupportedFeatureError` naming it.
+:class:`~reference_impl.errors.UnsupportedFeatureError` naming it; those
+are ``dictionary`` (pylance applies dictionaries in the mini block layout,
+never as a compressive encoding, and neither prose nor code says how its
+buffers would be laid out), ``variable_packed_struct`` (its values are a
+struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
+``delta`` (added upstream after format 2.2).
 """
 
 from __future__ import annotations
@@ -41,11 +46,11 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "inline_bitpacking": inline_bitpacking.decode,
     "rle": rle.decode,
     "out_of_line_bitpacking": out_of_line_bitpacking.decode,
-    "variable_packed_struct": variable_packed_struct.decode,
-    "general": general.decode,
     "fsst": fsst.decode,
+    "general": general.decode,
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
+    "variable_packed_struct": variable_packed_struct.decode,
 }
 
 

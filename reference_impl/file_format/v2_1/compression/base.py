@@ -53,6 +53,14 @@ class BufferCursor:
         self._next += 1
         return np.frombuffer(buffer, dtype=np.uint8)
 
+    def give_back(self, buffer: np.ndarray) -> None:
+        """Put ``buffer`` in place of the one last taken: a wrapper such as
+        general compression hands its inner encoding the undone buffer."""
+        if self._next == 0:
+            raise self._decoder.corrupt("a buffer given back before any was taken")
+        self._next -= 1
+        self._buffers[self._next] = buffer.data
+
     @property
     def remaining(self) -> int:
         return len(self._buffers) - self._next
@@ -111,6 +119,10 @@ class ValueDecoder:
         name = enc.CompressionScheme.Name(compression.scheme)
         raise self.unsupported(f"general compression {name} of {what} is not supported")
 
+
+#: Most bytes values that are stored nowhere (a constant, values packed to
+#: 0 bits) may expand to: the file's size cannot bound them.
+MAX_EXPANDED_BYTES = 1 << 30
 
 # Deepest tree of compressive encodings accepted (real files nest a few).
 MAX_ENCODING_DEPTH = 32

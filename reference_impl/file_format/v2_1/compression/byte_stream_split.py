@@ -2,10 +2,12 @@
 position (encoding.md, "Byte Stream Split (BSS)"; ``ByteStreamSplit`` in
 ``protos/encodings_v2_1.proto``).
 
-The child encoding decodes ``num_values`` values of the same width whose
-bytes are transposed: for values of ``w`` bytes, first byte 0 of every
-value, then byte 1 of every value, and so on, within each mini block chunk
-(pylance splits chunk by chunk). Transposing back is one reshape.
+The child (a ``Flat`` of the values' width in pylance's files) reads a
+buffer of ``num_values * width`` bytes whose first ``num_values`` bytes are
+byte 0 of every value, the next ``num_values`` byte 1, and so on; undoing the
+split is one transpose. In a mini block page the streams are those of one
+chunk (pylance applies BSS only under general compression, which
+:mod:`.general` undoes first).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ def decode(
 ) -> FixedWidthValues:
     streams = decoder.decode(node.values, buffers, num_values)
     if not isinstance(streams, FixedWidthValues) or streams.bits_per_value % 8 or streams.list_validity:
-        raise decoder.corrupt("byte stream split values are not whole-byte fixed-width values")
+        raise decoder.corrupt("byte stream split over values that are not whole bytes wide")
     width = streams.bits_per_value // 8
-    split = streams.data[: width * num_values].reshape(width, num_values)
-    return FixedWidthValues(np.ascontiguousarray(split.T).reshape(-1), streams.bits_per_value, num_values)
+    return FixedWidthValues(unsplit(streams.data, width, num_values), streams.bits_per_value, num_values)
+
+
+def unsplit(streams: np.ndarray, width: int, num_values: int) -> np.ndarray:
+    """The values (``width`` bytes each, back to back) of ``width`` byte streams."""
+    return np.ascontiguousarray(streams[: width * num_values].reshape(width, num_values).T).reshape(-1)

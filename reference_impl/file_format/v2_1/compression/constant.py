@@ -1,8 +1,10 @@
-"""``Constant``: every value is the one value the encoding carries (encoding.md,
-"Constant"; ``Constant`` in ``protos/encodings_v2_1.proto``).
+"""``Constant``: every value is the one the encoding holds; no buffer is
+read (encoding.md, "Compression" / "Constant"; ``Constant`` in
+``protos/encodings_v2_1.proto``).
 
-Nothing is stored; the value's bytes are one fixed-width value, repeated
-``num_values`` times (at most :data:`MAX_VALUES`, as no buffer backs them).
+The value is the bytes of one fixed-width value. A constant without a value
+stands for all-null values, which pylance only writes as a constant page
+layout (:mod:`..all_null`); as a compressive encoding it is refused.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueDecoder
-
-MAX_VALUES = 1 << 30
-MAX_VALUE_BYTES = 1 << 16
+from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
 
 
 def decode(node: enc.Constant, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
-    if not node.HasField("value") or not node.value:
-        raise decoder.unsupported("a constant encoding without a value")
+    if not node.HasField("value"):
+        raise decoder.unsupported("a constant compressive encoding without a value (all nulls)")
     value = np.frombuffer(node.value, dtype=np.uint8)
-    if len(value) > MAX_VALUE_BYTES or num_values * len(value) > MAX_VALUES:
-        raise decoder.corrupt(f"{num_values} copies of a {len(value)}-byte constant are more than this reader creates")
+    if len(value) == 0:
+        raise decoder.corrupt("a constant of zero bytes")
+    if len(value) * num_values > MAX_EXPANDED_BYTES:
+        raise decoder.corrupt(f"{num_values} constant values of {len(value)} bytes are more than this reader expands")
     return FixedWidthValues(np.tile(value, num_values), 8 * len(value), num_values)

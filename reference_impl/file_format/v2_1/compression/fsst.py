@@ -1,19 +1,23 @@
-"""``Fsst``: variable-width values compressed with a symbol table (encoding.md,
-"Fsst"; ``Fsst`` in ``protos/encodings_v2_1.proto``).
+"""``Fsst``: variable-width values compressed against one symbol table per
+page (encoding.md, "Fsst"; ``Fsst`` in ``protos/encodings_v2_1.proto``).
 
-The child encoding (``values``) decodes the compressed strings, offsets and
-bytes. The symbol table (in the encoding, one per page) is pylance's FSST
-layout, which the prose leaves to the code: a little-endian u64 header
-whose upper 32 bits are ``"FSST"`` (0x46535354), bit 24 says whether the
-values are compressed at all, and the low 8 bits count the symbols; then
-``count`` symbols of 8 bytes and right after them ``count`` symbol lengths
-of one byte (the table is padded to 8 + 256 * 9 bytes). In the compressed bytes, code 255 escapes the
-next byte (taken literally); any other code ``c`` stands for the first
-``lengths[c]`` bytes of symbol ``c``.
+The child encoding (``Variable`` in a mini block chunk or a full zip page)
+yields the compressed values; each is then expanded on its own. The prose
+leaves the symbol table and the code stream to the code
+(``rust/compression/fsst`` in the upstream repository):
 
-Decoding works on the whole page at once: escapes are the odd-numbered
-bytes of each run of 255 counted from its start, every byte's output length
-follows from its code, and the output is gathered in one step.
+* symbol table (``symbol_table``, 2312 bytes): a little-endian u64 header
+  whose high 32 bits are ``"FSST"`` (0x46535354), bit 24 says whether the
+  values are compressed at all, and the low 8 bits are the number of symbols
+  ``n``; then ``n`` symbols of 8 bytes each (a symbol's bytes are its first
+  ``len`` bytes), then ``n`` one-byte lengths (1 to 8);
+* code stream: each byte below 255 is a symbol code and expands to its
+  symbol; 255 is an escape, and the byte after it is copied as it is;
+* when bit 24 is clear, the values are stored uncompressed.
+
+Decoding is vectorized over the whole buffer: escapes are found from the
+parity of runs of 255 bytes, then every code or escaped byte is one row of a
+table of 512 expansions (the symbols, then each byte as itself).
 """
 
 from __future__ import annotations
@@ -26,71 +30,118 @@ from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueDecoder
 
-ESCAPE = 255
-MAGIC = 0x46535354
-TABLE_SIZE = 8 + 256 * 8 + 256
-MAX_SYMBOL_BYTES = 8
-
-
-@functools.lru_cache(maxsize=64)
-def _table(raw: bytes) -> tuple[bool, int, np.ndarray, np.ndarray] | str:
-    """(compressed?, symbol count, symbols, lengths) of a symbol table, or
-    what is wrong with it; cached, as every chunk of a page shares one."""
-    table = np.frombuffer(raw, dtype=np.uint8)
-    if len(table) != TABLE_SIZE:
-        return f"an FSST symbol table of {len(table)} bytes (expected {TABLE_SIZE})"
-    header = int(table[:8].view("<u8")[0])
-    if header >> 32 != MAGIC:
-        return "an FSST symbol table without its magic"
-    count = header & 0xFF
-    symbols = np.zeros((256, 8), np.uint8)
-    symbols[:count] = table[8 : 8 + 8 * count].reshape(count, 8)
-    lengths = np.zeros(256, np.int64)
-    lengths[:count] = table[8 + 8 * count : 8 + 9 * count]
-    if np.any(lengths > MAX_SYMBOL_BYTES):
-        return "an FSST symbol longer than 8 bytes"
-    return bool(header & (1 << 24)), count, symbols, lengths
+SYMBOL_TABLE_BYTES = 8 + 256 * 8 + 256
+_MAGIC = 0x46535354
+_ESCAPE = 255
+# The expansion row of an escape byte itself: expands to nothing.
+_NOTHING = 512
 
 
 def decode(node: enc.Fsst, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
-    parsed = _table(node.symbol_table)
-    if isinstance(parsed, str):
-        raise decoder.corrupt(parsed)
-    compressed_values, count, symbols, lengths = parsed
+    table = SymbolTable.parse(node.symbol_table, decoder)
     compressed = decoder.decode(node.values, buffers, num_values)
     if not isinstance(compressed, VariableWidthValues):
-        raise decoder.corrupt("FSST values are not variable-width")
-    if not compressed_values:
-        return compressed  # stored uncompressed
-    start, end = int(compressed.offsets[0]), int(compressed.offsets[-1])
-    data = compressed.data[start:end]
-    codes = data.astype(np.int64)
-    is_ff = data == ESCAPE
-    # Position of each byte within its run of 255s: its distance from the
-    # last byte before it that is not 255.
-    index = np.arange(len(data), dtype=np.int64)
-    last_other = np.maximum.accumulate(np.where(is_ff, -1, index)) if len(data) else index
-    position = index - last_other - 1
-    escape = is_ff & (position % 2 == 0)
-    literal = np.concatenate([[False], escape[:-1]])
-    if len(data) and escape[-1]:
-        raise decoder.corrupt("FSST data end with an escape")
-    out_lengths = np.where(escape, 0, np.where(literal, 1, lengths[np.minimum(codes, 255)]))
-    normal = ~escape & ~literal
-    if np.any(normal & (codes >= count)):
-        raise decoder.corrupt(f"an FSST code beyond the {count} symbols")
-    total = int(out_lengths.sum())
-    if total > decoder.budget.remaining:
-        raise decoder.corrupt(f"FSST values expand to {total} bytes, more than this reader decompresses for a page")
-    decoder.budget.remaining -= total
-    out_starts = np.cumsum(out_lengths) - out_lengths
-    source = np.repeat(np.arange(len(data)), out_lengths)
-    within = np.arange(total) - out_starts[source]
-    out = np.where(literal[source], data[source], symbols[np.minimum(codes[source], 255), np.minimum(within, 7)])
-    out = out.astype(np.uint8)
-    ends_in = compressed.offsets.astype(np.int64) - start
-    out_offsets = np.concatenate([[0], np.cumsum(out_lengths)])[ends_in]
-    boundaries = ends_in[1:-1]
-    if np.any(literal[boundaries[boundaries < len(data)]]):
-        raise decoder.corrupt("an FSST escape crosses a value boundary")
-    return VariableWidthValues(out_offsets.astype(np.uint64), out)
+        raise decoder.corrupt("FSST over values that are not variable width")
+    if not table.compressed:
+        return compressed
+    return table.expand(compressed, decoder)
+
+
+class SymbolTable:
+    """The symbols of one page: ``expansions[code, :lengths[code]]``; rows
+    256..511 are the single bytes an escape copies, row 512 (an escape
+    byte itself) is empty."""
+
+    def __init__(self, expansions: np.ndarray, lengths: np.ndarray, count: int, compressed: bool):
+        self.expansions = expansions
+        self.lengths = lengths
+        self.count = count
+        self.compressed = compressed
+        # The same tables, one u64 per row, for fast gathers.
+        self.words = np.ascontiguousarray(expansions).view("<u8").reshape(-1)
+        flags = np.arange(8)[None, :] < lengths[:, None]
+        self.keep = np.ascontiguousarray(flags).view("<u8").reshape(-1)
+
+    @classmethod
+    def parse(cls, raw: bytes, decoder: ValueDecoder) -> SymbolTable:
+        # Every mini block chunk of a page carries the same table: parse once.
+        parsed = _parse(raw)
+        if isinstance(parsed, str):
+            raise decoder.corrupt(parsed)
+        return parsed
+
+    def expand(self, values: VariableWidthValues, decoder: ValueDecoder) -> VariableWidthValues:
+        start, end = int(values.offsets[0]), int(values.offsets[-1])
+        stream = values.data[start:end]
+        ends = values.offsets[1:].astype(np.int64) - start
+        if len(stream) and int(stream.max()) < self.count:
+            rows = stream.astype(np.intp)  # symbol codes only: no escape
+        else:
+            rows = self._rows(stream, ends, decoder)
+        out_lengths = self.lengths[rows]
+        cumulative = np.zeros(len(stream) + 1, dtype=np.int64)
+        np.cumsum(out_lengths, out=cumulative[1:])
+        offsets = cumulative[ends].astype(np.uint64) if len(ends) else np.zeros(0, np.uint64)
+        offsets = np.concatenate([np.zeros(1, np.uint64), offsets])
+        # Each code's 8-byte expansion (gathered as one u64), cut to its
+        # length by a per-code mask of 8 flags; compressing keeps row-major
+        # order, so the kept bytes are the values in order.
+        expanded = self.words[rows].view(np.uint8)
+        keep = self.keep[rows].view(np.bool_)
+        data = np.compress(keep, expanded)
+        return VariableWidthValues(offsets, data)
+
+    def _rows(self, stream: np.ndarray, ends: np.ndarray, decoder: ValueDecoder) -> np.ndarray:
+        """The expansion row of every byte: its code, 256 + the byte for an
+        escaped byte, the empty row :data:`_NOTHING` for an escape."""
+        codes = stream.astype(np.intp)
+        escape = _escapes(codes)
+        literal = np.zeros(len(codes), dtype=bool)
+        literal[1:] = escape[:-1]
+        # An escape must be followed by its byte within the same value.
+        if escape.any():
+            escape_at = np.flatnonzero(escape)
+            value_of_escape = np.searchsorted(ends, escape_at, side="right")
+            value_of_next = np.searchsorted(ends, escape_at + 1, side="right")
+            if np.any(escape_at + 1 >= len(codes)) or np.any(value_of_escape != value_of_next):
+                raise decoder.corrupt("an FSST escape byte ends its value")
+        symbols = codes[~escape & ~literal]
+        if len(symbols) and int(symbols.max()) >= self.count:
+            raise decoder.corrupt(f"FSST code {int(symbols.max())} past the {self.count} symbols of the table")
+        rows = np.where(literal, codes + 256, codes)
+        rows[escape] = _NOTHING
+        return rows
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(raw: bytes) -> SymbolTable | str:
+    """The table ``raw`` holds, or what is wrong with it."""
+    if len(raw) != SYMBOL_TABLE_BYTES:
+        return f"an FSST symbol table of {len(raw)} bytes, not {SYMBOL_TABLE_BYTES}"
+    header = int.from_bytes(raw[:8], "little")
+    if header >> 32 != _MAGIC:
+        return "an FSST symbol table without its magic"
+    count = header & 0xFF
+    table = np.frombuffer(raw, dtype=np.uint8)
+    expansions = np.zeros((_NOTHING + 1, 8), dtype=np.uint8)
+    lengths = np.zeros(_NOTHING + 1, dtype=np.int64)
+    expansions[:count] = table[8 : 8 + 8 * count].reshape(count, 8)
+    lengths[:count] = table[8 + 8 * count : 8 + 9 * count]
+    if count and (lengths[:count].min() < 1 or lengths[:count].max() > 8):
+        return "an FSST symbol longer than 8 bytes or empty"
+    expansions[256:512, 0] = np.arange(256, dtype=np.uint8)
+    lengths[256:512] = 1
+    return SymbolTable(expansions, lengths, count, bool(header & (1 << 24)))
+
+
+def _escapes(stream: np.ndarray) -> np.ndarray:
+    """Which bytes of ``stream`` are escape codes: in a run of 255 bytes the
+    first, third, ... are escapes and the others the bytes they escape (a
+    run begins after a byte that is not 255, which is never an escape)."""
+    is_ff = stream == _ESCAPE
+    if not is_ff.any():
+        return is_ff
+    positions = np.arange(len(stream))
+    starts = is_ff & ~np.concatenate(([False], is_ff[:-1]))
+    run_start = np.maximum.accumulate(np.where(starts, positions, 0))
+    return is_ff & ((positions - run_start) % 2 == 0)

@@ -1,11 +1,20 @@
-"""``General``: general-purpose compression around the output of another
-encoding (encoding.md, "General"; ``General`` in
-``protos/encodings_v2_1.proto``).
+"""``General``: a general-purpose codec over what an inner encoding produced
+(encoding.md, "Compression" / "General"; ``General`` in
+``protos/encodings_v2_1.proto``; the codec framing is
+:mod:`.buffer_compression`'s).
 
-In a mini block chunk the chunk's first value buffer is compressed as a
-whole; in a whole page buffer (block context: a dictionary) the buffer is;
-in a full zip page each value is, on its own. The inner encoding then
-decodes the decompressed bytes (:mod:`.buffer_compression` has the frames).
+Where it applies depends on the context (the compression table of
+encoding.md):
+
+* mini block chunk: the chunk's first value buffer is compressed; once
+  decompressed, the inner encoding reads it and the chunk's other buffers
+  as if nothing had been compressed;
+* block (a whole page buffer): the buffer is compressed as a unit and the
+  inner encoding reads the decompressed buffer;
+* full zip: each value was compressed on its own (the "per value" mark of
+  the table); the unzipped values are variable width, each one a framed
+  compressed buffer, and decompress to the value's bytes. pylance ignores the
+  inner encoding here and so does this reader.
 """
 
 from __future__ import annotations
@@ -14,37 +23,38 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues, VariableWidthValues
+from . import buffer_compression
 from .base import BufferCursor, ValueContext, ValueDecoder
-from .buffer_compression import decompress
 
 
 def decode(node: enc.General, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> DecodedValues:
     if not node.HasField("compression"):
-        raise decoder.corrupt("a general compression without a scheme")
+        raise decoder.corrupt("a general compression without a codec")
     if decoder.context is ValueContext.FULL_ZIP:
-        return _per_value(node, buffers, num_values, decoder)
-    first = decompress(node.compression, buffers.take("compressed values"), decoder, "values")
-    rest = [buffers.take("values").data for _ in range(buffers.remaining)]
-    inner = BufferCursor([first.data, *rest], decoder)
-    return decoder.decode(node.values, inner, num_values)
+        return _per_value(node.compression, buffers, num_values, decoder)
+    if not node.HasField("values"):
+        raise decoder.corrupt("a general compression without an inner encoding")
+    compressed = buffers.take("generally compressed buffer")
+    buffers.give_back(buffer_compression.decompress(node.compression, compressed, decoder, "buffer"))
+    return decoder.decode(node.values, buffers, num_values)
 
 
-def _per_value(node: enc.General, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> DecodedValues:
-    """Full zip: every value decompressed on its own (values are large, so
-    few; one call per value)."""
+def _per_value(
+    compression: enc.BufferCompression, buffers: BufferCursor, num_values: int, decoder: ValueDecoder
+) -> VariableWidthValues:
     raw_offsets = buffers.take("unzipped offsets")
     data = buffers.take("unzipped values")
-    offsets = raw_offsets.view("<u8").astype(np.int64)
-    if len(offsets) != num_values + 1 or np.any(np.diff(offsets) < 0) or offsets[-1] > len(data):
-        raise decoder.corrupt("unzipped compressed values do not match their offsets")
+    if len(raw_offsets) != 8 * (num_values + 1):
+        raise decoder.corrupt(f"{num_values} unzipped values with {len(raw_offsets) // 8} offsets")
+    offsets = raw_offsets.view("<u8")
+    if np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(data):
+        raise decoder.corrupt("unzipped offsets decrease or run past their values")
+    # Full zip pages hold large values, few per page: one codec call each.
     pieces = [
-        decompress(node.compression, data[offsets[i] : offsets[i + 1]], decoder, f"value {i}")
-        for i in range(num_values)
+        buffer_compression.decompress(compression, data[int(start) : int(end)], decoder, f"value {index}")
+        for index, (start, end) in enumerate(zip(offsets[:-1], offsets[1:], strict=True))
     ]
-    lengths = np.array([len(piece) for piece in pieces], dtype=np.uint64)
-    new_offsets = np.zeros(num_values + 1, dtype=np.uint64)
-    np.cumsum(lengths, out=new_offsets[1:])
+    out_offsets = np.zeros(num_values + 1, dtype=np.uint64)
+    np.cumsum([len(piece) for piece in pieces], out=out_offsets[1:])
     joined = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
-    plain = VariableWidthValues(new_offsets, joined)
-    inner = BufferCursor([new_offsets.astype("<u8").data, plain.data.data], decoder)
-    return decoder.decode(node.values, inner, num_values)
+    return VariableWidthValues(out_offsets, joined)
