@@ -140,6 +140,9 @@ def s3_client(options: S3Options) -> Any:
                 connect_timeout=10,
                 read_timeout=60,
                 retries={"max_attempts": 3, "mode": "standard"},
+                # Readers that fetch many small objects at once (the validator's
+                # footer reads: up to 32 threads) each keep a connection.
+                max_pool_connections=64,
                 s3={"addressing_style": "virtual" if options.virtual_hosted_style else "path"},
             )
             client = boto3.session.Session().client(

@@ -444,10 +444,11 @@ def each_inspected(view: VersionView) -> list[tuple[tuple[int, int], Fragment, D
     """``(ref, fragment, data file, loaded facts)`` for the files that exist."""
 
     def compute():
+        located_files = [entry for entry in each_located(view) if entry[3].ok]
+        # Every footer this version needs, read concurrently before the serial walk below finds them cached.
+        view.dataset.prefetch((("footer", located.key), _read_facts, located) for *_, located in located_files)
         return [
-            (ref, fragment, data_file, file_facts(view, located))
-            for ref, fragment, data_file, located in each_located(view)
-            if located.ok
+            (ref, fragment, data_file, file_facts(view, located)) for ref, fragment, data_file, located in located_files
         ]
 
     return view.memo("data_files.inspected", compute)
