@@ -29,6 +29,7 @@ from reference_impl.storage import Storage
 from ..spec_revisions import NEWEST, SpecRevision
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,18 @@ class DatasetView:
                         self._cache[key] = future.result()
                     except Exception:  # re-run by the rule that asks it (see the docstring)
                         continue
+
+    def map_remote(self, action: Callable[[A], T], items: list[A]) -> list[T]:
+        """``[action(item) for item in items]``, in that order. On an object
+        store, where each call waits on requests (a data file's existence, say),
+        up to :attr:`io_threads` calls run at once; on a local disk the calls
+        are quick system calls between Python work, and run in this thread.
+        ``action`` may use :meth:`memo`: two threads that meet on one key both
+        compute the same value, and either is kept."""
+        if self.io_threads <= 1 or self.storage.is_local or len(items) < 2:
+            return [action(item) for item in items]
+        with ThreadPoolExecutor(min(self.io_threads, len(items)), thread_name_prefix="validator-io") as pool:
+            return list(pool.map(action, items))
 
     def memo(self, key, compute: Callable[..., T], *args) -> T:
         """``compute(*args)`` once per validation run, for a computation that

@@ -158,6 +158,18 @@ def s3_client(options: S3Options) -> Any:
         return client
 
 
+def _total_size(content_range: Any, content_length: Any, received: int) -> int | None:
+    """The object's size from a ranged GET's ``Content-Range``
+    (``bytes FIRST-LAST/SIZE``); without one, the whole object came back and
+    its size is the length received. None when the answer says neither."""
+    if isinstance(content_range, str):
+        _, slash, total = content_range.rpartition("/")
+        return int(total) if slash and total.isdigit() else None
+    if isinstance(content_length, int) and content_length == received:
+        return received
+    return None
+
+
 def split_s3_uri(uri: str) -> tuple[str, str]:
     """``(bucket, key prefix)`` of ``s3://bucket/prefix`` (or ``s3+ddb://``;
     a query string is not part of the location). Raises ``ValueError``
@@ -400,6 +412,37 @@ class S3Storage(Storage):
         if len(data) != length:
             raise CorruptFileError(uri, f"short read: wanted {length} bytes at {offset}, got {len(data)}")
         return data
+
+    def read_tail(self, relpath: str, length: int) -> tuple[int, bytes]:
+        """One GET of a suffix range (``bytes=-length``): the object's last
+        bytes, its size from the response's Content-Range. An empty object
+        (no suffix range to satisfy) or a response that does not say the size
+        falls back to :meth:`size` and :meth:`read`."""
+        key = self.key(relpath)
+        uri = self._uri(key)
+        if length <= 0:
+            return super().read_tail(relpath, length)
+        try:
+            response = self._client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes=-{length}")
+            body = response["Body"]
+            try:
+                data = body.read(length + 1)  # never more than asked for, and one byte to notice excess
+            finally:
+                body.close()
+        except ClientError as exc:
+            if self._not_found(exc):
+                raise LanceFormatError(uri, "file does not exist") from None
+            if exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416:
+                return super().read_tail(relpath, length)
+            self._fail(key, "read", exc)
+        except BotoCoreError as exc:
+            self._fail(key, "read", exc)
+        size = _total_size(response.get("ContentRange"), response.get("ContentLength"), len(data))
+        if size is None:
+            return super().read_tail(relpath, length)
+        if len(data) != min(length, size):
+            raise CorruptFileError(uri, f"short read: wanted the last {min(length, size)} bytes, got {len(data)}")
+        return size, data
 
     def list_dir(self, relpath: str) -> list[str]:
         try:
