@@ -535,8 +535,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         default=None,
         metavar="N",
-        help="data file footers and deletion files read at once (default: 4 on a local disk, 32 on an object store; "
-        "1 reads them one after another); the report is the same",
+        help="data file footers and deletion files read at once (default: 1 on a local disk, 32 on an object store); "
+        "the report is the same",
     )
     _add_spec_revision_option(validate)
     _add_storage_option(validate)

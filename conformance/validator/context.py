@@ -65,10 +65,13 @@ def load(action: Callable[..., T], *args) -> Loaded[T]:
 
 _MISSING = object()
 
-#: Concurrent reads for a dataset on a local disk: the reads are short and
-#: mostly served from the page cache, so a few threads hide the system calls
-#: without the interpreter lock turning them into contention.
-LOCAL_IO_THREADS = 4
+#: Concurrent reads for a dataset on a local disk: one. A footer read from
+#: the page cache is a system call or two and then Python decoding under the
+#: interpreter lock, and threads only contend for that lock: on 2 cores,
+#: validating 10,000 local fragments took 0.83 s serially, 1.10 s with 2
+#: threads and 1.47 s with 4 (benchmarks/README.md). ``io_threads`` raises it
+#: for a slow network file system.
+LOCAL_IO_THREADS = 1
 #: Concurrent reads for a dataset on an object store, where each request
 #: waits tens of milliseconds for the network rather than for a core.
 OBJECT_STORE_IO_THREADS = 32

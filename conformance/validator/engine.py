@@ -191,8 +191,8 @@ def validate(
     ``s3+ddb://`` URI names its own): it is read (the latest version is the
     store's, a staged manifest it records is read where it is) and never
     written. ``io_threads`` is how many data file footers and deletion files
-    are read at once (1: one after another); by default a few on a local
-    disk and more on an object store (:func:`~.context.default_io_threads`).
+    are read at once (1: one after another); by default one on a local
+    disk and 32 on an object store (:func:`~.context.default_io_threads`).
     The report is the same whatever it is."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
