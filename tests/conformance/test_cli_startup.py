@@ -31,8 +31,8 @@ heavy = sorted({name.split(".")[0] for name in sys.modules} & set(heavy_names.sp
 print("\\n" + json.dumps(heavy))
 """
 
-#: A golden case without Arrow deletion files (its deletion files are bitmaps).
-PLAIN_CASE = Path(default_corpus()) / "cases" / "old-appends-deletes" / "dataset"
+#: A golden case without Arrow deletion files (its deletion file is a Roaring bitmap).
+PLAIN_CASE = Path(default_corpus()) / "cases" / "pylance-deletion-bitmap" / "dataset"
 
 
 def _loaded(*args: str) -> set[str]:
