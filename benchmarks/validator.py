@@ -54,7 +54,7 @@ def bench_validate_many_fragments(fragments: int = 10_000, repeats: int = 3) -> 
         f"validate latest, {fragments} fragments",
         default,
         best_of(repeats, with_pylance),
-        f"{len(report.rules)} rules; pylance: validate() and count_rows(); reference with io_threads=4: {threaded:.3f} s",
+        f"{len(report.rules)} rules; pylance: validate() and count_rows(); reference, io_threads=4: {threaded:.3f} s",
     )
 
 
