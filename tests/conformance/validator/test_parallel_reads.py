@@ -6,6 +6,7 @@ each data file footer is read once, however many versions list the file.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import pyarrow as pa
@@ -65,3 +66,20 @@ def test_a_file_many_versions_list_is_read_once(tmp_path, monkeypatch):
 def test_io_threads_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="io_threads"):
         validate(tmp_path, io_threads=0)
+
+
+def test_damaged_files_report_the_same_serial_and_parallel(base_datasets, tmp_path):
+    """Data files truncated, filled with garbage, replaced by a named pipe or
+    removed: the reads that fail in the pool give the findings the serial
+    reads give, in the same order, and nothing blocks on the pipe."""
+    root = copy_dataset(base_datasets["plain"], tmp_path / "ds")
+    files = sorted((root / "data").iterdir())
+    assert len(files) >= 4
+    files[0].write_bytes(files[0].read_bytes()[:10])
+    files[1].write_bytes(b"\xff" * 200)
+    files[2].unlink()
+    os.mkfifo(files[2])
+    files[3].unlink()
+    serial = _report(root, 1)
+    assert {f["rule"] for f in serial["findings"] if f["severity"] == "error"}, "the damage is not reported"
+    assert _report(root, 8) == serial
