@@ -195,13 +195,13 @@ class DatasetView:
                         continue
 
     def map_remote(self, action: Callable[[A], T], items: list[A]) -> list[T]:
-        """``[action(item) for item in items]``, in that order. On an object
-        store, where each call waits on requests (a data file's existence, say),
-        up to :attr:`io_threads` calls run at once; on a local disk the calls
-        are quick system calls between Python work, and run in this thread.
-        ``action`` may use :meth:`memo`: two threads that meet on one key both
-        compute the same value, and either is kept."""
-        if self.io_threads <= 1 or self.storage.is_local or len(items) < 2:
+        """``[action(item) for item in items]``, in that order, up to
+        :attr:`io_threads` calls at once: for calls that wait on requests (a
+        file's existence or size on an object store). With the default of
+        one thread on a local disk they run in this thread. ``action`` may use
+        :meth:`memo`: two threads that meet on one key both compute the same
+        value, and either is kept."""
+        if self.io_threads <= 1 or len(items) < 2:
             return [action(item) for item in items]
         with ThreadPoolExecutor(min(self.io_threads, len(items)), thread_name_prefix="validator-io") as pool:
             return list(pool.map(action, items))

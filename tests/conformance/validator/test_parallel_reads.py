@@ -19,8 +19,8 @@ from conformance.validator.facts import data_files as data_file_facts
 
 CASES = sorted(path for path in (default_corpus() / "cases").glob("*/dataset") if path.is_dir())
 #: The mutations of the rules whose facts are read from files in the pool:
-#: data file footers, deletion files, and files under other base paths.
-FILE_MUTATIONS = [m for m in all_mutations() if m.rule.split("/")[0] in ("data-file", "deletion", "base-path")]
+#: data file footers, deletion files, index files, and files under other base paths.
+FILE_MUTATIONS = [m for m in all_mutations() if m.rule.split("/")[0] in ("data-file", "deletion", "base-path", "index")]
 
 
 def _report(root, threads: int, store=None) -> dict:
