@@ -14,9 +14,16 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import commits, files, reader, validator, workers
+    from . import commits, files, reader, validator, validator_io, workers
 
-    return [*reader.BENCHMARKS, *files.BENCHMARKS, *validator.BENCHMARKS, *commits.BENCHMARKS, *workers.BENCHMARKS]
+    return [
+        *reader.BENCHMARKS,
+        *files.BENCHMARKS,
+        *validator.BENCHMARKS,
+        *validator_io.BENCHMARKS,
+        *commits.BENCHMARKS,
+        *workers.BENCHMARKS,
+    ]
 
 
 def main(argv: list[str]) -> int:

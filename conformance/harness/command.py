@@ -7,15 +7,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .executors import Executor, ProcessExecutor
-from .faulty import FAULTY_WRITERS
-from .report import report_document, summary_text
-from .runner import RunResult, RunSpecError, recheck, run
-from .spark import SparkError
 from .spec import FAULTS, RunSpec
-from .workloads import WorkloadError, parse_workloads
-from .writers import WriterLoadError
+
+# The rest of the harness (writers, executors, Spark, pyarrow under them) is
+# imported by the sub-command that runs: every other command of the CLI builds
+# this parser, and must not pay for those imports (issue 17, start-up).
+if TYPE_CHECKING:
+    from .executors import Executor
+    from .runner import RunResult
 
 EXIT_CLEAN = 0
 EXIT_ANOMALIES = 1
@@ -36,6 +37,7 @@ def executor_for(master: str | None) -> Executor:
     """The executor ``--master`` names: ``local-processes``, one process per
     writer on this machine; any Spark master URL (``local[*]``, the default,
     ``local[N]``, ``spark://HOST:PORT``), the writers as Spark tasks."""
+    from .executors import ProcessExecutor
     from .spark import SparkExecutor, unreachable_masters
 
     if master == LOCAL_PROCESSES:
@@ -115,6 +117,8 @@ def add_harness_parser(commands) -> None:
 
 
 def _print(result: RunResult, output_format: str) -> int:
+    from .report import report_document, summary_text
+
     if output_format == "json":
         print(json.dumps(report_document(result), indent=2))
     else:
@@ -128,6 +132,11 @@ def _usage(message: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .runner import RunSpecError, run
+    from .spark import SparkError
+    from .workloads import WorkloadError, parse_workloads
+    from .writers import WriterLoadError
+
     try:
         spec = RunSpec(
             uri=args.uri or str(args.out / "dataset.lance"),
@@ -157,12 +166,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .runner import recheck
+
     if not (args.dir / "run.json").is_file() or not (args.dir / "history.jsonl").is_file():
         return _usage(f"{args.dir} holds no saved run (run.json and history.jsonl)")
     return _print(recheck(args.dir), args.format)
 
 
 def _faulty(args: argparse.Namespace) -> int:
+    from .faulty import FAULTY_WRITERS
+
     rows = [
         {
             "writer": f"faulty:{info.name}",

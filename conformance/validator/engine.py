@@ -31,7 +31,7 @@ from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
-from .context import DatasetView
+from .context import DatasetView, default_io_threads
 from .registry import Finding, Rule, Scope, Severity
 from .ruleset import iter_rules
 from .writer_defects import explain
@@ -184,6 +184,7 @@ def validate(
     spec_revision: SpecRevision | str = NEWEST,
     storage_options: Mapping[str, str] | None = None,
     manifest_store: ExternalManifestStore | None = None,
+    io_threads: int | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
@@ -196,11 +197,16 @@ def validate(
     external manifest store the dataset is committed through (an
     ``s3+ddb://`` URI names its own): it is read (the latest version is the
     store's, a staged manifest it records is read where it is) and never
-    written."""
+    written. ``io_threads`` is how many data file footers and deletion files
+    are read at once (1: one after another); by default one on a local
+    disk and 32 on an object store (:func:`~.context.default_io_threads`).
+    The report is the same whatever it is."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
+    if io_threads is not None and io_threads < 1:
+        raise ValueError(f"io_threads must be at least 1, not {io_threads}")
     with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision, storage_options, manifest_store)
+        return _validate(path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads)
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -217,6 +223,7 @@ def _validate(
     spec_revision: SpecRevision,
     storage_options: Mapping[str, str] | None,
     manifest_store: ExternalManifestStore | None,
+    io_threads: int | None,
 ) -> Report:
     try:
         view = open_dataset_view(path, storage_options, manifest_store)
@@ -230,6 +237,7 @@ def _validate(
             spec_revision=spec_revision,
         )
     view.spec_revision = spec_revision
+    view.io_threads = io_threads or default_io_threads(view.storage)
     selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
     available = sorted(view.manifest_paths())
     if all_versions:

@@ -135,8 +135,22 @@ def registered_rules() -> list[Rule]:
     return [_RULES[key] for key in sorted(_RULES)]
 
 
+#: Loads every rule module (set by :mod:`.ruleset`, the layer above, which
+#: may have loaded only the selected topics).
+_load_all: Callable[[], None] | None = None
+
+
+def set_loader(load_all: Callable[[], None]) -> None:
+    """How :func:`registered_rule` loads the rule modules not loaded yet."""
+    global _load_all
+    _load_all = load_all
+
+
 def registered_rule(rule_id: str) -> Rule:
     """The registered rule ``rule_id``, for a rule that reports a finding
-    under another rule's id while a validation runs (every rule module is
-    loaded by then); KeyError when there is none."""
+    under another rule's id while a validation runs (its module is loaded on
+    first use when the run loaded only the selected topics); KeyError when
+    there is none."""
+    if rule_id not in _RULES and _load_all is not None:
+        _load_all()
     return _RULES[rule_id]

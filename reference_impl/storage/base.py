@@ -122,6 +122,14 @@ class Storage(ABC):
         default. A range running past the end is a ``CorruptFileError``."""
         raise NotImplementedError
 
+    def read_tail(self, relpath: str, length: int) -> tuple[int, bytes]:
+        """The file's size and its last ``length`` bytes (the whole file when
+        it is shorter): what a footer reader needs. An object store answers in
+        one request where :meth:`size` and :meth:`read` take two or more."""
+        size = self.size(relpath)
+        start = max(0, size - length)
+        return size, self.read(relpath, start, size - start)
+
     @abstractmethod
     def list_dir(self, relpath: str) -> list[str]:
         """Names of the entries of a directory, sorted; empty when there is none."""

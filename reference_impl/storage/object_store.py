@@ -140,6 +140,9 @@ def s3_client(options: S3Options) -> Any:
                 connect_timeout=10,
                 read_timeout=60,
                 retries={"max_attempts": 3, "mode": "standard"},
+                # Readers that fetch many small objects at once (the validator's
+                # footer reads: up to 32 threads) each keep a connection.
+                max_pool_connections=64,
                 s3={"addressing_style": "virtual" if options.virtual_hosted_style else "path"},
             )
             client = boto3.session.Session().client(
@@ -153,6 +156,18 @@ def s3_client(options: S3Options) -> Any:
             )
             _clients[key] = client
         return client
+
+
+def _total_size(content_range: Any, content_length: Any, received: int) -> int | None:
+    """The object's size from a ranged GET's ``Content-Range``
+    (``bytes FIRST-LAST/SIZE``); without one, the whole object came back and
+    its size is the length received. None when the answer says neither."""
+    if isinstance(content_range, str):
+        _, slash, total = content_range.rpartition("/")
+        return int(total) if slash and total.isdigit() else None
+    if isinstance(content_length, int) and content_length == received:
+        return received
+    return None
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
@@ -397,6 +412,37 @@ class S3Storage(Storage):
         if len(data) != length:
             raise CorruptFileError(uri, f"short read: wanted {length} bytes at {offset}, got {len(data)}")
         return data
+
+    def read_tail(self, relpath: str, length: int) -> tuple[int, bytes]:
+        """One GET of a suffix range (``bytes=-length``): the object's last
+        bytes, its size from the response's Content-Range. An empty object
+        (no suffix range to satisfy) or a response that does not say the size
+        falls back to :meth:`size` and :meth:`read`."""
+        key = self.key(relpath)
+        uri = self._uri(key)
+        if length <= 0:
+            return super().read_tail(relpath, length)
+        try:
+            response = self._client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes=-{length}")
+            body = response["Body"]
+            try:
+                data = body.read(length + 1)  # never more than asked for, and one byte to notice excess
+            finally:
+                body.close()
+        except ClientError as exc:
+            if self._not_found(exc):
+                raise LanceFormatError(uri, "file does not exist") from None
+            if exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416:
+                return super().read_tail(relpath, length)
+            self._fail(key, "read", exc)
+        except BotoCoreError as exc:
+            self._fail(key, "read", exc)
+        size = _total_size(response.get("ContentRange"), response.get("ContentLength"), len(data))
+        if size is None:
+            return super().read_tail(relpath, length)
+        if len(data) != min(length, size):
+            raise CorruptFileError(uri, f"short read: wanted the last {min(length, size)} bytes, got {len(data)}")
+        return size, data
 
     def list_dir(self, relpath: str) -> list[str]:
         try:

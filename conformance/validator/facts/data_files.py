@@ -363,10 +363,9 @@ def _read_tail(located: Located) -> FileTail:
     if full is None or location is None:
         raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
     if not isinstance(location.storage, LocalStorage):
-        # An object store: its size, then one ranged read of the tail.
-        size = location.storage.size(location.relpath)
-        start = max(0, size - TAIL_BYTES)
-        data = location.storage.read(location.relpath, start, size - start)
+        # An object store: one ranged read of the tail, which says the size too.
+        size, data = location.storage.read_tail(location.relpath, TAIL_BYTES)
+        start = size - len(data)
         return FileTail(full, size, start, data, location.storage, location.relpath)
     fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
     try:
@@ -432,9 +431,12 @@ def each_located(view: VersionView) -> list[tuple[tuple[int, int], Fragment, Dat
 
     def compute():
         bases = base_storages(view)
+        entries = each_data_file(view)
+        # On an object store each file's existence is a request: they are made concurrently.
+        found = view.dataset.map_remote(lambda entry: locate(view, entry[2], bases), entries)
         return [
-            (ref, fragment, data_file, locate(view, data_file, bases))
-            for ref, fragment, data_file in each_data_file(view)
+            (ref, fragment, data_file, located)
+            for (ref, fragment, data_file), located in zip(entries, found, strict=True)
         ]
 
     return view.memo("data_files.located", compute)
@@ -444,10 +446,11 @@ def each_inspected(view: VersionView) -> list[tuple[tuple[int, int], Fragment, D
     """``(ref, fragment, data file, loaded facts)`` for the files that exist."""
 
     def compute():
+        located_files = [entry for entry in each_located(view) if entry[3].ok]
+        # Every footer this version needs, read concurrently before the serial walk below finds them cached.
+        view.dataset.prefetch((("footer", located.key), _read_facts, located) for *_, located in located_files)
         return [
-            (ref, fragment, data_file, file_facts(view, located))
-            for ref, fragment, data_file, located in each_located(view)
-            if located.ok
+            (ref, fragment, data_file, file_facts(view, located)) for ref, fragment, data_file, located in located_files
         ]
 
     return view.memo("data_files.inspected", compute)

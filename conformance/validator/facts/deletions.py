@@ -17,6 +17,7 @@ is not read: its status is ``TOO_LARGE``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -139,7 +140,36 @@ def deletion_content(view: VersionView, fragment: Fragment) -> DeletionContent |
 
 def deletion_file_content(view: VersionView, fragment: Fragment, deletion_file: DeletionFile) -> DeletionContent:
     """The content of ``deletion_file``, the deletion file of ``fragment``,
-    read at most once per validation run."""
+    read at most once per validation run. The first call on a version reads
+    every deletion file the version lists, concurrently (:meth:`DatasetView.prefetch`)."""
+    view.memo("deletions.prefetched", lambda: _prefetch(view))
+    found = _resolve(view, fragment, deletion_file)
+    if isinstance(found, DeletionContent):
+        return found
+    key, read, location = found
+    loaded = view.dataset.cached(key, read)
+    if not loaded.ok:
+        return DeletionContent(DeletionLookup.UNREADABLE, deletion_file, location, loaded.error.problem)
+    content = loaded.value
+    return DeletionContent(content.status, deletion_file, location, content.problem, content)
+
+
+def _prefetch(view: VersionView) -> bool:
+    jobs = []
+    for fragment in view.manifest.fragments:
+        if fragment.deletion_file is not None:
+            found = _resolve(view, fragment, fragment.deletion_file)
+            if not isinstance(found, DeletionContent):
+                jobs.append(found[:2])
+    view.dataset.prefetch(jobs)
+    return True
+
+
+def _resolve(
+    view: VersionView, fragment: Fragment, deletion_file: DeletionFile
+) -> DeletionContent | tuple[tuple, Callable[[], DeletionFileContent], str]:
+    """Why ``deletion_file`` cannot be read (a :class:`DeletionContent`), or
+    the cache key it is read under, the read itself, and its finding location."""
     manifest = view.manifest
     position = _positions(view).get(id(fragment))
     in_manifest = view.at(f"fragments[{position}].deletion_file")
@@ -161,18 +191,15 @@ def deletion_file_content(view: VersionView, fragment: Fragment, deletion_file: 
     location = deletion_location(storage, relpath, root)
     limit = max(0, fragment.physical_rows)
     key = ("rules.deletions", str(storage.root), relpath, limit)
-    loaded = view.dataset.cached(
-        key,
-        lambda: inspect_deletion_file(
+
+    def read() -> DeletionFileContent:
+        return inspect_deletion_file(
             storage,
             relpath,
             kind,
             physical_rows=limit,
             max_offsets=MAX_ARROW_OFFSETS,
             max_bytes=MAX_FILE_BYTES,
-        ),
-    )
-    if not loaded.ok:
-        return DeletionContent(DeletionLookup.UNREADABLE, deletion_file, location, loaded.error.problem)
-    found = loaded.value
-    return DeletionContent(found.status, deletion_file, location, found.problem, found)
+        )
+
+    return key, read, location

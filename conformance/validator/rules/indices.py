@@ -331,6 +331,31 @@ def _file_location(view: VersionView, storage: Storage, relpath: str) -> str:
     return f"{storage.root}/{relpath}"
 
 
+def _index_file_size(view: VersionView, storage: Storage, relpath: str) -> int | LanceFormatError | None:
+    """The size of an index file (None when it is not there; the error when
+    its size cannot be read), once per run however many versions list it."""
+    return view.dataset.memo(("index-file-size", str(storage.root), relpath), _read_size, storage, relpath)
+
+
+def _read_size(storage: Storage, relpath: str) -> int | LanceFormatError | None:
+    if not storage.exists(relpath):
+        return None
+    try:
+        return storage.size(relpath)
+    except LanceFormatError as exc:
+        return exc
+
+
+def _prefetch_size(view: VersionView, storage: Storage, relpath: str) -> None:
+    """:func:`_index_file_size` ahead of the rule's walk. An error it does not
+    report in its result is left for the walk to meet where the serial order
+    meets it (the findings yielded before it are kept)."""
+    try:
+        _index_file_size(view, storage, relpath)
+    except Exception:  # re-raised by the walk, in order
+        pass
+
+
 @rule(
     "index/file-sizes-match",
     severity=Severity.ERROR,
@@ -338,6 +363,7 @@ def _file_location(view: VersionView, storage: Storage, relpath: str) -> str:
     summary="Each file an index lists is in its directory with the listed size",
 )
 def file_sizes_match(view: VersionView):
+    listed = []
     for position, index in enumerate(_indices(view)):
         if not index.files:
             continue
@@ -347,17 +373,24 @@ def file_sizes_match(view: VersionView):
         storage, directory = located
         if not storage.is_dir(directory):
             continue  # index/directory-present
+        listed.append((position, index, storage, directory))
+    # On an object store each file's size is a request or two: they are made concurrently, once per run.
+    view.dataset.map_remote(
+        lambda item: _prefetch_size(view, item[0], item[1]),
+        [(storage, f"{directory}/{entry.path}") for _, index, storage, directory in listed for entry in index.files],
+    )
+    for position, index, storage, directory in listed:
         for number, entry in enumerate(index.files):
             relpath = f"{directory}/{entry.path}"
             where = _file_location(view, storage, relpath)
-            if not storage.exists(relpath):
+            found = _index_file_size(view, storage, relpath)
+            if found is None:
                 yield f"index '{index.name}' lists '{entry.path}', which is not in its directory", where
                 continue
-            try:
-                size = storage.size(relpath)
-            except LanceFormatError as exc:
-                yield f"index '{index.name}': cannot read the size of '{entry.path}': {exc.problem}", where
+            if isinstance(found, LanceFormatError):
+                yield f"index '{index.name}': cannot read the size of '{entry.path}': {found.problem}", where
                 continue
+            size = found
             if size != entry.size_bytes:
                 yield (
                     f"index '{index.name}' lists '{entry.path}' as {entry.size_bytes} bytes; the file has {size}",

@@ -18,7 +18,7 @@ from reference_impl.errors import (
 )
 from reference_impl.storage import S3Storage, Storage
 from tests.reference_impl.storage import race_worker
-from tests.servers import s3_client
+from tests.servers import requested_keys, s3_client
 
 WRITERS = 16
 
@@ -108,6 +108,23 @@ def test_reads_are_bounded_by_the_stored_size(s3_options, s3_bucket):
             storage.read("f.bin", offset, length)
     with pytest.raises(LanceFormatError, match="does not exist"):
         storage.read("missing.bin")
+
+
+def test_a_tail_is_one_request_and_says_the_size(s3_options, s3_bucket, moto_server):
+    """read_tail gives what size() and read() give (the whole object when it
+    is shorter than asked, an empty one included) with one GET of a suffix
+    range for a non-empty object; a missing object does not exist."""
+    storage = S3Storage(s3_bucket, "ds", storage_options=s3_options)
+    storage.put("f.bin", bytes(range(10)))
+    storage.put("empty.bin", b"")
+    assert storage.read_tail("f.bin", 4) == (10, bytes([6, 7, 8, 9]))
+    assert storage.read_tail("f.bin", 64) == (10, bytes(range(10)))
+    assert storage.read_tail("empty.bin", 8) == (0, b"")
+    before = len(requested_keys(moto_server, s3_bucket))
+    storage.read_tail("f.bin", 3)
+    assert requested_keys(moto_server, s3_bucket)[before:] == ["ds/f.bin"]
+    with pytest.raises(LanceFormatError, match="does not exist"):
+        storage.read_tail("missing.bin", 4)
 
 
 def test_listing_pages_through_the_prefix(s3_options, s3_bucket):
