@@ -175,7 +175,12 @@ def test_stale_and_version_pinned_entries(plain, tmp_path, capsys):
     suite = ElementTree.fromstring(junit)
     assert code == 0 and suite.get("failures") == "0"
     properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
-    assert properties == {"spec_revision": "upstream-2026-11", "baseline": str(baseline), "suppressed": "1"}
+    assert properties == {
+        "report_format": "1",
+        "spec_revision": "upstream-2026-11",
+        "baseline": str(baseline),
+        "suppressed": "1",
+    }
     assert "stale baseline entry naming/no-mixture" in suite.find("system-out").text
 
     code, sarif, _ = run(capsys, "validate", plain, "--baseline", baseline, "--format", "sarif")
