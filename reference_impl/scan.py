@@ -72,6 +72,13 @@ def fragment_table(
     for top, arrow_field in zip(schema.top_level(), arrow_schema, strict=True):
         index = source_of.get(top.id)
         if index is None:
+            # In 2.1+ files only leaves own columns: a struct or list field
+            # is stored in the file that stores its descendants.
+            index = next(
+                (source_of[f.id] for f in field_with_descendants(schema, top) if f.id in source_of),
+                None,
+            )
+        if index is None:
             columns.append(pa.nulls(fragment.physical_rows, arrow_field.type))
             continue
         data_file = fragment.files[index]

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..storage import Storage
-from ..wire import encodings_v2_0_pb2, file2_pb2, file_pb2
+from ..wire import encodings_v2_0_pb2, encodings_v2_1_pb2, file2_pb2, file_pb2
 
 MAGIC = b"LANC"
 VERSION_AND_MAGIC_SIZE = 8
@@ -50,6 +50,8 @@ V2_0_VERSION = (2, 0)
 # Type names carried by the google.protobuf.Any messages of v2 files.
 ARRAY_ENCODING_TYPE = "lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_TYPE = "lance.encodings.ColumnEncoding"
+# The page encoding of 2.1+ files (encodings_v2_1.proto).
+PAGE_LAYOUT_TYPE = "lance.encodings21.PageLayout"
 # pylance writes type URLs with an empty host ("/lance.encodings.ArrayEncoding").
 TYPE_URL_PREFIX = "/"
 
@@ -438,5 +440,6 @@ def unpack_encoding(
     message_class = {
         ARRAY_ENCODING_TYPE: encodings_v2_0_pb2.ArrayEncoding,
         COLUMN_ENCODING_TYPE: encodings_v2_0_pb2.ColumnEncoding,
+        PAGE_LAYOUT_TYPE: encodings_v2_1_pb2.PageLayout,
     }[expected_type]
     return parse_message(path, message_class, wrapper.value, f"encoding of {what}")

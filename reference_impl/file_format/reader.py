@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from ..arrow_schema import schema_to_arrow
 from ..errors import CorruptFileError, UnsupportedFeatureError
-from ..schema import TOP_LEVEL_PARENT, Field, Schema
+from ..schema import Field, Schema
 from ..storage import Storage
 from ..wire import encodings_v2_0_pb2 as enc
 from ..wire import file2_pb2
@@ -45,11 +45,14 @@ from . import bitmaps
 from .footer import (
     ARRAY_ENCODING_TYPE,
     COLUMN_ENCODING_TYPE,
+    PAGE_LAYOUT_TYPE,
     V2_0_VERSION,
     V2Metadata,
     read_v2_metadata,
     unpack_encoding,
 )
+from .read_plan import ReadPlan
+from .v2_1 import NEWEST_VERSION, StructuralFileReader, leaf_fields
 
 # Most values the reader creates for nulls that no buffer backs (per page or
 # missing field). An all-null int64 page of this many rows takes 8 GiB in
@@ -344,12 +347,24 @@ class LanceFileReader:
         self.relpath = relpath
         self.metadata: V2Metadata = read_v2_metadata(storage, relpath)
         self.path = self.metadata.path
+        # Files of 2.1 and later describe pages with the structural encodings
+        # of lance.encodings21.PageLayout: the v2_1 package reads them.
+        self._structural: StructuralFileReader | None = None
         if self.metadata.version != V2_0_VERSION:
             major, minor = self.metadata.version
-            raise UnsupportedFeatureError(
+            if not V2_0_VERSION < self.metadata.version <= NEWEST_VERSION:
+                raise UnsupportedFeatureError(
+                    self.path,
+                    f"file format version {major}.{minor} is not supported: this reader implements 2.0 to "
+                    f"{NEWEST_VERSION[0]}.{NEWEST_VERSION[1]}",
+                )
+            self._structural = StructuralFileReader(
                 self.path,
-                f"file format version {major}.{minor} is not supported: its pages use the structural "
-                "encodings of 2.1+ (lance.encodings21.PageLayout), this reader implements 2.0",
+                self.metadata.columns,
+                self.metadata.size,
+                self._page_buffers,
+                lambda encoding, what: self._unpack(encoding, PAGE_LAYOUT_TYPE, what),
+                lambda position, size: self.storage.read(self.relpath, position, size),
             )
         self.num_rows = self.metadata.num_rows
         descriptor = self.metadata.descriptor
@@ -460,7 +475,7 @@ class LanceFileReader:
 
     # -- fields ---------------------------------------------------------------
 
-    def _read_field(self, node: Field, target: pa.DataType, count: int, plan: _ReadPlan) -> list[pa.Array]:
+    def _read_field(self, node: Field, target: pa.DataType, count: int, plan: ReadPlan) -> list[pa.Array]:
         """The values of one field as a list of chunks."""
         if isinstance(target, pa.BaseExtensionType):
             chunks = self._read_field(node, target.storage_type, count, plan)
@@ -607,49 +622,28 @@ class LanceFileReader:
         if fields is None:
             fields = self.file_fields
         if file_field_ids is None:
-            file_field_ids = [f.id for f in self.file_fields]
+            owners = self.file_fields
+            if self._structural is not None:
+                # In 2.1+ only leaves (and packed structs) own columns.
+                owners = leaf_fields(self.file_fields, schema_to_arrow(Schema(list(self.file_fields))))
+            file_field_ids = [f.id for f in owners]
             column_indices = list(range(len(file_field_ids)))
         if column_indices is None or len(column_indices) != len(file_field_ids):
             raise ValueError("file_field_ids and column_indices must be given together, with equal lengths")
-        plan = _ReadPlan(self.path, fields, file_field_ids, column_indices)
+        plan = ReadPlan(self.path, fields, file_field_ids, column_indices)
         if arrow_schema is None:
             arrow_schema = schema_to_arrow(Schema(list(fields)))
         names = [f.name for f in plan.top_level]
         if arrow_schema.names != names:
             raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")
+        if self._structural is not None:
+            arrays = self._structural.read_fields(plan, arrow_schema, self.num_rows)
+            return pa.Table.from_arrays(arrays, schema=arrow_schema)
         columns = []
         for node, arrow_field in zip(plan.top_level, arrow_schema, strict=True):
             chunks = self._read_field(node, arrow_field.type, self.num_rows, plan)
             columns.append(pa.chunked_array(chunks, type=arrow_field.type))
         return pa.Table.from_arrays(columns, schema=arrow_schema)
-
-
-class _ReadPlan:
-    """Requested fields as a tree, and the column of each field id."""
-
-    def __init__(self, path: str, fields: list[Field], file_field_ids: list[int], column_indices: list[int]):
-        self.path = path
-        self.top_level = [f for f in fields if f.parent_id == TOP_LEVEL_PARENT]
-        self.children: dict[int, list[Field]] = {}
-        for f in fields:
-            self.children.setdefault(f.parent_id, []).append(f)
-        self.columns = {
-            field_id: column
-            for field_id, column in zip(file_field_ids, column_indices, strict=True)
-            if column is not None and column >= 0
-        }
-
-    def column_of(self, node: Field) -> int | None:
-        return self.columns.get(node.id)
-
-    def child_named(self, node: Field, name: str, only_child: bool = False) -> Field:
-        children = self.children.get(node.id, [])
-        if only_child and len(children) == 1:
-            return children[0]
-        for child in children:
-            if child.name == name:
-                return child
-        raise ValueError(f"field {node.name!r} has no child field {name!r} among the requested fields")
 
 
 def read_v2_0(

@@ -681,14 +681,14 @@ def test_encodings_the_reader_lacks_are_unsupported(sample, change, message):
         _read(storage, "bad.lance", table)
 
 
-def test_pylance_2_1_files_are_unsupported_but_inspectable(tmp_path):
+def test_pylance_2_1_files_are_inspectable_and_readable(tmp_path):
+    """2.1 files go to the structural reader (tests/.../test_v2_1_reader.py)."""
     table = pa.table({"i": pa.array(np.arange(50))})
     dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version="2.1")
     (data_file,) = dataset.get_fragments()[0].metadata.files
     storage = LocalStorage(tmp_path / "ds")
     assert inspect_file(storage, f"data/{data_file.path}").num_rows == 50
-    with pytest.raises(UnsupportedFeatureError, match=f"{data_file.path}.*2.1"):
-        LanceFileReader(storage, f"data/{data_file.path}")
+    assert LanceFileReader(storage, f"data/{data_file.path}").read().equals(table)
 
 
 # -- (e) property: round trip and agreement with pylance -----------------------

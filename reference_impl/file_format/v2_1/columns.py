@@ -1,0 +1,358 @@
+"""Assembling Arrow arrays from the pages of 2.1+ columns (encoding.md,
+"Structural Encoding", "Fixed Size List", "Struct Packing").
+
+In 2.1+ only leaves have columns: a struct or list has none of its own, its
+validity and offsets are layers of the levels of every leaf column beneath
+it. A fixed-size list of fixed-width items is a leaf (its items are
+flattened by the ``FixedSizeList`` compressive encoding); a packed struct
+(field metadata ``lance-encoding:packed``) is a leaf whose values are whole
+rows; a blob is a leaf of large binary values.
+
+A :class:`LeafColumn` is one column decoded page by page: the structure of
+every page unraveled (:mod:`.rep_def`) and joined across pages, layer by
+layer from the outermost, plus the values of its visible items. Building a
+field's array walks the field tree top down with a depth: a struct takes its
+validity from the layer at that depth of its first leaf column, a list its
+offsets and validity, a leaf its validity and values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...errors import CorruptFileError, UnsupportedFeatureError
+from ...schema import Field
+from .. import bitmaps
+from ..read_plan import ReadPlan
+from .page import DecodedPage
+from .rep_def import UnraveledLayer, unravel
+from .values import DecodedValues, FixedWidthValues, VariableWidthValues, concat_values
+
+# Most values the reader creates for nulls no buffer backs (as in 2.0).
+MAX_NULL_VALUES = 2**30
+MAX_INT32_OFFSET = 2**31 - 1
+PACKED_METADATA_KEY = "lance-encoding:packed"
+
+
+@dataclass(frozen=True)
+class LeafColumn:
+    """One leaf column, all pages joined."""
+
+    layers: list[UnraveledLayer]  # outermost first
+    values: DecodedValues | None  # None: every visible item is null
+    num_visible: int
+
+
+def is_packed(node: Field, target: pa.DataType) -> bool:
+    """Whether a struct field is stored packed (one column for the struct)."""
+    value = node.metadata.get(PACKED_METADATA_KEY)
+    if value is None or not pa.types.is_struct(target):
+        return False
+    return (value.decode() if isinstance(value, bytes) else str(value)).lower() not in ("false", "0", "")
+
+
+def join_pages(path: str, column_index: int, pages: list[DecodedPage]) -> LeafColumn:
+    """The pages of a column as one :class:`LeafColumn`."""
+
+    def corrupt(problem: str) -> CorruptFileError:
+        return CorruptFileError(path, f"column {column_index}: {problem}")
+
+    unraveled = [unravel(p.layers, p.rep, p.definition, p.num_items, corrupt) for p in pages]
+    if not pages:
+        return LeafColumn([], None, 0)
+    depth = len(unraveled[0])
+    if any(len(layers) != depth for layers in unraveled):
+        raise corrupt("pages of one column nest to different depths")
+    joined: list[UnraveledLayer] = []
+    for level in range(depth):
+        parts = [layers[level] for layers in unraveled]
+        if any(part.is_list != parts[0].is_list for part in parts):
+            raise corrupt("pages of one column disagree on which layers are lists")
+        joined.append(_join_layer(parts))
+    values = _page_values(pages, corrupt)
+    return LeafColumn(joined, values, sum(p.num_visible for p in pages))
+
+
+def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:
+    if len(parts) == 1:
+        return parts[0]
+    slots = sum(p.num_slots for p in parts)
+    validity = None
+    if any(p.validity is not None for p in parts):
+        validity = np.concatenate([p.validity if p.validity is not None else np.ones(p.num_slots, bool) for p in parts])
+    offsets = None
+    if parts[0].is_list:
+        pieces = [np.zeros(1, np.int64)]
+        base = 0
+        for p in parts:
+            assert p.offsets is not None
+            pieces.append(p.offsets[1:] + base)
+            base += int(p.offsets[-1])
+        offsets = np.concatenate(pieces)
+    return UnraveledLayer(parts[0].is_list, slots, validity, offsets)
+
+
+def _page_values(pages: list[DecodedPage], corrupt) -> DecodedValues | None:
+    """The values of all pages (dictionaries resolved, null pages filled)."""
+    blocks: list[DecodedValues] = []
+    template = next((_resolved(p, corrupt) for p in pages if p.values is not None), None)
+    if template is None:
+        return None
+    for page in pages:
+        if page.values is None:
+            blocks.append(_placeholder(template, page.num_visible, corrupt))
+        else:
+            blocks.append(_resolved(page, corrupt))
+    try:
+        return concat_values(blocks)
+    except ValueError as exc:
+        raise corrupt(str(exc)) from None
+
+
+def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:
+    """``count`` zero values shaped like ``template`` (the slots of a page
+    whose items are all null)."""
+    if count > MAX_NULL_VALUES:
+        raise corrupt(f"{count} null values, more than the {MAX_NULL_VALUES} this reader creates")
+    if isinstance(template, FixedWidthValues):
+        data = np.zeros((count * template.bits_per_value + 7) // 8, np.uint8)
+        validity = None
+        if template.item_validity is not None and template.num_values:
+            per_value = len(template.item_validity) // template.num_values
+            validity = np.zeros(count * per_value, bool)
+        return FixedWidthValues(data, template.bits_per_value, count, validity)
+    return VariableWidthValues(np.zeros(count + 1, template.offsets.dtype), np.zeros(0, np.uint8))
+
+
+def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
+    """The page's values, looked up in its dictionary when it has one."""
+    values = page.values
+    assert values is not None
+    if page.dictionary is None:
+        return values
+    if not isinstance(values, FixedWidthValues) or values.bits_per_value not in (8, 16, 32, 64):
+        raise corrupt("dictionary indices are not 8, 16, 32 or 64-bit integers")
+    indices = values.data[: values.num_bytes].view(f"<u{values.bits_per_value // 8}").astype(np.int64)
+    dictionary = page.dictionary
+    if len(indices) and (int(indices.max()) >= dictionary.num_values):
+        raise corrupt(f"dictionary index {int(indices.max())} is past the {dictionary.num_values} items")
+    if isinstance(dictionary, FixedWidthValues):
+        if dictionary.bits_per_value % 8:
+            raise corrupt("a dictionary of sub-byte values")
+        width = dictionary.bits_per_value // 8
+        items = dictionary.data[: dictionary.num_values * width].reshape(dictionary.num_values, width)
+        return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
+    starts = dictionary.offsets[:-1].astype(np.int64)[indices]
+    lengths = np.diff(dictionary.offsets.astype(np.int64)).astype(np.int64)[indices]
+    offsets = np.zeros(len(indices) + 1, np.uint64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    shift = np.repeat(starts - (offsets[:-1].astype(np.int64)), lengths)
+    data = dictionary.data[np.arange(total, dtype=np.int64) + shift] if total else np.zeros(0, np.uint8)
+    return VariableWidthValues(offsets, data)
+
+
+class FieldAssembler:
+    """Builds the Arrow arrays of requested fields from leaf columns."""
+
+    def __init__(self, path: str, plan: ReadPlan, load: Callable[[int], LeafColumn]):
+        self.path = path
+        self.plan = plan
+        self._load = load
+        self._columns: dict[int, LeafColumn] = {}
+
+    def corrupt(self, node: Field, problem: str) -> CorruptFileError:
+        return CorruptFileError(self.path, f"field {node.name!r}: {problem}")
+
+    def column(self, index: int) -> LeafColumn:
+        if index not in self._columns:
+            self._columns[index] = self._load(index)
+        return self._columns[index]
+
+    def first_column(self, node: Field, target: pa.DataType) -> int | None:
+        """The column of the first leaf under ``node`` that the file stores."""
+        if isinstance(target, pa.BaseExtensionType):
+            target = target.storage_type
+        own = self.plan.column_of(node)
+        if own is not None and not pa.types.is_struct(target) and not _is_list(target):
+            return own
+        if is_packed(node, target) and own is not None:
+            return own
+        if pa.types.is_struct(target):
+            for index in range(target.num_fields):
+                child = self._child(node, target.field(index).name)
+                found = self.first_column(child, target.field(index).type)
+                if found is not None:
+                    return found
+            return None
+        if _is_list(target):
+            child = self.plan.child_named(node, target.value_field.name, only_child=True)
+            return self.first_column(child, target.value_type)
+        return own
+
+    def _child(self, node: Field, name: str) -> Field:
+        return self.plan.child_named(node, name)
+
+    def build(self, node: Field, target: pa.DataType, depth: int, count: int) -> pa.Array:
+        """The array of ``node`` at nesting ``depth``, ``count`` slots long."""
+        if isinstance(target, pa.BaseExtensionType):
+            storage = self.build(node, target.storage_type, depth, count)
+            return pa.ExtensionArray.from_storage(target, storage)
+        column_index = self.first_column(node, target)
+        if column_index is None:
+            return _nulls(count, target, lambda problem: self.corrupt(node, problem))
+        leaf = self.column(column_index)
+        if not leaf.layers and count == 0:
+            return pa.array([], type=target)  # a column without pages
+        if depth >= len(leaf.layers):
+            raise self.corrupt(node, f"column {column_index} nests {len(leaf.layers)} layers, fewer than the schema")
+        layer = leaf.layers[depth]
+        if layer.num_slots != count:
+            raise self.corrupt(node, f"{layer.num_slots} values where {count} are expected")
+        validity = _bitmap(layer.validity)
+        if _is_list(target):
+            if not layer.is_list:
+                raise self.corrupt(node, "a list field whose levels have no list layer")
+            assert layer.offsets is not None
+            child = self.plan.child_named(node, target.value_field.name, only_child=True)
+            items = self.build(child, target.value_type, depth + 1, int(layer.offsets[-1]))
+            offsets = _arrow_offsets(layer.offsets, pa.types.is_large_list(target), lambda p: self.corrupt(node, p))
+            return pa.Array.from_buffers(target, count, [validity, offsets], children=[items])
+        if layer.is_list:
+            raise self.corrupt(node, f"a list layer where the schema has {target}")
+        if pa.types.is_struct(target) and not is_packed(node, target):
+            children = []
+            for index in range(target.num_fields):
+                arrow_child = target.field(index)
+                child = self._child(node, arrow_child.name)
+                children.append(self.build(child, arrow_child.type, depth + 1, count))
+            return pa.Array.from_buffers(target, count, [validity], children=children)
+        if depth != len(leaf.layers) - 1:
+            raise self.corrupt(node, f"column {column_index} nests deeper than the schema's {target}")
+        if leaf.num_visible != count:
+            raise self.corrupt(node, f"{leaf.num_visible} values where {count} are expected")
+        return self._leaf(node, target, leaf.values, count, validity)
+
+    def _leaf(self, node: Field, target: pa.DataType, values: DecodedValues | None, count: int, validity):
+        def corrupt(problem: str) -> CorruptFileError:
+            return self.corrupt(node, problem)
+
+        if values is None:
+            return _nulls(count, target, corrupt)
+        if values.num_values != count:
+            raise corrupt(f"{values.num_values} stored values for {count} slots")
+        if pa.types.is_dictionary(target):
+            plain = self._leaf(node, target.value_type, values, count, validity)
+            return pc.dictionary_encode(plain).cast(target)
+        if pa.types.is_struct(target):
+            return _packed_struct(target, values, count, validity, corrupt)
+        if pa.types.is_fixed_size_list(target):
+            return _fixed_size_list(target, values, count, validity, corrupt)
+        return plain_array(target, values, count, validity, corrupt)
+
+
+def _is_list(target: pa.DataType) -> bool:
+    return pa.types.is_list(target) or pa.types.is_large_list(target)
+
+
+def _bitmap(validity: np.ndarray | None) -> pa.Buffer | None:
+    return None if validity is None else pa.py_buffer(bitmaps.pack_mask(validity))
+
+
+def plain_array(target: pa.DataType, values: DecodedValues, count: int, validity, corrupt) -> pa.Array:
+    """An Arrow array of a primitive, binary or string type from values."""
+    if isinstance(values, VariableWidthValues):
+        if not (
+            pa.types.is_string(target)
+            or pa.types.is_large_string(target)
+            or pa.types.is_binary(target)
+            or pa.types.is_large_binary(target)
+        ):
+            raise corrupt(f"variable-width values where the schema expects {target}")
+        large = pa.types.is_large_string(target) or pa.types.is_large_binary(target)
+        start, end = int(values.offsets[0]), int(values.offsets[-1])
+        offsets = _arrow_offsets(values.offsets.astype(np.int64) - start, large, corrupt)
+        array = pa.Array.from_buffers(target, count, [validity, offsets, pa.py_buffer(values.data[start:end])])
+        if pa.types.is_string(target) or pa.types.is_large_string(target):
+            try:
+                array.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise corrupt(f"string values are not valid: {exc}") from None
+        return array
+    if values.item_validity is not None:
+        raise corrupt(f"fixed-size-list values where the schema expects {target}")
+    try:
+        width = 1 if pa.types.is_boolean(target) else target.bit_width
+    except ValueError:
+        width = 0
+    if pa.types.is_nested(target) or width <= 0:
+        raise UnsupportedFeatureError(str(corrupt("").path), f"reading {target} values is not supported")
+    if values.bits_per_value != width:
+        raise corrupt(f"{values.bits_per_value}-bit values where the schema expects {target}")
+    return pa.Array.from_buffers(target, count, [validity, pa.py_buffer(values.data[: values.num_bytes])])
+
+
+def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count, validity, corrupt) -> pa.Array:
+    dimension = target.list_size
+    inner = target.value_type
+    if not isinstance(values, FixedWidthValues) or values.bits_per_value % dimension:
+        raise corrupt(f"values that are not {dimension} fixed-width items per list")
+    item_bits = values.bits_per_value // dimension
+    items = FixedWidthValues(values.data, item_bits, count * dimension)
+    item_validity = _bitmap(values.item_validity)
+    if pa.types.is_fixed_size_list(inner):
+        child = _fixed_size_list(inner, items, count * dimension, item_validity, corrupt)
+    else:
+        child = plain_array(inner, items, count * dimension, item_validity, corrupt)
+    return pa.Array.from_buffers(target, count, [validity], children=[child])
+
+
+def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity, corrupt) -> pa.Array:
+    """Split packed rows into the struct's children (whole-byte widths)."""
+    widths = []
+    for index in range(target.num_fields):
+        child_type = target.field(index).type
+        try:
+            bits = child_type.bit_width
+        except ValueError:
+            bits = 0
+        if bits <= 0 or bits % 8:
+            raise UnsupportedFeatureError(
+                str(corrupt("").path), f"packed struct child of type {child_type} is not supported"
+            )
+        widths.append(bits // 8)
+    if not isinstance(values, FixedWidthValues) or values.bits_per_value != 8 * sum(widths):
+        raise corrupt(f"packed rows are not {sum(widths)} bytes wide")
+    rows = values.data[: count * sum(widths)].reshape(count, sum(widths))
+    children = []
+    start = 0
+    for index, width in enumerate(widths):
+        column = np.ascontiguousarray(rows[:, start : start + width]).reshape(-1)
+        child_values = FixedWidthValues(column, 8 * width, count)
+        children.append(plain_array(target.field(index).type, child_values, count, None, corrupt))
+        start += width
+    return pa.Array.from_buffers(target, count, [validity], children=children)
+
+
+def _arrow_offsets(offsets: np.ndarray, large: bool, corrupt) -> pa.Buffer:
+    """Arrow offsets of the requested width from int64 offsets starting at 0."""
+    offsets = offsets.astype(np.int64, copy=False)
+    total = int(offsets[-1])
+    if not large and total > MAX_INT32_OFFSET:
+        raise corrupt(f"{total} bytes or items do not fit 32-bit offsets; read the column as a large type")
+    return pa.py_buffer(offsets if large else offsets.astype(np.int32))
+
+
+def _nulls(count: int, target: pa.DataType, corrupt) -> pa.Array:
+    values, inner = count, target
+    while pa.types.is_fixed_size_list(inner):
+        values *= inner.list_size
+        inner = inner.value_type
+    if values > MAX_NULL_VALUES:
+        raise corrupt(f"asks for {values} null values, more than the {MAX_NULL_VALUES} this reader creates")
+    return pa.nulls(count, target)

@@ -1,0 +1,101 @@
+"""What every compression scheme module shares: the buffers it reads, the
+context it is decoded in, and the errors it raises (encoding.md,
+"Compression").
+
+A scheme module exposes ``decode(node, buffers, num_values, decoder)``:
+``node`` is its message (the chosen field of ``CompressiveEncoding``),
+``buffers`` a :class:`BufferCursor` from which it takes its buffers in order
+(a scheme with children lets them take theirs), and ``decoder`` the
+:class:`ValueDecoder` that decodes child encodings and builds errors naming
+the file. Every length, count and offset a scheme reads is checked against
+its buffers before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....errors import CorruptFileError, UnsupportedFeatureError
+from ....wire import encodings_v2_1_pb2 as enc
+from ..values import DecodedValues
+
+
+class ValueContext(enum.Enum):
+    """Where the values being decoded are stored; some schemes lay out their
+    buffers differently per context (encoding.md, the compression table)."""
+
+    #: One chunk of a mini block page: the chunk's value buffers.
+    MINI_BLOCK = "mini block"
+    #: One whole buffer of a page (a dictionary, levels of a constant page).
+    BLOCK = "block"
+    #: The values of a full zip page, already unzipped (one per value).
+    FULL_ZIP = "full zip"
+
+
+class BufferCursor:
+    """The buffers of one decode, handed out in order."""
+
+    def __init__(self, buffers: Sequence[memoryview], decoder: ValueDecoder):
+        self._buffers = list(buffers)
+        self._next = 0
+        self._decoder = decoder
+
+    def take(self, what: str) -> np.ndarray:
+        """The next buffer as uint8, or a corruption error naming ``what``."""
+        if self._next >= len(self._buffers):
+            raise self._decoder.corrupt(f"{what} needs buffer {self._next} but only {len(self._buffers)} are stored")
+        buffer = self._buffers[self._next]
+        self._next += 1
+        return np.frombuffer(buffer, dtype=np.uint8)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._buffers) - self._next
+
+
+SchemeDecoder = Callable[..., DecodedValues]
+
+
+@dataclass
+class ValueDecoder:
+    """Decodes a tree of compressive encodings; ``where`` names the file,
+    column and page for error messages."""
+
+    where: str
+    context: ValueContext
+    schemes: dict[str, SchemeDecoder]
+    depth: int = 0
+
+    def decode(self, encoding: enc.CompressiveEncoding, buffers: BufferCursor, num_values: int) -> DecodedValues:
+        kind = encoding.WhichOneof("compression")
+        if kind is None:
+            raise self.corrupt("a compressive encoding without a scheme")
+        scheme = self.schemes.get(kind)
+        if scheme is None:
+            raise self.unsupported(f"compressive encoding {kind!r} is not supported")
+        if self.depth > MAX_ENCODING_DEPTH:
+            raise self.corrupt(f"compressive encodings nested deeper than {MAX_ENCODING_DEPTH} levels")
+        self.depth += 1
+        try:
+            return scheme(getattr(encoding, kind), buffers, num_values, self)
+        finally:
+            self.depth -= 1
+
+    def corrupt(self, problem: str) -> CorruptFileError:
+        return CorruptFileError(self.where, problem)
+
+    def unsupported(self, problem: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(self.where, problem)
+
+    def refuse_buffer_compression(self, compression: enc.BufferCompression, what: str) -> None:
+        """Schemes call this for a general compression they cannot undo yet."""
+        name = enc.CompressionScheme.Name(compression.scheme)
+        raise self.unsupported(f"general compression {name} of {what} is not supported")
+
+
+# Deepest tree of compressive encodings accepted (real files nest a few).
+MAX_ENCODING_DEPTH = 32

@@ -1,0 +1,31 @@
+"""``PackedStruct``: a struct of fixed-width children stored row by row
+(encoding.md, "Struct Packing"; ``PackedStruct`` in
+``protos/encodings_v2_1.proto``).
+
+The child encoding decodes one fixed-width value per row whose width is the
+sum of the children's ``bits_per_value``; the children's values lie in each
+row one after the other, in struct order. The result stays one row-wide
+fixed-width block: splitting it into the children is Arrow assembly
+(:mod:`..columns`).
+"""
+
+from __future__ import annotations
+
+from ....wire import encodings_v2_1_pb2 as enc
+from ..values import FixedWidthValues
+from .base import BufferCursor, ValueDecoder
+
+
+def decode(node: enc.PackedStruct, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
+    widths = list(node.bits_per_value)
+    if not widths or any(width == 0 or width % 8 for width in widths):
+        raise decoder.unsupported(f"packed struct children of {widths} bits (only whole bytes are supported)")
+    rows = decoder.decode(node.values, buffers, num_values)
+    if not isinstance(rows, FixedWidthValues) or rows.bits_per_value != sum(widths):
+        raise decoder.corrupt(f"packed struct rows do not decode to {sum(widths)}-bit values")
+    return rows
+
+
+def child_widths(node: enc.PackedStruct) -> list[int]:
+    """Bytes of each child in a packed row."""
+    return [width // 8 for width in node.bits_per_value]

@@ -1,0 +1,103 @@
+"""``Variable``: variable-width values as offsets and bytes (encoding.md,
+"Compression" / "Variable"; ``Variable`` in ``protos/encodings_v2_1.proto``).
+
+The offsets' width comes from the ``offsets`` child (a ``Flat`` of 32 or 64
+bits); the layout of the one buffer depends on the context:
+
+* mini block chunk: ``num_values + 1`` offsets, then the bytes; the offsets
+  count from the start of the buffer (the first one is where the bytes
+  begin);
+* block (a whole page buffer, such as a dictionary): a u32 giving the
+  offsets' width in bits, then where the bytes begin (u32 for 32-bit
+  offsets; for 64-bit offsets a u64 at byte 8), then the offsets and the
+  bytes; offsets count from the start of the bytes;
+* full zip: the values arrive unzipped by :mod:`..full_zip`, u64 offsets
+  in one buffer and the bytes in the next.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....wire import encodings_v2_1_pb2 as enc
+from ..values import VariableWidthValues
+from .base import BufferCursor, ValueContext, ValueDecoder
+
+_OFFSET_TYPES: dict[int, np.dtype] = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
+
+
+def offset_type(node: enc.Variable, decoder: ValueDecoder) -> np.dtype:
+    """The stored offsets' type (only flat offsets are plain)."""
+    offsets = node.offsets
+    kind = offsets.WhichOneof("compression")
+    if kind != "flat":
+        raise decoder.unsupported(f"variable-width offsets compressed as {kind!r} are not supported")
+    dtype = _OFFSET_TYPES.get(offsets.flat.bits_per_value)
+    if dtype is None:
+        raise decoder.corrupt(f"variable-width offsets of {offsets.flat.bits_per_value} bits")
+    return dtype
+
+
+def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
+    dtype = offset_type(node, decoder)
+    if node.HasField("values"):
+        decoder.refuse_buffer_compression(node.values, "variable-width values")
+    if decoder.context is ValueContext.FULL_ZIP:
+        return _unzipped(buffers, decoder)
+    buffer = buffers.take("variable-width values")
+    if decoder.context is ValueContext.BLOCK:
+        return _block(buffer, dtype, num_values, decoder)
+    return _offsets_then_bytes(buffer, dtype, 0, num_values, decoder)
+
+
+def _unzipped(buffers: BufferCursor, decoder: ValueDecoder) -> VariableWidthValues:
+    """Full zip values, unzipped: u64 offsets in one buffer, bytes in the next."""
+    raw_offsets = buffers.take("unzipped offsets")
+    data = buffers.take("unzipped values")
+    if len(raw_offsets) % 8 or not raw_offsets.size:
+        raise decoder.corrupt("unzipped offsets are not whole u64 values")
+    offsets = raw_offsets.view("<u8").astype(np.uint64, copy=False)
+    if np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(data):
+        raise decoder.corrupt("unzipped offsets decrease or run past their values")
+    return VariableWidthValues(offsets, data)
+
+
+def _block(buffer: np.ndarray, dtype: np.dtype, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
+    if len(buffer) < 8:
+        raise decoder.corrupt(f"a variable-width block of {len(buffer)} bytes has no header")
+    bits = int(buffer[:4].view("<u4")[0])
+    if bits != dtype.itemsize * 8:
+        raise decoder.corrupt(f"a variable-width block says {bits}-bit offsets, its encoding {dtype.itemsize * 8}")
+    header = 8 if bits == 32 else 16
+    if len(buffer) < header:
+        raise decoder.corrupt("a variable-width block is shorter than its header")
+    bytes_start = int(buffer[4:8].view("<u4")[0]) if bits == 32 else int(buffer[8:16].view("<u8")[0])
+    values = _offsets_then_bytes(buffer[header:], dtype, bytes_start - header, num_values, decoder, relative=True)
+    return values
+
+
+def _offsets_then_bytes(
+    buffer: np.ndarray,
+    dtype: np.dtype,
+    bytes_start: int,
+    num_values: int,
+    decoder: ValueDecoder,
+    relative: bool = False,
+) -> VariableWidthValues:
+    """Offsets at the start of ``buffer``; with ``relative`` they count from
+    ``bytes_start`` (the bytes follow them), else from the buffer's start."""
+    offsets_bytes = (num_values + 1) * dtype.itemsize
+    if len(buffer) < offsets_bytes:
+        raise decoder.corrupt(
+            f"{num_values} variable-width values need {offsets_bytes} bytes of offsets but the buffer has {len(buffer)}"
+        )
+    offsets = buffer[:offsets_bytes].view(dtype).astype(dtype.newbyteorder("="), copy=False)
+    if relative:
+        if not offsets_bytes <= bytes_start <= len(buffer):
+            raise decoder.corrupt(f"variable-width bytes start at {bytes_start}, outside the buffer")
+        data = buffer[bytes_start:]
+    else:
+        data = buffer
+    if num_values and (np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(data)):
+        raise decoder.corrupt("variable-width offsets decrease or run past their buffer")
+    return VariableWidthValues(offsets, data)

@@ -1,0 +1,166 @@
+"""Full zip pages (encoding.md, "Full Zip Page Layout"; ``FullZipLayout``
+in ``protos/encodings_v2_1.proto``).
+
+Page buffer 0 zips, item by item, a control word (the repetition level in
+the high bits above ``bits_def`` bits of definition level; 1, 2 or 4 bytes
+little endian as ``bits_rep + bits_def`` fits 8, 16 or 32 bits; absent when
+both are 0) and, for a visible item, its value: ``bits_per_value / 8``
+bytes for fixed-width values; for variable-width values, a valid item's
+length (``bits_per_offset / 8`` bytes) and bytes, a null item nothing more.
+Buffer 1, the repetition index (a position per row), serves random access
+and is not needed to read the whole page.
+
+Unzipping a page of fixed-width values without lists is one reshape of the
+buffer. Otherwise each item's position depends on the ones before it, so the
+reader walks the items one by one: this layout is chosen for large values
+(256 bytes and more), so pages hold few items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...wire import encodings_v2_1_pb2 as enc
+from .compression import ValueContext, decode_values
+from .page import DecodedPage, PageContext, check_layers, max_visible_level
+from .values import DecodedValues
+
+_WORD_TYPES: dict[int, np.dtype] = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
+_LENGTH_TYPES = {8: "<u1", 16: "<u2", 32: "<u4", 64: "<u8"}
+
+
+def control_word_bytes(bits: int) -> int:
+    if bits == 0:
+        return 0
+    return 1 if bits <= 8 else 2 if bits <= 16 else 4
+
+
+def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
+    layers = check_layers(page, layout.layers)
+    data = np.frombuffer(page.buffer(0, "the zipped values"), dtype=np.uint8)
+    if layout.bits_rep > 16 or layout.bits_def > 16:
+        raise page.corrupt(f"control words of {layout.bits_rep} repetition and {layout.bits_def} definition bits")
+    word_bytes = control_word_bytes(layout.bits_rep + layout.bits_def)
+    num_items = layout.num_items
+    # Every item takes at least its control word, and without control words
+    # every item is a value of at least one byte.
+    if num_items > len(data) // max(word_bytes, 1) + (0 if word_bytes else 1) and num_items > 0:
+        raise page.corrupt(f"{num_items} items cannot fit in {len(data)} bytes")
+    kind = layout.WhichOneof("details")
+    if kind == "bits_per_value":
+        if layout.bits_per_value == 0 or layout.bits_per_value % 8:
+            raise page.corrupt(f"full zip values of {layout.bits_per_value} bits (not whole bytes)")
+        width = layout.bits_per_value // 8
+        variable = False
+    elif kind == "bits_per_offset":
+        if layout.bits_per_offset not in _LENGTH_TYPES:
+            raise page.corrupt(f"full zip value lengths of {layout.bits_per_offset} bits")
+        width = layout.bits_per_offset // 8
+        variable = True
+    else:
+        raise page.corrupt("a full zip layout with neither bits per value nor bits per offset")
+    limit = max_visible_level(layers)
+    if not variable and layout.bits_rep == 0:
+        rep, definition, unzipped = _fixed_without_lists(page, data, num_items, word_bytes, width, layout.bits_def)
+    else:
+        rep, definition, unzipped = _walk(page, layout, data, word_bytes, width, variable, limit)
+    num_visible = num_items if definition is None or rep is None else int(np.count_nonzero(definition <= limit))
+    if layout.num_visible_items and layout.num_visible_items != num_visible:
+        raise page.corrupt(f"{num_visible} visible items, the layout says {layout.num_visible_items}")
+    values: DecodedValues = decode_values(
+        layout.value_compression, unzipped, num_visible, where=page.value_where, context=ValueContext.FULL_ZIP
+    )
+    return DecodedPage(layers, rep, definition, num_items, values, num_visible)
+
+
+def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
+    words = words.astype(np.uint32)
+    rep = (words >> bits_def).astype(np.uint16) if bits_rep else None
+    definition = (words & ((1 << bits_def) - 1)).astype(np.uint16) if bits_def else None
+    return rep, definition
+
+
+def _fixed_without_lists(
+    page: PageContext, data: np.ndarray, num_items: int, word_bytes: int, width: int, bits_def: int
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
+    stride = word_bytes + width
+    if len(data) < stride * num_items:
+        raise page.corrupt(f"{num_items} items of {stride} bytes need {stride * num_items} bytes, found {len(data)}")
+    rows = data[: stride * num_items].reshape(num_items, stride)
+    definition = None
+    if word_bytes:
+        words = np.ascontiguousarray(rows[:, :word_bytes]).view(_WORD_TYPES[word_bytes]).reshape(-1)
+        _, definition = _split_word(words, 0, bits_def)
+    values = np.ascontiguousarray(rows[:, word_bytes:]).reshape(-1)
+    return None, definition, [values.data]
+
+
+def _walk(
+    page: PageContext,
+    layout: enc.FullZipLayout,
+    data: np.ndarray,
+    word_bytes: int,
+    width: int,
+    variable: bool,
+    limit: int,
+) -> tuple[np.ndarray | None, np.ndarray | None, list[memoryview]]:
+    """Unzip item by item: control words, then visible values."""
+    num_items = layout.num_items
+    words = np.zeros(num_items, dtype=np.uint32)
+    starts: list[int] = []
+    lengths: list[int] = []
+    position = 0
+    size = len(data)
+    raw = data.tobytes()
+    for item in range(num_items):
+        if word_bytes:
+            if position + word_bytes > size:
+                raise page.corrupt(f"item {item}'s control word runs past the page")
+            word = int.from_bytes(raw[position : position + word_bytes], "little")
+            words[item] = word
+            position += word_bytes
+            definition = word & ((1 << layout.bits_def) - 1)
+        else:
+            definition = 0
+        if definition > limit:
+            continue  # an empty or null list: no value slot
+        if not variable:
+            if position + width > size:
+                raise page.corrupt(f"item {item}'s value runs past the page")
+            starts.append(position)
+            lengths.append(width)
+            position += width
+            continue
+        if definition != 0:
+            starts.append(position)
+            lengths.append(0)
+            continue
+        if position + width > size:
+            raise page.corrupt(f"item {item}'s length runs past the page")
+        length = int.from_bytes(raw[position : position + width], "little")
+        position += width
+        if length > size - position:
+            raise page.corrupt(f"item {item}'s value of {length} bytes runs past the page")
+        starts.append(position)
+        lengths.append(length)
+        position += length
+    rep, definition_levels = _split_word(words, layout.bits_rep, layout.bits_def)
+    start_array = np.array(starts, dtype=np.int64)
+    length_array = np.array(lengths, dtype=np.int64)
+    offsets = np.zeros(len(starts) + 1, dtype=np.uint64)
+    np.cumsum(length_array, out=offsets[1:])
+    gather = _ranges(start_array, length_array)
+    values = data[gather]
+    if variable:
+        return rep, definition_levels, [offsets.astype("<u8").data, values.data]
+    return rep, definition_levels, [values.data]
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The byte positions of the ranges ``[start, start + length)``, in order."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    shift = np.repeat(starts - (ends - lengths), lengths)
+    return np.arange(total, dtype=np.int64) + shift
