@@ -8,10 +8,19 @@
   their simplest valid form (mini block, full zip and all-null pages without
   compression).
 * :class:`LanceFileReader` / :func:`read_v2_0` decode a 2.0 file's columns
-  into Arrow, and refuse encodings they do not implement.
+  into Arrow, and refuse encodings they do not implement. Files of version
+  2.1 and 2.2 go through the same :class:`LanceFileReader`, which routes them
+  to :mod:`.v2_1` (structural layouts: mini block, full zip, constant/all-null
+  and blob pages; repetition and definition levels; structs, lists, maps,
+  fixed-size lists and packed structs assembled into Arrow; compressive
+  encodings behind :func:`.v2_1.compression.decode_values`, one module per
+  scheme). Legacy (v1) files are inspected but not decoded.
+* :mod:`.read_plan` maps requested fields to the columns a data file lists
+  (in 2.1+ only leaves and packed structs own columns).
 
-Wire messages are in ``protos/file2.proto`` (container) and
-``protos/encodings_v2_0.proto`` (2.0 page encodings).
+Wire messages are in ``protos/file2.proto`` (container),
+``protos/encodings_v2_0.proto`` (2.0 page encodings) and
+``protos/encodings_v2_1.proto`` (2.1+ page layouts and compression).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ without compression (``protos/encodings_v2_0.proto``): ``nullable``,
 ``flat``, ``fixed_size_list``, ``binary``, ``dictionary`` (of strings), the
 ``list`` offsets column and the ``struct`` header column, and blob columns
 (column encoding ``blob``, see :meth:`LanceFileReader._read_blob`). Any
-other encoding, a compressed buffer, or a file of another version raises
+other encoding, a compressed buffer, or a file of a version above 2.2 raises
 :class:`UnsupportedFeatureError` instead of guessing.
 
 Mapping schema fields to columns follows the table format: a data file lists
@@ -25,8 +25,11 @@ than the file holds). The exception is
 nulls, which Arrow materializes without any stored data (an all-null page,
 a field the file lacks): those are capped by :data:`MAX_NULL_VALUES`.
 
+Files of version 2.1 and 2.2 are opened here too (footer, column metadata,
+page buffers) and decoded by :mod:`.v2_1` (``StructuralFileReader``).
+
 Size. One cohesive concept (about 640 lines): decoding the 2.0 encodings;
-the 2.1 file format will be a reader module of its own.
+the 2.1+ structural encodings are the package :mod:`.v2_1`.
 """
 
 from __future__ import annotations
@@ -368,7 +371,11 @@ class LanceFileReader:
             )
         self.num_rows = self.metadata.num_rows
         descriptor = self.metadata.descriptor
-        if descriptor is not None and self.metadata.columns and descriptor.length != self.num_rows:
+        if self._structural is not None and descriptor is not None:
+            # 2.1+ pages of a fixed-size list of structs count list elements,
+            # not rows: the descriptor has the rows.
+            self.num_rows = descriptor.length
+        elif descriptor is not None and self.metadata.columns and descriptor.length != self.num_rows:
             raise CorruptFileError(
                 self.path,
                 f"the file descriptor says {descriptor.length} rows but column 0 holds {self.num_rows}",

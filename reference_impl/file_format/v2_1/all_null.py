@@ -3,10 +3,11 @@
 ``AllNullLayout`` by 2.1 writers, which only set its ``layers``).
 
 Every visible item of the page is null, or (2.2, ``inline_value`` set) has
-the one fixed-width value given inline. When the page has levels they are
-page buffers 0 (repetition) and 1 (definition): raw little-endian u16
-values unless the layout names their compression; either may be empty. A
-page without buffers has one item per row and no levels.
+the one fixed-width value given inline, or (a value too wide to be inline,
+such as a string) the value kept in page buffer 0. When the page has levels
+they are the next two page buffers (repetition, then definition): raw
+little-endian u16 values unless the layout names their compression; either
+may be empty. A page without buffers has one item per row and no levels.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from ...wire import encodings_v2_1_pb2 as enc
 from .levels import decode_levels, raw_levels
 from .page import DecodedPage, PageContext, check_layers, count_visible
-from .values import FixedWidthValues
+from .values import DecodedValues, FixedWidthValues, VariableWidthValues
 
 # Longest inline value the layout allows.
 MAX_INLINE_BYTES = 32
@@ -27,8 +28,12 @@ MAX_UNBACKED_ITEMS = 2**30
 
 def decode(layout: enc.ConstantLayout, page: PageContext) -> DecodedPage:
     layers = check_layers(page, layout.layers)
-    rep = _levels(page, layout, 0, "rep_compression", layout.num_rep_values, "repetition levels")
-    definition = _levels(page, layout, 1, "def_compression", layout.num_def_values, "definition levels")
+    # A scalar too wide to be inline (a string) is page buffer 0; the level
+    # buffers, when there are any, come in pairs after it.
+    has_scalar_buffer = not layout.HasField("inline_value") and len(page.buffers) % 2 == 1
+    first_level = 1 if has_scalar_buffer else 0
+    rep = _levels(page, layout, first_level, "rep_compression", layout.num_rep_values, "repetition levels")
+    definition = _levels(page, layout, first_level + 1, "def_compression", layout.num_def_values, "definition levels")
     if rep is not None and definition is not None and len(rep) != len(definition):
         raise page.corrupt(f"{len(rep)} repetition levels but {len(definition)} definition levels")
     stored = rep if rep is not None else definition
@@ -42,7 +47,50 @@ def decode(layout: enc.ConstantLayout, page: PageContext) -> DecodedPage:
         if not 0 < len(value) <= MAX_INLINE_BYTES:
             raise page.corrupt(f"an inline value of {len(value)} bytes")
         values = FixedWidthValues(np.tile(value, num_visible), 8 * len(value), num_visible)
+    elif has_scalar_buffer:
+        values = _scalar_from_buffer(page, page.buffers[0], num_visible)
     return DecodedPage(layers, rep, definition, num_items, values, num_visible)
+
+
+def _scalar_from_buffer(page: PageContext, buffer: memoryview, count: int) -> DecodedValues:
+    """``count`` copies of the scalar a constant page keeps in a buffer.
+
+    pylance frames it as a u32 count of buffers, then each buffer as a u32
+    length and its bytes: one buffer for a fixed-width value, two for a
+    variable-width one (its length as a u64, then its bytes). The prose says
+    nothing of this frame (docs/spec-discrepancies.md).
+    """
+    data = np.frombuffer(buffer, dtype=np.uint8)
+    parts = []
+    position = 4
+    if len(data) < 4:
+        raise page.corrupt("a constant page's scalar buffer has no header")
+    declared = int(data[:4].view("<u4")[0])
+    if declared not in (1, 2):
+        raise page.unsupported(f"a constant scalar of {declared} buffers")
+    for _ in range(declared):
+        if position + 4 > len(data):
+            raise page.corrupt("a constant page's scalar buffer is cut short")
+        size = int(data[position : position + 4].view("<u4")[0])
+        position += 4
+        if size > len(data) - position:
+            raise page.corrupt(f"a constant scalar part of {size} bytes runs past its buffer")
+        parts.append(data[position : position + size])
+        position += size
+    if count > MAX_UNBACKED_ITEMS:
+        raise page.corrupt(f"{count} copies of a constant, more than the {MAX_UNBACKED_ITEMS} this reader creates")
+    if declared == 1:
+        value = parts[0]
+        if not len(value):
+            raise page.corrupt("an empty fixed-width constant")
+        return FixedWidthValues(np.tile(value, count), 8 * len(value), count)
+    length, value = parts
+    if len(length) != 8 or int(length.view("<u8")[0]) != len(value):
+        raise page.corrupt("a variable-width constant whose length does not match its bytes")
+    if len(value) * count > MAX_UNBACKED_ITEMS:
+        raise page.corrupt(f"{count} copies of a {len(value)}-byte constant are too large")
+    offsets = np.arange(count + 1, dtype=np.uint64) * np.uint64(len(value))
+    return VariableWidthValues(offsets, np.tile(value, count))
 
 
 def _levels(page: PageContext, layout, index: int, field: str, declared: int, what: str):

@@ -31,7 +31,7 @@ from .. import bitmaps
 from ..read_plan import ReadPlan
 from .page import DecodedPage
 from .rep_def import UnraveledLayer, unravel
-from .values import DecodedValues, FixedWidthValues, VariableWidthValues, concat_values
+from .values import DecodedValues, FixedWidthValues, PackedStructValues, VariableWidthValues, concat_values
 
 # Most values the reader creates for nulls no buffer backs (as in 2.0).
 MAX_NULL_VALUES = 2**30
@@ -121,10 +121,14 @@ def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:
         raise corrupt(f"{count} null values, more than the {MAX_NULL_VALUES} this reader creates")
     if isinstance(template, FixedWidthValues):
         data = np.zeros((count * template.bits_per_value + 7) // 8, np.uint8)
-        validity = None
-        if template.item_validity is not None and template.num_values:
-            per_value = len(template.item_validity) // template.num_values
-            validity = np.zeros(count * per_value, bool)
+        validity = (
+            tuple(
+                None if level is None else np.zeros(count * (len(level) // template.num_values), bool)
+                for level in template.list_validity
+            )
+            if template.num_values
+            else ()
+        )
         return FixedWidthValues(data, template.bits_per_value, count, validity)
     return VariableWidthValues(np.zeros(count + 1, template.offsets.dtype), np.zeros(0, np.uint8))
 
@@ -190,9 +194,9 @@ class FieldAssembler:
                 if found is not None:
                     return found
             return None
-        if _is_list(target):
-            child = self.plan.child_named(node, target.value_field.name, only_child=True)
-            return self.first_column(child, target.value_type)
+        if _is_list(target) or is_structural_fsl(target):
+            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            return self.first_column(child, _item_type(target))
         return own
 
     def _child(self, node: Field, name: str) -> Field:
@@ -212,6 +216,16 @@ class FieldAssembler:
         if depth >= len(leaf.layers):
             raise self.corrupt(node, f"column {column_index} nests {len(leaf.layers)} layers, fewer than the schema")
         layer = leaf.layers[depth]
+        if is_structural_fsl(target):
+            # The list's validity is an item layer repeated for each of its
+            # elements; the elements are the next layer's slots.
+            dimension = target.list_size
+            if layer.is_list or layer.num_slots != count * dimension:
+                raise self.corrupt(node, f"{layer.num_slots} elements for {count} lists of {dimension}")
+            child = self.plan.child_named(node, target.value_field.name, only_child=True)
+            items = self.build(child, target.value_type, depth + 1, count * dimension)
+            validity = _bitmap(layer.validity[::dimension] if layer.validity is not None else None)
+            return pa.Array.from_buffers(target, count, [validity], children=[items])
         if layer.num_slots != count:
             raise self.corrupt(node, f"{layer.num_slots} values where {count} are expected")
         validity = _bitmap(layer.validity)
@@ -219,8 +233,8 @@ class FieldAssembler:
             if not layer.is_list:
                 raise self.corrupt(node, "a list field whose levels have no list layer")
             assert layer.offsets is not None
-            child = self.plan.child_named(node, target.value_field.name, only_child=True)
-            items = self.build(child, target.value_type, depth + 1, int(layer.offsets[-1]))
+            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            items = self.build(child, _item_type(target), depth + 1, int(layer.offsets[-1]))
             offsets = _arrow_offsets(layer.offsets, pa.types.is_large_list(target), lambda p: self.corrupt(node, p))
             return pa.Array.from_buffers(target, count, [validity, offsets], children=[items])
         if layer.is_list:
@@ -244,6 +258,8 @@ class FieldAssembler:
 
         if values is None:
             return _nulls(count, target, corrupt)
+        if isinstance(values, PackedStructValues):
+            return _variable_packed_struct(target, values, count, validity, corrupt)
         if values.num_values != count:
             raise corrupt(f"{values.num_values} stored values for {count} slots")
         if pa.types.is_dictionary(target):
@@ -257,7 +273,29 @@ class FieldAssembler:
 
 
 def _is_list(target: pa.DataType) -> bool:
-    return pa.types.is_list(target) or pa.types.is_large_list(target)
+    """Lists and maps (a map is a list of key/value entries)."""
+    return pa.types.is_list(target) or pa.types.is_large_list(target) or pa.types.is_map(target)
+
+
+def _item_type(target: pa.DataType) -> pa.DataType:
+    if pa.types.is_map(target):
+        return pa.struct([target.key_field, target.item_field])
+    return target.value_type
+
+
+def _item_name(target: pa.DataType) -> str:
+    return "entries" if pa.types.is_map(target) else target.value_field.name
+
+
+def is_structural_fsl(target: pa.DataType) -> bool:
+    """A fixed-size list of structs or lists: flattened by the structural
+    encoding (a layer of its own), not by the ``FixedSizeList`` compression."""
+    if not pa.types.is_fixed_size_list(target):
+        return False
+    inner = target.value_type
+    if isinstance(inner, pa.BaseExtensionType):
+        inner = inner.storage_type
+    return pa.types.is_struct(inner) or _is_list(inner) or is_structural_fsl(inner)
 
 
 def _bitmap(validity: np.ndarray | None) -> pa.Buffer | None:
@@ -284,7 +322,7 @@ def plain_array(target: pa.DataType, values: DecodedValues, count: int, validity
             except pa.ArrowInvalid as exc:
                 raise corrupt(f"string values are not valid: {exc}") from None
         return array
-    if values.item_validity is not None:
+    if values.list_validity:
         raise corrupt(f"fixed-size-list values where the schema expects {target}")
     try:
         width = 1 if pa.types.is_boolean(target) else target.bit_width
@@ -303,8 +341,9 @@ def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count,
     if not isinstance(values, FixedWidthValues) or values.bits_per_value % dimension:
         raise corrupt(f"values that are not {dimension} fixed-width items per list")
     item_bits = values.bits_per_value // dimension
-    items = FixedWidthValues(values.data, item_bits, count * dimension)
-    item_validity = _bitmap(values.item_validity)
+    levels = values.list_validity
+    items = FixedWidthValues(values.data, item_bits, count * dimension, levels[1:])
+    item_validity = _bitmap(levels[0]) if levels else None
     if pa.types.is_fixed_size_list(inner):
         child = _fixed_size_list(inner, items, count * dimension, item_validity, corrupt)
     else:
@@ -336,6 +375,19 @@ def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity
         child_values = FixedWidthValues(column, 8 * width, count)
         children.append(plain_array(target.field(index).type, child_values, count, None, corrupt))
         start += width
+    return pa.Array.from_buffers(target, count, [validity], children=children)
+
+
+def _variable_packed_struct(target: pa.DataType, values: PackedStructValues, count, validity, corrupt) -> pa.Array:
+    """A struct from the children of a variable packed struct (2.2)."""
+    if not pa.types.is_struct(target) or target.num_fields != len(values.children):
+        raise corrupt(f"a packed struct of {len(values.children)} children where the schema has {target}")
+    if values.num_values != count:
+        raise corrupt(f"{values.num_values} stored values for {count} slots")
+    children = [
+        plain_array(target.field(index).type, child, count, None, corrupt)
+        for index, child in enumerate(values.children)
+    ]
     return pa.Array.from_buffers(target, count, [validity], children=children)
 
 

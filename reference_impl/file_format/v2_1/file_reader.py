@@ -19,7 +19,7 @@ from ...schema import TOP_LEVEL_PARENT, Field
 from ...wire import encodings_v2_1_pb2 as enc
 from ...wire import file2_pb2
 from ..read_plan import ReadPlan
-from .columns import FieldAssembler, LeafColumn, is_packed, join_pages
+from .columns import FieldAssembler, LeafColumn, is_packed, is_structural_fsl, join_pages
 from .page import PageContext
 from .page_layout import PAGE_LAYOUT_TYPE, decode_page
 
@@ -91,8 +91,10 @@ def leaf_fields(fields: Sequence[Field], arrow_schema: pa.Schema) -> list[Field]
                 if kid is not None:
                     walk(kid, target.field(index).type)
             return
-        if (pa.types.is_list(target) or pa.types.is_large_list(target)) and kids:
-            walk(kids[0], target.value_type)
+        nested = pa.types.is_list(target) or pa.types.is_large_list(target) or pa.types.is_map(target)
+        if (nested or is_structural_fsl(target)) and kids:
+            item = pa.struct([target.key_field, target.item_field]) if pa.types.is_map(target) else target.value_type
+            walk(kids[0], item)
             return
         leaves.append(node)
 

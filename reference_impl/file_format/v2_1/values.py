@@ -8,10 +8,14 @@ kinds of data block, and the structural layouts work on these only:
 * :class:`FixedWidthValues`: ``num_values`` values of ``bits_per_value`` bits
   each, little endian, back to back (booleans are 1 bit per value, least
   significant bit first). A fixed-size list of fixed-width items is one value
-  of ``dimension * item bits``; ``item_validity`` then carries the validity of
-  its items (the ``has_validity`` buffer of the ``FixedSizeList`` encoding).
+  of ``dimension * item bits``; ``list_validity`` then carries, per level of
+  fixed-size list (outermost first), the validity of that level's items (the
+  ``has_validity`` buffers of the ``FixedSizeList`` encodings), or None for a
+  level whose items are all valid.
 * :class:`VariableWidthValues`: ``offsets`` (``num_values + 1`` of them, the
   first not necessarily 0) into ``data``.
+* :class:`PackedStructValues`: one block per child of a variable packed
+  struct (2.2), which Arrow assembly turns into the struct's children.
 
 :func:`concat_values` joins the blocks of several chunks of one page.
 """
@@ -31,9 +35,9 @@ class FixedWidthValues:
     data: np.ndarray  # uint8, at least ceil(num_values * bits_per_value / 8) bytes
     bits_per_value: int
     num_values: int
-    # One flag per item of a fixed-size-list value (num_values * dimension),
-    # True when the item is valid; None when every item is valid.
-    item_validity: np.ndarray | None = None
+    # Per fixed-size-list level, outermost first: one flag per item of that
+    # level (True: valid), or None when all are valid. Empty for plain values.
+    list_validity: tuple[np.ndarray | None, ...] = ()
 
     @property
     def num_bytes(self) -> int:
@@ -52,6 +56,17 @@ class VariableWidthValues:
         return len(self.offsets) - 1
 
 
+@dataclass(frozen=True)
+class PackedStructValues:
+    """The children of a variable packed struct, one block each, in struct
+    order (``VariablePackedStruct``, :mod:`.compression.variable_packed_struct`)."""
+
+    children: tuple[FixedWidthValues | VariableWidthValues, ...]
+    num_values: int
+
+
+# PackedStructValues stays out of this union: only a full zip page of a
+# packed struct column holds them, and Arrow assembly checks for them first.
 DecodedValues = FixedWidthValues | VariableWidthValues
 
 
@@ -59,6 +74,8 @@ def empty_like(values: DecodedValues) -> DecodedValues:
     """No values, of the same kind and width as ``values``."""
     if isinstance(values, FixedWidthValues):
         return FixedWidthValues(np.zeros(0, np.uint8), values.bits_per_value, 0)
+    if isinstance(values, PackedStructValues):
+        return PackedStructValues(tuple(empty_like(child) for child in values.children), 0)  # type: ignore[return-value]
     return VariableWidthValues(np.zeros(1, values.offsets.dtype), np.zeros(0, np.uint8))
 
 
@@ -78,6 +95,12 @@ def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
         if len(fixed) != len(blocks) or any(b.bits_per_value != first.bits_per_value for b in fixed):
             raise ValueError("chunks of one page decode to values of different widths")
         return _concat_fixed(fixed)
+    if isinstance(first, PackedStructValues):
+        packed = [b for b in blocks if isinstance(b, PackedStructValues)]
+        if len(packed) != len(blocks) or len({len(b.children) for b in packed}) != 1:
+            raise ValueError("pages of one packed struct have different children")
+        children = [concat_values([b.children[index] for b in packed]) for index in range(len(first.children))]
+        return PackedStructValues(tuple(children), sum(b.num_values for b in packed))  # type: ignore[return-value]
     variable = [b for b in blocks if isinstance(b, VariableWidthValues)]
     if len(variable) != len(blocks):
         raise ValueError("chunks of one page decode to values of different kinds")
@@ -93,24 +116,25 @@ def _concat_fixed(blocks: list[FixedWidthValues]) -> FixedWidthValues:
         # Sub-byte widths (booleans): join at bit level.
         unpacked = [np.unpackbits(b.data, bitorder="little", count=b.num_values * bits) for b in blocks]
         data = np.packbits(np.concatenate(unpacked), bitorder="little")
-    validity = None
-    if any(b.item_validity is not None for b in blocks):
-        parts = []
-        for b in blocks:
-            if b.item_validity is not None:
-                parts.append(b.item_validity)
-            else:
-                parts.append(np.ones(_items_of(b, blocks), dtype=bool))
-        validity = np.concatenate(parts)
-    return FixedWidthValues(data, bits, total, validity)
-
-
-def _items_of(block: FixedWidthValues, blocks: list[FixedWidthValues]) -> int:
-    """Items per value of a fixed-size-list block, from a sibling that has validity."""
-    for other in blocks:
-        if other.item_validity is not None and other.num_values:
-            return block.num_values * (len(other.item_validity) // other.num_values)
-    return 0
+    levels = max(len(b.list_validity) for b in blocks)
+    validity: list[np.ndarray | None] = []
+    for level in range(levels):
+        parts = [b.list_validity[level] if level < len(b.list_validity) else None for b in blocks]
+        if all(part is None for part in parts):
+            validity.append(None)
+            continue
+        per_value = next(
+            len(p) // b.num_values for p, b in zip(parts, blocks, strict=True) if p is not None and b.num_values
+        )
+        validity.append(
+            np.concatenate(
+                [
+                    p if p is not None else np.ones(b.num_values * per_value, bool)
+                    for p, b in zip(parts, blocks, strict=True)
+                ]
+            )
+        )
+    return FixedWidthValues(data, bits, total, tuple(validity))
 
 
 def _concat_variable(blocks: list[VariableWidthValues]) -> VariableWidthValues:

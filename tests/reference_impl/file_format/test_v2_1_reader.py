@@ -174,6 +174,13 @@ def _vectors() -> pa.Table:
         {
             "vec": pa.FixedSizeListArray.from_arrays(pa.array(values), 4),
             "vec_nulls": pa.FixedSizeListArray.from_arrays(items_null, 4, mask=pa.array(_mask(N, 5))),
+            "vec_of_vec": pa.array(
+                [
+                    None if i % 5 == 2 else [None if (i + j) % 4 == 0 else [i, None if j else -i] for j in range(2)]
+                    for i in range(N)
+                ],
+                pa.list_(pa.list_(pa.int32(), 2), 2),
+            ),
             "list_of_vec": pa.array(
                 _random_lists(N, lambda i, j: _rng.standard_normal(2).tolist()), pa.list_(pa.list_(pa.float64(), 2))
             ),
@@ -216,6 +223,23 @@ def _constant() -> pa.Table:
         {
             "same": pa.array([7] * N, pa.int32()),
             "same_or_null": pa.array([None if i % 3 == 0 else 1.5 for i in range(N)], pa.float64()),
+            "same_string": pa.array(["changed"] * N),
+            "same_string_or_null": pa.array([None if i % 4 == 0 else "x" * 40 for i in range(N)]),
+            "lists_of_same": pa.array(
+                [None if i % 5 == 0 else ["k"] * (i % 3) for i in range(N)], pa.list_(pa.string())
+            ),
+        }
+    )
+
+
+def _dictionaries() -> pa.Table:
+    """Few distinct values: pylance dictionary-encodes the pages."""
+    words = ["alpha", "beta", "gamma", None]
+    return pa.table(
+        {
+            "words": pa.array([words[i % 4] for i in range(N)]),
+            "ints": pa.array([None if i % 4 == 3 else (i % 3) * 1000003 for i in range(N)], pa.int64()),
+            "arrow_dictionary": pa.array([words[(i * 7) % 4] for i in range(N)]).dictionary_encode(),
         }
     )
 
@@ -235,6 +259,7 @@ TABLES = {
     "large_values": _large_values,
     "all_null": _all_null,
     "constant": _constant,
+    "dictionaries": _dictionaries,
     "empty": _empty,
 }
 
@@ -275,6 +300,46 @@ def _expect_equal_or_missing_scheme(read, expected: pa.Table) -> None:
 def test_reference_reads_pylance_files_row_for_row(tmp_path, name, version):
     table = TABLES[name]()
     _pylance_write(tmp_path / "f.lance", table, version)
+    expected = _pylance_read(tmp_path / "f.lance")
+    assert expected.to_pylist() == table.to_pylist()
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), expected)
+
+
+def _maps_and_fixed_size_lists_of_structs() -> pa.Table:
+    """Types pylance 14 writes from 2.2 on only."""
+    entry = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    return pa.table(
+        {
+            "map": pa.array(
+                [
+                    None
+                    if i % 5 == 1
+                    else [(_random_strings(1)[0] + str(j), None if j == 1 else _rint()) for j in range(i % 3)]
+                    for i in range(N)
+                ],
+                pa.map_(pa.string(), pa.int64()),
+            ),
+            "fsl_struct": pa.array(
+                [
+                    None
+                    if i % 4 == 1
+                    else [None if (i + j) % 3 == 0 else {"a": i, "b": _random_strings(1)[0]} for j in range(2)]
+                    for i in range(N)
+                ],
+                pa.list_(entry, 2),
+            ),
+        }
+    )
+
+
+@pytest.mark.parametrize("column", ["map", "fsl_struct"])
+def test_maps_and_fixed_size_lists_of_structs_2_2(tmp_path, column):
+    """Maps read as lists of entries; a fixed-size list of structs is a layer
+    of the structural encoding, its validity repeated per element. One file
+    per column: pylance's file reader refuses to read both together
+    ("columns of differing lengths": the latter's pages count elements)."""
+    table = _maps_and_fixed_size_lists_of_structs().select([column])
+    _pylance_write(tmp_path / "f.lance", table, "2.2")
     expected = _pylance_read(tmp_path / "f.lance")
     assert expected.to_pylist() == table.to_pylist()
     _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), expected)

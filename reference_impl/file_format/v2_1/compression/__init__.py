@@ -7,16 +7,35 @@ the buffers of one chunk, page buffer or unzipped full zip page back into
 Each scheme is a module of its own with a ``decode`` function
 (:mod:`.base` says what it receives); :data:`SCHEMES` maps the proto's
 field names to them. An encoding without a module raises
-:class:`~reference_impl.errors.UnsupportedFeatureError` naming it.
+:class:`~reference_impl.errors.UnsupportedFeatureError` naming it; those
+are ``dictionary`` (pylance applies dictionaries in the mini block layout,
+never as a compressive encoding, and neither prose nor code says how its
+buffers would be laid out), ``variable_packed_struct`` (its values are a
+struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
+``delta`` (added upstream after format 2.2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
-from . import fixed_size_list, flat, inline_bitpacking, out_of_line_bitpacking, packed_struct, rle, variable
+from . import (
+    byte_stream_split,
+    constant,
+    fixed_size_list,
+    flat,
+    fsst,
+    general,
+    inline_bitpacking,
+    out_of_line_bitpacking,
+    packed_struct,
+    rle,
+    variable,
+    variable_packed_struct,
+)
 from .base import BufferCursor, SchemeDecoder, ValueContext, ValueDecoder
 
 #: The decoder of each ``CompressiveEncoding`` field this reader implements.
@@ -28,6 +47,13 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "inline_bitpacking": inline_bitpacking.decode,
     "rle": rle.decode,
     "out_of_line_bitpacking": out_of_line_bitpacking.decode,
+    "fsst": fsst.decode,
+    "general": general.decode,
+    "byte_stream_split": byte_stream_split.decode,
+    "constant": constant.decode,
+    # Its rows decode to PackedStructValues, outside DecodedValues on purpose
+    # (only Arrow assembly of a packed struct column meets them).
+    "variable_packed_struct": cast(SchemeDecoder, variable_packed_struct.decode),
 }
 
 

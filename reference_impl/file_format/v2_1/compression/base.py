@@ -52,6 +52,14 @@ class BufferCursor:
         self._next += 1
         return np.frombuffer(buffer, dtype=np.uint8)
 
+    def give_back(self, buffer: np.ndarray) -> None:
+        """Put ``buffer`` in place of the one last taken: a wrapper such as
+        general compression hands its inner encoding the undone buffer."""
+        if self._next == 0:
+            raise self._decoder.corrupt("a buffer given back before any was taken")
+        self._next -= 1
+        self._buffers[self._next] = buffer.data
+
     @property
     def remaining(self) -> int:
         return len(self._buffers) - self._next

@@ -1,13 +1,15 @@
-"""The FastLanes bit-packing layout of 1024 values, shared by the
-bitpacking schemes (encoding.md, "Bitpacking", leaves the layout to the
-code; pylance uses the FastLanes library's).
+"""Unpacking the FastLanes bit layout of bitpacked integers, many chunks at
+once (encoding.md, "Bitpacking"; the layout itself is left to the code,
+``fastlanes`` as ``rust/lance-encoding/src/encodings/physical/bitpacking.rs``
+uses it).
 
-The 1024 values of a chunk of ``T``-bit integers packed to ``w`` bits are
-``w * 1024 / T`` words of ``T`` bits. The values are ``T`` rows of
-``1024 / T`` lanes; lane ``l`` packs its rows ``r = 0 .. T-1`` least
-significant bits first into a bit stream whose word ``k`` is packed word
-``k * lanes + l``; row ``r`` of lane ``l`` is value ``order[r // 8] * 16 +
-(r % 8) * 128 + l``, with ``order = 0, 4, 2, 6, 1, 5, 3, 7``.
+A chunk holds 1024 values of a ``T``-bit type packed to ``w`` bits each in
+``1024 * w / T`` words: the values are ``T`` rows of ``1024 / T`` lanes, lane
+``l`` packing its rows ``r = 0 .. T-1`` into a bit stream least significant
+bit first whose word ``k`` is the chunk's word ``k * lanes + l``. Row ``r`` of
+lane ``l`` is value ``order[r // 8] * 16 + (r % 8) * 128 + l`` with ``order =
+0, 4, 2, 6, 1, 5, 3, 7`` (:mod:`.inline_bitpacking` says the same for one
+chunk).
 """
 
 from __future__ import annotations
@@ -18,31 +20,40 @@ CHUNK_VALUES = 1024
 _ORDER = np.array([0, 4, 2, 6, 1, 5, 3, 7], dtype=np.int64)
 
 
-def _value_positions(type_bits: int) -> np.ndarray:
-    """(rows, lanes) grid of the value each packed row/lane holds."""
+def value_positions(type_bits: int) -> np.ndarray:
+    """(rows, lanes) grid: the position in the chunk of each row/lane value."""
     lanes = CHUNK_VALUES // type_bits
     rows = np.arange(type_bits)
     return (_ORDER[rows // 8] * 16 + (rows % 8) * 128)[:, None] + np.arange(lanes)[None, :]
 
 
-def unpack_chunk(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
-    """The 1024 values (uint64) of one chunk's packed words (``width *
-    1024 / type_bits`` words of ``type_bits`` bits)."""
+def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
+    """The values (uint64, 1024 per chunk, in order) of ``words`` shaped
+    ``(chunks, width * 1024 / type_bits)``."""
+    chunks = words.shape[0]
     lanes = CHUNK_VALUES // type_bits
-    out = np.zeros(CHUNK_VALUES, dtype=np.uint64)
-    if width == 0:
-        return out
-    grid = words.astype(np.uint64).reshape(width, lanes)
-    rows = np.arange(type_bits, dtype=np.int64)
-    start = rows * width
+    out = np.zeros((chunks, CHUNK_VALUES), dtype=np.uint64)
+    if width == 0 or chunks == 0:
+        return out.reshape(-1)
+    grid = words.astype(np.uint64).reshape(chunks, width, lanes)
+    start = np.arange(type_bits, dtype=np.int64) * width
     word = start // type_bits
-    shift = (start % type_bits).astype(np.uint64)
-    values = grid[word] >> shift[:, None]
-    straddles = (start % type_bits) + width > type_bits
+    offset = start % type_bits
+    # rows: (chunks, T, lanes), each row's low bits from its first word...
+    rows = grid[:, word, :] >> offset.astype(np.uint64)[None, :, None]
+    # ...and its high bits from the next word when it straddles two.
+    straddles = offset + width > type_bits
     if straddles.any():
-        upper = grid[np.minimum(word + 1, width - 1)] << (np.uint64(type_bits) - shift)[:, None]
-        values = np.where(straddles[:, None], values | upper, values)
+        spill_rows = np.flatnonzero(straddles)
+        shift = (type_bits - offset[spill_rows]).astype(np.uint64)
+        rows[:, spill_rows, :] |= grid[:, word[spill_rows] + 1, :] << shift[None, :, None]
     if width < 64:
-        values &= np.uint64((1 << width) - 1)
-    out[_value_positions(type_bits).reshape(-1)] = values.reshape(-1)
-    return out
+        rows &= np.uint64((1 << width) - 1)
+    out[:, value_positions(type_bits).reshape(-1)] = rows.reshape(chunks, -1)
+    return out.reshape(-1)
+
+
+def unpack_chunk(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
+    """The 1024 values (uint64) of one chunk's ``width * 1024 / type_bits``
+    packed words."""
+    return unpack_chunks(words.reshape(1, -1), width, type_bits)

@@ -36,6 +36,7 @@ def decode(node: enc.FixedSizeList, buffers: BufferCursor, num_values: int, deco
             )
         validity = np.unpackbits(bitmap, bitorder="little", count=num_items).astype(bool)
     items = decoder.decode(node.values, buffers, num_items)
-    if not isinstance(items, FixedWidthValues) or items.item_validity is not None:
-        raise decoder.unsupported("fixed-size lists of variable-width or nested nullable items are not supported")
-    return FixedWidthValues(items.data, items.bits_per_value * dimension, num_values, validity)
+    if not isinstance(items, FixedWidthValues):
+        raise decoder.unsupported("fixed-size lists of variable-width items are not supported")
+    # Nested lists: this level's validity comes before the inner levels'.
+    return FixedWidthValues(items.data, items.bits_per_value * dimension, num_values, (validity, *items.list_validity))

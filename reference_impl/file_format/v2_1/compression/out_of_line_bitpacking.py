@@ -1,13 +1,17 @@
-"""``OutOfLineBitpacking``: integers narrowed to one width for a whole
-buffer (encoding.md, "Bitpacking"; ``OutOfLineBitpacking`` in
+"""``OutOfLineBitpacking``: fixed-width integers narrowed to one width for a
+whole buffer (encoding.md, "Bitpacking"; ``OutOfLineBitpacking`` in
 ``protos/encodings_v2_1.proto``).
 
-The width is the ``bits_per_value`` of the ``values`` child (a ``Flat``).
-The buffer holds chunks of 1024 values, each ``1024 * w / T`` words of the
-uncompressed type (``T`` bits) in the FastLanes layout (:mod:`.fastlanes`).
-A last chunk of fewer than 1024 values is either packed like the others
-(padded to 1024) or, when that would take more room, stored raw: its values
-as plain ``T``-bit words; the buffer's size tells which.
+pylance writes it in the block context (a whole page buffer, such as a
+dictionary's or a page's levels) for more than 1024 values; the layout is
+one buffer in any context. The packed width
+``w`` is the ``bits_per_value`` of the ``values`` child (a ``Flat``); unlike
+inline bitpacking no chunk records it. The buffer holds ``num_values // 1024``
+chunks of ``ceil(1024 * w / T)`` words of the uncompressed type (``T`` bits)
+in the FastLanes order :mod:`.inline_bitpacking` describes, then the last
+partial chunk, which the prose leaves to the code: either padded to 1024
+values and packed like the others, or its values stored unpacked as whole
+words; the buffer's length tells which.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
 from .base import BufferCursor, ValueDecoder
-from .fastlanes import CHUNK_VALUES, unpack_chunk
+from .constant import MAX_EXPANDED_BYTES
+from .fastlanes import CHUNK_VALUES, unpack_chunks
 
 
 def decode(
@@ -28,25 +33,34 @@ def decode(
         raise decoder.corrupt(f"out-of-line bitpacking of {type_bits}-bit values")
     child = node.values
     if child.WhichOneof("compression") != "flat" or child.flat.HasField("data"):
-        raise decoder.unsupported(f"bitpacked values compressed as {child.WhichOneof('compression')!r}")
+        raise decoder.unsupported(
+            f"out-of-line bitpacked values compressed as {child.WhichOneof('compression')!r} are not supported"
+        )
     width = child.flat.bits_per_value
     if width > type_bits:
-        raise decoder.corrupt(f"{type_bits}-bit values packed to {width} bits")
-    data = buffers.take("bitpacked values")
+        raise decoder.corrupt(f"out-of-line bitpacking to {width} bits of {type_bits}-bit values")
     word_type = np.dtype(f"<u{type_bits // 8}")
+    # Width 0 stores nothing: the count alone must stay within bounds.
+    if width == 0 and num_values * word_type.itemsize > MAX_EXPANDED_BYTES:
+        raise decoder.corrupt(f"{num_values} values bitpacked to 0 bits are more than this reader expands")
+    data = buffers.take("out-of-line bitpacked values")
+    # Bytes past the last whole word, and words past the last chunk, are
+    # ignored as pylance's reader ignores them.
     words = data[: len(data) - len(data) % word_type.itemsize].view(word_type)
-    per_chunk = -(-CHUNK_VALUES * width // type_bits)
+    chunk_words = CHUNK_VALUES * width // type_bits
     whole, tail = divmod(num_values, CHUNK_VALUES)
-    raw_tail = tail > 0 and len(words) == whole * per_chunk + tail
-    needed = whole * per_chunk + (tail if raw_tail else (per_chunk if tail else 0))
+    packed_words = whole * chunk_words
+    if tail and len(words) == packed_words + tail:
+        chunks, raw_tail = whole, words[packed_words:]
+    else:
+        chunks, raw_tail = whole + (1 if tail else 0), None
+    needed = chunks * chunk_words + (0 if raw_tail is None else tail)
     if len(words) < needed:
-        raise decoder.corrupt(f"{num_values} values packed to {width} bits need {needed} words, found {len(words)}")
-    chunks = [unpack_chunk(words[i * per_chunk : (i + 1) * per_chunk], width, type_bits) for i in range(whole)]
-    if tail:
-        start = whole * per_chunk
-        if raw_tail:
-            chunks.append(words[start : start + tail].astype(np.uint64))
-        else:
-            chunks.append(unpack_chunk(words[start : start + per_chunk], width, type_bits)[:tail])
-    values = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
-    return FixedWidthValues(values.astype(word_type).view(np.uint8), type_bits, num_values)
+        raise decoder.corrupt(
+            f"{num_values} values bitpacked to {width} bits need {needed} words, the buffer has {len(words)}"
+        )
+    values = unpack_chunks(words[: chunks * chunk_words].reshape(chunks, chunk_words), width, type_bits)
+    values = values.astype(word_type)
+    if raw_tail is not None:
+        values = np.concatenate([values, raw_tail])
+    return FixedWidthValues(values[:num_values].view(np.uint8), type_bits, num_values)
