@@ -141,7 +141,9 @@ class _Levels:
         first = np.cumsum(counts) - counts
         within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
         parent_alive = np.repeat(alive, counts)
-        index = np.repeat(np.where(alive, offsets[:-1][np.maximum(self.index, 0)], -1), counts) + within
+        first_child = np.full(len(self.index), -1, dtype=np.int64)
+        first_child[alive] = offsets[:-1][self.index[alive]]
+        index = np.repeat(first_child, counts) + within
         index[~parent_alive] = -1
         starts = np.repeat(self.starts, counts)
         # Only the first child keeps the parent's start; the others start a
@@ -267,7 +269,7 @@ def _fixed_bits(data_type: pa.DataType) -> int:
         return 1
     if pa.types.is_fixed_size_list(data_type):
         inner = _fixed_bits(data_type.value_type)
-        return inner * data_type.list_size if inner and inner % 8 == 0 else 0
+        return inner * data_type.list_size
     if pa.types.is_nested(data_type) or _is_variable(data_type) or pa.types.is_null(data_type):
         return 0
     try:
@@ -295,17 +297,26 @@ def _fixed_bytes(values: pa.Array) -> np.ndarray:
     return np.frombuffer(buffer, dtype=np.uint8)[values.offset * width : (values.offset + len(values)) * width]
 
 
+def _fsl_items(values: pa.Array) -> pa.Array:
+    size = values.type.list_size
+    return values.values.slice(values.offset * size, len(values) * size)
+
+
 def _fsl_item_nulls(values: pa.Array) -> bool:
     """Whether a fixed-size list holds a null item inside a valid list (the
-    items behind a null list do not matter)."""
-    data_type = values.type
-    if not pa.types.is_fixed_size_list(data_type):
+    items behind a null list do not matter), at any depth."""
+    if not pa.types.is_fixed_size_list(values.type):
         return False
-    size = data_type.list_size
-    items = values.values.slice(values.offset * size, len(values) * size)
+    items = _fsl_items(values)
     if values.null_count:
-        items = items.filter(pa.array(np.repeat(_validity(values), size)))
+        items = items.filter(pa.array(np.repeat(_validity(values), values.type.list_size)))
     return items.null_count > 0 or _fsl_item_nulls(items)
+
+
+def _fsl_item_bitmap(values: pa.Array) -> bytes:
+    """The items' validity of a fixed-size list, one bit per item (the
+    ``has_validity`` buffer of the ``FixedSizeList`` encoding)."""
+    return bitmaps.pack_mask(_validity(_fsl_items(values)))
 
 
 def _offset_bytes(data_type: pa.DataType) -> int:
@@ -367,12 +378,15 @@ def _encode_leaf(leaf: _Leaf) -> _Page:
         if int(lengths.max()) >= FULL_ZIP_MIN_VALUE_BYTES:
             return _full_zip_page(leaf, lengths, data, variable=True)
         return _mini_block_page(leaf, lengths, data)
-    if _fsl_item_nulls(values):
+    item_validity = _fsl_item_nulls(values)
+    if item_validity and _fsl_item_nulls(_fsl_items(values)):
         raise ValueError(
-            f"field {leaf.field.name!r}: fixed-size lists with null items are not written by the 2.1 writer"
+            f"field {leaf.field.name!r}: nested fixed-size lists with null items are not written by the 2.1 writer"
         )
     bits = _fixed_bits(values.type)
-    if bits >= 8 * FULL_ZIP_MIN_VALUE_BYTES:
+    if item_validity:
+        return _mini_block_page(leaf, None, None, item_validity=True)
+    if bits >= 8 * FULL_ZIP_MIN_VALUE_BYTES and bits % 8 == 0:
         width = bits // 8
         lengths = np.full(num_visible, width, dtype=np.int64)
         return _full_zip_page(leaf, lengths, _fixed_bytes(values), variable=False)
@@ -391,8 +405,12 @@ def _constant_page(leaf: _Leaf) -> _Page:
     return _Page(enc.PageLayout(constant_layout=layout), buffers, leaf.num_rows)
 
 
-def _mini_block_page(leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray | None) -> _Page:
-    """Chunks of a power of two visible values, each at most 32 KiB."""
+def _mini_block_page(
+    leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray | None, *, item_validity: bool = False
+) -> _Page:
+    """Chunks of a power of two visible values, each at most 32 KiB; with
+    ``item_validity`` (fixed-size lists with null items) each chunk's first
+    value buffer is the items' validity bitmap."""
     values = leaf.values
     num_values = len(values)
     num_levels = len(leaf.visible)
@@ -400,7 +418,8 @@ def _mini_block_page(leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray |
     # Position just after each visible value's item, among all items.
     ends_at = np.flatnonzero(leaf.visible) + 1
     level_buffers = sum(x is not None for x in (leaf.rep, leaf.definition))
-    header = 2 + 2 * level_buffers + 2
+    value_buffers = 2 if item_validity else 1
+    header = 2 + 2 * level_buffers + 2 * value_buffers
     header += _pad8(header)
     width = _offset_bytes(values.type)
     if lengths is not None:
@@ -421,6 +440,9 @@ def _mini_block_page(leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray |
             body += -body % width
         else:
             body = (count * bits + 7) // 8
+        if item_validity:
+            bitmap = (count * values.type.list_size + 7) // 8
+            size += bitmap + _pad8(bitmap)
         return size + body + _pad8(body)
 
     chunks: list[bytes] = []
@@ -442,12 +464,15 @@ def _mini_block_page(leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray |
             if chunk_size(first, count, last) > MAX_CHUNK_BYTES:
                 raise ValueError(f"field {leaf.field.name!r}: a value or its levels do not fit a 32 KiB mini block")
         start, end = level_range(first, count, last)
-        body = _chunk_values(values, first, count, lengths, data, value_starts if lengths is not None else None)
+        bodies = [_chunk_values(values, first, count, lengths, data, value_starts if lengths is not None else None)]
+        if item_validity:
+            bodies.insert(0, _fsl_item_bitmap(values.slice(first, count)))
         level_pieces = [_levels_bytes(x[start:end]) for x in (leaf.rep, leaf.definition) if x is not None]
-        head = np.array([end - start if has_levels else 0, *(len(p) for p in level_pieces), len(body)], dtype="<u2")
+        sizes = [end - start if has_levels else 0, *(len(p) for p in level_pieces), *(len(b) for b in bodies)]
+        head = np.array(sizes, dtype="<u2")
         pieces = [head.tobytes()]
         pieces.append(b"\0" * _pad8(len(pieces[0])))
-        for piece in [*level_pieces, body]:
+        for piece in [*level_pieces, *bodies]:
             pieces.append(piece)
             pieces.append(b"\0" * _pad8(len(piece)))
         chunk = b"".join(pieces)
@@ -456,10 +481,13 @@ def _mini_block_page(leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray |
         if leaf.rep is not None:
             rep_index.append(_rep_index_entry(leaf.rep[start:end], max_rep, first == 0, last, rep_index))
         first += count
+    value_compression = _value_compression(values.type)
+    if item_validity:
+        value_compression.fixed_size_list.has_validity = True
     layout = enc.MiniBlockLayout(
-        value_compression=_value_compression(values.type),
+        value_compression=value_compression,
         layers=leaf.layers,
-        num_buffers=1,
+        num_buffers=value_buffers,
         num_items=num_values,
     )
     level_encoding = enc.CompressiveEncoding(flat=enc.Flat(bits_per_value=16))
