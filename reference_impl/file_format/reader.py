@@ -626,6 +626,9 @@ class LanceFileReader:
         the top-level fields (for example a large_string column may be read
         as string); by default it is derived from the fields' logical types.
         """
+        # Fields taken from the file's own schema that disagree with the
+        # requested Arrow schema make the file corrupt, not the call.
+        fields_from_file = fields is None
         if fields is None:
             fields = self.file_fields
         if file_field_ids is None:
@@ -642,7 +645,10 @@ class LanceFileReader:
             arrow_schema = schema_to_arrow(Schema(list(fields)))
         names = [f.name for f in plan.top_level]
         if arrow_schema.names != names:
-            raise ValueError(f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}")
+            problem = f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}"
+            if fields_from_file:
+                raise CorruptFileError(self.path, f"the file's schema: {problem}")
+            raise ValueError(problem)
         if self._structural is not None:
             arrays = self._structural.read_fields(plan, arrow_schema, self.num_rows)
             return pa.Table.from_arrays(arrays, schema=arrow_schema)

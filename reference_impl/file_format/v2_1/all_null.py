@@ -41,7 +41,7 @@ def decode(layout: enc.ConstantLayout, page: PageContext) -> DecodedPage:
     if num_items > MAX_UNBACKED_ITEMS:
         raise page.corrupt(f"{num_items} items, more than the {MAX_UNBACKED_ITEMS} this reader creates")
     num_visible = count_visible(layers, definition, num_items)
-    values = None
+    values: DecodedValues | None = None
     if layout.HasField("inline_value"):
         value = np.frombuffer(layout.inline_value, dtype=np.uint8)
         if not 0 < len(value) <= MAX_INLINE_BYTES:

@@ -130,6 +130,13 @@ def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:
             else ()
         )
         return FixedWidthValues(data, template.bits_per_value, count, validity)
+    if isinstance(template, PackedStructValues):
+        children = []
+        for child in template.children:
+            placeholder = _placeholder(child, count, corrupt)
+            assert not isinstance(placeholder, PackedStructValues)
+            children.append(placeholder)
+        return PackedStructValues(tuple(children), count)
     return VariableWidthValues(np.zeros(count + 1, template.offsets.dtype), np.zeros(0, np.uint8))
 
 
@@ -151,6 +158,8 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
         width = dictionary.bits_per_value // 8
         items = dictionary.data[: dictionary.num_values * width].reshape(dictionary.num_values, width)
         return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
+    if not isinstance(dictionary, VariableWidthValues):
+        raise corrupt("a dictionary of packed struct rows")
     starts = dictionary.offsets[:-1].astype(np.int64)[indices]
     lengths = np.diff(dictionary.offsets.astype(np.int64)).astype(np.int64)[indices]
     offsets = np.zeros(len(indices) + 1, np.uint64)
@@ -195,12 +204,17 @@ class FieldAssembler:
                     return found
             return None
         if _is_list(target) or is_structural_fsl(target):
-            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            child = self._child(node, _item_name(target), only_child=True)
             return self.first_column(child, _item_type(target))
         return own
 
-    def _child(self, node: Field, name: str) -> Field:
-        return self.plan.child_named(node, name)
+    def _child(self, node: Field, name: str, only_child: bool = False) -> Field:
+        """The child field of the Arrow type's child ``name``; a file whose
+        schema lacks it (its descriptor names other children) is corrupt."""
+        try:
+            return self.plan.child_named(node, name, only_child=only_child)
+        except ValueError as exc:
+            raise self.corrupt(node, str(exc)) from None
 
     def build(self, node: Field, target: pa.DataType, depth: int, count: int) -> pa.Array:
         """The array of ``node`` at nesting ``depth``, ``count`` slots long."""
@@ -222,7 +236,7 @@ class FieldAssembler:
             dimension = target.list_size
             if layer.is_list or layer.num_slots != count * dimension:
                 raise self.corrupt(node, f"{layer.num_slots} elements for {count} lists of {dimension}")
-            child = self.plan.child_named(node, target.value_field.name, only_child=True)
+            child = self._child(node, target.value_field.name, only_child=True)
             items = self.build(child, target.value_type, depth + 1, count * dimension)
             validity = _bitmap(layer.validity[::dimension] if layer.validity is not None else None)
             return pa.Array.from_buffers(target, count, [validity], children=[items])
@@ -233,7 +247,7 @@ class FieldAssembler:
             if not layer.is_list:
                 raise self.corrupt(node, "a list field whose levels have no list layer")
             assert layer.offsets is not None
-            child = self.plan.child_named(node, _item_name(target), only_child=True)
+            child = self._child(node, _item_name(target), only_child=True)
             items = self.build(child, _item_type(target), depth + 1, int(layer.offsets[-1]))
             offsets = _arrow_offsets(layer.offsets, pa.types.is_large_list(target), lambda p: self.corrupt(node, p))
             return pa.Array.from_buffers(target, count, [validity, offsets], children=[items])
@@ -258,8 +272,6 @@ class FieldAssembler:
 
         if values is None:
             return _nulls(count, target, corrupt)
-        if isinstance(values, PackedStructValues):
-            return _variable_packed_struct(target, values, count, validity, corrupt)
         if values.num_values != count:
             raise corrupt(f"{values.num_values} stored values for {count} slots")
         if pa.types.is_dictionary(target):
@@ -304,6 +316,8 @@ def _bitmap(validity: np.ndarray | None) -> pa.Buffer | None:
 
 def plain_array(target: pa.DataType, values: DecodedValues, count: int, validity, corrupt) -> pa.Array:
     """An Arrow array of a primitive, binary or string type from values."""
+    if isinstance(values, PackedStructValues):
+        raise corrupt(f"packed struct rows where the schema expects {target}")
     if isinstance(values, VariableWidthValues):
         if not (
             pa.types.is_string(target)
@@ -351,8 +365,22 @@ def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count,
     return pa.Array.from_buffers(target, count, [validity], children=[child])
 
 
+def _packed_rows(target: pa.StructType, values: PackedStructValues, count, validity, corrupt) -> pa.Array:
+    """A struct from the children of a variable packed struct (2.2), each
+    decoded by its own encoding (:mod:`.compression.variable_packed_struct`)."""
+    if len(values.children) != target.num_fields:
+        raise corrupt(f"packed rows of {len(values.children)} children for a struct of {target.num_fields}")
+    children = [
+        plain_array(target.field(index).type, child, count, None, corrupt)
+        for index, child in enumerate(values.children)
+    ]
+    return pa.Array.from_buffers(target, count, [validity], children=children)
+
+
 def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity, corrupt) -> pa.Array:
     """Split packed rows into the struct's children (whole-byte widths)."""
+    if isinstance(values, PackedStructValues):
+        return _packed_rows(target, values, count, validity, corrupt)
     widths = []
     for index in range(target.num_fields):
         child_type = target.field(index).type
@@ -375,19 +403,6 @@ def _packed_struct(target: pa.StructType, values: DecodedValues, count, validity
         child_values = FixedWidthValues(column, 8 * width, count)
         children.append(plain_array(target.field(index).type, child_values, count, None, corrupt))
         start += width
-    return pa.Array.from_buffers(target, count, [validity], children=children)
-
-
-def _variable_packed_struct(target: pa.DataType, values: PackedStructValues, count, validity, corrupt) -> pa.Array:
-    """A struct from the children of a variable packed struct (2.2)."""
-    if not pa.types.is_struct(target) or target.num_fields != len(values.children):
-        raise corrupt(f"a packed struct of {len(values.children)} children where the schema has {target}")
-    if values.num_values != count:
-        raise corrupt(f"{values.num_values} stored values for {count} slots")
-    children = [
-        plain_array(target.field(index).type, child, count, None, corrupt)
-        for index, child in enumerate(values.children)
-    ]
     return pa.Array.from_buffers(target, count, [validity], children=children)
 
 

@@ -68,7 +68,12 @@ def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
     if layout.num_visible_items and layout.num_visible_items != num_visible:
         raise page.corrupt(f"{num_visible} visible items, the layout says {layout.num_visible_items}")
     values: DecodedValues = decode_values(
-        layout.value_compression, unzipped, num_visible, where=page.value_where, context=ValueContext.FULL_ZIP
+        layout.value_compression,
+        unzipped,
+        num_visible,
+        where=page.value_where,
+        budget=page.budget,
+        context=ValueContext.FULL_ZIP,
     )
     return DecodedPage(layers, rep, definition, num_items, values, num_visible)
 

@@ -16,7 +16,9 @@ def decode_levels(
     page: PageContext, encoding: enc.CompressiveEncoding, buffer: memoryview, count: int, what: str
 ) -> np.ndarray:
     """``count`` levels as uint16."""
-    values = decode_values(encoding, [buffer], count, where=page.value_where, context=ValueContext.BLOCK)
+    values = decode_values(
+        encoding, [buffer], count, where=page.value_where, budget=page.budget, context=ValueContext.BLOCK
+    )
     if not isinstance(values, FixedWidthValues) or values.bits_per_value != 16:
         raise page.corrupt(f"{what} do not decode to 16-bit levels")
     return raw_levels(page, values.data, count, what)

@@ -73,7 +73,11 @@ def decode(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedPage:
             defs.append(
                 decode_levels(page, layout.def_compression, definition[1], definition[0], f"{where} definition levels")
             )
-        values.append(decode_values(layout.value_compression, buffers, items, where=f"{page.value_where} {where}"))
+        values.append(
+            decode_values(
+                layout.value_compression, buffers, items, where=f"{page.value_where} {where}", budget=page.budget
+            )
+        )
         start = end
     num_levels = sum(len(r) for r in reps) if has_rep else sum(len(d) for d in defs)
     rep_levels = np.concatenate(reps) if reps else (np.zeros(0, np.uint16) if has_rep else None)
@@ -147,7 +151,12 @@ def _dictionary(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedValues
     if count > 8 * len(buffer) + 1:
         raise page.corrupt(f"a dictionary of {count} items in {len(buffer)} bytes")
     return decode_values(
-        layout.dictionary, [buffer], count, where=f"{page.value_where} dictionary", context=ValueContext.BLOCK
+        layout.dictionary,
+        [buffer],
+        count,
+        where=f"{page.value_where} dictionary",
+        budget=page.budget,
+        context=ValueContext.BLOCK,
     )
 
 

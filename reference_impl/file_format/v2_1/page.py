@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 import numpy as np
 
 from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...wire import encodings_v2_1_pb2 as enc
+from .compression import DecompressionBudget
 from .values import DecodedValues
 
 # RepDefLayer values that describe list layers (the others are items).
@@ -53,6 +55,8 @@ class PageContext:
     file_size: int
     # Reads (position, size) of the file; blob pages read their values with it.
     read: Callable[[int, int], bytes]
+    # What general compression may produce for this page, all its chunks together.
+    budget: DecompressionBudget = dc_field(default_factory=DecompressionBudget)
 
     def corrupt(self, problem: str) -> CorruptFileError:
         return CorruptFileError(self.path, f"{self.where}: {problem}")

@@ -2,7 +2,7 @@
 "Compression": data blocks).
 
 A compressive encoding of a 2.1+ page (``CompressiveEncoding`` in
-``protos/encodings_v2_1.proto``) turns stored buffers back into one of two
+``protos/encodings_v2_1.proto``) turns stored buffers back into one of three
 kinds of data block, and the structural layouts work on these only:
 
 * :class:`FixedWidthValues`: ``num_values`` values of ``bits_per_value`` bits
@@ -14,8 +14,8 @@ kinds of data block, and the structural layouts work on these only:
   level whose items are all valid.
 * :class:`VariableWidthValues`: ``offsets`` (``num_values + 1`` of them, the
   first not necessarily 0) into ``data``.
-* :class:`PackedStructValues`: one block per child of a variable packed
-  struct (2.2), which Arrow assembly turns into the struct's children.
+* :class:`PackedStructValues`: the children of a 2.2 variable packed struct,
+  one fixed- or variable-width block each.
 
 :func:`concat_values` joins the blocks of several chunks of one page.
 """
@@ -58,16 +58,15 @@ class VariableWidthValues:
 
 @dataclass(frozen=True)
 class PackedStructValues:
-    """The children of a variable packed struct, one block each, in struct
-    order (``VariablePackedStruct``, :mod:`.compression.variable_packed_struct`)."""
+    """The children of a variable packed struct (2.2), each already decoded
+    by its own encoding, in struct order
+    (:mod:`.compression.variable_packed_struct`)."""
 
     children: tuple[FixedWidthValues | VariableWidthValues, ...]
     num_values: int
 
 
-# PackedStructValues stays out of this union: only a full zip page of a
-# packed struct column holds them, and Arrow assembly checks for them first.
-DecodedValues = FixedWidthValues | VariableWidthValues
+DecodedValues = FixedWidthValues | VariableWidthValues | PackedStructValues
 
 
 def empty_like(values: DecodedValues) -> DecodedValues:
@@ -75,8 +74,18 @@ def empty_like(values: DecodedValues) -> DecodedValues:
     if isinstance(values, FixedWidthValues):
         return FixedWidthValues(np.zeros(0, np.uint8), values.bits_per_value, 0)
     if isinstance(values, PackedStructValues):
-        return PackedStructValues(tuple(empty_like(child) for child in values.children), 0)  # type: ignore[return-value]
+        return PackedStructValues(tuple(_empty_child(child) for child in values.children), 0)
     return VariableWidthValues(np.zeros(1, values.offsets.dtype), np.zeros(0, np.uint8))
+
+
+def _empty_child(child: FixedWidthValues | VariableWidthValues) -> FixedWidthValues | VariableWidthValues:
+    return _child(empty_like(child))
+
+
+def _child(values: DecodedValues) -> FixedWidthValues | VariableWidthValues:
+    if isinstance(values, PackedStructValues):
+        raise ValueError("packed structs nested in packed structs")
+    return values
 
 
 def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
@@ -97,10 +106,12 @@ def concat_values(blocks: Sequence[DecodedValues]) -> DecodedValues:
         return _concat_fixed(fixed)
     if isinstance(first, PackedStructValues):
         packed = [b for b in blocks if isinstance(b, PackedStructValues)]
-        if len(packed) != len(blocks) or len({len(b.children) for b in packed}) != 1:
-            raise ValueError("pages of one packed struct have different children")
-        children = [concat_values([b.children[index] for b in packed]) for index in range(len(first.children))]
-        return PackedStructValues(tuple(children), sum(b.num_values for b in packed))  # type: ignore[return-value]
+        if len(packed) != len(blocks) or any(len(b.children) != len(first.children) for b in packed):
+            raise ValueError("pages of one packed struct decode to different children")
+        children = tuple(
+            _child(concat_values([b.children[index] for b in packed])) for index in range(len(first.children))
+        )
+        return PackedStructValues(children, sum(b.num_values for b in packed))
     variable = [b for b in blocks if isinstance(b, VariableWidthValues)]
     if len(variable) != len(blocks):
         raise ValueError("chunks of one page decode to values of different kinds")

@@ -4,12 +4,12 @@ Every table is written by pylance's ``LanceFileWriter`` at ``version="2.1"``
 and ``"2.2"`` (or as a dataset with ``data_storage_version``) and read by the
 reference reader (``reference_impl.file_format.LanceFileReader``, which routes
 2.1+ files to ``reference_impl.file_format.v2_1``); the rows must equal what
-pylance reads. The data is chosen so that pylance picks plain values (random
-values: no runs, no small ranges, few repeats), which keeps these tests about
-the structural layouts; a table whose pages still use a compressive encoding
-the reader lacks is marked xfail naming it, after checking the error names an
-encoding :data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks.
-"""
+pylance reads. Most data is random, so that pylance keeps plain values and the
+tests stay about the structural layouts; others ask for a scheme (field
+metadata, few distinct values, long similar strings). A file whose pages use
+a compressive encoding the reader lacks is marked xfail naming it, after
+checking the error names an encoding
+:data:`~reference_impl.file_format.v2_1.compression.SCHEMES` lacks."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from reference_impl.dataset import Dataset
 from reference_impl.errors import LanceFormatError, UnsupportedFeatureError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import read_v2_metadata
-from reference_impl.file_format.v2_1.compression import SCHEMES
+from reference_impl.file_format.v2_1.compression import SCHEMES, decode_values
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_1_pb2 as enc21
 
@@ -348,17 +348,11 @@ def test_maps_and_fixed_size_lists_of_structs_2_2(tmp_path, column):
 def _layouts(path, name: str) -> set[str]:
     """The page layouts of a file (inner layouts of blob pages included)."""
     found = set()
-    storage = LocalStorage(path)
-    for column in read_v2_metadata(storage, name).columns:
-        for page in column.pages:
-            wrapper = any_pb2.Any()
-            wrapper.ParseFromString(page.encoding.direct.encoding)
-            layout = enc21.PageLayout()
-            layout.ParseFromString(wrapper.value)
-            kind = layout.WhichOneof("layout")
-            found.add(kind)
-            if kind == "blob_layout":
-                found.add("inner " + layout.blob_layout.inner_layout.WhichOneof("layout"))
+    for layout in _page_layouts(path, name):
+        kind = layout.WhichOneof("layout")
+        found.add(kind)
+        if kind == "blob_layout":
+            found.add("inner " + layout.blob_layout.inner_layout.WhichOneof("layout"))
     return found
 
 
@@ -418,6 +412,113 @@ def test_packed_structs_read_as_structs(tmp_path, version):
     _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
 
 
+def test_packed_structs_with_variable_width_children_2_2(tmp_path):
+    """2.2's variable packed struct: each row's children one after another
+    (strings behind their length), in full zip pages."""
+    packed = pa.struct(
+        [pa.field("a", pa.int32(), False), pa.field("s", pa.string(), False), pa.field("b", pa.binary(), False)]
+    )
+    field = pa.field("p", packed, False, metadata={"lance-encoding:packed": "true"})
+    rows = [{"a": i, "s": _random_strings(1)[0], "b": os.urandom(i % 5)} for i in range(N)]
+    table = pa.table({"p": pa.array(rows, packed)}, schema=pa.schema([field]))
+    _pylance_write(tmp_path / "f.lance", table, "2.2")
+    layout = _page_layouts(tmp_path, "f.lance")[0]
+    assert layout.full_zip_layout.value_compression.WhichOneof("compression") == "variable_packed_struct"
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("scheme", ["lz4", "zstd"])
+def test_general_compression_asked_for_in_field_metadata(tmp_path, version, scheme):
+    """``lance-encoding:compression`` makes pylance compress whole chunks
+    (mini block) and each value (full zip) with LZ4 or Zstandard."""
+    metadata = {"lance-encoding:compression": scheme, "lance-encoding:bss": "off"}
+    schema = pa.schema(
+        [
+            pa.field("i", pa.int64(), metadata=metadata),
+            pa.field("s", pa.string(), metadata=metadata),
+            pa.field("big", pa.binary(), metadata=metadata),
+        ]
+    )
+    table = pa.table(
+        {
+            "i": pa.array((np.arange(N) % 7) * 1000003, mask=_mask(N, 5)),
+            "s": pa.array([None if i % 6 == 1 else f"text {i % 11}" for i in range(N)]),
+            "big": pa.array([None if i % 3 == 1 else bytes([i % 251]) * 600 for i in range(N)]),
+        },
+        schema=schema,
+    )
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert any("general" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance"), _pylance_read(tmp_path / "f.lance"))
+
+
+def test_large_values_are_compressed_one_by_one_in_full_zip_pages(tmp_path):
+    """Values of 32 KiB and more: pylance 2.2 compresses each full zip value."""
+    values = [None if i % 4 == 1 else str(i).encode() * 40000 for i in range(12)]
+    table = pa.table({"big": pa.array(values, pa.binary())})
+    _pylance_write(tmp_path / "f.lance", table, "2.2")
+    layouts = _page_layouts(tmp_path, "f.lance")
+    assert any(layout.full_zip_layout.value_compression.WhichOneof("compression") == "general" for layout in layouts)
+    assert _reference_read(tmp_path, "f.lance").column("big").to_pylist() == values
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_compressed_strings(tmp_path, version):
+    """Pages of many similar strings: pylance compresses them with FSST (its
+    escapes included: some strings hold bytes no symbol covers)."""
+    n = 20000
+    words = [
+        None if i % 9 == 4 else f"row-{int(v)}-\xff{chr(0x100 + i % 50)}"
+        for i, v in enumerate(_random_ints(n, "int32"))
+    ]
+    table = pa.table({"s": pa.array(words), "ls": pa.array(words, pa.large_string())})
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert any("fsst" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_byte_stream_split_floats_under_general_compression(tmp_path, version):
+    """``lance-encoding:bss`` with a general compression: each chunk's floats
+    are stored byte position by byte position, then compressed."""
+    metadata = {"lance-encoding:compression": "zstd", "lance-encoding:bss": "on"}
+    n = 5000
+    schema = pa.schema([pa.field("f", pa.float64(), metadata=metadata), pa.field("g", pa.float32(), metadata=metadata)])
+    table = pa.table(
+        {
+            "f": pa.array(_rng.standard_normal(n)),
+            "g": pa.array(_rng.standard_normal(n).astype("float32"), mask=_mask(n, 7)),
+        },
+        schema=schema,
+    )
+    _pylance_write(tmp_path / "f.lance", table, version)
+    assert all("byte_stream_split" in str(layout) for layout in _page_layouts(tmp_path, "f.lance"))
+    _expect_equal_or_missing_scheme(lambda: _reference_read(tmp_path, "f.lance", table.schema), table)
+
+
+def test_constant_values_repeat_the_encoded_value_within_bounds():
+    """A ``Constant`` compressive encoding stores nothing: its value repeats;
+    a count whose copies no buffer backs beyond the cap is corrupt."""
+    encoding = enc21.CompressiveEncoding(constant=enc21.Constant(value=(7).to_bytes(4, "little")))
+    values = decode_values(encoding, [], 5, where="f.lance")
+    assert values.bits_per_value == 32 and values.data.view("<i4").tolist() == [7] * 5
+    with pytest.raises(LanceFormatError, match="f.lance"):
+        decode_values(encoding, [], 2**40, where="f.lance")
+
+
+def _page_layouts(path, name: str) -> list[enc21.PageLayout]:
+    layouts = []
+    for column in read_v2_metadata(LocalStorage(path), name).columns:
+        for page in column.pages:
+            wrapper = any_pb2.Any()
+            wrapper.ParseFromString(page.encoding.direct.encoding)
+            layout = enc21.PageLayout()
+            layout.ParseFromString(wrapper.value)
+            layouts.append(layout)
+    return layouts
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_datasets_read_through_the_manifest(tmp_path, version):
     """A dataset (struct and list fields own no column in 2.1+: only leaves)
@@ -436,6 +537,8 @@ def test_datasets_read_through_the_manifest(tmp_path, version):
 # variant of the small sample file: far more than honest decoding needs,
 # far less than a count taken on trust would ask for.
 ALLOCATION_LIMIT = 64 << 20
+# Rows of the hostile samples: enough for pylance to dictionary-encode.
+HOSTILE_ROWS = 128
 
 
 @pytest.fixture(scope="module")
@@ -445,12 +548,13 @@ def hostile_samples(tmp_path_factory):
     samples = {}
     table = pa.table(
         {
-            "i": pa.array(_random_ints(40, "int64"), mask=_mask(40, 3)),
-            "s": pa.array(_random_strings(40, 4)),
-            "l": pa.array(_random_lists(40, _rint), pa.list_(pa.int64())),
-            "st": _structs().column("outer").combine_chunks()[:40],
-            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(40)]),
-            "n": pa.nulls(40, pa.int32()),
+            "i": pa.array(_random_ints(HOSTILE_ROWS, "int64"), mask=_mask(HOSTILE_ROWS, 3)),
+            "s": pa.array(_random_strings(HOSTILE_ROWS, 4)),
+            "l": pa.array(_random_lists(HOSTILE_ROWS, _rint), pa.list_(pa.int64())),
+            "st": _structs().column("outer").combine_chunks()[:HOSTILE_ROWS],
+            "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(HOSTILE_ROWS)]),
+            "n": pa.nulls(HOSTILE_ROWS, pa.int32()),
+            "d": pa.array(["alpha", "beta", None, "gamma"] * HOSTILE_ROWS)[:HOSTILE_ROWS],  # a dictionary, LZ4 in 2.2
         }
     )
     for version in VERSIONS:
@@ -516,4 +620,21 @@ def test_truncated_2_1_files_are_corrupt(tmp_path, hostile_samples, version, kee
     data = samples[version]
     _read_hostile(tmp_path, data[:keep] if keep >= 0 else data[: len(data) + keep], table.schema)
     with pytest.raises(LanceFormatError, match="bad.lance"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_file_schema_that_renames_a_field_is_corrupt(tmp_path, hostile_samples, version):
+    """The file's own schema names the columns; if its bytes name another
+    field than the Arrow schema asked for, the file is corrupt (not the call)."""
+    table, samples = hostile_samples
+    data = samples[version]
+    position = data.rindex(b"flag")  # a child of the struct "st", in the file's schema
+    renamed = data[:position] + b"flog" + data[position + 4 :]
+    (tmp_path / "bad.lance").write_bytes(renamed)
+    with pytest.raises(LanceFormatError, match="bad.lance.*flag"):
+        _reference_read(tmp_path, "bad.lance", table.schema)
+    position = data.rindex(b"big")
+    (tmp_path / "bad.lance").write_bytes(data[:position] + b"bag" + data[position + 3 :])
+    with pytest.raises(LanceFormatError, match="bad.lance.*big"):
         _reference_read(tmp_path, "bad.lance", table.schema)

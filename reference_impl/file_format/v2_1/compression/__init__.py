@@ -18,7 +18,6 @@ struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
@@ -36,7 +35,7 @@ from . import (
     variable,
     variable_packed_struct,
 )
-from .base import BufferCursor, SchemeDecoder, ValueContext, ValueDecoder
+from .base import BufferCursor, DecompressionBudget, SchemeDecoder, ValueContext, ValueDecoder
 
 #: The decoder of each ``CompressiveEncoding`` field this reader implements.
 SCHEMES: dict[str, SchemeDecoder] = {
@@ -51,9 +50,7 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "general": general.decode,
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
-    # Its rows decode to PackedStructValues, outside DecodedValues on purpose
-    # (only Arrow assembly of a packed struct column meets them).
-    "variable_packed_struct": cast(SchemeDecoder, variable_packed_struct.decode),
+    "variable_packed_struct": variable_packed_struct.decode,
 }
 
 
@@ -64,14 +61,16 @@ def decode_values(
     *,
     where: str,
     context: ValueContext = ValueContext.MINI_BLOCK,
+    budget: DecompressionBudget | None = None,
 ) -> DecodedValues:
     """``num_values`` values stored in ``buffers`` as ``encoding`` says.
 
     ``where`` names the file, column and page for error messages;
-    ``context`` says where the buffers come from.
+    ``context`` says where the buffers come from; ``budget`` (one per page,
+    shared by its chunks) bounds what general compression may produce.
     """
-    decoder = ValueDecoder(where, context, SCHEMES)
+    decoder = ValueDecoder(where, context, SCHEMES, budget=budget or DecompressionBudget())
     return decoder.decode(encoding, BufferCursor(buffers, decoder), num_values)
 
 
-__all__ = ["SCHEMES", "ValueContext", "decode_values"]
+__all__ = ["SCHEMES", "DecompressionBudget", "ValueContext", "decode_values"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 import numpy as np
 
@@ -67,6 +68,16 @@ class BufferCursor:
 
 SchemeDecoder = Callable[..., DecodedValues]
 
+# Bytes general compression may produce for one page.
+PAGE_DECOMPRESSED_BYTES = 1 << 28
+
+
+@dataclass
+class DecompressionBudget:
+    """Bytes general compression may still produce for one page."""
+
+    remaining: int = PAGE_DECOMPRESSED_BYTES
+
 
 @dataclass
 class ValueDecoder:
@@ -77,6 +88,10 @@ class ValueDecoder:
     context: ValueContext
     schemes: dict[str, SchemeDecoder]
     depth: int = 0
+    # What general compression may still produce for the page being decoded
+    # (shared by the decodes of its chunks): a bound on the allocations the
+    # sizes of compressed buffers ask for.
+    budget: DecompressionBudget = dc_field(default_factory=lambda: DecompressionBudget())
 
     def decode(self, encoding: enc.CompressiveEncoding, buffers: BufferCursor, num_values: int) -> DecodedValues:
         kind = encoding.WhichOneof("compression")
@@ -104,6 +119,10 @@ class ValueDecoder:
         name = enc.CompressionScheme.Name(compression.scheme)
         raise self.unsupported(f"general compression {name} of {what} is not supported")
 
+
+#: Most bytes values that are stored nowhere (a constant, values packed to
+#: 0 bits) may expand to: the file's size cannot bound them.
+MAX_EXPANDED_BYTES = 1 << 30
 
 # Deepest tree of compressive encodings accepted (real files nest a few).
 MAX_ENCODING_DEPTH = 32

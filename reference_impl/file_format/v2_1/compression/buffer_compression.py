@@ -20,9 +20,12 @@ so:
 
 The declared size is checked before anything is allocated: no codec can
 expand its input more than :data:`MAX_EXPANSION` times, so a larger claim is
-a corrupt buffer, and the codec writes at most the declared size (pyarrow's
-``Codec.decompress`` with ``decompressed_size``), failing when the data
-does not decompress to exactly that many bytes.
+a corrupt buffer; all buffers of one page together may not declare more than
+the decode's budget (:class:`.base.DecompressionBudget`), so many small
+buffers cannot add up to an absurd allocation either; and the codec writes at
+most the declared size (pyarrow's ``Codec.decompress`` with
+``decompressed_size``), failing when the data does not decompress to exactly
+that many bytes.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ MAX_EXPANSION: dict[int, int] = {
 _EXPANSION_SLACK = 1 << 16
 
 
-def decompress(data: np.ndarray, compression: enc.BufferCompression, what: str, decoder: ValueDecoder) -> np.ndarray:
+def decompress(compression: enc.BufferCompression, data: np.ndarray, decoder: ValueDecoder, what: str) -> np.ndarray:
     """The bytes of ``data`` (uint8) with ``compression`` undone."""
     scheme = compression.scheme
     if scheme == enc.COMPRESSION_ALGORITHM_ZSTD:
@@ -91,6 +94,9 @@ def _run(codec: str, payload: np.ndarray, size: int, scheme: int, what: str, dec
     limit = len(payload) * MAX_EXPANSION[scheme] + _EXPANSION_SLACK
     if size > limit:
         raise decoder.corrupt(f"compressed {what} of {len(payload)} bytes claims {size} bytes decompressed")
+    if size > decoder.budget.remaining:
+        raise decoder.corrupt(f"compressed {what} declares more bytes than this reader decompresses for one page")
+    decoder.budget.remaining -= size
     if size == 0:
         return np.zeros(0, np.uint8)
     raw = payload.tobytes()

@@ -13,11 +13,7 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueDecoder
-
-#: Most bytes a constant may expand to: values that are stored nowhere are
-#: bounded by this instead of by the file's size.
-MAX_EXPANDED_BYTES = 1 << 30
+from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
 
 
 def decode(node: enc.Constant, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:

@@ -14,17 +14,23 @@ chunk).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 CHUNK_VALUES = 1024
 _ORDER = np.array([0, 4, 2, 6, 1, 5, 3, 7], dtype=np.int64)
 
 
+@functools.lru_cache(maxsize=4)
 def value_positions(type_bits: int) -> np.ndarray:
-    """(rows, lanes) grid: the position in the chunk of each row/lane value."""
+    """(rows, lanes) grid: the position in the chunk of each row/lane value
+    (cached: one per type width; read-only)."""
     lanes = CHUNK_VALUES // type_bits
     rows = np.arange(type_bits)
-    return (_ORDER[rows // 8] * 16 + (rows % 8) * 128)[:, None] + np.arange(lanes)[None, :]
+    grid = (_ORDER[rows // 8] * 16 + (rows % 8) * 128)[:, None] + np.arange(lanes)[None, :]
+    grid.setflags(write=False)
+    return grid
 
 
 def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:

@@ -25,7 +25,7 @@ def decode(node: enc.Flat, buffers: BufferCursor, num_values: int, decoder: Valu
         raise decoder.corrupt(f"flat values of {bits} bits each")
     data = buffers.take("flat values")
     if node.HasField("data"):
-        data = buffer_compression.decompress(data, node.data, "flat values", decoder)
+        data = buffer_compression.decompress(node.data, data, decoder, "flat values")
     needed = (num_values * bits + 7) // 8
     if len(data) < needed:
         raise decoder.corrupt(f"{num_values} values of {bits} bits need {needed} bytes but the buffer has {len(data)}")

@@ -22,6 +22,8 @@ table of 512 expansions (the symbols, then each byte as itself).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
@@ -31,6 +33,8 @@ from .base import BufferCursor, ValueDecoder
 SYMBOL_TABLE_BYTES = 8 + 256 * 8 + 256
 _MAGIC = 0x46535354
 _ESCAPE = 255
+# The expansion row of an escape byte itself: expands to nothing.
+_NOTHING = 512
 
 
 def decode(node: enc.Fsst, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
@@ -45,63 +49,89 @@ def decode(node: enc.Fsst, buffers: BufferCursor, num_values: int, decoder: Valu
 
 class SymbolTable:
     """The symbols of one page: ``expansions[code, :lengths[code]]``; rows
-    256..511 are the single bytes an escape copies."""
+    256..511 are the single bytes an escape copies, row 512 (an escape
+    byte itself) is empty."""
 
     def __init__(self, expansions: np.ndarray, lengths: np.ndarray, count: int, compressed: bool):
         self.expansions = expansions
         self.lengths = lengths
         self.count = count
         self.compressed = compressed
+        # The same tables, one u64 per row, for fast gathers.
+        self.words = np.ascontiguousarray(expansions).view("<u8").reshape(-1)
+        flags = np.arange(8)[None, :] < lengths[:, None]
+        self.keep = np.ascontiguousarray(flags).view("<u8").reshape(-1)
 
     @classmethod
     def parse(cls, raw: bytes, decoder: ValueDecoder) -> SymbolTable:
-        if len(raw) != SYMBOL_TABLE_BYTES:
-            raise decoder.corrupt(f"an FSST symbol table of {len(raw)} bytes, not {SYMBOL_TABLE_BYTES}")
-        header = int.from_bytes(raw[:8], "little")
-        if header >> 32 != _MAGIC:
-            raise decoder.corrupt("an FSST symbol table without its magic")
-        count = header & 0xFF
-        table = np.frombuffer(raw, dtype=np.uint8)
-        expansions = np.zeros((512, 8), dtype=np.uint8)
-        lengths = np.zeros(512, dtype=np.int64)
-        expansions[:count] = table[8 : 8 + 8 * count].reshape(count, 8)
-        lengths[:count] = table[8 + 8 * count : 8 + 9 * count]
-        if count and (lengths[:count].min() < 1 or lengths[:count].max() > 8):
-            raise decoder.corrupt("an FSST symbol longer than 8 bytes or empty")
-        expansions[256:, 0] = np.arange(256, dtype=np.uint8)
-        lengths[256:] = 1
-        return cls(expansions, lengths, count, bool(header & (1 << 24)))
+        # Every mini block chunk of a page carries the same table: parse once.
+        parsed = _parse(raw)
+        if isinstance(parsed, str):
+            raise decoder.corrupt(parsed)
+        return parsed
 
     def expand(self, values: VariableWidthValues, decoder: ValueDecoder) -> VariableWidthValues:
         start, end = int(values.offsets[0]), int(values.offsets[-1])
-        stream = values.data[start:end].astype(np.int64)
+        stream = values.data[start:end]
         ends = values.offsets[1:].astype(np.int64) - start
-        escape = _escapes(stream)
-        literal = np.zeros(len(stream), dtype=bool)
+        if len(stream) and int(stream.max()) < self.count:
+            rows = stream.astype(np.intp)  # symbol codes only: no escape
+        else:
+            rows = self._rows(stream, ends, decoder)
+        out_lengths = self.lengths[rows]
+        cumulative = np.zeros(len(stream) + 1, dtype=np.int64)
+        np.cumsum(out_lengths, out=cumulative[1:])
+        offsets = cumulative[ends].astype(np.uint64) if len(ends) else np.zeros(0, np.uint64)
+        offsets = np.concatenate([np.zeros(1, np.uint64), offsets])
+        # Each code's 8-byte expansion (gathered as one u64), cut to its
+        # length by a per-code mask of 8 flags; compressing keeps row-major
+        # order, so the kept bytes are the values in order.
+        expanded = self.words[rows].view(np.uint8)
+        keep = self.keep[rows].view(np.bool_)
+        data = np.compress(keep, expanded)
+        return VariableWidthValues(offsets, data)
+
+    def _rows(self, stream: np.ndarray, ends: np.ndarray, decoder: ValueDecoder) -> np.ndarray:
+        """The expansion row of every byte: its code, 256 + the byte for an
+        escaped byte, the empty row :data:`_NOTHING` for an escape."""
+        codes = stream.astype(np.intp)
+        escape = _escapes(codes)
+        literal = np.zeros(len(codes), dtype=bool)
         literal[1:] = escape[:-1]
         # An escape must be followed by its byte within the same value.
         if escape.any():
             escape_at = np.flatnonzero(escape)
             value_of_escape = np.searchsorted(ends, escape_at, side="right")
             value_of_next = np.searchsorted(ends, escape_at + 1, side="right")
-            if np.any(escape_at + 1 >= len(stream)) or np.any(value_of_escape != value_of_next):
+            if np.any(escape_at + 1 >= len(codes)) or np.any(value_of_escape != value_of_next):
                 raise decoder.corrupt("an FSST escape byte ends its value")
-        rows = np.where(literal, stream + 256, stream)
-        rows[escape] = 0
-        codes = rows[~escape & ~literal]
-        if len(codes) and int(codes.max()) >= self.count:
-            raise decoder.corrupt(f"FSST code {int(codes.max())} past the {self.count} symbols of the table")
-        out_lengths = np.where(escape, 0, self.lengths[rows])
-        # Output offsets: the expanded length of every value, summed.
-        cumulative = np.zeros(len(stream) + 1, dtype=np.int64)
-        np.cumsum(out_lengths, out=cumulative[1:])
-        offsets = np.zeros(len(ends) + 1, dtype=np.uint64)
-        offsets[1:] = cumulative[ends]
-        total = int(cumulative[-1])
-        row_of_byte = np.repeat(rows, out_lengths)
-        within = np.arange(total, dtype=np.int64) - np.repeat(cumulative[:-1], out_lengths)
-        data = self.expansions[row_of_byte, within]
-        return VariableWidthValues(offsets, data)
+        symbols = codes[~escape & ~literal]
+        if len(symbols) and int(symbols.max()) >= self.count:
+            raise decoder.corrupt(f"FSST code {int(symbols.max())} past the {self.count} symbols of the table")
+        rows = np.where(literal, codes + 256, codes)
+        rows[escape] = _NOTHING
+        return rows
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(raw: bytes) -> SymbolTable | str:
+    """The table ``raw`` holds, or what is wrong with it."""
+    if len(raw) != SYMBOL_TABLE_BYTES:
+        return f"an FSST symbol table of {len(raw)} bytes, not {SYMBOL_TABLE_BYTES}"
+    header = int.from_bytes(raw[:8], "little")
+    if header >> 32 != _MAGIC:
+        return "an FSST symbol table without its magic"
+    count = header & 0xFF
+    table = np.frombuffer(raw, dtype=np.uint8)
+    expansions = np.zeros((_NOTHING + 1, 8), dtype=np.uint8)
+    lengths = np.zeros(_NOTHING + 1, dtype=np.int64)
+    expansions[:count] = table[8 : 8 + 8 * count].reshape(count, 8)
+    lengths[:count] = table[8 + 8 * count : 8 + 9 * count]
+    if count and (lengths[:count].min() < 1 or lengths[:count].max() > 8):
+        return "an FSST symbol longer than 8 bytes or empty"
+    expansions[256:512, 0] = np.arange(256, dtype=np.uint8)
+    lengths[256:512] = 1
+    return SymbolTable(expansions, lengths, count, bool(header & (1 << 24)))
 
 
 def _escapes(stream: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ def decode(node: enc.General, buffers: BufferCursor, num_values: int, decoder: V
     if not node.HasField("values"):
         raise decoder.corrupt("a general compression without an inner encoding")
     compressed = buffers.take("generally compressed buffer")
-    buffers.give_back(buffer_compression.decompress(compressed, node.compression, "buffer", decoder))
+    buffers.give_back(buffer_compression.decompress(node.compression, compressed, decoder, "buffer"))
     return decoder.decode(node.values, buffers, num_values)
 
 
@@ -51,7 +51,7 @@ def _per_value(
         raise decoder.corrupt("unzipped offsets decrease or run past their values")
     # Full zip pages hold large values, few per page: one codec call each.
     pieces = [
-        buffer_compression.decompress(data[int(start) : int(end)], compression, f"value {index}", decoder)
+        buffer_compression.decompress(compression, data[int(start) : int(end)], decoder, f"value {index}")
         for index, (start, end) in enumerate(zip(offsets[:-1], offsets[1:], strict=True))
     ]
     out_offsets = np.zeros(num_values + 1, dtype=np.uint64)

@@ -20,8 +20,7 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueDecoder
-from .constant import MAX_EXPANDED_BYTES
+from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
 from .fastlanes import CHUNK_VALUES, unpack_chunks
 
 
@@ -59,8 +58,23 @@ def decode(
         raise decoder.corrupt(
             f"{num_values} values bitpacked to {width} bits need {needed} words, the buffer has {len(words)}"
         )
-    values = unpack_chunks(words[: chunks * chunk_words].reshape(chunks, chunk_words), width, type_bits)
-    values = values.astype(word_type)
+    # Narrow values expand up to 64 times: the output counts against the
+    # page's budget, and chunks are unpacked a batch at a time so the
+    # 64-bit intermediate stays small.
+    out_bytes = (chunks * CHUNK_VALUES + (0 if raw_tail is None else tail)) * word_type.itemsize
+    if out_bytes > decoder.budget.remaining:
+        raise decoder.corrupt(f"{num_values} bitpacked values are more than this reader expands for one page")
+    decoder.budget.remaining -= out_bytes
+    values = np.empty(out_bytes // word_type.itemsize, dtype=word_type)
+    packed = words[: chunks * chunk_words].reshape(chunks, chunk_words)
+    for first in range(0, chunks, _BATCH_CHUNKS):
+        batch = packed[first : first + _BATCH_CHUNKS]
+        start = first * CHUNK_VALUES
+        values[start : start + len(batch) * CHUNK_VALUES] = unpack_chunks(batch, width, type_bits)
     if raw_tail is not None:
-        values = np.concatenate([values, raw_tail])
+        values[chunks * CHUNK_VALUES :] = raw_tail
     return FixedWidthValues(values[:num_values].view(np.uint8), type_bits, num_values)
+
+
+# Chunks unpacked together: 256 chunks use 2 MiB of 64-bit intermediate.
+_BATCH_CHUNKS = 256

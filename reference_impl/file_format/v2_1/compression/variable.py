@@ -10,7 +10,8 @@ bits); the layout of the one buffer depends on the context:
 * block (a whole page buffer, such as a dictionary): a u32 giving the
   offsets' width in bits, then where the bytes begin (u32 for 32-bit
   offsets; for 64-bit offsets a u64 at byte 8), then the offsets and the
-  bytes; offsets count from the start of the bytes;
+  bytes; offsets count from the start of the bytes (writers of 2.1 before
+  it was stable framed it differently: :func:`_early_block`);
 * full zip: the values arrive unzipped by :mod:`..full_zip`, u64 offsets
   in one buffer and the bytes in the next.
 """
@@ -22,6 +23,7 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
+from .buffer_compression import decompress
 
 _OFFSET_TYPES: dict[int, np.dtype] = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
@@ -40,11 +42,13 @@ def offset_type(node: enc.Variable, decoder: ValueDecoder) -> np.dtype:
 
 def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
     dtype = offset_type(node, decoder)
-    if node.HasField("values"):
-        decoder.refuse_buffer_compression(node.values, "variable-width values")
     if decoder.context is ValueContext.FULL_ZIP:
+        if node.HasField("values"):
+            decoder.refuse_buffer_compression(node.values, "variable-width values")
         return _unzipped(buffers, decoder)
     buffer = buffers.take("variable-width values")
+    if node.HasField("values"):
+        buffer = decompress(node.values, buffer, decoder, "variable-width values")
     if decoder.context is ValueContext.BLOCK:
         return _block(buffer, dtype, num_values, decoder)
     return _offsets_then_bytes(buffer, dtype, 0, num_values, decoder)
@@ -65,6 +69,8 @@ def _unzipped(buffers: BufferCursor, decoder: ValueDecoder) -> VariableWidthValu
 def _block(buffer: np.ndarray, dtype: np.dtype, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
     if len(buffer) < 8:
         raise decoder.corrupt(f"a variable-width block of {len(buffer)} bytes has no header")
+    if buffer[1] or buffer[2] or buffer[3]:
+        return _early_block(buffer, dtype, num_values, decoder)
     bits = int(buffer[:4].view("<u4")[0])
     if bits != dtype.itemsize * 8:
         raise decoder.corrupt(f"a variable-width block says {bits}-bit offsets, its encoding {dtype.itemsize * 8}")
@@ -74,6 +80,27 @@ def _block(buffer: np.ndarray, dtype: np.dtype, num_values: int, decoder: ValueD
     bytes_start = int(buffer[4:8].view("<u4")[0]) if bits == 32 else int(buffer[8:16].view("<u8")[0])
     values = _offsets_then_bytes(buffer[header:], dtype, bytes_start - header, num_values, decoder, relative=True)
     return values
+
+
+def _early_block(buffer: np.ndarray, dtype: np.dtype, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
+    """The header of blocks from writers of 2.1 before it was stable (pylance
+    0.33 among them): a u8 offset width, the value count and where the bytes
+    begin (u32 each for 32-bit offsets, u64 for 64-bit). A count below 2**24
+    has a zero in bytes 1-3 of the current header's u32 width, never here,
+    which is how pylance's reader tells the two apart."""
+    bits = int(buffer[0])
+    if bits != dtype.itemsize * 8:
+        raise decoder.corrupt(f"a variable-width block says {bits}-bit offsets, its encoding {dtype.itemsize * 8}")
+    word = dtype.itemsize
+    header = 1 + 2 * word
+    if len(buffer) < header:
+        raise decoder.corrupt("a variable-width block is shorter than its header")
+    count = int.from_bytes(buffer[1 : 1 + word].tobytes(), "little")
+    if count != num_values:
+        raise decoder.corrupt(f"a variable-width block of {count} values where {num_values} are expected")
+    bytes_start = int.from_bytes(buffer[1 + word : header].tobytes(), "little")
+    # The offsets follow the 9- or 17-byte header unaligned: copy them out.
+    return _offsets_then_bytes(buffer[header:].copy(), dtype, bytes_start - header, num_values, decoder, relative=True)
 
 
 def _offsets_then_bytes(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tracemalloc
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -24,6 +25,7 @@ from google.protobuf.message import Message
 from lance.file import LanceFileReader as PylanceReader
 from lance.file import LanceFileWriter as PylanceWriter
 
+from reference_impl.dataset import Dataset
 from reference_impl.errors import LanceFormatError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import read_v2_metadata
@@ -78,6 +80,26 @@ CASES = {
         {"byte_stream_split", "general"},
         ("2.1", "2.2"),
     ),
+    "bss_float32_lz4": (
+        lambda rng: [
+            _column(
+                "x", pa.array(rng.normal(size=N).astype(np.float32)), **{COMPRESSION: "lz4", "lance-encoding:bss": "on"}
+            )
+        ],
+        {"byte_stream_split", "general", "buffer:LZ4"},
+        ("2.1", "2.2"),
+    ),
+    "mini_block_forced_for_long_strings": (
+        lambda rng: [
+            _column(
+                "s",
+                pa.array([f"{WORDS[i % 8]}{i} " * 150 for i in range(300)] * (N // 300)),
+                **{"lance-encoding:structural-encoding": "miniblock", COMPRESSION: "zstd"},
+            )
+        ],
+        {"mini_block_layout", "general", "buffer:ZSTD"},
+        ("2.1", "2.2"),
+    ),
     "fsst_strings": (
         lambda rng: [_column("s", _words(rng, N), **{COMPRESSION: "fsst"})],
         {"fsst", "variable"},
@@ -105,6 +127,13 @@ CASES = {
         ],
         {"inline_bitpacking", "variable"},
         ("2.1", "2.2"),
+    ),
+    "dictionary_zstd_at_2_2": (
+        lambda rng: [
+            _column("s", pa.array(list(rng.choice(WORDS, N))), **{"lance-encoding:dict-values-compression": "zstd"})
+        ],
+        {"inline_bitpacking", "variable", "general", "buffer:ZSTD"},
+        ("2.2",),
     ),
     "full_zip_fsst": (
         lambda rng: [
@@ -139,12 +168,15 @@ CASES = {
             (
                 pa.field("p", PACKED_TYPE, metadata={"lance-encoding:packed": "true"}),
                 pa.array(
-                    [{"id": i, "name": "n" * (i % 9), "score": i / 8} for i in range(N)],
+                    [
+                        {"id": i, "name": f"{WORDS[i % 8]} {WORDS[i * 3 % 8]} {i}" * (i % 3), "score": i / 8}
+                        for i in range(N)
+                    ],
                     PACKED_TYPE,
                 ),
             )
         ],
-        {"full_zip_layout", "variable_packed_struct"},
+        {"full_zip_layout", "variable_packed_struct", "fsst"},
         ("2.2",),
     ),
     "nested_lists": (
@@ -255,3 +287,27 @@ def test_flipped_bytes_in_compressed_pages_raise_format_errors_only(tmp_path, na
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
         assert peak < ALLOCATION_LIMIT
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_a_dataset_of_every_scheme_reads_through_the_manifest(tmp_path, version):
+    """One dataset whose fields carry the metadata of every case of its
+    version, written by ``lance.write_dataset`` in two data files: the
+    reference ``Dataset`` reads pylance's rows, and the files hold the
+    schemes the cases exist for."""
+    columns = []
+    expected: set[str] = set()
+    for name, (build, schemes, versions) in CASES.items():
+        if version not in versions or name == "full_zip_zstd_per_value":
+            continue  # a column of 8 rows cannot share a table of N
+        for field, array in build(np.random.default_rng(sum(map(ord, name)))):
+            columns.append((field.with_name(f"{name}_{field.name}"), array))
+        expected |= schemes
+    table = pa.table([array for _, array in columns], schema=pa.schema([field for field, _ in columns]))
+    dataset = lance.write_dataset(table, str(tmp_path / "ds"), data_storage_version=version, max_rows_per_file=N // 2)
+    assert len(dataset.get_fragments()) == 2
+    found: set[str] = set()
+    for data_file in (tmp_path / "ds" / "data").iterdir():
+        found |= file_schemes(data_file.parent, data_file.name)
+    assert expected <= found, sorted(expected - found)
+    assert Dataset.open(tmp_path / "ds").to_table().to_pylist() == dataset.to_table().to_pylist()

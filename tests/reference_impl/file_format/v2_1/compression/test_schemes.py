@@ -14,9 +14,11 @@ import tracemalloc
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from reference_impl.errors import CorruptFileError, UnsupportedFeatureError
-from reference_impl.file_format.v2_1.compression import ValueContext, decode_values
+from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
+from reference_impl.file_format.v2_1.compression import DecompressionBudget, ValueContext, decode_values
 from reference_impl.file_format.v2_1.compression.fastlanes import CHUNK_VALUES, value_positions
 from reference_impl.file_format.v2_1.compression.fsst import SYMBOL_TABLE_BYTES
 from reference_impl.file_format.v2_1.values import FixedWidthValues, VariableWidthValues
@@ -76,6 +78,13 @@ def test_general_compression_in_a_mini_block_leaves_the_later_buffers_alone():
     ]
 
 
+@pytest.mark.parametrize("raw", [b"", b"z", b"zz"])
+@pytest.mark.parametrize("scheme, framed", [(ZSTD, zstd_framed), (LZ4, lz4_framed)])
+def test_tiny_compressed_buffers_decompress_to_their_declared_size(scheme, framed, raw):
+    decoded = decode(general(scheme, flat(8)), [framed(raw)], len(raw), ValueContext.BLOCK)
+    assert decoded.data.tobytes() == raw
+
+
 def test_a_bare_zstd_frame_is_read_by_the_size_its_header_records():
     raw = bytes(range(200)) * 3
     frame = pa.Codec("zstd").compress(raw, asbytes=True)
@@ -120,6 +129,17 @@ def test_a_declared_size_past_what_the_codec_can_expand_to_is_refused_before_all
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_the_buffers_of_one_page_share_one_decompression_budget():
+    """Each buffer alone is plausible; together they exceed what one page
+    may decompress, so the last is refused before it is decompressed."""
+    budget = DecompressionBudget(remaining=2500)
+    chunk = zstd_framed(b"\x07" * 1000)
+    for _ in range(2):
+        decode_values(general(ZSTD, flat(8)), [memoryview(chunk)], 1000, where="test.lance", budget=budget)
+    with pytest.raises(CorruptFileError, match="for one page"):
+        decode_values(general(ZSTD, flat(8)), [memoryview(chunk)], 1000, where="test.lance", budget=budget)
 
 
 def test_garbage_after_a_size_prefix_is_corrupt():
@@ -234,6 +254,19 @@ def test_out_of_line_bitpacking_of_a_buffer_too_short_for_its_values_is_corrupt(
         decode(out_of_line(32, 5), [b"\x00" * 4 * 159], 1024, ValueContext.BLOCK)
     with pytest.raises(CorruptFileError, match="0 bits"):
         decode(out_of_line(64, 0), [b""], 2**40, ValueContext.BLOCK)
+
+
+def test_out_of_line_bitpacking_counts_its_expansion_against_the_page_budget():
+    """One-bit values of a 64-bit type expand 64 times: the output is refused
+    when it would pass what is left of the page's budget."""
+    words = np.zeros(16 * 4, dtype="<u8").tobytes()  # 4 chunks of 1-bit values
+    encoding = out_of_line(64, 1)
+    budget = DecompressionBudget(remaining=4 * 1024 * 8 - 1)
+    with pytest.raises(CorruptFileError, match="for one page"):
+        decode_values(
+            encoding, [memoryview(words)], 4096, where="test.lance", context=ValueContext.BLOCK, budget=budget
+        )
+    assert ints(decode(encoding, [words], 4096, ValueContext.BLOCK), "<u8") == [0] * 4096
 
 
 @pytest.mark.parametrize("type_bits, width", [(32, 33), (64, 65), (12, 3)])
@@ -362,3 +395,37 @@ def test_hostile_variable_packed_struct_rows_are_corrupt(rows, problem):
 def test_encodings_without_a_decoder_are_unsupported_naming_them(encoding, name):
     with pytest.raises(UnsupportedFeatureError, match=f"'{name}'"):
         decode(encoding, [b"\x00" * 16], 4)
+
+
+# --- any bytes -----------------------------------------------------------
+
+ENCODINGS = {
+    "general zstd": (general(ZSTD, flat(32)), ValueContext.MINI_BLOCK),
+    "general lz4 block": (general(LZ4, variable()), ValueContext.BLOCK),
+    "general per value": (general(ZSTD, variable()), ValueContext.FULL_ZIP),
+    "byte stream split": (
+        enc.CompressiveEncoding(byte_stream_split=enc.ByteStreamSplit(values=flat(64))),
+        ValueContext.MINI_BLOCK,
+    ),
+    "out of line": (out_of_line(16, 5), ValueContext.BLOCK),
+    "fsst": (fsst(symbol_table([b"ab", b"\xff", b"cdefghij"])), ValueContext.MINI_BLOCK),
+    "fsst per value": (fsst(symbol_table([b"ab"]), variable(64)), ValueContext.FULL_ZIP),
+    "variable packed struct": (PACKED, ValueContext.FULL_ZIP),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(sorted(ENCODINGS)),
+    buffers=st.lists(st.binary(max_size=300), min_size=0, max_size=3),
+    num_values=st.integers(0, 5000),
+)
+def test_any_bytes_under_each_scheme_decode_or_raise_a_format_error(name, buffers, num_values):
+    """Property: whatever buffers and value count a scheme of this branch is
+    handed, it returns values or raises a LanceFormatError naming the file;
+    never another exception."""
+    encoding, context = ENCODINGS[name]
+    try:
+        decode(encoding, buffers, num_values, context)
+    except LanceFormatError as error:
+        assert "test.lance" in str(error)
