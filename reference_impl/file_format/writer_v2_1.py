@@ -39,6 +39,11 @@ and the items left after the last finished row.
 The container (buffers aligned to 64 bytes, column metadata with a 2.0
 ``ColumnEncoding{values}`` per column, the file descriptor as global buffer
 0, the footer saying 2.1) is the one :mod:`.writer` writes for 2.0.
+
+Size. One cohesive concept (about 700 lines): Arrow to 2.1 pages, from the
+levels through the three layouts to the container; the layouts share the
+levels and the value buffers, so splitting them would spread one walk over
+several modules.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from ..wire import encodings_v2_1_pb2 as enc
 from ..wire import file2_pb2, file_pb2
 from . import bitmaps
 from .footer import MAGIC, pack_any
-from .writer import BUFFER_ALIGNMENT, PADDING, WrittenFile, _FieldTree, _whole_column
+from .writer import BUFFER_ALIGNMENT, PADDING, FieldTree, WrittenFile, whole_column
 
 V2_1_VERSION = (2, 1)
 # Values from this size on go to a full zip page (the cut-off encoding.md
@@ -212,7 +217,7 @@ def _is_packed(node: Field, data_type: pa.DataType) -> bool:
     return value is not None and pa.types.is_struct(data_type) and str(value).lower() not in ("false", "0", "")
 
 
-def _collect(tree: _FieldTree, node: Field, array: pa.Array, levels: _Levels, num_rows: int, out: list[_Leaf]) -> None:
+def _collect(tree: FieldTree, node: Field, array: pa.Array, levels: _Levels, num_rows: int, out: list[_Leaf]) -> None:
     if isinstance(array.type, pa.BaseExtensionType):
         array = array.storage
     data_type = array.type
@@ -668,13 +673,13 @@ def write_v2_1(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
     writer does not write (blob, packed struct and dictionary fields,
     fixed-size lists with null items).
     """
-    tree = _FieldTree(fields)
+    tree = FieldTree(fields)
     names = [f.name for f in tree.top_level]
     if names != table.column_names:
         raise ValueError(f"top-level fields {names} do not match the table's columns {table.column_names}")
     leaves: list[_Leaf] = []
     for node, column in zip(tree.top_level, table.columns, strict=True):
-        _collect(tree, node, _whole_column(column), _Levels(table.num_rows), table.num_rows, leaves)
+        _collect(tree, node, whole_column(column), _Levels(table.num_rows), table.num_rows, leaves)
     # An empty table gets no pages (as pylance skips empty batches).
     pages = [_encode_leaf(leaf) if table.num_rows else None for leaf in leaves]
     schema = file_pb2.Schema(fields=[f.to_proto() for f in _depth_first(tree)])
@@ -691,7 +696,7 @@ def write_v2_1(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
     )
 
 
-def _depth_first(tree: _FieldTree) -> list[Field]:
+def _depth_first(tree: FieldTree) -> list[Field]:
     ordered: list[Field] = []
 
     def walk(node: Field) -> None:
