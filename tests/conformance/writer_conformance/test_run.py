@@ -170,3 +170,14 @@ def test_steps_after_a_wrong_one_are_judged_on_what_it_left():
     assert statuses["alter-columns"] is StepStatus.FAIL
     assert any("cannot be known" in problem for problem in report.step("alter-columns").problems)
     assert statuses["create-index"] is StepStatus.PASS and statuses["config"] is StepStatus.PASS
+
+
+def test_the_reference_writer_at_2_1_passes_the_script_read_by_pylance():
+    """The reference writes 2.1 data files (its simplest form) through every
+    step of the script; pylance 14 and the reference read each version's rows."""
+    pytest.importorskip("lance")
+    report = run_writer_conformance("reference", data_storage_version="2.1", readers=["reference", "pylance"])
+    assert report.passed, to_text(report)
+    append = {check.check: check for check in report.step("append").checks}
+    assert append["rows:pylance"].status.value == "pass"
+    assert append["rows:reference"].status.value == "pass"
