@@ -168,7 +168,7 @@ def run_writer_conformance(
         expectations=expectations_label,
         notes=(
             f"tables are created with data storage version {data_storage_version or 'the writer default'} "
-            "so that every reader compares rows (the reference reads 2.0 data files only)",
+            "so that every reader compares rows",
         ),
     )
 

@@ -59,7 +59,7 @@ def test_the_report_fits_its_schema(reference_report):
 
 def test_pylance_14_passes():
     """pylance 14 through its public API, tables created as 2.0 (the
-    reference reads 2.0 data files only): every step, upsert included."""
+    script's default): every step, upsert included."""
     pytest.importorskip("lance")
     report = run_writer_conformance("pylance")
     assert report.passed, to_text(report)
