@@ -15,8 +15,9 @@ Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
 row per region and one column per ``RegionManifest`` field (table.proto). They
 are read from memory with the reference reader
 (:class:`reference_impl.file_format.LanceFileReader`, through
-:class:`reference_impl.storage.MemoryStorage`), which decodes 2.0 files; a snapshot in another file
-version is reported as not checked. pylance 14 keeps its region manifests
+:class:`reference_impl.storage.MemoryStorage`), which decodes files of
+versions 2.0 to 2.2; a snapshot in a later file version (or in an encoding
+the reader lacks) is reported as not checked. pylance 14 keeps its region manifests
 under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
 snapshots other writers made.
 

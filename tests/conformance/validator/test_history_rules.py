@@ -247,7 +247,9 @@ def test_a_snapshot_pylance_writes_as_a_2_0_file_is_read(nested, tmp_path):
     assert found == {"mem-wal/flushed-below-current-generation": {"error"}}, found
 
 
-def test_a_snapshot_in_a_newer_file_version_is_an_info(nested, tmp_path):
+def test_a_snapshot_in_a_2_1_file_is_checked_and_a_newer_version_is_an_info(nested, tmp_path):
+    """The reference reader decodes 2.1 files: a valid 2.1 snapshot passes;
+    the same file claiming version 2.9 in its footer is not checked (info)."""
     from lance.file import LanceFileWriter
 
     path = str(tmp_path / "snapshot.lance")
@@ -255,6 +257,10 @@ def test_a_snapshot_in_a_newer_file_version_is_an_info(nested, tmp_path):
         writer.write_batch(pa.Table.from_pylist([region_row()], schema=SNAPSHOT_SCHEMA))
     data = open(path, "rb").read()
     edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))
+    assert _findings(nested, "mem-wal/inline-snapshot") == []
+    # The footer ends with u16 major, u16 minor, "LANC".
+    newer = data[:-6] + (9).to_bytes(2, "little") + data[-4:]
+    edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", newer))
     found = _findings(nested, "mem-wal/inline-snapshot")
     assert [f.severity for f in found] == [Severity.INFO] and "not checked" in found[0].message
 
