@@ -429,3 +429,82 @@ def test_any_bytes_under_each_scheme_decode_or_raise_a_format_error(name, buffer
         decode(encoding, buffers, num_values, context)
     except LanceFormatError as error:
         assert "test.lance" in str(error)
+
+
+def fsst_one_by_one(symbols: list[bytes], codes: bytes) -> bytes | None:
+    """The plain reading of one value's code stream, a byte at a time (None
+    when it is not valid: an escape last, or a code past the table)."""
+    out = bytearray()
+    position = 0
+    while position < len(codes):
+        code = codes[position]
+        if code == 255:
+            if position + 1 == len(codes):
+                return None
+            out.append(codes[position + 1])
+            position += 2
+        elif code < len(symbols):
+            out += symbols[code]
+            position += 1
+        else:
+            return None
+    return bytes(out)
+
+
+SYMBOLS = [b"a", b"bc", b"\xff\xff", b"defghijk", b"\x00"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.lists(st.sampled_from([0, 1, 2, 3, 4, 5, 254, 255]), max_size=12), max_size=20))
+def test_fsst_expands_like_a_byte_by_byte_reading(values):
+    """Property: for code streams rich in escapes (255), FSST decodes every
+    value as reading it one byte at a time does, or, when a value ends in an
+    escape or uses a code past the table, raises a CorruptFileError."""
+    streams = [bytes(v) for v in values]
+    expected = [fsst_one_by_one(SYMBOLS, s) for s in streams]
+    encoding = fsst(symbol_table(SYMBOLS))
+    if any(e is None for e in expected):
+        with pytest.raises(CorruptFileError):
+            decode(encoding, [mini_block_variable(streams)], len(streams))
+    else:
+        assert strings(decode(encoding, [mini_block_variable(streams)], len(streams))) == expected
+
+
+def packed_one_by_one(row_bytes: bytes) -> tuple[int, bytes] | None:
+    """A packed row of PACKED (u16, then a u32 length and that many bytes),
+    read plainly; None when it is not exactly one such row."""
+    if len(row_bytes) < 6:
+        return None
+    length = int.from_bytes(row_bytes[2:6], "little")
+    if len(row_bytes) != 6 + length:
+        return None
+    return int.from_bytes(row_bytes[:2], "little"), row_bytes[6:]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.builds(row, st.integers(0, 2**16 - 1), st.binary(max_size=10)),
+            st.builds(lambda r, cut: r[:cut], st.builds(row, st.just(5), st.binary(max_size=4)), st.integers(0, 9)),
+            st.builds(
+                lambda r, extra: r + extra,
+                st.builds(row, st.just(6), st.binary(max_size=4)),
+                st.binary(min_size=1, max_size=3),
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_variable_packed_struct_rows_split_like_a_row_by_row_reading(rows):
+    """Property: rows that are whole (a u16 and a length-prefixed string,
+    nothing more) split into the children a row-by-row reading gives;
+    a cut or overlong row makes the page a CorruptFileError."""
+    expected = [packed_one_by_one(r) for r in rows]
+    if any(e is None for e in expected):
+        with pytest.raises(CorruptFileError):
+            decode(PACKED, packed_rows(rows), len(rows), ValueContext.FULL_ZIP)
+        return
+    numbers, texts = decode(PACKED, packed_rows(rows), len(rows), ValueContext.FULL_ZIP).children
+    assert ints(numbers, "<u2") == [e[0] for e in expected if e]
+    assert strings(texts) == [e[1] for e in expected if e]
