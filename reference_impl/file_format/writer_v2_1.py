@@ -28,7 +28,10 @@ row starts as one item; a null struct, null list or empty list ends an item
 becomes ``k`` items. Definition levels count from the innermost layer
 outwards, repetition levels from the innermost list, as encoding.md
 ("Repetition and Definition Levels") describes; a layer is declared nullable
-or emptyable only when the page holds such an item.
+or emptyable when its Arrow array holds such a value, even one hidden by an
+outer null, and nullable under a struct with nulls (pylance 14 pushes struct
+nulls into the children and refuses a list layer declared all valid under a
+null struct).
 
 Mini block chunks cut the levels the way readers expect: a chunk holds the
 levels up to and including its last visible value; levels of items hidden
@@ -117,13 +120,21 @@ class _Levels:
         self.index[where] = -1
         return True
 
+    def _under_null_struct(self) -> bool:
+        """Whether the layer just outside is a struct with nulls: pylance
+        pushes a struct's nulls down into its children, so their layers are
+        nullable too."""
+        return bool(self.layers) and self.layers[-1][0] == "item" and self.layers[-1][1]
+
     def item_layer(self, array: pa.Array) -> None:
         """A struct or leaf: items whose value is null end here."""
         alive = self.index >= 0
         nulls = np.zeros(len(self.index), dtype=bool)
         if array.null_count:
             nulls[alive] = ~_validity(array)[self.index[alive]]
-        has_null = self._end(nulls, 0)
+        # Declared from the whole array, as pylance does: pylance cannot
+        # read a layer declared all valid when an outer null hides its nulls.
+        has_null = self._end(nulls, 0) or array.null_count > 0 or self._under_null_struct()
         self.layers.append(("item", has_null, False))
 
     def list_layer(self, offsets: np.ndarray, array: pa.Array) -> None:
@@ -136,8 +147,8 @@ class _Levels:
         empty = np.zeros(len(self.index), dtype=bool)
         empty[alive] = lengths[self.index[alive]] == 0
         empty &= ~nulls
-        has_null = self._end(nulls, 0)
-        has_empty = self._end(empty, 1)
+        has_null = self._end(nulls, 0) or array.null_count > 0 or self._under_null_struct()
+        has_empty = self._end(empty, 1) or bool(np.any((lengths == 0) & _validity(array)))
         self.layers.append(("list", has_null, has_empty))
         alive = self.index >= 0
         counts = np.ones(len(self.index), dtype=np.int64)

@@ -196,3 +196,26 @@ def test_pylance_reads_any_generated_table_the_reference_writes_at_2_1(table, st
         Dataset.create(path, table, data_storage_version="2.1")
         assert_same(table, lance.dataset(path).to_table())
         assert_same(table, Dataset.open(path).to_table())
+
+
+def test_a_list_under_a_null_struct_is_declared_nullable_as_pylance_expects(tmp_path):
+    """Found by the property above: a struct's null hides its list child; pylance 14
+    refuses the page unless the list layer is declared nullable (it pushes
+    struct nulls into the children)."""
+    point = pa.StructArray.from_arrays(
+        [pa.array([[None], [None]], pa.list_(pa.bool_()))], names=["f1"], mask=pa.array([True, False])
+    )
+    table = pa.table({"c": point})
+    path = str(tmp_path / "ds")
+    Dataset.create(path, table, data_storage_version="2.1")
+    assert_same(table, lance.dataset(path).to_table())
+    reader = LanceFileReader(LocalStorage(path), f"data/{Dataset.open(path).fragments[0].files[0].path}")
+    wrapped = any_pb2.Any()
+    wrapped.ParseFromString(reader.metadata.columns[0].pages[0].encoding.direct.encoding)
+    layout = enc.PageLayout()
+    layout.ParseFromString(wrapped.value)
+    assert list(layout.constant_layout.layers) == [
+        enc.REPDEF_NULLABLE_ITEM,
+        enc.REPDEF_NULLABLE_LIST,
+        enc.REPDEF_NULLABLE_ITEM,
+    ]
