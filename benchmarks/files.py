@@ -17,6 +17,10 @@ seed (the same bytes every run):
 * read: reference ``LanceFileReader(...).read()`` against pylance's
   ``LanceFileReader(path).read_all().to_table()`` (its default batch size), both
   reading the same file, which the operating system has cached.
+* read 2.2: the same, on the file pylance writes at 2.2 with its default
+  encodings (``LanceFileWriter(path, version="2.2")``; mini block pages of
+  bitpacked, FSST-compressed and RLE/bitpacked-level chunks), decoded by the
+  reference's 2.1+ reader.
 
 Every result is checked, untimed: both readers return the generated table,
 and the detail column says whether the two writers' files are byte for byte
@@ -42,6 +46,7 @@ ROWS = 10_000_000
 SEED = 20_240_601
 FILES_DIR = DATA_DIR / "files"
 PYLANCE_FILE = "pylance-written.lance"
+PYLANCE_2_2_FILE = "pylance-written-2.2.lance"
 REFERENCE_FILE = "reference-written.lance"
 
 
@@ -76,11 +81,11 @@ def _write_with_reference(table: pa.Table) -> None:
     write_file(_storage(), REFERENCE_FILE, table, schema_from_arrow(table.schema).fields)
 
 
-def _write_with_pylance(table: pa.Table) -> None:
+def _write_with_pylance(table: pa.Table, name: str = PYLANCE_FILE, version: str = "2.0") -> None:
     from lance.file import LanceFileWriter
 
     FILES_DIR.mkdir(parents=True, exist_ok=True)
-    writer = LanceFileWriter(str(FILES_DIR / PYLANCE_FILE), table.schema, version="2.0")
+    writer = LanceFileWriter(str(FILES_DIR / name), table.schema, version=version)
     writer.write_batch(table)
     writer.close()
 
@@ -137,4 +142,20 @@ def bench_read_file(repeats: int = 5) -> Measurement:
     )
 
 
-BENCHMARKS = [bench_write_file, bench_read_file]
+def bench_read_file_2_2(repeats: int = 3) -> Measurement:
+    table = generated_table()
+    if not (FILES_DIR / PYLANCE_2_2_FILE).exists():
+        _write_with_pylance(table, PYLANCE_2_2_FILE, "2.2")
+    for reader in (_read_with_reference, _read_with_pylance):
+        if not reader(PYLANCE_2_2_FILE).equals(table):
+            raise AssertionError(f"{reader.__name__} does not return the rows that were written at 2.2")
+    size_mb = (FILES_DIR / PYLANCE_2_2_FILE).stat().st_size / 1e6
+    return Measurement(
+        f"read a 2.2 file, {ROWS:,} rows x 4 columns",
+        best_of(repeats, lambda: _read_with_reference(PYLANCE_2_2_FILE)),
+        best_of(repeats, lambda: _read_with_pylance(PYLANCE_2_2_FILE)),
+        f"{size_mb:.0f} MB, pylance 2.2 default encodings; pylance: read_all() (batch_size 1024), to_table()",
+    )
+
+
+BENCHMARKS = [bench_write_file, bench_read_file, bench_read_file_2_2]

@@ -32,7 +32,12 @@ from .errors import (
     PathEscapeError,
     UnsupportedFeatureError,
 )
-from .fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, check_writable_version, write_fragments
+from .fragment_writer import (
+    DEFAULT_MAX_ROWS_PER_FILE,
+    check_writable_version,
+    dataset_data_version,
+    write_fragments,
+)
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
@@ -313,7 +318,11 @@ class Dataset:
             )
         schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
-            storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+            storage,
+            table,
+            schema,
+            max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE,
+            version=data_storage_version,
         )
         return cls._commit_to(
             storage,
@@ -328,7 +337,11 @@ class Dataset:
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         """Add ``table``'s rows as new fragments."""
         fragments = write_fragments(
-            self.storage, table, self.schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+            self.storage,
+            table,
+            self.schema,
+            max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE,
+            version=dataset_data_version(self.manifest),
         )
         return self.commit(Append(fragments=fragments))
 
@@ -336,7 +349,11 @@ class Dataset:
         """Replace every row (and the schema) with ``table``."""
         schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
-            self.storage, table, schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+            self.storage,
+            table,
+            schema,
+            max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE,
+            version=dataset_data_version(self.manifest),
         )
         return self.commit(Overwrite(fragments=fragments, schema=schema))
 

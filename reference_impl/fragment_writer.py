@@ -1,7 +1,9 @@
 """Writing rows as new fragments (table format: fragments, data files).
 
 A table is cut into chunks of at most ``max_rows_per_file`` rows; each chunk
-becomes one fragment with one Lance 2.0 data file under ``data/``. The
+becomes one fragment with one Lance data file under ``data/``, of the
+dataset's data storage version (2.0 or 2.1: table.proto's
+``DataStorageFormat`` wants every file of a dataset in that version). The
 fragments' ids, and their row ids when the dataset uses stable row ids, are
 assigned at commit (:mod:`reference_impl.commit`), so they leave here with
 id 0.
@@ -15,12 +17,14 @@ from . import entropy
 from .arrow_schema import schema_to_arrow
 from .errors import UnsupportedFeatureError
 from .file_format import write_file
+from .file_format.writer_v2_1 import write_v2_1
 from .fragments import DataFile, Fragment
+from .manifest import Manifest
 from .schema import Field, Schema
 from .storage import Storage
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
-WRITABLE_DATA_VERSIONS = ("2.0",)
+WRITABLE_DATA_VERSIONS = ("2.0", "2.1")
 
 
 def data_file_name() -> str:
@@ -41,11 +45,23 @@ def check_writable_version(version: str) -> None:
         )
 
 
-def write_data_file(storage: Storage, table: pa.Table, fields: list[Field], schema_metadata=None) -> DataFile:
+def dataset_data_version(manifest: Manifest) -> str:
+    """The data storage version a dataset's new files are written in."""
+    return manifest.data_format.version if manifest.data_format else "2.0"
+
+
+def write_data_file(
+    storage: Storage, table: pa.Table, fields: list[Field], schema_metadata=None, *, version: str = "2.0"
+) -> DataFile:
     """Store ``table`` (whose columns are the top-level ``fields``) as one new
-    data file and describe it as the manifest records it."""
+    data file of ``version`` and describe it as the manifest records it."""
+    check_writable_version(version)
     name = data_file_name()
-    written = write_file(storage, f"data/{name}", table, fields, schema_metadata)
+    if version == "2.1":
+        written = write_v2_1(table, fields, schema_metadata)
+        storage.put_if_not_exists(f"data/{name}", written.chunks)
+    else:
+        written = write_file(storage, f"data/{name}", table, fields, schema_metadata)
     return DataFile(
         path=name,
         fields=list(written.fields),
@@ -62,6 +78,7 @@ def write_fragments(
     schema: Schema,
     *,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    version: str = "2.0",
 ) -> list[Fragment]:
     """New fragments holding ``table``'s rows; ids are assigned at commit."""
     if max_rows_per_file < 1:
@@ -70,6 +87,6 @@ def write_fragments(
     fragments = []
     for start in range(0, table.num_rows, max_rows_per_file):
         chunk = table.slice(start, max_rows_per_file)
-        data_file = write_data_file(storage, chunk, schema.fields)
+        data_file = write_data_file(storage, chunk, schema.fields, version=version)
         fragments.append(Fragment(id=0, files=[data_file], physical_rows=chunk.num_rows))
     return fragments

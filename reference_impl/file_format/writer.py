@@ -387,7 +387,7 @@ def _encode_list_offsets(array: pa.Array) -> tuple[_Page, pa.Array]:
 # -- schema walk --------------------------------------------------------------
 
 
-class _FieldTree:
+class FieldTree:
     """The caller's flat field list as a tree (children in list order)."""
 
     def __init__(self, fields: list[Field]):
@@ -410,7 +410,7 @@ class _FieldTree:
 class _Encoder:
     """Walks fields and arrays depth first, one column per field."""
 
-    def __init__(self, tree: _FieldTree, num_rows: int):
+    def __init__(self, tree: FieldTree, num_rows: int):
         self.tree = tree
         self.columns: list[_Column] = []
         self.file_fields: list[Field] = []
@@ -544,7 +544,7 @@ def _check_children(node: Field, children: list[Field], arrow_names: list[str]) 
         raise ValueError(f"field {node.name!r} has child fields {names} but its Arrow type has {arrow_names}")
 
 
-def _whole_column(column: pa.ChunkedArray) -> pa.Array:
+def whole_column(column: pa.ChunkedArray) -> pa.Array:
     if column.num_chunks == 1:
         return column.chunk(0)
     if column.num_chunks == 0:
@@ -638,13 +638,13 @@ def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
     ``schema_metadata``. Raises ValueError when the table does not fit the
     fields or holds something version 2.0 cannot store.
     """
-    tree = _FieldTree(fields)
+    tree = FieldTree(fields)
     names = [f.name for f in tree.top_level]
     if names != table.column_names:
         raise ValueError(f"top-level fields {names} do not match the table's columns {table.column_names}")
     encoder = _Encoder(tree, table.num_rows)
     for node, column in zip(tree.top_level, table.columns, strict=True):
-        encoder.encode(node, _whole_column(column))
+        encoder.encode(node, whole_column(column))
     stored = {f.id for f in encoder.file_fields}
     unused = [f.name for f in tree.fields if f.id not in stored]
     if unused:

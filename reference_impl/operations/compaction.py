@@ -64,7 +64,7 @@ import pyarrow as pa
 
 from ..arrow_schema import schema_to_arrow
 from ..errors import InvalidOperationError, LanceFormatError
-from ..fragment_writer import check_writable_version, write_fragments
+from ..fragment_writer import check_writable_version, dataset_data_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
     encode_row_id_sequence,
@@ -233,7 +233,13 @@ def _write_run(dataset: Dataset, moved: MovedRows, ids: list[int], target: int) 
     the moved rows' ids and versions under stable row ids."""
     if not ids:
         return []
-    written = write_fragments(dataset.storage, moved.table, dataset.schema, max_rows_per_file=target)
+    written = write_fragments(
+        dataset.storage,
+        moved.table,
+        dataset.schema,
+        max_rows_per_file=target,
+        version=dataset_data_version(dataset.manifest),
+    )
     if len(written) != len(ids):
         raise AssertionError(f"wrote {len(written)} fragments for {len(ids)} reserved ids")
     fragments = []

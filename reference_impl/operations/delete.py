@@ -42,7 +42,7 @@ from pyarrow import acero
 from ..arrow_schema import schema_to_arrow
 from ..deletions import write_deletion_file
 from ..errors import InvalidOperationError
-from ..fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
+from ..fragment_writer import DEFAULT_MAX_ROWS_PER_FILE, dataset_data_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import split_row_address
 from ..scan import ROW_ADDRESS, fragment_table
@@ -115,7 +115,11 @@ def update(
     new = _with_new_values(old, targets, list(values.values()))
 
     new_fragments = write_fragments(
-        dataset.storage, new, dataset.schema, max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+        dataset.storage,
+        new,
+        dataset.schema,
+        max_rows_per_file=max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE,
+        version=dataset_data_version(dataset.manifest),
     )
     changes = _apply_deletions(dataset, selected)
     modified = _modified_field_ids(dataset.schema, targets)

@@ -45,7 +45,7 @@ from pyarrow import acero
 
 from ..arrow_schema import add_fields, schema_from_arrow, schema_to_arrow
 from ..errors import InvalidOperationError, UnsupportedFeatureError
-from ..fragment_writer import check_writable_version, write_data_file
+from ..fragment_writer import check_writable_version, dataset_data_version, write_data_file
 from ..fragments import TOMBSTONE_FIELD_ID, Fragment
 from ..scan import field_with_descendants, fragment_table
 from ..schema import TOP_LEVEL_PARENT, Field, Schema, next_field_id, primary_key_problems
@@ -117,7 +117,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
 
 
 def check_writable(dataset: Dataset) -> None:
-    """Data evolution writes 2.0 data files; table.proto (``DataStorageFormat``)
+    """Data evolution writes data files of the dataset's version; table.proto (``DataStorageFormat``)
     wants every file of a dataset in its file format version."""
     fmt = dataset.manifest.data_format
     check_writable_version(fmt.version if fmt else "2.0")
@@ -136,7 +136,9 @@ def with_new_data_file(dataset: Dataset, fragment: Fragment, table: pa.Table, fi
     """``fragment`` with one more data file holding ``table``, whose columns
     are the top-level ``fields`` (descendants follow their parent)."""
     arrow_schema = schema_to_arrow(Schema(fields))
-    data_file = write_data_file(dataset.storage, table.cast(arrow_schema), fields)
+    data_file = write_data_file(
+        dataset.storage, table.cast(arrow_schema), fields, version=dataset_data_version(dataset.manifest)
+    )
     return dataclasses.replace(fragment, files=[*fragment.files, data_file])
 
 

@@ -28,7 +28,7 @@ def _same_rows_as_pylance(path) -> None:
 @pytest.mark.requirements("deletion.readers-filter")
 def test_deleted_rows_are_left_out_of_scans(tmp_path):
     path = tmp_path / "ds"
-    lance.write_dataset(_rows(3000), path, max_rows_per_file=1000, data_storage_version="2.0")
+    lance.write_dataset(_rows(3000), path, max_rows_per_file=1000)
     lance.dataset(path).delete("id % 7 = 0")  # sparse: .arrow
     lance.dataset(path).delete("id >= 1000 AND id < 1900")  # dense: .bin
     table = Dataset.open(path).to_table()
@@ -39,7 +39,7 @@ def test_deleted_rows_are_left_out_of_scans(tmp_path):
 @pytest.mark.requirements("fragment.missing-column-reads-null")
 def test_a_column_no_data_file_holds_reads_as_nulls(tmp_path):
     path = tmp_path / "ds"
-    lance.write_dataset(_rows(10), path, data_storage_version="2.0")
+    lance.write_dataset(_rows(10), path)
     lance.dataset(path).add_columns(pa.field("empty", pa.float64()))  # metadata only: no data file
     dataset = Dataset.open(path)
     empty_id = next(f.id for f in dataset.schema.fields if f.name == "empty")
@@ -92,15 +92,22 @@ def test_a_writer_refuses_an_unknown_writer_flag(tmp_path):
     assert Dataset.open(path).version == 1
 
 
-def _read_2_0_versions_row_for_row(datasets) -> list[tuple[str, int]]:
-    """Compare, for every version whose data files are all Lance 2.0, the
-    rows, row ids and Arrow schema of the reference reader with pylance's."""
+#: The data file versions the reference reader decodes (legacy files not yet).
+READABLE_FILE_VERSIONS = {(2, 0), (2, 1), (2, 2)}
+
+
+def _read_versions_row_for_row(datasets) -> list[tuple[str, int]]:
+    """Compare, for every version whose data files are all Lance 2.0, 2.1 or
+    2.2, the rows, row ids and Arrow schema of the reference reader with
+    pylance's."""
     checked = []
     for name, path in sorted(datasets.items()):
         for version in Dataset.open(path).versions():
             dataset = Dataset.open(path, version)
             files = [f for fragment in dataset.fragments for f in fragment.files]
-            if not files or any((f.file_major_version, f.file_minor_version) != (2, 0) for f in files):
+            if not files or any(
+                (f.file_major_version, f.file_minor_version) not in READABLE_FILE_VERSIONS for f in files
+            ):
                 continue
             ours = dataset.to_table(with_row_id=True)
             theirs = lance.dataset(str(path), version=version).to_table(with_row_id=True)
@@ -110,14 +117,17 @@ def _read_2_0_versions_row_for_row(datasets) -> list[tuple[str, int]]:
     return checked
 
 
-def test_pylance_2_0_datasets_read_row_for_row(pylance_datasets):
-    """pylance 14's 2.0 scenario (nested types, nulls, appends, deletes and
-    an added column) reads row for row at every version."""
-    checked = _read_2_0_versions_row_for_row(pylance_datasets)
-    assert [version for name, version in checked if name == "storage_2_0"] == [1, 2, 3, 4]
+def test_pylance_datasets_read_row_for_row(pylance_datasets):
+    """pylance 14's scenarios at 2.0, 2.1 and its default 2.2 (nested types,
+    nulls, appends, deletes and an added column) read row for row at every
+    version, as do the other scenarios written at pylance's default."""
+    checked = _read_versions_row_for_row(pylance_datasets)
+    for storage in ("storage_2_0", "storage_2_1", "storage_default"):
+        assert [version for name, version in checked if name == storage] == [1, 2, 3, 4], storage
+    assert len({name for name, _ in checked}) > 10
 
 
 @pytest.mark.old_pylance
 def test_pylance_0_20_datasets_in_format_2_0_read_row_for_row(old_pylance_datasets):
-    checked = _read_2_0_versions_row_for_row(old_pylance_datasets)
+    checked = _read_versions_row_for_row(old_pylance_datasets)
     assert any(name == "default_format_nested" for name, _ in checked), checked

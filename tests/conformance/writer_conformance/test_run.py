@@ -59,7 +59,7 @@ def test_the_report_fits_its_schema(reference_report):
 
 def test_pylance_14_passes():
     """pylance 14 through its public API, tables created as 2.0 (the
-    reference reads 2.0 data files only): every step, upsert included."""
+    script's default): every step, upsert included."""
     pytest.importorskip("lance")
     report = run_writer_conformance("pylance")
     assert report.passed, to_text(report)
@@ -146,16 +146,15 @@ def test_a_reader_without_time_travel_reads_each_step_as_the_latest(monkeypatch)
     assert report.passed, to_text(report)
 
 
-def test_pylance_default_files_are_compared_by_pylance_alone():
-    """With pylance's default data storage version (2.2), the reference's
-    rows checks are not applicable (it decodes 2.0 files only) and pylance's
-    own rows are still compared with the expected content."""
+def test_pylance_default_files_are_compared_by_the_reference_too():
+    """With pylance's default data storage version (2.2), the reference reads
+    the rows (its reader decodes 2.1 and 2.2 files) as pylance does, both
+    compared with the expected content."""
     pytest.importorskip("lance")
     report = run_writer_conformance("pylance", data_storage_version=None)
     assert report.passed, to_text(report)
     append = {check.check: check for check in report.step("append").checks}
-    assert append["rows:reference"].status.value == "not-applicable"
-    assert "2.2" in append["rows:reference"].notes[0]
+    assert append["rows:reference"].status.value == "pass"
     assert append["rows:pylance"].status.value == "pass"
     assert append["validator"].status.value == "pass"
 
@@ -171,3 +170,14 @@ def test_steps_after_a_wrong_one_are_judged_on_what_it_left():
     assert statuses["alter-columns"] is StepStatus.FAIL
     assert any("cannot be known" in problem for problem in report.step("alter-columns").problems)
     assert statuses["create-index"] is StepStatus.PASS and statuses["config"] is StepStatus.PASS
+
+
+def test_the_reference_writer_at_2_1_passes_the_script_read_by_pylance():
+    """The reference writes 2.1 data files (its simplest form) through every
+    step of the script; pylance 14 and the reference read each version's rows."""
+    pytest.importorskip("lance")
+    report = run_writer_conformance("reference", data_storage_version="2.1", readers=["reference", "pylance"])
+    assert report.passed, to_text(report)
+    append = {check.check: check for check in report.step("append").checks}
+    assert append["rows:pylance"].status.value == "pass"
+    assert append["rows:reference"].status.value == "pass"

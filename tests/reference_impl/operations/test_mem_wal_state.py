@@ -43,13 +43,11 @@ REGION_B = "5b2f7c10-3d4e-4a6b-9c8d-7e1f0a2b3c4d"
 
 @pytest.fixture
 def mem_wal_table(tmp_path):
-    """A pylance 14 table (2.0 files, which the reference reader decodes) with a
-    primary key and a MemWAL index (version 2)."""
+    """A pylance 14 table (its default 2.2 files) with a primary key and a
+    MemWAL index (version 2)."""
     path = tmp_path / "mem_wal"
     schema = pa.schema([pa.field("id", pa.int64(), False, {PK: "true"}), pa.field("v", pa.string())])
-    lance.write_dataset(
-        pa.table({"id": list(range(6)), "v": list("abcdef")}, schema=schema), path, data_storage_version="2.0"
-    )
+    lance.write_dataset(pa.table({"id": list(range(6)), "v": list("abcdef")}, schema=schema), path)
     lance.dataset(path).initialize_mem_wal(bucket_column="id", num_buckets=2)
     return path
 

@@ -229,10 +229,11 @@ def _metadata_index(ds: Dataset, fragment_ids) -> IndexMetadata:
 
 
 def test_compaction_refuses_data_files_it_cannot_write(tmp_path):
-    """The new fragments would hold 2.0 files in a dataset of another file
-    version (table.proto, DataStorageFormat: every file has the dataset's version)."""
+    """The new fragments would hold files of another version than the
+    dataset's 2.2, which the reference does not write (table.proto,
+    DataStorageFormat: every file has the dataset's version)."""
     path = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 4), path, max_rows_per_file=2, data_storage_version="2.1")
+    lance.write_dataset(rows(0, 4), path, max_rows_per_file=2, data_storage_version="2.2")
     with pytest.raises(UnsupportedFeatureError):
         Dataset.open(path).compact(target_rows_per_fragment=10)
     assert Dataset.open(path).version == 1
