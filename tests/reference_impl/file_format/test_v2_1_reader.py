@@ -581,6 +581,18 @@ def hostile_samples(tmp_path_factory):
             "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(HOSTILE_ROWS)]),
             "n": pa.nulls(HOSTILE_ROWS, pa.int32()),
             "d": pa.array(["alpha", "beta", None, "gamma"] * HOSTILE_ROWS)[:HOSTILE_ROWS],  # a dictionary, LZ4 in 2.2
+            # 2.2 constant pages: a scalar buffer, an inline boolean.
+            "cs": pa.array(["same"] * HOSTILE_ROWS, pa.large_string()),
+            "cb": pa.array([None if i % 5 == 0 else True for i in range(HOSTILE_ROWS)]),
+            # Full zip fixed-size lists zipped with their item validity, and
+            # items all null (a constant without a value).
+            "fz": pa.array(
+                [[None if (i + j) % 9 == 0 else i - j for j in range(34)] for i in range(HOSTILE_ROWS)],
+                pa.list_(pa.int64(), 34),
+            ),
+            "ni": pa.array(
+                [None if i % 4 == 0 else [None, None] for i in range(HOSTILE_ROWS)], pa.list_(pa.int32(), 2)
+            ),
         }
     )
     for version in VERSIONS:
