@@ -201,6 +201,13 @@ def build_v2_0(path: Path) -> None:
     _lance().write_dataset(_v2_0_rows(100, 20), path, mode="append")
 
 
+def build_v2_1(path: Path) -> None:
+    """pylance 14 writing version 2.1 data files (structural page layouts):
+    the rows and versions of :func:`build_v2_0`."""
+    _lance().write_dataset(_v2_0_rows(0, 100), path, data_storage_version="2.1", max_rows_per_file=50)
+    _lance().write_dataset(_v2_0_rows(100, 20), path, mode="append")
+
+
 BASES = {
     "branched": build_branched,
     "nested_pk": build_nested_pk,
@@ -210,6 +217,7 @@ BASES = {
     "shallow_clone": build_shallow_clone,
     "evolution": build_evolution,
     "v2_0": build_v2_0,
+    "v2_1": build_v2_1,
 }
 
 

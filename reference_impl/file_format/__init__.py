@@ -14,7 +14,9 @@
   and blob pages; repetition and definition levels; structs, lists, maps,
   fixed-size lists and packed structs assembled into Arrow; compressive
   encodings behind :func:`.v2_1.compression.decode_values`, one module per
-  scheme). Legacy (v1) files are inspected but not decoded.
+  scheme). Legacy (v1) files are inspected but not decoded: the upstream
+  specification no longer documents their page encodings (README, "Writing
+  with the reference implementation").
 * :mod:`.read_plan` maps requested fields to the columns a data file lists
   (in 2.1+ only leaves and packed structs own columns).
 

@@ -4,7 +4,8 @@
 (:mod:`.footer`), and decodes the columns of the requested schema fields into
 Arrow. The page encodings it implements are those a 2.0 writer produces
 without compression (``protos/encodings_v2_0.proto``): ``nullable``,
-``flat``, ``fixed_size_list``, ``binary``, ``dictionary`` (of strings), the
+``flat``, ``fixed_size_list``, ``binary``, ``dictionary`` (of strings, and
+of Arrow dictionary fields), the
 ``list`` offsets column and the ``struct`` header column, and blob columns
 (column encoding ``blob``, see :meth:`LanceFileReader._read_blob`). Any
 other encoding, a compressed buffer, or a file of a version above 2.2 raises
@@ -224,7 +225,7 @@ class _PageDecoder:
 
     def _dictionary(self, node: enc.Dictionary, count, target, validity, depth):
         if pa.types.is_dictionary(target):
-            raise self.unsupported("reading into an Arrow dictionary type is not supported")
+            return self._arrow_dictionary(node, count, target, validity, depth)
         if not _is_binary_type(target):
             raise self.unsupported(f"dictionary encoding of {target} values is not supported")
         num_items = node.num_dictionary_items
@@ -241,6 +242,24 @@ class _PageDecoder:
                 target, count, [bitmaps.and_bitmaps(validity, own, count)] + array.buffers()[1:], offset=0
             )
         return array
+
+    def _arrow_dictionary(self, node: enc.Dictionary, count, target: pa.DictionaryType, validity, depth):
+        """A field of an Arrow dictionary type: the indices are the Arrow keys
+        as they are (0 is the first item), the items the page's dictionary
+        (encodings_v2_0.proto, ``Dictionary``). pylance stores a null row as a
+        key to a null item it appends to the dictionary and reads such a key
+        as a null key; so does this reader."""
+        num_items = node.num_dictionary_items
+        keys = self.decode(node.indices, count, target.index_type, validity, depth + 1)
+        items = self.decode(node.items, num_items, target.value_type, None, depth + 1)
+        positions = keys.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        outside = np.asarray(keys.is_valid()) & ((positions < 0) | (positions >= num_items))
+        if outside.any():
+            raise self.corrupt(f"dictionary key {int(positions[outside][0])} is outside the {num_items} items")
+        if items.null_count:
+            hidden = np.asarray(keys.is_null()) | np.asarray(items.is_null())[positions]
+            keys = pa.array(positions, type=keys.type, mask=hidden)
+        return pa.DictionaryArray.from_arrays(keys, items, ordered=target.ordered)
 
     def blob_descriptions(self, node: enc.ArrayEncoding, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The positions and sizes of ``count`` blob values.
@@ -498,7 +517,7 @@ class LanceFileReader:
             return [self._read_blob(node, target, count, column_index)]
         if pa.types.is_list(target) or pa.types.is_large_list(target):
             return [self._read_list(node, target, count, plan, column_index)]
-        if pa.types.is_dictionary(target) or (pa.types.is_nested(target) and not pa.types.is_fixed_size_list(target)):
+        if pa.types.is_nested(target) and not pa.types.is_fixed_size_list(target):
             raise UnsupportedFeatureError(self.path, f"field {node.name!r}: reading {target} is not supported")
         self._check_length(column_index, count, f"field {node.name!r}")
         return [decoder.decode(encoding, length, target) for length, encoding, decoder in self._pages(column_index)]

@@ -253,15 +253,16 @@ def add_a_required_field_no_fragment_stores(root):
     add_fields(root, Field(id=7, name="required_extra", logical_type="int32", nullable=False))
 
 
-@mutation("schema/non-nullable-values", base="v2_0")
-def write_nulls_into_a_required_column(root):
-    """Rewrite fragment 0's data file (2.0) with the reference writer, nulls
-    in the non-nullable ``score``; the manifests get the file's new size."""
+def _rewrite_with_nulls_in_score(root, version: str) -> None:
+    """Rewrite fragment 0's data file with the reference writer of
+    ``version`` ("2.0" or "2.1"), nulls in the non-nullable ``score``; the
+    manifests get the file's new size."""
     import dataclasses
 
     import pyarrow as pa
 
     from reference_impl.file_format import LanceFileReader, write_v2_0
+    from reference_impl.file_format.writer_v2_1 import write_v2_1
 
     storage = LocalStorage(root)
     versions = sorted(list_versions(storage).manifests())
@@ -274,7 +275,7 @@ def write_nulls_into_a_required_column(root):
     score[::7] = [None] * len(score[::7])
     table = table.set_column(table.schema.get_field_index("score"), "score", pa.array(score, pa.float64()))
     fields = [dataclasses.replace(f, nullable=True) for f in reader.file_fields]
-    data = write_v2_0(table, fields).data
+    data = (write_v2_0 if version == "2.0" else write_v2_1)(table, fields).data
     (root / relpath).write_bytes(data)
 
     def resize(manifest_file):
@@ -283,8 +284,20 @@ def write_nulls_into_a_required_column(root):
                 if f"data/{data_file.path}" == relpath and data_file.file_size_bytes:
                     data_file.file_size_bytes = len(data)
 
-    for version in versions:
-        edit_manifest(root, resize, version=version)
+    for version_number in versions:
+        edit_manifest(root, resize, version=version_number)
+
+
+@mutation("schema/non-nullable-values", base="v2_0")
+def write_nulls_into_a_required_column(root):
+    _rewrite_with_nulls_in_score(root, "2.0")
+
+
+@mutation("schema/non-nullable-values", base="v2_1")
+def write_nulls_into_a_required_column_of_a_2_1_file(root):
+    """The same nulls in a 2.1 file: the rule reads them from the page's
+    definition levels."""
+    _rewrite_with_nulls_in_score(root, "2.1")
 
 
 @mutation("schema/logical-type-format", base=BASE, breaks="schema.date-time-units")

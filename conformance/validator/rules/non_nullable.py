@@ -14,8 +14,10 @@ children are not missing there. 2.1 and later files do not list struct and
 list parents (docs/spec-discrepancies.md), so a parent counts as stored when
 any field under it is.
 
-Values are read with the reference reader, which decodes version 2.0 data
-files only. Files of other versions, files larger than
+Values are read with the reference reader, which decodes data files of
+versions 2.0 to 2.2 (2.1 and later through their structural page layouts:
+the levels of each page give the nulls). Legacy (v1) files, files of newer
+versions, files larger than
 :data:`MAX_CHECKED_BYTES` and files the reader cannot decode are counted and
 reported once per version as an info; every file is read at most once per run
 for a given set of fields.
@@ -30,6 +32,7 @@ import pyarrow as pa
 from reference_impl.errors import LanceFormatError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import LAYOUT_V2
+from reference_impl.file_format.v2_1 import NEWEST_VERSION
 from reference_impl.scan import field_with_descendants
 from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
@@ -159,8 +162,8 @@ NULL_REQUIREMENTS = ("schema.non-nullable-has-no-nulls",)
     "schema/non-nullable-values",
     severity=Severity.ERROR,
     requirements=NULL_REQUIREMENTS,
-    summary=f"Columns of non-nullable fields hold no nulls (2.0 data files up to {MAX_CHECKED_BYTES >> 20} MiB are "
-    "read; others are reported unchecked, as an info)",
+    summary=f"Columns of non-nullable fields hold no nulls (2.0 to 2.2 data files up to {MAX_CHECKED_BYTES >> 20} MiB "
+    "are read; others are reported unchecked, as an info)",
 )
 def non_nullable_values(view: VersionView):
     required = _non_nullable(view)
@@ -182,7 +185,7 @@ def non_nullable_values(view: VersionView):
             if not facts.ok:
                 continue
             info = facts.value.info
-            if info.layout != LAYOUT_V2 or (info.major, info.minor) != (2, 0):
+            if info.layout != LAYOUT_V2 or not (2, 0) <= (info.major, info.minor) <= NEWEST_VERSION:
                 unchecked[f"version {info.version} files" if info.layout == LAYOUT_V2 else "legacy files"] += 1
                 continue
             if info.size > MAX_CHECKED_BYTES:
@@ -230,7 +233,7 @@ def non_nullable_values(view: VersionView):
             Severity.INFO,
             NULL_REQUIREMENTS,
             f"values of non-nullable fields were not read in {sum(unchecked.values())} data file(s) ({what}); this "
-            "validator reads 2.0 data files only",
+            f"validator reads data files of versions 2.0 to {NEWEST_VERSION[0]}.{NEWEST_VERSION[1]}",
             view.version,
             view.at("fragments"),
         )

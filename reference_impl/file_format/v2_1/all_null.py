@@ -8,6 +8,10 @@ such as a string) the value kept in page buffer 0. When the page has levels
 they are the next two page buffers (repetition, then definition): raw
 little-endian u16 values unless the layout names their compression; either
 may be empty. A page without buffers has one item per row and no levels.
+
+An inline value is the Arrow value buffer of a one-value array: for a
+boolean one byte whose bit 0 is the value. This module repeats its bytes and
+records it on the page; :mod:`.columns` turns a boolean field's into bits.
 """
 
 from __future__ import annotations
@@ -49,32 +53,36 @@ def decode(layout: enc.ConstantLayout, page: PageContext) -> DecodedPage:
         values = FixedWidthValues(np.tile(value, num_visible), 8 * len(value), num_visible)
     elif has_scalar_buffer:
         values = _scalar_from_buffer(page, page.buffers[0], num_visible)
-    return DecodedPage(layers, rep, definition, num_items, values, num_visible)
+    inline = bytes(layout.inline_value) if layout.HasField("inline_value") else None
+    return DecodedPage(layers, rep, definition, num_items, values, num_visible, inline_value=inline)
 
 
 def _scalar_from_buffer(page: PageContext, buffer: memoryview, count: int) -> DecodedValues:
     """``count`` copies of the scalar a constant page keeps in a buffer.
 
-    pylance frames it as a u32 count of buffers, then each buffer as a u32
-    length and its bytes: one buffer for a fixed-width value, two for a
-    variable-width one (its length as a u64, then its bytes). The prose says
-    nothing of this frame (docs/spec-discrepancies.md).
+    pylance stores the Arrow buffers of a one-value array: a u32 count of
+    buffers, then each buffer's length as a u32, then the buffers' bytes one
+    after the other. A fixed-width value has one buffer (its bytes); a string
+    or binary value two: its Arrow offsets (two of 32 bits, or of 64 bits for
+    the large types) and its bytes. The prose says nothing of this frame
+    (docs/spec-discrepancies.md).
     """
     data = np.frombuffer(buffer, dtype=np.uint8)
-    parts = []
-    position = 4
     if len(data) < 4:
         raise page.corrupt("a constant page's scalar buffer has no header")
     declared = int(data[:4].view("<u4")[0])
     if declared not in (1, 2):
         raise page.unsupported(f"a constant scalar of {declared} buffers")
-    for _ in range(declared):
-        if position + 4 > len(data):
-            raise page.corrupt("a constant page's scalar buffer is cut short")
-        size = int(data[position : position + 4].view("<u4")[0])
-        position += 4
-        if size > len(data) - position:
-            raise page.corrupt(f"a constant scalar part of {size} bytes runs past its buffer")
+    position = 4 + 4 * declared
+    if position > len(data):
+        raise page.corrupt("a constant page's scalar buffer is cut short")
+    sizes = data[4:position].view("<u4").astype(np.int64)
+    if int(sizes.sum()) != len(data) - position:
+        raise page.corrupt(
+            f"a constant scalar of {int(sizes.sum())} bytes in parts, {len(data) - position} stored after its header"
+        )
+    parts = []
+    for size in sizes.tolist():
         parts.append(data[position : position + size])
         position += size
     if count > MAX_UNBACKED_ITEMS:
@@ -84,9 +92,13 @@ def _scalar_from_buffer(page: PageContext, buffer: memoryview, count: int) -> De
         if not len(value):
             raise page.corrupt("an empty fixed-width constant")
         return FixedWidthValues(np.tile(value, count), 8 * len(value), count)
-    length, value = parts
-    if len(length) != 8 or int(length.view("<u8")[0]) != len(value):
-        raise page.corrupt("a variable-width constant whose length does not match its bytes")
+    offsets, value = parts
+    if len(offsets) not in (8, 16):
+        raise page.corrupt(f"a variable-width constant with {len(offsets)} bytes of offsets (8 or 16 expected)")
+    start, end = (int(o) for o in offsets.view("<i4" if len(offsets) == 8 else "<i8"))
+    if not 0 <= start <= end <= len(value):
+        raise page.corrupt(f"a variable-width constant's offsets {start}..{end} are outside its {len(value)} bytes")
+    value = value[start:end]
     if len(value) * count > MAX_UNBACKED_ITEMS:
         raise page.corrupt(f"{count} copies of a {len(value)}-byte constant are too large")
     offsets = np.arange(count + 1, dtype=np.uint64) * np.uint64(len(value))

@@ -19,7 +19,7 @@ offsets and validity, a leaf its validity and values.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -41,11 +41,21 @@ PACKED_METADATA_KEY = "lance-encoding:packed"
 
 @dataclass(frozen=True)
 class LeafColumn:
-    """One leaf column, all pages joined."""
+    """One leaf column, all pages joined (the values when asked for, as the
+    field's type is needed to read some pages' values)."""
 
     layers: list[UnraveledLayer]  # outermost first
-    values: DecodedValues | None  # None: every visible item is null
+    pages: tuple[DecodedPage, ...]
     num_visible: int
+    corrupt: Callable[[str], CorruptFileError]
+
+    def values(self, target: pa.DataType) -> DecodedValues | None:
+        """The values of every page, for a leaf of Arrow type ``target``;
+        None: every visible item is null."""
+        pages = list(self.pages)
+        if pa.types.is_boolean(target):
+            pages = [_inline_boolean(page, self.corrupt) for page in pages]
+        return _page_values(pages, self.corrupt)
 
 
 def is_packed(node: Field, target: pa.DataType) -> bool:
@@ -64,7 +74,7 @@ def join_pages(path: str, column_index: int, pages: list[DecodedPage]) -> LeafCo
 
     unraveled = [unravel(p.layers, p.rep, p.definition, p.num_items, corrupt) for p in pages]
     if not pages:
-        return LeafColumn([], None, 0)
+        return LeafColumn([], (), 0, corrupt)
     depth = len(unraveled[0])
     if any(len(layers) != depth for layers in unraveled):
         raise corrupt("pages of one column nest to different depths")
@@ -74,8 +84,20 @@ def join_pages(path: str, column_index: int, pages: list[DecodedPage]) -> LeafCo
         if any(part.is_list != parts[0].is_list for part in parts):
             raise corrupt("pages of one column disagree on which layers are lists")
         joined.append(_join_layer(parts))
-    values = _page_values(pages, corrupt)
-    return LeafColumn(joined, values, sum(p.num_visible for p in pages))
+    return LeafColumn(joined, tuple(pages), sum(p.num_visible for p in pages), corrupt)
+
+
+def _inline_boolean(page: DecodedPage, corrupt) -> DecodedPage:
+    """A constant boolean page's values as bits: its inline value is the
+    one-byte bitmap of a one-value array (encoding.md, "Constant Page
+    Layout"; the byte layout is pylance's)."""
+    if page.inline_value is None:
+        return page
+    if len(page.inline_value) != 1:
+        raise corrupt(f"a boolean constant of {len(page.inline_value)} bytes")
+    bits = np.full(page.num_visible, page.inline_value[0] & 1, dtype=np.uint8)
+    values = FixedWidthValues(np.packbits(bits, bitorder="little"), 1, page.num_visible)
+    return replace(page, values=values, inline_value=None)
 
 
 def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:
@@ -264,7 +286,7 @@ class FieldAssembler:
             raise self.corrupt(node, f"column {column_index} nests deeper than the schema's {target}")
         if leaf.num_visible != count:
             raise self.corrupt(node, f"{leaf.num_visible} values where {count} are expected")
-        return self._leaf(node, target, leaf.values, count, validity)
+        return self._leaf(node, target, leaf.values(target), count, validity)
 
     def _leaf(self, node: Field, target: pa.DataType, values: DecodedValues | None, count: int, validity):
         def corrupt(problem: str) -> CorruptFileError:
@@ -358,7 +380,13 @@ def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count,
     levels = values.list_validity
     items = FixedWidthValues(values.data, item_bits, count * dimension, levels[1:])
     item_validity = _bitmap(levels[0]) if levels else None
-    if pa.types.is_fixed_size_list(inner):
+    if item_bits == 0 and not pa.types.is_fixed_size_list(inner):
+        # Items of a constant without a value (.compression.constant): all
+        # null, as the item validity must say.
+        if not levels or levels[0] is None or levels[0].any():
+            raise corrupt("fixed-size list items without values are not all null")
+        child = pa.nulls(count * dimension, inner)
+    elif pa.types.is_fixed_size_list(inner):
         child = _fixed_size_list(inner, items, count * dimension, item_validity, corrupt)
     else:
         child = plain_array(inner, items, count * dimension, item_validity, corrupt)

@@ -86,6 +86,10 @@ class DecodedPage:
     values: DecodedValues | None  # one per visible item; None: every item is null
     num_visible: int  # visible items: slots of the innermost Arrow array
     dictionary: DecodedValues | None = None  # when set, ``values`` are indices into it
+    # A constant page's value as stored inline: ``values`` repeat its bytes,
+    # but a boolean's one byte is a bitmap (bit 0), which only the field's
+    # type tells apart from a one-byte integer.
+    inline_value: bytes | None = None
 
 
 def check_layers(page: PageContext, layers: Sequence[int]) -> tuple[int, ...]:

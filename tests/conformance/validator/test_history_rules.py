@@ -202,11 +202,16 @@ def test_a_shallow_clone_that_copied_files_is_caught(base_datasets, tmp_path):
 # -- fields that are not nullable ---------------------------------------------------------
 
 
-def test_2_0_files_are_read_and_others_reported_unchecked(base_datasets):
-    assert not _findings(base_datasets["v2_0"], "schema/non-nullable")
-    unchecked = _findings(base_datasets["nested_pk"], "schema/non-nullable")
+def test_2_0_to_2_2_files_are_read_and_legacy_files_reported_unchecked(base_datasets, tmp_path):
+    """pylance's 2.0, 2.1 and 2.2 files (``nested_pk``) are read for nulls and
+    found clean; legacy files are counted as unchecked, an info."""
+    for name in ("v2_0", "v2_1", "nested_pk"):
+        assert not _findings(base_datasets[name], "schema/non-nullable"), name
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    lance.write_dataset(pa.table({"id": [1, 2]}, schema=schema), tmp_path / "legacy", data_storage_version="legacy")
+    unchecked = _findings(tmp_path / "legacy", "schema/non-nullable")
     assert unchecked and {f.severity for f in unchecked} == {Severity.INFO}
-    assert all("version 2.2 files" in f.message for f in unchecked)
+    assert all("legacy files" in f.message for f in unchecked)
 
 
 def test_a_missing_child_of_a_missing_nullable_parent_is_fine(nested):

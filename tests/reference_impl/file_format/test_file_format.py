@@ -732,3 +732,47 @@ def test_binary_bytes_wrapped_in_no_nulls_read_as_plain_bytes(sample):
 
     storage, table = _mutated(sample, mutate, name="wrapped.lance")
     _assert_tables_equal(_read(storage, "wrapped.lance", table), table)
+
+
+def _arrow_dictionaries() -> pa.Table:
+    return pa.table(
+        {
+            "strings": pa.array(["a", None, "bb", "a", ""] * 30).dictionary_encode(),
+            "int8_keys": pa.DictionaryArray.from_arrays(
+                pa.array([0, 1, None, 2, 0] * 30, pa.int8()), pa.array(["x", "y", "z"])
+            ),
+            "int_values": pa.DictionaryArray.from_arrays(
+                pa.array([0, 1, None, 1, 0] * 30, pa.int16()), pa.array([10, 20], pa.int64())
+            ),
+            "null_item": pa.DictionaryArray.from_arrays(
+                pa.array([0, 1, None, 1, 0] * 30, pa.uint32()), pa.array([b"q", None], pa.large_binary())
+            ),
+        }
+    )
+
+
+@pytest.mark.parametrize("column", _arrow_dictionaries().column_names)
+def test_arrow_dictionary_fields_written_by_pylance_read_as_pylance_reads_them(tmp_path, column):
+    """A field of an Arrow dictionary type is a ``dictionary`` page whose
+    indices are the Arrow keys; a null row is a key to a null item, read as a
+    null key (pylance's reading)."""
+    table = _arrow_dictionaries().select([column])
+    _pylance_write(tmp_path / "theirs.lance", table)
+    page = _v2_parts((tmp_path / "theirs.lance").read_bytes())[1][0].pages[0]
+    assert _page_encoding(page).HasField("dictionary")
+    theirs = _pylance_read(tmp_path / "theirs.lance")
+    ours = LanceFileReader(LocalStorage(tmp_path), "theirs.lance").read(arrow_schema=table.schema)
+    _assert_tables_equal(ours, theirs)
+    assert ours.to_pylist() == table.to_pylist()
+
+
+def test_an_arrow_dictionary_key_past_the_items_is_corrupt(tmp_path):
+    table = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array([0, 1] * 60, pa.int32()), pa.array(["x", "y"]))})
+    _pylance_write(tmp_path / "ok.lance", table)
+    data = (tmp_path / "ok.lance").read_bytes()
+    keys = np.array([0, 1] * 60, "<i4").tobytes()
+    assert data.count(keys) == 1
+    (tmp_path / "bad.lance").write_bytes(data.replace(keys, keys[:-4] + np.array([7], "<i4").tobytes()))
+    _assert_tables_equal(_read(LocalStorage(tmp_path), "ok.lance", table), table)
+    with pytest.raises(CorruptFileError, match="bad.lance.*dictionary key 7"):
+        _read(LocalStorage(tmp_path), "bad.lance", table)

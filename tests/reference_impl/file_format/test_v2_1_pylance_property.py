@@ -7,12 +7,12 @@ encoding, byte stream split, RLE threshold, dictionary values compression),
 the reference reader's rows equal pylance's rows
 (``conformance.comparison.compare_tables``: no value difference).
 
-Three reader gaps this property found are kept out of it (:func:`known_gap`)
-and pinned by strict xfail tests below, so that they are seen to close: a
-2.2 page of one repeated boolean (a constant page with an inline value) or
-of one repeated large string / large binary value (a constant page whose
-value is in a buffer), and a fixed-size list whose items are all null
-(pylance's ``constant`` compressive encoding without a value).
+The tests after the property pin the shapes it once found the reader
+failing on: a 2.2 page of one repeated boolean (a constant page whose inline
+value is a one-byte bitmap) or of one repeated large string / large binary
+value (a constant page whose value is in a buffer, with 64-bit offsets), and
+a fixed-size list whose items are all null (pylance's ``constant``
+compressive encoding without a value).
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import tempfile
 import lance
 import numpy as np
 import pyarrow as pa
-import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import strategies
@@ -101,36 +100,6 @@ def _metadata_choices(data_type: pa.DataType) -> st.SearchStrategy[dict[str, str
     return st.one_of(options)
 
 
-def _visible_leaves(array: pa.Array):
-    """The leaf arrays of ``array`` holding only the values a reader sees
-    (items of null lists dropped, struct nulls pushed down)."""
-    if pa.types.is_struct(array.type):
-        for child in array.flatten():
-            yield from _visible_leaves(child)
-    elif pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
-        yield from _visible_leaves(array.flatten())
-    elif pa.types.is_fixed_size_list(array.type):
-        items = array.flatten()
-        if len(items) and items.null_count == len(items):
-            yield array  # marks the fixed-size list itself
-        yield from _visible_leaves(items)
-    else:
-        yield array
-
-
-def known_gap(table: pa.Table, version: str) -> bool:
-    """Whether the table holds a shape of a known reader gap (module docstring)."""
-    for column in table.columns:
-        for leaf in _visible_leaves(column.combine_chunks()):
-            if pa.types.is_fixed_size_list(leaf.type):
-                return True
-            large = pa.types.is_large_string(leaf.type) or pa.types.is_large_binary(leaf.type)
-            if version == "2.2" and (pa.types.is_boolean(leaf.type) or large):
-                if len(set(leaf.drop_null().to_pylist())) == 1:
-                    return True
-    return False
-
-
 @st.composite
 def encoded_tables(draw) -> tuple[pa.Table, str]:
     table = draw(strategies.arrow_tables(max_rows=40))
@@ -154,7 +123,6 @@ def encoded_tables(draw) -> tuple[pa.Table, str]:
 @given(encoded_tables())
 def test_the_reference_reads_what_pylance_writes_at_2_1_and_2_2(case):
     table, version = case
-    assume(not known_gap(table, version))
     with tempfile.TemporaryDirectory(prefix="v21-property-") as directory:
         lance.write_dataset(table, directory, data_storage_version=version, mode="overwrite")
         theirs = lance.dataset(directory).to_table()
@@ -169,22 +137,16 @@ def _reference_reads_pylance(tmp_path, table: pa.Table, version: str) -> None:
     assert not result.differences
 
 
-@pytest.mark.xfail(strict=True, reason="reader gap: a 2.2 constant page with an inline boolean value")
 def test_a_2_2_boolean_page_of_one_repeated_value(tmp_path):
     table = pa.table({"c": pa.array([None, None, False])})
-    assert known_gap(table, "2.2")
     _reference_reads_pylance(tmp_path, table, "2.2")
 
 
-@pytest.mark.xfail(strict=True, reason="reader gap: the constant compressive encoding without a value")
 def test_a_fixed_size_list_of_null_items(tmp_path):
     table = pa.table({"c": pa.array([[None, None]] * 3, pa.list_(pa.int32(), 2))})
-    assert known_gap(table, "2.1")
     _reference_reads_pylance(tmp_path, table, "2.1")
 
 
-@pytest.mark.xfail(strict=True, reason="reader gap: a 2.2 constant page of a large string")
 def test_a_2_2_large_string_page_of_one_repeated_value(tmp_path):
     table = pa.table({"c": pa.array([None, None, ""], pa.large_string())})
-    assert known_gap(table, "2.2")
     _reference_reads_pylance(tmp_path, table, "2.2")

@@ -228,6 +228,31 @@ def _constant() -> pa.Table:
             "lists_of_same": pa.array(
                 [None if i % 5 == 0 else ["k"] * (i % 3) for i in range(N)], pa.list_(pa.string())
             ),
+            # 2.2: a boolean inline value is a one-byte bitmap; a large
+            # string's scalar buffer holds 64-bit offsets.
+            "same_bool": pa.array([None if i % 3 == 0 else False for i in range(N)]),
+            "same_large_string": pa.array([None if i % 4 == 0 else "y" * 9 for i in range(N)], pa.large_string()),
+            "same_large_binary": pa.array([b"\x00\x01"] * N, pa.large_binary()),
+        }
+    )
+
+
+def _fixed_size_list_items() -> pa.Table:
+    """Fixed-size lists with null items: all null (a ``constant`` without a
+    value under the ``FixedSizeList`` encoding), and lists wide enough for a
+    full zip page (each list zipped with its item validity), nested too."""
+    wide = [None if i % 9 == 4 else [None if (i + j) % 7 == 0 else i * j for j in range(80)] for i in range(N)]
+    nested = [
+        None
+        if i % 6 == 1
+        else [None if j == 1 else [None if k % 5 == i % 5 else i + k for k in range(33)] for j in range(3)]
+        for i in range(N)
+    ]
+    return pa.table(
+        {
+            "null_items": pa.array([None if i % 5 == 2 else [None, None] for i in range(N)], pa.list_(pa.int32(), 2)),
+            "wide_null_items": pa.array(wide, pa.list_(pa.int64(), 80)),
+            "nested_wide_null_items": pa.array(nested, pa.list_(pa.list_(pa.int64(), 33), 3)),
         }
     )
 
@@ -259,6 +284,7 @@ TABLES = {
     "large_values": _large_values,
     "all_null": _all_null,
     "constant": _constant,
+    "fixed_size_list_items": _fixed_size_list_items,
     "dictionaries": _dictionaries,
     "empty": _empty,
 }
@@ -555,6 +581,18 @@ def hostile_samples(tmp_path_factory):
             "big": pa.array([None if i % 3 == 1 else os.urandom(300) for i in range(HOSTILE_ROWS)]),
             "n": pa.nulls(HOSTILE_ROWS, pa.int32()),
             "d": pa.array(["alpha", "beta", None, "gamma"] * HOSTILE_ROWS)[:HOSTILE_ROWS],  # a dictionary, LZ4 in 2.2
+            # 2.2 constant pages: a scalar buffer, an inline boolean.
+            "cs": pa.array(["same"] * HOSTILE_ROWS, pa.large_string()),
+            "cb": pa.array([None if i % 5 == 0 else True for i in range(HOSTILE_ROWS)]),
+            # Full zip fixed-size lists zipped with their item validity, and
+            # items all null (a constant without a value).
+            "fz": pa.array(
+                [[None if (i + j) % 9 == 0 else i - j for j in range(34)] for i in range(HOSTILE_ROWS)],
+                pa.list_(pa.int64(), 34),
+            ),
+            "ni": pa.array(
+                [None if i % 4 == 0 else [None, None] for i in range(HOSTILE_ROWS)], pa.list_(pa.int32(), 2)
+            ),
         }
     )
     for version in VERSIONS:

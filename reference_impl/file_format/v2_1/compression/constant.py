@@ -3,8 +3,10 @@ read (encoding.md, "Compression" / "Constant"; ``Constant`` in
 ``protos/encodings_v2_1.proto``).
 
 The value is the bytes of one fixed-width value. A constant without a value
-stands for all-null values, which pylance only writes as a constant page
-layout (:mod:`..all_null`); as a compressive encoding it is refused.
+stands for values that are all null and have no bytes: pylance writes it as
+the items of a fixed-size list whose items are all null (the list's item
+validity says so). It decodes to values of zero bits, which only a
+fixed-size list's null items may take (:mod:`..columns`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
 
 def decode(node: enc.Constant, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
     if not node.HasField("value"):
-        raise decoder.unsupported("a constant compressive encoding without a value (all nulls)")
+        return FixedWidthValues(np.zeros(0, np.uint8), 0, num_values)
     value = np.frombuffer(node.value, dtype=np.uint8)
     if len(value) == 0:
         raise decoder.corrupt("a constant of zero bytes")

@@ -4,10 +4,13 @@ their items (encoding.md, "Fixed Size List"; ``FixedSizeList`` in
 
 The items are decoded by the child encoding (``num_values *
 items_per_value`` of them). With ``has_validity`` the items' validity comes
-first: a bitmap of one bit per item (least significant bit first) in its own
-buffer, ahead of the child's buffers. The result is one fixed-width value per
-list, of ``items_per_value`` times the item width, carrying the item
-validity.
+first: in a mini block chunk or a whole buffer, a bitmap of one bit per item
+(least significant bit first) in its own buffer, ahead of the child's
+buffers. In a full zip page each list is one value holding its own
+validity: per level of fixed-size list that has validity (outermost
+first), the bits of that level's items within the list, padded to whole
+bytes, then the list's items. The result is one fixed-width value per list,
+of ``items_per_value`` times the item width, carrying the item validity.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueDecoder
+from .base import BufferCursor, ValueContext, ValueDecoder
+from .flat import MAX_BITS_PER_VALUE
 
 # Largest dimension accepted; Arrow's fixed-size lists hold an int32 size.
 MAX_DIMENSION = 2**31 - 1
@@ -26,6 +30,8 @@ def decode(node: enc.FixedSizeList, buffers: BufferCursor, num_values: int, deco
     dimension = node.items_per_value
     if not 0 < dimension <= MAX_DIMENSION:
         raise decoder.corrupt(f"fixed-size lists of {dimension} items")
+    if decoder.context is ValueContext.FULL_ZIP and node.has_validity:
+        return _zipped_lists(node, buffers, num_values, decoder)
     num_items = num_values * dimension
     validity = None
     if node.has_validity:
@@ -40,3 +46,54 @@ def decode(node: enc.FixedSizeList, buffers: BufferCursor, num_values: int, deco
         raise decoder.unsupported("fixed-size lists of variable-width items are not supported")
     # Nested lists: this level's validity comes before the inner levels'.
     return FixedWidthValues(items.data, items.bits_per_value * dimension, num_values, (validity, *items.list_validity))
+
+
+def _zipped_lists(node: enc.FixedSizeList, buffers: BufferCursor, num_values: int, decoder: ValueDecoder):
+    """Lists of a full zip page, each its item validity and its items."""
+    levels: list[tuple[int, bool]] = []  # (items of the level per list, has validity), outermost first
+    per_list = 1
+    current = node
+    while True:
+        if not 0 < current.items_per_value <= MAX_DIMENSION:
+            raise decoder.corrupt(f"fixed-size lists of {current.items_per_value} items")
+        per_list *= current.items_per_value
+        levels.append((per_list, current.has_validity))
+        inner = current.values
+        if inner.WhichOneof("compression") != "fixed_size_list":
+            break
+        current = inner.fixed_size_list
+    item_bits = _item_bits(inner, decoder)
+    if per_list * item_bits > MAX_BITS_PER_VALUE:
+        raise decoder.corrupt(f"fixed-size lists of {per_list} items of {item_bits} bits")
+    validity_bytes = [(count + 7) // 8 if has else 0 for count, has in levels]
+    row_bytes = sum(validity_bytes) + per_list * item_bits // 8
+    data = buffers.take("zipped fixed-size lists")
+    if len(data) < num_values * row_bytes:
+        raise decoder.corrupt(
+            f"{num_values} lists of {row_bytes} bytes need {num_values * row_bytes}, found {len(data)}"
+        )
+    rows = data[: num_values * row_bytes].reshape(num_values, row_bytes)
+    validity: list[np.ndarray | None] = []
+    position = 0
+    for (count, has), size in zip(levels, validity_bytes, strict=True):
+        if not has:
+            validity.append(None)
+            continue
+        bits = np.unpackbits(rows[:, position : position + size], axis=1, bitorder="little")[:, :count]
+        validity.append(bits.reshape(-1).astype(bool))
+        position += size
+    items = np.ascontiguousarray(rows[:, position:]).reshape(-1)
+    return FixedWidthValues(items, per_list * item_bits, num_values, tuple(validity))
+
+
+def _item_bits(inner: enc.CompressiveEncoding, decoder: ValueDecoder) -> int:
+    """Bits of one item under zipped fixed-size lists: flat whole bytes, or
+    0 for a constant without a value (items that are all null)."""
+    kind = inner.WhichOneof("compression")
+    if kind == "flat" and inner.flat.bits_per_value % 8 == 0 and not inner.flat.HasField("data"):
+        if not 0 < inner.flat.bits_per_value <= MAX_BITS_PER_VALUE:
+            raise decoder.corrupt(f"flat values of {inner.flat.bits_per_value} bits each")
+        return inner.flat.bits_per_value
+    if kind == "constant" and not inner.constant.HasField("value"):
+        return 0
+    raise decoder.unsupported(f"items encoded as {kind!r} inside a full zip page's fixed-size lists")

@@ -54,8 +54,8 @@ def test_typed_errors_fail_the_call_and_the_worker_keeps_serving(worker, dataset
     with pytest.raises(WorkerReplyError, match=r"worker:reference: refused: NotADatasetError: .*no manifest") as raised:
         worker.describe(str(tmp_path / "missing"))
     assert raised.value.kind is ErrorKind.REFUSED
-    with pytest.raises(UnsupportedFeatureError, match="unsupported: UnsupportedFeatureError: .*dictionary"):
-        worker.read_table(str(CASES / "pylance-dictionary" / "dataset"))
+    with pytest.raises(UnsupportedFeatureError, match="unsupported: UnsupportedFeatureError: .*version 0.2"):
+        worker.read_table(str(CASES / "pylance-legacy-files" / "dataset"))
     assert worker.versions(dataset) == [1, 2, 3]
     assert worker.pid == pid
 

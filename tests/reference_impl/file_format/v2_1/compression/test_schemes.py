@@ -194,12 +194,60 @@ def test_a_constant_repeats_its_value():
     assert ints(decode(encoding, [], 5, ValueContext.BLOCK), "<u4") == [513] * 5
 
 
-def test_a_constant_too_large_to_expand_is_refused_and_one_without_value_unsupported():
+def test_a_constant_too_large_to_expand_is_refused():
     encoding = enc.CompressiveEncoding(constant=enc.Constant(value=b"\x01" * 32))
     with pytest.raises(CorruptFileError, match="constant"):
         decode(encoding, [], 2**40, ValueContext.BLOCK)
-    with pytest.raises(UnsupportedFeatureError, match="without a value"):
-        decode(enc.CompressiveEncoding(constant=enc.Constant()), [], 3, ValueContext.BLOCK)
+
+
+def test_a_constant_without_a_value_is_values_of_no_bits():
+    values = decode(enc.CompressiveEncoding(constant=enc.Constant()), [], 3, ValueContext.BLOCK)
+    assert (values.bits_per_value, values.num_values, values.num_bytes) == (0, 3, 0)
+
+
+# --- fixed-size list -----------------------------------------------------
+
+
+def fsl(dimension: int, inner: enc.CompressiveEncoding, has_validity: bool = True) -> enc.CompressiveEncoding:
+    return enc.CompressiveEncoding(
+        fixed_size_list=enc.FixedSizeList(items_per_value=dimension, values=inner, has_validity=has_validity)
+    )
+
+
+def test_full_zip_lists_carry_their_item_validity_ahead_of_their_items():
+    """Each list of a full zip page: per level with validity its items' bits
+    (whole bytes), then its items. Two lists of 3 lists of 2 u16 items."""
+    encoding = fsl(3, fsl(2, flat(16)))
+    rows = []
+    for first in (0, 10):
+        outer_bits = bytes([0b101 if first else 0b111])  # 3 inner lists
+        inner_bits = bytes([0b110111])  # 6 items
+        items = np.arange(first, first + 6, dtype="<u2").tobytes()
+        rows.append(outer_bits + inner_bits + items)
+    values = decode(encoding, [b"".join(rows)], 2, ValueContext.FULL_ZIP)
+    assert values.bits_per_value == 16 * 6
+    assert ints(values, "<u2") == list(range(6)) + list(range(10, 16))
+    outer, inner = values.list_validity
+    assert outer.tolist() == [True, True, True, True, False, True]
+    assert inner.tolist() == [True, True, True, False, True, True] * 2
+
+
+def test_full_zip_lists_of_items_without_values_are_their_validity_only():
+    values = decode(
+        fsl(9, enc.CompressiveEncoding(constant=enc.Constant())), [b"\x00\x00" * 4], 4, ValueContext.FULL_ZIP
+    )
+    assert values.bits_per_value == 0
+    assert values.list_validity[0].tolist() == [False] * 36
+
+
+def test_full_zip_lists_shorter_than_their_rows_are_corrupt():
+    with pytest.raises(CorruptFileError, match="lists of 9 bytes"):
+        decode(fsl(4, flat(16)), [b"\x00" * 17], 2, ValueContext.FULL_ZIP)
+
+
+def test_full_zip_lists_of_items_not_whole_bytes_are_unsupported():
+    with pytest.raises(UnsupportedFeatureError, match="full zip"):
+        decode(fsl(4, flat(1)), [b"\x00" * 8], 2, ValueContext.FULL_ZIP)
 
 
 # --- bitpacking (out of line) --------------------------------------------
@@ -411,6 +459,7 @@ ENCODINGS = {
     "fsst": (fsst(symbol_table([b"ab", b"\xff", b"cdefghij"])), ValueContext.MINI_BLOCK),
     "fsst per value": (fsst(symbol_table([b"ab"]), variable(64)), ValueContext.FULL_ZIP),
     "variable packed struct": (PACKED, ValueContext.FULL_ZIP),
+    "full zip fixed-size lists": (fsl(3, fsl(5, flat(8))), ValueContext.FULL_ZIP),
 }
 
 
