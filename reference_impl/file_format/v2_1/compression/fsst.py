@@ -103,32 +103,36 @@ class SymbolTable:
             rows = stream  # symbol codes only: each byte is its row
         else:
             rows = self._rows(stream, ends.astype(np.int64), decoder)
-        # No code expands to more than a word: the output's bound (pages
-        # past it are never touched, so never take memory).
+        # No code expands to more than a word: a bound on the output.
         bound = len(rows) * self.word
-        data = np.empty(bound, dtype=np.uint8)
         offsets = np.zeros(len(ends) + 1, dtype=np.uint32 if bound < 2**32 else np.uint64)
-        # A block of whole values at a time: the gathered words and flags of
-        # a block stay small (and their memory is reused), where those of a
-        # whole page would be several times its size.
+        # A block of whole values (about _BLOCK_CODES codes) at a time: the
+        # gathered sizes, words and flags of a block stay small (and their
+        # memory is reused), where those of a whole page would be several
+        # times its size.
         cuts = np.searchsorted(ends, np.arange(_BLOCK_CODES, len(rows), _BLOCK_CODES, dtype=ends.dtype), side="right")
         bounds = np.unique(np.concatenate(([0], cuts, [len(ends)]))).tolist()
-        for first_value, last_value in zip(bounds[:-1], bounds[1:], strict=True):
-            first_code = int(ends[first_value - 1]) if first_value else 0
-            codes = rows[first_code : int(ends[last_value - 1])]
+        blocks = [
+            (first_value, last_value, int(ends[first_value - 1]) if first_value else 0, int(ends[last_value - 1]))
+            for first_value, last_value in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+        for first_value, last_value, first_code, last_code in blocks:
             block_ends = ends[first_value:last_value] - ends.dtype.type(first_code)
-            out = int(offsets[first_value])
-            np.cumsum(_value_sums(self.sizes[codes], block_ends), out=offsets[first_value + 1 : last_value + 1])
+            sums = _value_sums(self.sizes[rows[first_code:last_code]], block_ends)
+            np.cumsum(sums, out=offsets[first_value + 1 : last_value + 1])
             offsets[first_value + 1 : last_value + 1] += offsets[first_value]
+        data = np.empty(int(offsets[-1]), dtype=np.uint8)
+        for first_value, last_value, first_code, last_code in blocks:
+            codes = rows[first_code:last_code]
             # Each code's expansion (gathered as one word), cut to its length
             # by its word of flags; compressing keeps row-major order, so
             # the kept bytes are the values in order.
             np.compress(
                 self.keep[codes].view(np.bool_),
                 self.words[codes].view(np.uint8),
-                out=data[out : int(offsets[last_value])],
+                out=data[int(offsets[first_value]) : int(offsets[last_value])],
             )
-        return VariableWidthValues(offsets, data[: int(offsets[-1])])
+        return VariableWidthValues(offsets, data)
 
     def _rows(self, stream: np.ndarray, ends: np.ndarray, decoder: ValueDecoder) -> np.ndarray:
         """The expansion row of every byte: its code, 256 + the byte for an
