@@ -21,6 +21,11 @@ The repetition index holds ``depth + 1`` u64 per chunk: the rows that
 finish in the chunk, then the items left over after the last of them; this
 reader checks that its row counts add up to the page's rows.
 
+The chunks of a page share its encodings, so they are decoded together:
+every chunk header is read at once as one structured record per chunk,
+then the levels and the values of all chunks in one pass per compression
+scheme (:func:`.compression.decode_chunk_values`).
+
 Dictionary: when the layout has one, the chunks' values are indices into
 the page's dictionary, decoded once from buffer 2 (``num_dictionary_items``
 values).
@@ -28,13 +33,15 @@ values).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...wire import encodings_v2_1_pb2 as enc
-from .compression import ValueContext, decode_values
-from .levels import decode_levels
+from .compression import ChunkBuffers, ValueContext, decode_chunk_values, decode_values
+from .levels import raw_levels
 from .page import DecodedPage, PageContext, check_layers, count_visible
-from .values import DecodedValues, concat_values
+from .values import DecodedValues, FixedWidthValues
 
 ALIGNMENT = 8
 # Most items one chunk may hold (writers use at most 32Ki).
@@ -58,44 +65,30 @@ def decode(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedPage:
     counts = _chunk_items(page, words & 0xF, layout.num_items)
     if layout.num_buffers > 64:
         raise page.corrupt(f"{layout.num_buffers} value buffers per chunk")
-    size_type = word
-    values: list[DecodedValues] = []
-    reps: list[np.ndarray] = []
-    defs: list[np.ndarray] = []
-    start = 0
-    for number, (end, items) in enumerate(zip(ends.tolist(), counts.tolist(), strict=True)):
-        chunk = chunk_data[start:end]
-        where = f"chunk {number}"
-        rep, definition, buffers = _split_chunk(page, chunk, has_rep, has_def, layout.num_buffers, size_type, where)
-        if rep is not None:
-            reps.append(decode_levels(page, layout.rep_compression, rep[1], rep[0], f"{where} repetition levels"))
-        if definition is not None:
-            defs.append(
-                decode_levels(page, layout.def_compression, definition[1], definition[0], f"{where} definition levels")
-            )
-        values.append(
-            decode_values(
-                layout.value_compression, buffers, items, where=f"{page.value_where} {where}", budget=page.budget
-            )
-        )
-        start = end
-    num_levels = sum(len(r) for r in reps) if has_rep else sum(len(d) for d in defs)
-    rep_levels = np.concatenate(reps) if reps else (np.zeros(0, np.uint16) if has_rep else None)
-    def_levels = np.concatenate(defs) if defs else (np.zeros(0, np.uint16) if has_def else None)
-    num_items = num_levels if (has_rep or has_def) else int(counts.sum())
+    chunks = _split_chunks(page, chunk_data, ends - sizes, sizes, has_rep, has_def, layout.num_buffers, word)
+    rep_levels = def_levels = None
+    if chunks.rep is not None:
+        rep_levels = _levels(page, layout.rep_compression, chunks.rep, chunks.num_levels, "repetition levels")
+    if chunks.definition is not None:
+        def_levels = _levels(page, layout.def_compression, chunks.definition, chunks.num_levels, "definition levels")
+    num_items = int(chunks.num_levels.sum()) if (has_rep or has_def) else int(counts.sum())
     num_visible = count_visible(layers, def_levels, num_items)
     if num_visible != int(counts.sum()):
         raise page.corrupt(f"the chunks hold {int(counts.sum())} values for {num_visible} visible items")
+    values = None
+    if len(counts):
+        try:
+            values = decode_chunk_values(
+                layout.value_compression, chunks.values, counts, where=page.value_where, budget=page.budget
+            )
+        except ValueError as exc:
+            raise page.corrupt(str(exc)) from None
     dictionary = None
     if layout.HasField("dictionary"):
         dictionary = _dictionary(layout, page)
     if layout.repetition_index_depth > 0:
         _check_repetition_index(layout, page, len(words))
-    try:
-        joined = concat_values(values) if values else None
-    except ValueError as exc:
-        raise page.corrupt(str(exc)) from None
-    return DecodedPage(layers, rep_levels, def_levels, num_items, joined, num_visible, dictionary)
+    return DecodedPage(layers, rep_levels, def_levels, num_items, values, num_visible, dictionary)
 
 
 def _chunk_items(page: PageContext, logs: np.ndarray, num_items: int) -> np.ndarray:
@@ -115,31 +108,68 @@ def _chunk_items(page: PageContext, logs: np.ndarray, num_items: int) -> np.ndar
     return counts
 
 
-def _split_chunk(page, chunk, has_rep, has_def, num_buffers, size_type, where):
-    """(levels, buffer) for repetition and definition and the value buffers of a chunk."""
-    header = 2 + 2 * has_rep + 2 * has_def + size_type.itemsize * num_buffers
-    if len(chunk) < header:
-        raise page.corrupt(f"{where} of {len(chunk)} bytes is shorter than its header")
-    num_levels = int(chunk[:2].view("<u2")[0])
-    position = 2
-    level_sizes = []
-    for _ in range(has_rep + has_def):
-        level_sizes.append(int(chunk[position : position + 2].view("<u2")[0]))
-        position += 2
-    buffer_sizes = chunk[position : position + size_type.itemsize * num_buffers].view(size_type).tolist()
-    position = _pad(header)
+@dataclass(frozen=True)
+class _Chunks:
+    """Where the levels and value buffers of every chunk of a page are."""
+
+    num_levels: np.ndarray  # int64, per chunk
+    rep: ChunkBuffers | None
+    definition: ChunkBuffers | None
+    values: list[ChunkBuffers]
+
+
+def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers, size_type) -> _Chunks:
+    """Every chunk's header read at once (one structured record per chunk),
+    then each of its buffers located, the chunks side by side."""
+    fields: list[tuple] = [("num_levels", "<u2")]
+    fields += [("rep", "<u2")] if has_rep else []
+    fields += [("def", "<u2")] if has_def else []
+    fields += [("buffers", size_type, (num_buffers,))] if num_buffers else []
+    header = np.dtype(fields)
+    short = np.flatnonzero(sizes < header.itemsize)
+    if len(short):
+        raise page.corrupt(f"chunk {short[0]} of {sizes[short[0]]} bytes is shorter than its header")
+    records = chunk_data[starts[:, None] + np.arange(header.itemsize)].reshape(-1).view(header)
+    stored_sizes = [records[name] for name in ("rep", "def") if name in (header.names or ())]
+    if num_buffers:
+        stored_sizes += [records["buffers"][:, index] for index in range(num_buffers)]
+    position = np.full(len(starts), _pad(header.itemsize), dtype=np.int64)
     pieces = []
-    for size in level_sizes + buffer_sizes:
-        if position + size > len(chunk):
-            raise page.corrupt(f"{where}: a buffer of {size} bytes runs past the chunk ({len(chunk)} bytes)")
-        pieces.append(memoryview(chunk[position : position + size]))
+    for stored in stored_sizes:
+        size = stored.astype(np.int64)
+        over = np.flatnonzero(position + size > sizes)
+        if len(over):
+            chunk = over[0]
+            raise page.corrupt(
+                f"chunk {chunk}: a buffer of {size[chunk]} bytes runs past the chunk ({sizes[chunk]} bytes)"
+            )
+        pieces.append(ChunkBuffers(chunk_data, starts + position, size))
         position = _pad(position + size)
-    rep = (num_levels, pieces.pop(0)) if has_rep else None
-    definition = (num_levels, pieces.pop(0)) if has_def else None
-    return rep, definition, pieces
+    rep = pieces.pop(0) if has_rep else None
+    definition = pieces.pop(0) if has_def else None
+    return _Chunks(records["num_levels"].astype(np.int64), rep, definition, pieces)
 
 
-def _pad(position: int) -> int:
+def _levels(
+    page: PageContext, encoding: enc.CompressiveEncoding, chunks: ChunkBuffers, counts: np.ndarray, what: str
+) -> np.ndarray:
+    """The levels of every chunk (``counts[k]`` in chunk ``k``) as uint16;
+    each chunk's levels are a block of their own."""
+    if len(chunks) == 0:
+        return np.zeros(0, np.uint16)
+    try:
+        levels = decode_chunk_values(
+            encoding, [chunks], counts, where=page.value_where, budget=page.budget, context=ValueContext.BLOCK
+        )
+    except ValueError:
+        raise page.corrupt(f"{what} do not decode to 16-bit levels") from None
+    if not isinstance(levels, FixedWidthValues) or levels.bits_per_value != 16:
+        raise page.corrupt(f"{what} do not decode to 16-bit levels")
+    return raw_levels(page, levels.data, levels.num_values, what)
+
+
+def _pad(position):
+    """``position`` (an int or an array) rounded up to the alignment."""
     return (position + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 

@@ -13,14 +13,20 @@ never as a compressive encoding, and neither prose nor code says how its
 buffers would be laid out), ``variable_packed_struct`` (its values are a
 struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
 ``delta`` (added upstream after format 2.2).
+
+:func:`decode_chunk_values` decodes every chunk of a mini block page: in one
+pass per scheme when each scheme of the encoding has a ``decode_chunks``
+(:data:`CHUNK_SCHEMES`, :mod:`.chunks`), else one chunk at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ....wire import encodings_v2_1_pb2 as enc
-from ..values import DecodedValues
+from ..values import DecodedValues, concat_values
 from . import (
     byte_stream_split,
     constant,
@@ -35,7 +41,8 @@ from . import (
     variable,
     variable_packed_struct,
 )
-from .base import BufferCursor, DecompressionBudget, SchemeDecoder, ValueContext, ValueDecoder
+from .base import BufferCursor, ChunkSchemeDecoder, DecompressionBudget, SchemeDecoder, ValueContext, ValueDecoder
+from .chunks import ChunkBuffers, ChunkByChunk, ChunkCursor
 
 #: The decoder of each ``CompressiveEncoding`` field this reader implements.
 SCHEMES: dict[str, SchemeDecoder] = {
@@ -51,6 +58,19 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
     "variable_packed_struct": variable_packed_struct.decode,
+}
+
+#: The schemes that decode every chunk of a mini block page at once. The
+#: others (general compression's codec, byte stream split under it, constant,
+#: out-of-line bitpacking, variable packed structs) go one chunk at a time.
+CHUNK_SCHEMES: dict[str, ChunkSchemeDecoder] = {
+    "flat": flat.decode_chunks,
+    "variable": variable.decode_chunks,
+    "fixed_size_list": fixed_size_list.decode_chunks,
+    "packed_struct": packed_struct.decode_chunks,
+    "inline_bitpacking": inline_bitpacking.decode_chunks,
+    "rle": rle.decode_chunks,
+    "fsst": fsst.decode_chunks,
 }
 
 
@@ -73,4 +93,50 @@ def decode_values(
     return decoder.decode(encoding, BufferCursor(buffers, decoder), num_values)
 
 
-__all__ = ["SCHEMES", "DecompressionBudget", "ValueContext", "decode_values"]
+def decode_chunk_values(
+    encoding: enc.CompressiveEncoding,
+    buffers: Sequence[ChunkBuffers],
+    counts: np.ndarray,
+    *,
+    where: str,
+    context: ValueContext = ValueContext.MINI_BLOCK,
+    budget: DecompressionBudget | None = None,
+) -> DecodedValues:
+    """The values of every chunk of one mini block page, one chunk's after
+    the other: ``buffers[i]`` is the ``i``-th buffer of every chunk,
+    ``counts[k]`` the number of values chunk ``k`` holds (at least one
+    chunk). Errors name the chunk (``where`` and its number).
+
+    Raises ``ValueError`` when chunks decoded one at a time do not join (the
+    caller names the page).
+    """
+    budget = budget or DecompressionBudget()
+    decoder = ValueDecoder(where, context, SCHEMES, budget=budget, chunk_schemes=CHUNK_SCHEMES)
+    counts = np.asarray(counts, dtype=np.int64)
+    try:
+        return decoder.decode_chunks(encoding, ChunkCursor(buffers), counts)
+    except ChunkByChunk:
+        pass
+    blocks = [
+        decode_values(
+            encoding,
+            [chunks.buffer(chunk) for chunks in buffers],
+            int(count),
+            where=f"{where} chunk {chunk}",
+            context=context,
+            budget=budget,
+        )
+        for chunk, count in enumerate(counts.tolist())
+    ]
+    return concat_values(blocks)
+
+
+__all__ = [
+    "CHUNK_SCHEMES",
+    "SCHEMES",
+    "ChunkBuffers",
+    "DecompressionBudget",
+    "ValueContext",
+    "decode_chunk_values",
+    "decode_values",
+]

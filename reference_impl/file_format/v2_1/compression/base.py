@@ -23,6 +23,7 @@ import numpy as np
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues
+from .chunks import ChunkByChunk, ChunkCursor
 
 
 class ValueContext(enum.Enum):
@@ -67,6 +68,8 @@ class BufferCursor:
 
 
 SchemeDecoder = Callable[..., DecodedValues]
+#: ``decode_chunks`` of a scheme (:mod:`.chunks`).
+ChunkSchemeDecoder = Callable[..., DecodedValues]
 
 # Bytes general compression may produce for one page.
 PAGE_DECOMPRESSED_BYTES = 1 << 28
@@ -92,6 +95,8 @@ class ValueDecoder:
     # (shared by the decodes of its chunks): a bound on the allocations the
     # sizes of compressed buffers ask for.
     budget: DecompressionBudget = dc_field(default_factory=lambda: DecompressionBudget())
+    # The schemes that decode every chunk of a page at once (:mod:`.chunks`).
+    chunk_schemes: dict[str, ChunkSchemeDecoder] = dc_field(default_factory=dict)
 
     def decode(self, encoding: enc.CompressiveEncoding, buffers: BufferCursor, num_values: int) -> DecodedValues:
         kind = encoding.WhichOneof("compression")
@@ -108,8 +113,29 @@ class ValueDecoder:
         finally:
             self.depth -= 1
 
+    def decode_chunks(
+        self, encoding: enc.CompressiveEncoding, buffers: ChunkCursor, counts: np.ndarray
+    ) -> DecodedValues:
+        """The values of every chunk of a page (``counts[k]`` of chunk
+        ``k``), one after the other; raises :class:`.chunks.ChunkByChunk`
+        for an encoding that has no ``decode_chunks`` (unknown ones among
+        them: the chunk by chunk path names them)."""
+        kind = encoding.WhichOneof("compression")
+        scheme = self.chunk_schemes.get(kind) if kind is not None else None
+        if scheme is None or self.depth > MAX_ENCODING_DEPTH:
+            raise ChunkByChunk(str(kind))
+        self.depth += 1
+        try:
+            return scheme(getattr(encoding, kind), buffers, counts, self)
+        finally:
+            self.depth -= 1
+
     def corrupt(self, problem: str) -> CorruptFileError:
         return CorruptFileError(self.where, problem)
+
+    def corrupt_chunk(self, chunk: int, problem: str) -> CorruptFileError:
+        """The error decoding chunk ``chunk`` on its own would raise."""
+        return CorruptFileError(f"{self.where} chunk {chunk}", problem)
 
     def unsupported(self, problem: str) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(self.where, problem)

@@ -20,6 +20,7 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
+from .chunks import ChunkByChunk, ChunkCursor, first, gather_ranges, segment_starts
 from .flat import MAX_BITS_PER_VALUE
 
 # Largest dimension accepted; Arrow's fixed-size lists hold an int32 size.
@@ -97,3 +98,33 @@ def _item_bits(inner: enc.CompressiveEncoding, decoder: ValueDecoder) -> int:
     if kind == "constant" and not inner.constant.HasField("value"):
         return 0
     raise decoder.unsupported(f"items encoded as {kind!r} inside a full zip page's fixed-size lists")
+
+
+def decode_chunks(
+    node: enc.FixedSizeList, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder
+) -> FixedWidthValues:
+    """:func:`decode` over every chunk of a page (:mod:`.chunks`); each
+    chunk's validity bitmap starts at a byte, so the bits past its items are
+    dropped before the chunks' bits are joined."""
+    dimension = node.items_per_value
+    if not 0 < dimension <= MAX_DIMENSION:
+        raise ChunkByChunk("fixed_size_list")
+    num_items = counts * dimension
+    validity = None
+    if node.has_validity:
+        bitmaps = buffers.take("fixed-size list item validity")
+        needed = (num_items + 7) // 8
+        short = first(bitmaps.sizes < needed)
+        if short is not None:
+            raise decoder.corrupt_chunk(
+                short,
+                f"{num_items[short]} items need {needed[short]} bytes of validity, found {bitmaps.sizes[short]}",
+            )
+        bits = np.unpackbits(bitmaps.part(0, needed).joined(), bitorder="little")
+        validity = gather_ranges(bits, 8 * segment_starts(needed), num_items).astype(bool)
+    items = decoder.decode_chunks(node.values, buffers, num_items)
+    if not isinstance(items, FixedWidthValues):
+        raise decoder.unsupported("fixed-size lists of variable-width items are not supported")
+    return FixedWidthValues(
+        items.data, items.bits_per_value * dimension, int(counts.sum()), (validity, *items.list_validity)
+    )

@@ -2,7 +2,8 @@
 page (encoding.md, "Fsst"; ``Fsst`` in ``protos/encodings_v2_1.proto``).
 
 The child encoding (``Variable`` in a mini block chunk or a full zip page)
-yields the compressed values; each is then expanded on its own. The prose
+yields the compressed values; each is then expanded on its own (the values
+of every chunk of a mini block page at once: :func:`decode_chunks`). The prose
 leaves the symbol table and the code stream to the code
 (``rust/compression/fsst`` in the upstream repository):
 
@@ -17,7 +18,8 @@ leaves the symbol table and the code stream to the code
 
 Decoding is vectorized over the whole buffer: escapes are found from the
 parity of runs of 255 bytes, then every code or escaped byte is one row of a
-table of 512 expansions (the symbols, then each byte as itself).
+table of 512 expansions (the symbols, then each byte as itself), each row one
+word as wide as the longest symbol.
 """
 
 from __future__ import annotations
@@ -29,17 +31,34 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueDecoder
+from .chunks import ChunkCursor
 
 SYMBOL_TABLE_BYTES = 8 + 256 * 8 + 256
 _MAGIC = 0x46535354
 _ESCAPE = 255
 # The expansion row of an escape byte itself: expands to nothing.
 _NOTHING = 512
+# Codes expanded together (a block of whole values of about this many codes).
+_BLOCK_CODES = 1 << 20
 
 
 def decode(node: enc.Fsst, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
     table = SymbolTable.parse(node.symbol_table, decoder)
     compressed = decoder.decode(node.values, buffers, num_values)
+    if not isinstance(compressed, VariableWidthValues):
+        raise decoder.corrupt("FSST over values that are not variable width")
+    if not table.compressed:
+        return compressed
+    return table.expand(compressed, decoder)
+
+
+def decode_chunks(
+    node: enc.Fsst, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder
+) -> VariableWidthValues:
+    """:func:`decode` over every chunk of a page (:mod:`.chunks`): the page
+    has one symbol table, so the codes of all chunks expand together."""
+    table = SymbolTable.parse(node.symbol_table, decoder)
+    compressed = decoder.decode_chunks(node.values, buffers, counts)
     if not isinstance(compressed, VariableWidthValues):
         raise decoder.corrupt("FSST over values that are not variable width")
     if not table.compressed:
@@ -57,10 +76,16 @@ class SymbolTable:
         self.lengths = lengths
         self.count = count
         self.compressed = compressed
-        # The same tables, one u64 per row, for fast gathers.
-        self.words = np.ascontiguousarray(expansions).view("<u8").reshape(-1)
-        flags = np.arange(8)[None, :] < lengths[:, None]
-        self.keep = np.ascontiguousarray(flags).view("<u8").reshape(-1)
+        # Gathers move one word per code, as narrow as the longest symbol
+        # allows (1, 2, 4 or 8 bytes): each row's expansion as one word, and
+        # as one word of flags saying which of its bytes are the symbol.
+        longest = int(lengths.max())
+        self.word = next(size for size in (1, 2, 4, 8) if size >= longest)
+        narrow = np.ascontiguousarray(expansions[:, : self.word])
+        self.words = narrow.view(f"<u{self.word}").reshape(-1)
+        flags = np.arange(self.word)[None, :] < lengths[:, None]
+        self.keep = np.ascontiguousarray(flags).view(f"<u{self.word}").reshape(-1)
+        self.sizes = lengths.astype(np.uint8)
 
     @classmethod
     def parse(cls, raw: bytes, decoder: ValueDecoder) -> SymbolTable:
@@ -73,22 +98,40 @@ class SymbolTable:
     def expand(self, values: VariableWidthValues, decoder: ValueDecoder) -> VariableWidthValues:
         start, end = int(values.offsets[0]), int(values.offsets[-1])
         stream = values.data[start:end]
-        ends = values.offsets[1:].astype(np.int64) - start
+        ends = values.offsets[1:] - values.offsets[0] if start else values.offsets[1:]
         if len(stream) and int(stream.max()) < self.count:
-            rows = stream.astype(np.intp)  # symbol codes only: no escape
+            rows = stream  # symbol codes only: each byte is its row
         else:
-            rows = self._rows(stream, ends, decoder)
-        out_lengths = self.lengths[rows]
-        cumulative = np.zeros(len(stream) + 1, dtype=np.int64)
-        np.cumsum(out_lengths, out=cumulative[1:])
-        offsets = cumulative[ends].astype(np.uint64) if len(ends) else np.zeros(0, np.uint64)
-        offsets = np.concatenate([np.zeros(1, np.uint64), offsets])
-        # Each code's 8-byte expansion (gathered as one u64), cut to its
-        # length by a per-code mask of 8 flags; compressing keeps row-major
-        # order, so the kept bytes are the values in order.
-        expanded = self.words[rows].view(np.uint8)
-        keep = self.keep[rows].view(np.bool_)
-        data = np.compress(keep, expanded)
+            rows = self._rows(stream, ends.astype(np.int64), decoder)
+        # No code expands to more than a word: a bound on the output.
+        bound = len(rows) * self.word
+        offsets = np.zeros(len(ends) + 1, dtype=np.uint32 if bound < 2**32 else np.uint64)
+        # A block of whole values (about _BLOCK_CODES codes) at a time: the
+        # gathered sizes, words and flags of a block stay small (and their
+        # memory is reused), where those of a whole page would be several
+        # times its size.
+        cuts = np.searchsorted(ends, np.arange(_BLOCK_CODES, len(rows), _BLOCK_CODES, dtype=ends.dtype), side="right")
+        bounds = np.unique(np.concatenate(([0], cuts, [len(ends)]))).tolist()
+        blocks = [
+            (first_value, last_value, int(ends[first_value - 1]) if first_value else 0, int(ends[last_value - 1]))
+            for first_value, last_value in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+        for first_value, last_value, first_code, last_code in blocks:
+            block_ends = ends[first_value:last_value] - ends.dtype.type(first_code)
+            sums = _value_sums(self.sizes[rows[first_code:last_code]], block_ends)
+            np.cumsum(sums, out=offsets[first_value + 1 : last_value + 1])
+            offsets[first_value + 1 : last_value + 1] += offsets[first_value]
+        data = np.empty(int(offsets[-1]), dtype=np.uint8)
+        for first_value, last_value, first_code, last_code in blocks:
+            codes = rows[first_code:last_code]
+            # Each code's expansion (gathered as one word), cut to its length
+            # by its word of flags; compressing keeps row-major order, so
+            # the kept bytes are the values in order.
+            np.compress(
+                self.keep[codes].view(np.bool_),
+                self.words[codes].view(np.uint8),
+                out=data[int(offsets[first_value]) : int(offsets[last_value])],
+            )
         return VariableWidthValues(offsets, data)
 
     def _rows(self, stream: np.ndarray, ends: np.ndarray, decoder: ValueDecoder) -> np.ndarray:
@@ -111,6 +154,18 @@ class SymbolTable:
         rows = np.where(literal, codes + 256, codes)
         rows[escape] = _NOTHING
         return rows
+
+
+def _value_sums(sizes: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per value, the sum of ``sizes`` (at most 8 each) over its codes; value
+    ``i``'s codes end at ``ends[i]``. The running sum is kept in the
+    narrowest unsigned type that holds the largest value's sum: it wraps
+    around, but its differences at value ends are exact."""
+    largest = 8 * int(np.diff(ends, prepend=0).max()) if len(ends) else 0
+    dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if largest <= np.iinfo(t).max)
+    running = np.zeros(len(sizes) + 1, dtype=dtype)
+    np.cumsum(sizes, dtype=dtype, out=running[1:])
+    return np.diff(running[ends], prepend=dtype(0))
 
 
 @functools.lru_cache(maxsize=8)

@@ -6,14 +6,18 @@ The child encoding decodes one fixed-width value per row whose width is the
 sum of the children's ``bits_per_value``; the children's values lie in each
 row one after the other, in struct order. The result stays one row-wide
 fixed-width block: splitting it into the children is Arrow assembly
-(:mod:`..columns`).
+(:mod:`..columns`). The chunks of a mini block page are decoded together by
+:func:`decode_chunks`.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
 from .base import BufferCursor, ValueDecoder
+from .chunks import ChunkByChunk, ChunkCursor
 
 
 def decode(node: enc.PackedStruct, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
@@ -21,6 +25,19 @@ def decode(node: enc.PackedStruct, buffers: BufferCursor, num_values: int, decod
     if not widths or any(width == 0 or width % 8 for width in widths):
         raise decoder.unsupported(f"packed struct children of {widths} bits (only whole bytes are supported)")
     rows = decoder.decode(node.values, buffers, num_values)
+    if not isinstance(rows, FixedWidthValues) or rows.bits_per_value != sum(widths):
+        raise decoder.corrupt(f"packed struct rows do not decode to {sum(widths)}-bit values")
+    return rows
+
+
+def decode_chunks(
+    node: enc.PackedStruct, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder
+) -> FixedWidthValues:
+    """:func:`decode` over every chunk of a page (:mod:`.chunks`)."""
+    widths = list(node.bits_per_value)
+    if not widths or any(width == 0 or width % 8 for width in widths):
+        raise ChunkByChunk("packed_struct")
+    rows = decoder.decode_chunks(node.values, buffers, counts)
     if not isinstance(rows, FixedWidthValues) or rows.bits_per_value != sum(widths):
         raise decoder.corrupt(f"packed struct rows do not decode to {sum(widths)}-bit values")
     return rows

@@ -9,15 +9,20 @@ the runs are expanded until ``num_values`` values are out. In a whole page
 buffer (block context, such as the levels of a 2.2 constant page) the two
 are framed in one buffer: the size of the run values in bytes (u64), the
 run values, the run lengths; the prose leaves this frame to the code.
+
+The runs of every chunk of a mini block page expand together, with one
+``np.repeat`` (:func:`decode_chunks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ....errors import LanceFormatError
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
-from .base import BufferCursor, ValueContext, ValueDecoder
+from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueContext, ValueDecoder
+from .chunks import ChunkBuffers, ChunkByChunk, ChunkCursor, first, segment_starts
 
 
 def _flat_width(child: enc.CompressiveEncoding, what: str, decoder: ValueDecoder) -> int:
@@ -41,12 +46,15 @@ def decode(node: enc.Rle, buffers: BufferCursor, num_values: int, decoder: Value
         raise decoder.unsupported(f"compressive encoding 'rle' is not supported in the {decoder.context.value} context")
     if num_values == 0:
         return FixedWidthValues(np.zeros(0, np.uint8), 8 * value_bytes, 0)
+    _check_expansion(num_values * value_bytes, decoder)
     if len(values) % value_bytes or len(lengths) % length_bytes:
         raise decoder.corrupt("run-length buffers are not whole values")
     runs = len(values) // value_bytes
     if len(lengths) // length_bytes != runs:
         raise decoder.corrupt(f"{runs} run values but {len(lengths) // length_bytes} run lengths")
-    counts = lengths.view(f"<u{length_bytes}").astype(np.int64)
+    # A run longer than num_values is cut anyway: capping it first keeps a
+    # huge stored length from wrapping around in int64.
+    counts = np.minimum(lengths.view(f"<u{length_bytes}").astype(np.uint64), num_values).astype(np.int64)
     if int(counts.sum()) < num_values:
         raise decoder.corrupt(f"runs of {int(counts.sum())} values for {num_values}")
     # Runs past num_values are cut, like pylance's reader does.
@@ -58,6 +66,14 @@ def decode(node: enc.Rle, buffers: BufferCursor, num_values: int, decoder: Value
     return FixedWidthValues(np.repeat(rows, counts, axis=0).reshape(-1), 8 * value_bytes, num_values)
 
 
+def _check_expansion(size: int, decoder: ValueDecoder, chunk: int | None = None) -> None:
+    """Runs may be long (64-bit lengths): what one chunk's (or one block's)
+    runs expand to is bounded as a constant's values are."""
+    if size > MAX_EXPANDED_BYTES:
+        problem = f"run-length values of {size} bytes are more than this reader expands"
+        raise decoder.corrupt(problem) if chunk is None else decoder.corrupt_chunk(chunk, problem)
+
+
 def _framed(block: np.ndarray, decoder: ValueDecoder) -> tuple[np.ndarray, np.ndarray]:
     """(run values, run lengths) of a block-context buffer."""
     if len(block) < 8:
@@ -66,3 +82,66 @@ def _framed(block: np.ndarray, decoder: ValueDecoder) -> tuple[np.ndarray, np.nd
     if size > len(block) - 8:
         raise decoder.corrupt(f"run values of {size} bytes in a block of {len(block)}")
     return block[8 : 8 + size], block[8 + size :]
+
+
+def decode_chunks(node: enc.Rle, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder) -> FixedWidthValues:
+    """:func:`decode` over every chunk of a page (:mod:`.chunks`): the runs
+    of all chunks are gathered, each cut where its chunk's values end, and
+    expanded by one ``np.repeat``."""
+    try:
+        value_bytes = _flat_width(node.values, "values", decoder)
+        length_bytes = _flat_width(node.run_lengths, "lengths", decoder)
+    except LanceFormatError:
+        raise ChunkByChunk("rle") from None
+    if decoder.context is ValueContext.MINI_BLOCK:
+        values = buffers.take("run values")
+        lengths = buffers.take("run lengths")
+    elif decoder.context is ValueContext.BLOCK:
+        values, lengths = _framed_chunks(buffers.take("run-length block"), decoder)
+    else:
+        raise ChunkByChunk("rle")
+    large = first(counts * value_bytes > MAX_EXPANDED_BYTES)
+    if large is not None:
+        _check_expansion(int(counts[large]) * value_bytes, decoder, large)
+    used = counts > 0
+    ragged = first(used & ((values.sizes % value_bytes != 0) | (lengths.sizes % length_bytes != 0)))
+    if ragged is not None:
+        raise decoder.corrupt_chunk(ragged, "run-length buffers are not whole values")
+    runs = np.where(used, values.sizes // value_bytes, 0)
+    unequal = first(used & (lengths.sizes // length_bytes != runs))
+    if unequal is not None:
+        raise decoder.corrupt_chunk(
+            unequal, f"{runs[unequal]} run values but {lengths.sizes[unequal] // length_bytes} run lengths"
+        )
+    # A chunk without values keeps none of its runs.
+    stored = lengths.part(0, runs * length_bytes).joined().view(f"<u{length_bytes}")
+    chunk_of_run = np.repeat(np.arange(len(counts)), runs)
+    run_lengths = np.minimum(stored.astype(np.uint64), counts[chunk_of_run].astype(np.uint64)).astype(np.int64)
+    # Values before each run within its chunk, and the runs' sum per chunk.
+    before = np.zeros(len(run_lengths) + 1, dtype=np.int64)
+    np.cumsum(run_lengths, out=before[1:])
+    first_run = segment_starts(runs)
+    totals = before[first_run + runs] - before[first_run]
+    before = before[:-1] - before[first_run][chunk_of_run]
+    short = first(totals < counts)
+    if short is not None:
+        raise decoder.corrupt_chunk(short, f"runs of {totals[short]} values for {counts[short]}")
+    # Runs past each chunk's values are cut, like pylance's reader does.
+    kept = np.clip(counts[chunk_of_run] - before, 0, run_lengths)
+    rows = values.part(0, runs * value_bytes).joined().reshape(-1, value_bytes)
+    total = int(counts.sum())
+    return FixedWidthValues(np.repeat(rows, kept, axis=0).reshape(-1), 8 * value_bytes, total)
+
+
+def _framed_chunks(blocks: ChunkBuffers, decoder: ValueDecoder) -> tuple[ChunkBuffers, ChunkBuffers]:
+    """:func:`_framed` of every chunk's block."""
+    headless = first(blocks.sizes < 8)
+    if headless is not None:
+        raise decoder.corrupt_chunk(headless, f"a run-length block of {blocks.sizes[headless]} bytes has no header")
+    sizes = blocks.leading(np.dtype("<u8"), np.arange(len(blocks)))
+    room = (blocks.sizes - 8).astype(np.uint64)
+    over = first(sizes > room)
+    if over is not None:
+        raise decoder.corrupt_chunk(over, f"run values of {sizes[over]} bytes in a block of {blocks.sizes[over]}")
+    value_sizes = sizes.astype(np.int64)
+    return blocks.part(8, value_sizes), blocks.part(8 + value_sizes, blocks.sizes - 8 - value_sizes)

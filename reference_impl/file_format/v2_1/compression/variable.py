@@ -6,7 +6,8 @@ bits); the layout of the one buffer depends on the context:
 
 * mini block chunk: ``num_values + 1`` offsets, then the bytes; the offsets
   count from the start of the buffer (the first one is where the bytes
-  begin);
+  begin); the chunks of a page are decoded together by
+  :func:`decode_chunks`;
 * block (a whole page buffer, such as a dictionary): a u32 giving the
   offsets' width in bits, then where the bytes begin (u32 for 32-bit
   offsets; for 64-bit offsets a u64 at byte 8), then the offsets and the
@@ -24,6 +25,7 @@ from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
 from .buffer_compression import decompress
+from .chunks import ChunkByChunk, ChunkCursor, first, segment_starts
 
 _OFFSET_TYPES: dict[int, np.dtype] = {32: np.dtype("<u4"), 64: np.dtype("<u8")}
 
@@ -128,3 +130,51 @@ def _offsets_then_bytes(
     if num_values and (np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(data)):
         raise decoder.corrupt("variable-width offsets decrease or run past their buffer")
     return VariableWidthValues(offsets, data)
+
+
+def decode_chunks(
+    node: enc.Variable, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder
+) -> VariableWidthValues:
+    """:func:`decode` over every mini block chunk of a page (:mod:`.chunks`):
+    the offsets of all chunks are gathered and checked at once, then the
+    bytes they delimit, and the offsets are renumbered over the joined
+    bytes."""
+    offsets = node.offsets
+    dtype = _OFFSET_TYPES.get(offsets.flat.bits_per_value) if offsets.WhichOneof("compression") == "flat" else None
+    if decoder.context is not ValueContext.MINI_BLOCK or node.HasField("values") or dtype is None:
+        raise ChunkByChunk("variable")
+    chunks = buffers.take("variable-width values")
+    offsets_bytes = (counts + 1) * dtype.itemsize
+    short = first(chunks.sizes < offsets_bytes)
+    if short is not None:
+        raise decoder.corrupt_chunk(
+            short,
+            f"{counts[short]} variable-width values need {offsets_bytes[short]} bytes of offsets "
+            f"but the buffer has {chunks.sizes[short]}",
+        )
+    # Chunk k's offsets are stored[firsts[k] : lasts[k] + 1].
+    stored = chunks.part(0, offsets_bytes).joined().view(dtype)
+    firsts = segment_starts(counts + 1)
+    lasts = firsts + counts
+    # Compared unsigned, as stored: a huge u64 offset stays huge.
+    steps_down = stored[1:] < stored[:-1]
+    across = firsts[1:] - 1  # the step from one chunk's last offset to the next chunk's first
+    steps_down[across] = False
+    bad = stored[lasts] > chunks.sizes.astype(np.uint64)
+    down = np.flatnonzero(steps_down)
+    bad[np.searchsorted(firsts, down, side="right") - 1] = True
+    bad &= counts > 0
+    wrong = first(bad)
+    if wrong is not None:
+        raise decoder.corrupt_chunk(wrong, "variable-width offsets decrease or run past their buffer")
+    # Every offset of a chunk with values is now within its buffer; a chunk
+    # without values keeps none of its bytes.
+    value_start = np.where(counts > 0, stored[firsts], 0).astype(np.int64)
+    value_end = np.where(counts > 0, stored[lasts], 0).astype(np.int64)
+    data = chunks.part(value_start, value_end - value_start).joined()
+    # The steps between stored offsets are the values' lengths, but for the
+    # jumps from one chunk's offsets to the next chunk's.
+    lengths = np.delete(np.diff(stored), across)
+    out_offsets = np.zeros(len(lengths) + 1, dtype=np.uint32 if len(data) < 2**32 else np.uint64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    return VariableWidthValues(out_offsets, data)
