@@ -170,7 +170,7 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Pause the cyclic garbage collector for one validation run.
 
     A run builds hundreds of thousands of small objects that form no cycles
@@ -221,7 +221,7 @@ def validate(
         spec_revision = revision(spec_revision)
     if io_threads is not None and io_threads < 1:
         raise ValueError(f"io_threads must be at least 1, not {io_threads}")
-    with _collector_paused():
+    with collector_paused():
         return _validate(
             path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads, distribution
         )

@@ -52,7 +52,7 @@ from reference_impl.errors import LanceFormatError
 from ..spark_session import SparkError, start_session
 from ..spec_revisions import NEWEST, SpecRevision, revision
 from .context import DatasetView, Loaded, load
-from .engine import Report, _collector_paused, applies_under, open_dataset_view, version_findings
+from .engine import Report, applies_under, collector_paused, open_dataset_view, version_findings
 from .engine import validate as validate_locally
 from .registry import Finding, Rule
 from .ruleset import iter_rules
@@ -212,7 +212,7 @@ def run_versions(payload: bytes) -> bytes:
         selected = [rule for rule in iter_rules(job.rules) if applies_under(rule, spec_revision)]
         if tuple(rule.id for rule in selected) != job.rule_ids:
             return pickle.dumps(None)  # another installation of the project: the driver's rules decide
-        with _collector_paused():
+        with collector_paused():
             view = open_dataset_view(job.path, job.storage_options, job.manifest_store)
             view.spec_revision = spec_revision
             view.io_threads = job.io_threads
