@@ -43,6 +43,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +62,10 @@ __all__ = ["DEFAULT_MASTER", "SparkDistribution", "SparkError", "validate"]
 
 #: The master when none is named: the driver's own JVM, a task per core.
 DEFAULT_MASTER = "local[*]"
-#: Chunks of per-file loads per task slot: a few, so that a slow chunk does not hold up the job.
-LOAD_CHUNKS_PER_SLOT = 4
+#: Chunks of per-file loads per task slot: one. Each task costs tens of
+#: milliseconds of scheduling and Python worker traffic in local mode (128
+#: chunks of 10,000 footer loads took 10 s, 8 took 1 s: benchmarks/README.md).
+LOAD_CHUNKS_PER_SLOT = 1
 #: Runs of versions per task slot, for the same reason.
 VERSION_CHUNKS_PER_SLOT = 2
 #: Fewer loads than this are read on the driver: a Spark job costs more than they do.
@@ -129,11 +132,45 @@ def _pickler() -> type:
     return _pickler_class
 
 
-def dumps(value: Any) -> bytes:
-    """``value`` as bytes an executor or the driver can :func:`pickle.loads`."""
+def _subclasses(cls: type) -> list[type]:
+    found = [cls]
+    direct: list[type] = type.__subclasses__(cls)
+    for sub in direct:
+        found.extend(_subclasses(sub))
+    return found
+
+
+def _fast_dumps(value: Any) -> bytes:
+    """The C pickler, with the reductions above registered per class (its
+    ``dispatch_table``: no Python call for the other objects, unlike
+    ``reducer_override``). Raises on anything it cannot pickle by reference
+    (a closure, say)."""
+    table: dict[type, Callable[[Any], Any]] = {cls: _special_reduction for cls in _subclasses(LanceFormatError)}
+    for module, name in (
+        ("reference_impl.storage.object_store", "S3Storage"),
+        ("reference_impl.commit.external_store.sqlite", "SqliteManifestStore"),
+    ):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            table[getattr(loaded, name)] = _special_reduction
     buffer = io.BytesIO()
-    _pickler()(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = table
+    pickler.dump(value)
     return buffer.getvalue()
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` as bytes an executor or the driver can :func:`pickle.loads`:
+    through the C pickler when it can (footer loads are module functions and
+    tuples: ten times faster), else through cloudpickle (a deletion file's
+    read is a closure)."""
+    try:
+        return _fast_dumps(value)
+    except Exception:  # something only cloudpickle can carry: the slower road
+        buffer = io.BytesIO()
+        _pickler()(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+        return buffer.getvalue()
 
 
 def _chunks(items: Sequence, count: int) -> list[Sequence]:
@@ -151,23 +188,30 @@ def _chunks(items: Sequence, count: int) -> list[Sequence]:
 # -- on the executors ---------------------------------------------------------------------
 
 
-def run_loads(payload: bytes) -> bytes:
-    """Runs on an executor: each ``(action, args)`` of the pickled chunk
-    loaded (:func:`~conformance.validator.context.load`); back, a pickled
-    list with the :data:`Loaded` of each, or None where it raised another
-    exception or cannot be pickled (the driver does that one). None for the
-    whole chunk when it cannot be unpickled here."""
+def _load_quietly(job: tuple[Callable, tuple]) -> Loaded | None:
+    action, args = job
     try:
-        jobs = pickle.loads(payload)
+        return load(action, *args)
+    except Exception:  # not a format error: the driver meets it where a local run does
+        return None
+
+
+def run_loads(payload: bytes) -> bytes:
+    """Runs on an executor: ``(threads, jobs)`` unpickled, each ``(action,
+    args)`` of ``jobs`` loaded (:func:`~conformance.validator.context.load`),
+    ``threads`` at a time (the run's ``io_threads``: one on a local disk,
+    more on an object store, where each read waits on the network); back, a
+    pickled list with the :data:`Loaded` of each, or None where it raised
+    another exception or cannot be pickled (the driver does that one). None
+    for the whole chunk when it cannot be unpickled here."""
+    try:
+        threads, jobs = pickle.loads(payload)
     except Exception:  # the driver reads this chunk itself (module docstring)
         return pickle.dumps(None)
-    results: list[Loaded | None] = []
-    for action, args in jobs:
-        try:
-            results.append(load(action, *args))
-        except Exception:  # not a format error: the driver meets it where a local run does
-            results.append(None)
-    return _dump_results(results)
+    if threads <= 1 or len(jobs) < 2:
+        return _dump_results([_load_quietly(job) for job in jobs])
+    with ThreadPoolExecutor(min(threads, len(jobs)), thread_name_prefix="validator-io") as pool:
+        return _dump_results(list(pool.map(_load_quietly, jobs)))
 
 
 def _dump_results(results: list) -> bytes:
@@ -256,6 +300,8 @@ class SparkDistribution:
         self.loads_on_executors = 0
         self.versions_done_on_executors = 0
         self.redone_locally = 0
+        #: Reads at once within an executor's chunk: the run's io_threads (set by attach).
+        self.io_threads = 1
 
     @property
     def slots(self) -> int:
@@ -263,6 +309,7 @@ class SparkDistribution:
 
     def attach(self, view: DatasetView) -> None:
         view.loader = self.load_all
+        self.io_threads = view.io_threads
 
     def load_all(self, jobs: list[tuple[Callable, tuple]]) -> list[Loaded | None]:
         """Each ``(action, args)`` loaded on an executor, in order (None: not done there)."""
@@ -272,7 +319,7 @@ class SparkDistribution:
         payloads: list[bytes | None] = []
         for chunk in chunks:
             try:
-                payloads.append(dumps(list(chunk)))
+                payloads.append(dumps((self.io_threads, list(chunk))))
             except Exception:  # something in it does not pickle: the driver loads this chunk
                 payloads.append(None)
         answers = self._collect(run_loads, payloads)

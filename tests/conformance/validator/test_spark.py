@@ -113,10 +113,12 @@ def test_an_executor_sends_back_format_errors_and_leaves_other_failures_to_the_d
     """What an executor's chunk of loads gives back: the value, the format
     error as the local load keeps it, and None (the driver loads it itself,
     meeting the error where a local run does) for anything else."""
-    answer = pickle.loads(run_loads(dumps([(len, ("abc",)), (_corrupt, ("/d/x",)), (_broken, ("/d/y",))])))
-    assert answer[0] == Ok(3)
-    assert isinstance(answer[1], Failed) and str(answer[1].error) == "/d/x: bytes that do not decode"
-    assert answer[2] is None
+    jobs = [(len, ("abc",)), (_corrupt, ("/d/x",)), (_broken, ("/d/y",))]
+    for threads in (1, 4):
+        answer = pickle.loads(run_loads(dumps((threads, jobs))))
+        assert answer[0] == Ok(3)
+        assert isinstance(answer[1], Failed) and str(answer[1].error) == "/d/x: bytes that do not decode"
+        assert answer[2] is None
     assert pickle.loads(run_loads(b"not a pickle")) is None
     assert pickle.loads(run_versions(b"not a pickle")) is None
 
