@@ -1,4 +1,6 @@
-"""The ``lance-conformance`` command."""
+"""The ``lance-conformance`` command: one cohesive concept, the argument
+parser of every subcommand with a small handler each (the work is done by the
+modules they import, lazily, so that a command loads only what it needs)."""
 
 from __future__ import annotations
 
