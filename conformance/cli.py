@@ -1,13 +1,20 @@
-"""The ``lance-conformance`` command."""
+"""The ``lance-conformance`` command: one cohesive concept, the argument
+parser of every subcommand with a small handler each (the work is done by the
+modules they import, lazily, so that a command loads only what it needs)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError
 
 from .harness.command import add_harness_parser
+
+if TYPE_CHECKING:
+    from .validator import Report
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -114,19 +121,36 @@ def _validate(args: argparse.Namespace) -> int:
     from .validator.baseline import gates, load_baseline, settle
     from .validator.report import FORMATS
 
+    if args.master is not None and not args.spark:
+        args.parser.error("--master names the Spark master of --spark; add --spark")
     fail_on = Severity(args.fail_on)
     baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
     path, version = _selected(args)
-    report = validate(
-        path,
-        version=version,
-        all_versions=args.all_versions,
-        rules=args.rules,
-        spec_revision=args.spec_revision,
-        storage_options=dict(args.storage_options),
-        manifest_store=args.manifest_store,
-        io_threads=args.io_threads,
-    )
+    if args.spark:
+        # Deliberately lazy: only --spark needs the Spark job (and pyspark under it).
+        from functools import partial
+
+        from .validator.spark import SparkError
+        from .validator.spark import validate as validate_on_spark
+
+        run: Callable[..., Report] = partial(validate_on_spark, master=args.master or "local[*]")
+        spark_errors: tuple[type[Exception], ...] = (SparkError,)
+    else:
+        run, spark_errors = validate, ()
+    try:
+        report = run(
+            path,
+            version=version,
+            all_versions=args.all_versions,
+            rules=args.rules,
+            spec_revision=args.spec_revision,
+            storage_options=dict(args.storage_options),
+            manifest_store=args.manifest_store,
+            io_threads=args.io_threads,
+        )
+    except spark_errors as exc:  # Spark could not start: nothing was validated
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
     print(FORMATS[args.format](report))
@@ -539,10 +563,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="data file footers and deletion files read at once (default: 1 on a local disk, 32 on an object store); "
         "the report is the same",
     )
+    validate.add_argument(
+        "--spark",
+        action="store_true",
+        help="run as a Spark job: per-file reads and (for several versions) per-version checks on executors; "
+        "the report is the same (exit 2 when Spark cannot start)",
+    )
+    validate.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="the Spark master for --spark (default: local[*]; spark://HOST:PORT for a cluster)",
+    )
     _add_spec_revision_option(validate)
     _add_storage_option(validate)
     _add_manifest_store_option(validate)
-    validate.set_defaults(run=_validate)
+    validate.set_defaults(run=_validate, parser=validate)
 
     rules = commands.add_parser("rules", help="list the validator's rules")
     rules.add_argument(

@@ -108,6 +108,10 @@ class DatasetView:
     #: Reads run at once by :meth:`prefetch`; 1 reads every file when a rule
     #: first asks for it, one after another.
     io_threads: int = 1
+    #: Runs :meth:`prefetch`'s loads elsewhere (on Spark executors:
+    #: :mod:`conformance.validator.spark`): given ``(action, args)`` pairs, each
+    #: one's :func:`load` result in order, or None for one to be run here.
+    loader: Callable[[list[tuple[Callable, tuple]]], list[Loaded | None]] | None = None
 
     @cached_property
     def listing(self) -> VersionListing:
@@ -175,7 +179,7 @@ class DatasetView:
         serial run gives. A load that raises something other than a format
         error is not kept: the rule that asks for it runs it again and meets
         the error where the engine reports it."""
-        if self.io_threads <= 1:
+        if self.io_threads <= 1 and self.loader is None:
             return
         pending: dict = {}
         for key, action, *args in jobs:
@@ -184,6 +188,12 @@ class DatasetView:
         if len(pending) < 2:
             return
         items = list(pending.items())
+        if self.loader is not None:
+            loaded_elsewhere = self.loader([(action, tuple(args)) for _, (action, args) in items])
+            for (key, _), loaded in zip(items, loaded_elsewhere, strict=True):
+                if loaded is not None:
+                    self._cache[key] = loaded
+            return
         with ThreadPoolExecutor(min(self.io_threads, len(items)), thread_name_prefix="validator-io") as pool:
             for start in range(0, len(items), _PREFETCH_BATCH):
                 batch = items[start : start + _PREFETCH_BATCH]

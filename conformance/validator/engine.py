@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import uri_manifest_store
@@ -91,6 +91,20 @@ class Report:
         return document
 
 
+class Distribution(Protocol):
+    """Where a run sends work beyond this process (:mod:`.spark`): it may
+    give the view a :attr:`~.context.DatasetView.loader` for the per-file
+    reads, and may run the versions' rules elsewhere. Either way the report
+    is the one a local run gives."""
+
+    def attach(self, view: DatasetView) -> None:
+        """Prepare ``view`` before any rule runs (set its loader)."""
+
+    def run_versions(self, view: DatasetView, selected: list[Rule], versions: list[int]) -> list[list[Finding]] | None:
+        """Each version's :func:`version_findings`, in the order of
+        ``versions``; None to let the engine run them here."""
+
+
 def open_dataset_view(
     path: str | os.PathLike | DatasetUri,
     storage_options: Mapping[str, str] | None = None,
@@ -156,7 +170,7 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Pause the cyclic garbage collector for one validation run.
 
     A run builds hundreds of thousands of small objects that form no cycles
@@ -185,6 +199,7 @@ def validate(
     storage_options: Mapping[str, str] | None = None,
     manifest_store: ExternalManifestStore | None = None,
     io_threads: int | None = None,
+    distribution: Distribution | None = None,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. ``rules`` selects rules by id or id prefix.
@@ -200,13 +215,16 @@ def validate(
     written. ``io_threads`` is how many data file footers and deletion files
     are read at once (1: one after another); by default one on a local
     disk and 32 on an object store (:func:`~.context.default_io_threads`).
-    The report is the same whatever it is."""
+    The report is the same whatever it is, and with a ``distribution``
+    (:func:`conformance.validator.spark.validate` runs on Spark)."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     if io_threads is not None and io_threads < 1:
         raise ValueError(f"io_threads must be at least 1, not {io_threads}")
-    with _collector_paused():
-        return _validate(path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads)
+    with collector_paused():
+        return _validate(
+            path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads, distribution
+        )
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -224,6 +242,7 @@ def _validate(
     storage_options: Mapping[str, str] | None,
     manifest_store: ExternalManifestStore | None,
     io_threads: int | None,
+    distribution: Distribution | None = None,
 ) -> Report:
     try:
         view = open_dataset_view(path, storage_options, manifest_store)
@@ -260,15 +279,27 @@ def _validate(
             )
         )
     view.selected_versions = versions
+    if distribution is not None:
+        distribution.attach(view)
     for rule in selected:
         if rule.scope is Scope.DATASET:
             report.findings.extend(_run(rule, view, None))
-    for number in versions:
-        version_view = view.version_view(number)
-        if version_view is None:
-            continue  # the manifest rules report why it did not load
-        found = [f for rule in selected if rule.scope is Scope.VERSION for f in _run(rule, version_view, number)]
-        # A finding a known defect of this version's writer explains becomes a warning naming it.
-        report.findings.extend(explain(found, version_view.manifest.writer_version))
+    per_version = distribution.run_versions(view, selected, versions) if distribution is not None else None
+    if per_version is None:
+        per_version = [version_findings(view, selected, number) for number in versions]
+    for found in per_version:
+        report.findings.extend(found)
     report.findings.sort(key=lambda f: (f.version or 0, f.rule, f.location or "", f.message))
     return report
+
+
+def version_findings(view: DatasetView, selected: list[Rule], number: int) -> list[Finding]:
+    """What the version-scoped rules of ``selected`` find in version
+    ``number``, a known defect of its writer applied (nothing when its
+    manifest does not load: the manifest rules report why)."""
+    version_view = view.version_view(number)
+    if version_view is None:
+        return []
+    found = [f for rule in selected if rule.scope is Scope.VERSION for f in _run(rule, version_view, number)]
+    # A finding a known defect of this version's writer explains becomes a warning naming it.
+    return explain(found, version_view.manifest.writer_version)
