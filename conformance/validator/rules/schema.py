@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import bisect
 
-from reference_impl.logical_types import (
-    MAX_NESTING_DEPTH,
-    field_role,
-)
-from reference_impl.schema import TOP_LEVEL_PARENT, Field, FieldType
+from reference_impl.schema import TOP_LEVEL_PARENT, Field, FieldType, field_role
 from reference_impl.transactions import Clone, Overwrite, Restore
+from reference_impl.type_grammar import MAX_NESTING_DEPTH
 
 from ..context import VersionView
 from ..facts.findings import tolerated
