@@ -108,6 +108,10 @@ class DatasetView:
     #: Reads run at once by :meth:`prefetch`; 1 reads every file when a rule
     #: first asks for it, one after another.
     io_threads: int = 1
+    #: Every fragment decoded in this run, by its message bytes: a fragment
+    #: that many manifests list unchanged is decoded once and is one object in
+    #: all of them (facts/fragment_checks.py checks it once).
+    _fragments: dict[bytes, Fragment] = dc_field(default_factory=dict)
 
     @cached_property
     def listing(self) -> VersionListing:
@@ -148,8 +152,16 @@ class DatasetView:
                     LanceFormatError(str(self.storage.root), f"version {version} has no manifest")
                 )
             else:
-                self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath))
+                self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath, self._fragment))
         return self._manifests[version]
+
+    def _fragment(self, message) -> Fragment:
+        """The fragment ``message`` (a ``DataFragment``) holds, decoded once per run."""
+        data = message.SerializeToString()
+        fragment = self._fragments.get(data)
+        if fragment is None:
+            fragment = self._fragments[data] = Fragment.from_proto(message)
+        return fragment
 
     def version_view(self, version: int) -> VersionView | None:
         loaded = self.manifest_file(version)
