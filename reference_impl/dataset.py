@@ -119,6 +119,7 @@ class Dataset:
         storage_options: Mapping[str, str] | None = None,
         manifest_store: ExternalManifestStore | None = None,
         synchronize: bool = True,
+        with_transaction: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
@@ -141,6 +142,10 @@ class Dataset:
         manifest sets a reader feature flag this implementation does not know,
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
+
+        With ``with_transaction`` False the transaction the manifest embeds
+        is not decoded (``manifest_file.transaction`` is None): for a reader
+        that only describes the version (``describe``).
         """
         storage = dataset_storage(uri, storage_options, writable=synchronize)
         manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
@@ -148,7 +153,7 @@ class Dataset:
             resolved, relpath, scheme = resolve_version(storage, version)
         else:
             resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version, synchronize=synchronize)
-        manifest_file = read_manifest_file(storage, relpath)
+        manifest_file = read_manifest_file(storage, relpath, with_transaction=with_transaction)
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
             # a manifest holding another version is not the version asked for.
@@ -253,7 +258,7 @@ class Dataset:
     def row_ids(self, fragment: Fragment) -> list[int] | None:
         """The stable row id of every physical row of ``fragment``, or None
         when the dataset does not use stable row ids."""
-        if not self.uses_stable_row_ids:
+        if not self.manifest.reader_feature_flags & feature_flags.STABLE_ROW_IDS:  # per fragment: no property call
             return None
         return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path)
 
