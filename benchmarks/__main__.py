@@ -14,13 +14,14 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import commits, files, reader, validator, validator_io, workers
+    from . import commits, files, reader, validator, validator_io, validator_scale, workers
 
     return [
         *reader.BENCHMARKS,
         *files.BENCHMARKS,
         *validator.BENCHMARKS,
         *validator_io.BENCHMARKS,
+        *validator_scale.BENCHMARKS,
         *commits.BENCHMARKS,
         *workers.BENCHMARKS,
     ]

@@ -25,6 +25,7 @@ version: same findings, and the engine orders them
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from typing import TypeVar
 
 from reference_impl.fragments import DataFile, Fragment
@@ -32,9 +33,11 @@ from reference_impl.fragments import DataFile, Fragment
 from ..context import VersionView
 from .data_files import FileFacts, Located, base_storages, file_facts, locate, prefetch_footers
 
-#: What a check yields per finding: message, location below the fragment, symptom.
+#: A finding of a check: message, location below the fragment, symptom.
 FragmentFinding = tuple[str, str, "str | None"]
-FragmentCheck = Callable[[VersionView, Fragment], Iterable[FragmentFinding]]
+#: A check yields ``(k, message, detail, symptom)``, ``k`` the fragment's
+#: position in :attr:`NewFragments.fragments`.
+FragmentCheck = Callable[[VersionView, "NewFragments"], Iterable[tuple[int, str, str, "str | None"]]]
 
 _CHECKS: dict[str, FragmentCheck] = {}
 
@@ -42,11 +45,17 @@ T = TypeVar("T")
 
 
 class _Raised:
-    """A check that raised on a fragment: its rule raises the same error
-    when it reaches that fragment, as it did walking the version."""
+    """A check that raised on a fragment: its rule gives what the check
+    yielded on that fragment before the error, then raises the same error,
+    as it did walking the version."""
 
-    def __init__(self, error: Exception):
+    def __init__(self, error: Exception, partial: tuple[FragmentFinding, ...]):
         self.error = error
+        self.partial = partial
+
+
+#: The results of a fragment on which no check found anything (shared, never changed).
+_NOTHING: dict = {}
 
 
 def fragment_check(rule_id: str) -> Callable[[FragmentCheck], FragmentCheck]:
@@ -62,27 +71,45 @@ def fragment_check(rule_id: str) -> Callable[[FragmentCheck], FragmentCheck]:
     return register
 
 
-def fragment_files(fragment: Fragment) -> Iterator[tuple[str, DataFile]]:
-    """``(detail, data file)`` for each data file of ``fragment``; the detail
-    locates it below the fragment."""
-    for d_index, data_file in enumerate(fragment.files):
-        yield f".files[{d_index}]", data_file
+class NewFragments:
+    """Fragments no earlier version of the run listed, as the checks see
+    them: every data file, where each resolves and the footer facts of those
+    that read, listed once for all the checks. ``k`` in each entry is the
+    fragment's position in :attr:`fragments`."""
 
+    def __init__(self, view: VersionView, fragments: list[Fragment]):
+        self.view = view
+        self.fragments = fragments
 
-def located_files(view: VersionView, fragment: Fragment) -> Iterator[tuple[str, DataFile, Located]]:
-    """:func:`fragment_files` with where each file resolved (:func:`.data_files.locate`)."""
-    bases = base_storages(view)
-    for detail, data_file in fragment_files(fragment):
-        yield detail, data_file, locate(view, data_file, bases)
+    @cached_property
+    def files(self) -> list[tuple[int, Fragment, str, DataFile]]:
+        """``(k, fragment, detail, data file)``; the detail locates the file below the fragment."""
+        return [
+            (k, fragment, f".files[{d_index}]", data_file)
+            for k, fragment in enumerate(self.fragments)
+            for d_index, data_file in enumerate(fragment.files)
+        ]
 
+    @cached_property
+    def located(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
+        """:attr:`files` with where each resolved (:func:`.data_files.locate`);
+        on an object store each existence check is a request, made concurrently."""
+        view, bases = self.view, base_storages(self.view)
+        found = view.dataset.map_remote(lambda entry: locate(view, entry[3], bases), self.files)
+        return [(*entry, located) for entry, located in zip(self.files, found, strict=True)]
 
-def readable_files(view: VersionView, fragment: Fragment) -> Iterator[tuple[str, DataFile, FileFacts]]:
-    """:func:`fragment_files` with the footer facts of each file that exists and reads."""
-    for detail, data_file, located in located_files(view, fragment):
-        if located.ok:
-            facts = file_facts(view, located)
-            if facts.ok:
-                yield detail, data_file, facts.value
+    @cached_property
+    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`files` with the footer facts of each file that exists and
+        reads (the footers read concurrently first, with the run's I/O threads)."""
+        prefetch_footers(self.view, [entry[4] for entry in self.located])
+        found = []
+        for k, fragment, detail, data_file, located in self.located:
+            if located.ok:
+                facts = file_facts(self.view, located)
+                if facts.ok:
+                    found.append((k, fragment, detail, data_file, facts.value))
+        return found
 
 
 def fragment_findings(view: VersionView, rule_id: str) -> Iterator[tuple[str, str, str | None]]:
@@ -100,23 +127,47 @@ def fragment_results(view: VersionView, rule_id: str) -> Iterator[tuple[int, tup
     check raised on a fragment is raised when that fragment is reached."""
     for f_index, found in _flagged(view).get(rule_id, ()):
         if isinstance(found, _Raised):
+            if found.partial:
+                yield f_index, found.partial
             raise found.error
         yield f_index, found
 
 
-def check_fragment(view: VersionView, fragment: Fragment) -> dict[str, tuple | _Raised]:
-    """Every registered check on ``fragment``, by rule id (only those that
-    found something or raised): the work done once per distinct fragment."""
-    results: dict[str, tuple | _Raised] = {}
+def check_fragments(view: VersionView, fragments: list[Fragment]) -> list[dict[str, tuple | _Raised]]:
+    """Every registered check on ``fragments`` (none of them seen before in
+    the run), one walk per check as a rule walks a version: for each
+    fragment, what each check found on it (or the error it raised), by rule
+    id. The work done once per distinct fragment."""
+    results: list[dict[str, tuple | _Raised]] = [{} for _ in fragments]
+    batch = NewFragments(view, fragments)
     for rule_id, check in _CHECKS.items():
         try:
-            found = tuple(check(view, fragment))
-        except Exception as exc:  # re-raised in the rule, where the engine reports it
-            results[rule_id] = _Raised(exc)
+            found = list(check(view, batch))
+        except Exception:  # which fragment raised, and after what: see below
+            _check_one_by_one(view, rule_id, check, fragments, results)
             continue
-        if found:
-            results[rule_id] = found
+        for k, message, detail, symptom in found:
+            entry = results[k].get(rule_id)
+            results[k][rule_id] = (*(entry or ()), (message, detail, symptom))  # type: ignore[misc]
     return results
+
+
+def _check_one_by_one(
+    view: VersionView, rule_id: str, check: FragmentCheck, fragments: list[Fragment], results: list[dict]
+) -> None:
+    """Run ``check`` on each fragment apart, to learn on which it raises and
+    what it yielded there first (re-raised in the rule, where the engine
+    reports it)."""
+    for k, fragment in enumerate(fragments):
+        items: list[FragmentFinding] = []
+        try:
+            for _, message, detail, symptom in check(view, NewFragments(view, [fragment])):
+                items.append((message, detail, symptom))
+        except Exception as exc:
+            results[k][rule_id] = _Raised(exc, tuple(items))
+            continue
+        if items:
+            results[k][rule_id] = tuple(items)
 
 
 def _flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Raised]]]:
@@ -149,14 +200,16 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
     listed = set(ids)
     unseen = listed - known.results.keys()
     if unseen:
-        new = [fragment for fragment in fragments if id(fragment) in unseen]
-        _prefetch(view, new)
-        for fragment in new:
+        new, taken = [], set()
+        for fragment in fragments:
             key = id(fragment)
-            if key in known.results:
-                continue  # listed twice in this version
+            if key in unseen and key not in taken:  # a fragment listed twice is checked once
+                taken.add(key)
+                new.append(fragment)
+        for fragment, results in zip(new, check_fragments(view, new), strict=True):
+            key = id(fragment)
             known.fragments[key] = fragment
-            results = known.results[key] = check_fragment(view, fragment)
+            known.results[key] = results or _NOTHING
             if results:
                 known.flagged.add(key)
     hits = listed & known.flagged
@@ -174,8 +227,11 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
     """``[compute(fragment) for fragment in the version's fragments]``, with
     ``compute`` (a function of the fragment alone) run once per distinct
     fragment in the run."""
-    known: _Known = view.dataset.memo(("per_fragment", key), _Known)
     fragments = view.manifest.fragments
+    if len(view.dataset.selected_versions) <= 1:
+        # One version: nothing to share; keeping the values would cost more than it saves.
+        return [compute(fragment) for fragment in fragments]
+    known: _Known = view.dataset.memo(("per_fragment", key), _Known)
     ids = list(map(id, fragments))
     values = known.results
     if not values.keys() >= set(ids):
@@ -184,17 +240,3 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
                 known.fragments[id(fragment)] = fragment
                 values[id(fragment)] = compute(fragment)  # type: ignore[assignment]
     return list(map(values.__getitem__, ids))  # type: ignore[arg-type]
-
-
-def _prefetch(view: VersionView, fragments: list[Fragment]) -> None:
-    """Locate the data files of ``fragments`` and read their footers with the
-    run's I/O threads, before the checks ask for them one by one."""
-    if view.dataset.io_threads <= 1:
-        return
-    bases = base_storages(view)
-    files = [data_file for fragment in fragments for data_file in fragment.files]
-    try:
-        found = view.dataset.map_remote(lambda data_file: locate(view, data_file, bases), files)
-    except Exception:  # each check locates its files again and meets the error itself
-        return
-    prefetch_footers(view, found)

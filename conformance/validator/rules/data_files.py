@@ -29,13 +29,11 @@ from ..facts.data_files import (
     file_facts,
 )
 from ..facts.fragment_checks import (
+    NewFragments,
     fragment_check,
-    fragment_files,
     fragment_findings,
     fragment_results,
-    located_files,
     per_fragment,
-    readable_files,
 )
 from ..facts.text import listed, plural
 from ..registry import Severity, rule
@@ -62,10 +60,10 @@ def path(view: VersionView):
 
 
 @fragment_check("data-file/path")
-def _path(view: VersionView, fragment: Fragment):
-    for detail, data_file, located in located_files(view, fragment):
+def _path(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
         if located.status is FileStatus.ESCAPES:
-            yield f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
+            yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
 @rule(
@@ -79,10 +77,10 @@ def exists(view: VersionView):
 
 
 @fragment_check("data-file/exists")
-def _exists(view: VersionView, fragment: Fragment):
-    for detail, data_file, located in located_files(view, fragment):
+def _exists(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
         if located.status in (FileStatus.MISSING, FileStatus.NOT_A_FILE):
-            yield f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
+            yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
 @rule(
@@ -96,10 +94,11 @@ def extension(view: VersionView):
 
 
 @fragment_check("data-file/extension")
-def _extension(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _extension(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if isinstance(data_file.path, str) and data_file.path and not data_file.path.endswith(".lance"):
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' does not have the .lance extension",
                 detail,
                 None,
@@ -123,12 +122,12 @@ def uuid_based_name(view: VersionView):
 
 
 @fragment_check("data-file/uuid-based-name")
-def _other_names(view: VersionView, fragment: Fragment):
+def _other_names(view: VersionView, batch: NewFragments):
     """The fragment's data file names off the pattern (as the message shows
     each), counted by the rule for the whole version."""
-    for _, data_file in fragment_files(fragment):
+    for k, _, _, data_file in batch.files:
         if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1]):
-            yield data_file_name(data_file), "", None
+            yield k, data_file_name(data_file), "", None
 
 
 # -- rules: what the file is ----------------------------------------------------------
@@ -145,13 +144,14 @@ def readable(view: VersionView):
 
 
 @fragment_check("data-file/readable")
-def _readable_files(view: VersionView, fragment: Fragment):
-    for detail, data_file, located in located_files(view, fragment):
+def _readable_files(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
         if not located.ok:
             continue
         facts = file_facts(view, located)
         if not facts.ok:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {facts.error.problem}",
                 detail,
                 None,
@@ -174,12 +174,13 @@ def size(view: VersionView):
 
 
 @fragment_check("data-file/size")
-def _size(view: VersionView, fragment: Fragment):
-    for detail, data_file, facts in readable_files(view, fragment):
+def _size(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, facts in batch.readable:
         if data_file.file_size_bytes and data_file.file_size_bytes != facts.info.size:
             legacy = facts.info.layout == LAYOUT_LEGACY
             understated = legacy and data_file.file_size_bytes < facts.info.size
             yield (
+                k,
                 f"fragment {fragment.id}: {'legacy ' if legacy else ''}data file '{data_file_name(data_file)}' has "
                 f"file_size_bytes {data_file.file_size_bytes} but is {facts.info.size} bytes",
                 detail,
@@ -216,8 +217,8 @@ def version_matches_file(view: VersionView):
 
 
 @fragment_check("data-file/version-matches-file")
-def _version_matches_file(view: VersionView, fragment: Fragment):
-    for detail, data_file, facts in readable_files(view, fragment):
+def _version_matches_file(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, facts in batch.readable:
         info = facts.info
         if _recorded_matches(data_file, info):
             continue
@@ -227,6 +228,7 @@ def _version_matches_file(view: VersionView, fragment: Fragment):
             # Only possible where the trailer number and the table format's
             # number differ: a 2.0 file, whose trailer says 0.3.
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, "
                 "the "
                 f"number in its trailer; the table format records a file with that trailer as version {info.version}",
@@ -236,6 +238,7 @@ def _version_matches_file(view: VersionView, fragment: Fragment):
             continue
         meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
         yield (
+            k,
             f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, but "
             "its "
             f"trailer says {trailer} ({meaning})",
@@ -330,14 +333,15 @@ def field_id_values(view: VersionView):
 
 
 @fragment_check("data-file/field-id-values")
-def _field_id_values(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _field_id_values(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if not data_file.fields or min(data_file.fields) >= 0:
             continue  # no negative id, nothing to report: the common case, tested cheaply
         unassigned = sum(1 for i in data_file.fields if i == UNASSIGNED_FIELD_ID)
         negative = sorted({i for i in data_file.fields if i < 0 and i not in (UNASSIGNED_FIELD_ID, TOMBSTONE_FIELD_ID)})
         if unassigned:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' stores the unassigned field id -1"
                 + ("" if unassigned == 1 else f" ({unassigned} times)"),
                 detail,
@@ -345,6 +349,7 @@ def _field_id_values(view: VersionView, fragment: Fragment):
             )
         if negative:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' stores negative field ids "
                 f"{listed(negative)} (only -2, the tombstone, is allowed)",
                 detail,
@@ -363,16 +368,19 @@ def distinct_field_ids(view: VersionView):
 
 
 @fragment_check("data-file/distinct-field-ids")
-def _distinct_field_ids(view: VersionView, fragment: Fragment):
-    files = fragment.files
-    if len(files) == 1 and len(set(files[0].fields)) == len(files[0].fields):
-        return  # one data file whose ids are all distinct: the common case, tested cheaply
-    ids = [i for data_file in files for i in data_file.fields if i >= 0]
-    if len(set(ids)) != len(ids):
+def _distinct_field_ids(view: VersionView, batch: NewFragments):
+    for k, fragment in enumerate(batch.fragments):
+        files = fragment.files
+        if len(files) == 1 and len(set(files[0].fields)) == len(files[0].fields):
+            continue  # one data file whose ids are all distinct: the common case, tested cheaply
+        ids = [i for data_file in files for i in data_file.fields if i >= 0]
+        if len(set(ids)) == len(ids):
+            continue  # nothing repeated, without a Counter per fragment
         counts = Counter(ids)
         repeated = sorted(i for i, n in counts.items() if n > 1)
         if repeated:
             yield (
+                k,
                 f"fragment {fragment.id}: field ids {listed(repeated)} are stored more than once among its data "
                 "files; a reader cannot tell which copy holds the column",
                 "",
@@ -421,13 +429,14 @@ def legacy_field_ids_sorted(view: VersionView):
 
 
 @fragment_check("data-file/legacy-field-ids-sorted")
-def _legacy_field_ids_sorted(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _legacy_field_ids_sorted(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if not data_file.is_legacy:
             continue
         ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
         if any(b < a for a, b in pairwise(ids)):
             yield (
+                k,
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids out of order: "
                 f"{listed(data_file.fields, 12)}",
                 detail,
@@ -435,12 +444,12 @@ def _legacy_field_ids_sorted(view: VersionView, fragment: Fragment):
             )
 
 
-def _legacy_listing(view: VersionView, fragment: Fragment) -> list:
-    """(detail, data file, listed ids, ids of the file's own schema) for every
-    readable legacy data file of ``fragment`` whose schema block reads."""
+def _legacy_listing(batch: NewFragments) -> list:
+    """(k, fragment, detail, data file, listed ids, ids of the file's own
+    schema) for every readable legacy data file whose schema block reads."""
     return [
-        (detail, data_file, list(data_file.fields), list(facts.legacy_field_ids))
-        for detail, data_file, facts in readable_files(view, fragment)
+        (k, fragment, detail, data_file, list(data_file.fields), list(facts.legacy_field_ids))
+        for k, fragment, detail, data_file, facts in batch.readable
         if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None
     ]
 
@@ -456,11 +465,12 @@ def legacy_every_field(view: VersionView):
 
 
 @fragment_check("data-file/legacy-every-field")
-def _legacy_every_field(view: VersionView, fragment: Fragment):
-    for detail, data_file, ids, stored in _legacy_listing(view, fragment):
+def _legacy_every_field(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, ids, stored in _legacy_listing(batch):
         if len(ids) != len(stored):
             unlisted = [i for i in stored if i not in set(ids)]
             yield (
+                k,
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists {len(ids)} field ids "
                 "but "
                 f"stores {len(stored)} fields (its own schema: {listed(stored, 12)})"
@@ -481,8 +491,8 @@ def legacy_ids_follow_columns(view: VersionView):
 
 
 @fragment_check("data-file/legacy-ids-follow-columns")
-def _legacy_ids_follow_columns(view: VersionView, fragment: Fragment):
-    for detail, data_file, ids, stored in _legacy_listing(view, fragment):
+def _legacy_ids_follow_columns(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, ids, stored in _legacy_listing(batch):
         if len(ids) != len(stored):
             continue  # data-file/legacy-every-field reports it
         ordered = [i for i in ids if i != TOMBSTONE_FIELD_ID]
@@ -495,6 +505,7 @@ def _legacy_ids_follow_columns(view: VersionView, fragment: Fragment):
         ]
         if wrong:
             yield (
+                k,
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids that do not "
                 "follow "
                 "its columns: " + listed(f"column {p} holds field {w} but {h} is listed" for p, h, w in wrong),
@@ -517,10 +528,11 @@ def legacy_column_indices(view: VersionView):
 
 
 @fragment_check("data-file/legacy-column-indices")
-def _legacy_column_indices(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _legacy_column_indices(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if data_file.is_legacy and data_file.column_indices:
             yield (
+                k,
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' has "
                 f"{len(data_file.column_indices)} column_indices entries; legacy files have none",
                 detail,
@@ -539,10 +551,11 @@ def column_indices_per_field(view: VersionView):
 
 
 @fragment_check("data-file/column-indices-per-field")
-def _column_indices_per_field(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _column_indices_per_field(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if len(data_file.column_indices) != len(data_file.fields) and not data_file.is_legacy:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' lists {len(data_file.fields)} field "
                 "ids "
                 f"but {len(data_file.column_indices)} column_indices",
@@ -562,8 +575,8 @@ def column_indices_distinct(view: VersionView):
 
 
 @fragment_check("data-file/column-indices-distinct")
-def _column_indices_distinct(view: VersionView, fragment: Fragment):
-    for detail, data_file in fragment_files(fragment):
+def _column_indices_distinct(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if len(set(data_file.column_indices)) == len(data_file.column_indices):
             continue  # all distinct, -1 included: the common case, tested cheaply
         indices = [c for c in data_file.column_indices if c != NO_COLUMN]
@@ -573,6 +586,7 @@ def _column_indices_distinct(view: VersionView, fragment: Fragment):
         repeated = sorted(c for c, n in counts.items() if n > 1)
         if repeated:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' repeats column indices "
                 f"{listed(repeated)}",
                 detail,
@@ -591,30 +605,32 @@ def column_indices_in_file(view: VersionView):
 
 
 @fragment_check("data-file/column-indices-in-file")
-def _column_indices_in_file(view: VersionView, fragment: Fragment):
+def _column_indices_in_file(view: VersionView, batch: NewFragments):
     flagged = set()
-    for detail, data_file in fragment_files(fragment):
+    for k, fragment, detail, data_file in batch.files:
         # Only a value below -1 is reported; min() tells cheaply when there is none.
         if not data_file.column_indices or min(data_file.column_indices) >= NO_COLUMN or data_file.is_legacy:
             continue
         negative = sorted({c for c in data_file.column_indices if c < 0 and c != NO_COLUMN})
         if negative:
-            flagged.add(detail)
+            flagged.add((k, detail))
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' has negative column indices "
                 f"{listed(negative)} (only -1 means 'no column')",
                 detail,
                 None,
             )
-    for detail, data_file, facts in readable_files(view, fragment):
+    for k, fragment, detail, data_file, facts in batch.readable:
         info, indices = facts.info, data_file.column_indices
         if not indices or info.num_columns is None or max(indices) < info.num_columns:
             continue  # nothing beyond the file's columns (the common case, tested first)
-        if data_file.is_legacy or detail in flagged or info.layout != LAYOUT_V2:
+        if data_file.is_legacy or (k, detail) in flagged or info.layout != LAYOUT_V2:
             continue
         beyond = sorted({c for c in data_file.column_indices if c >= info.num_columns})
         if beyond:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' has {info.num_columns} columns but "
                 f"column_indices name columns {listed(beyond)}",
                 detail,

@@ -5,11 +5,10 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 
-from reference_impl.fragments import Fragment
 from reference_impl.transactions import Append, Merge, Overwrite, Restore, Update, read_transaction_file
 
 from ..context import DatasetView, VersionView
-from ..facts.fragment_checks import fragment_check, fragment_findings, readable_files
+from ..facts.fragment_checks import NewFragments, fragment_check, fragment_findings
 from ..facts.text import listed, printable
 from ..facts.transactions import operation_of
 from ..registry import Finding, Severity, rule
@@ -211,12 +210,13 @@ def physical_rows(view: VersionView):
 
 
 @fragment_check("fragment/physical-rows")
-def _physical_rows(view: VersionView, fragment: Fragment):
+def _physical_rows(view: VersionView, batch: NewFragments):
     """Once per distinct fragment in a run (facts/fragment_checks.py)."""
-    for detail, data_file, facts in readable_files(view, fragment):
+    for k, fragment, detail, data_file, facts in batch.readable:
         rows = facts.num_rows
         if rows is not None and rows != fragment.physical_rows:
             yield (
+                k,
                 f"fragment {fragment.id}: physical_rows is {fragment.physical_rows}, but data file "
                 f"'{printable(data_file.path)}' holds {rows} rows",
                 detail,

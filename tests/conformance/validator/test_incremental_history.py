@@ -87,18 +87,18 @@ def test_per_fragment_work_grows_with_fragments_not_versions(tmp_path, monkeypat
 
     decoded: Counter[int] = Counter()
     checked: Counter[int] = Counter()
-    decode, check = Fragment.from_proto.__func__, fragment_checks.check_fragment
+    decode, check = Fragment.from_proto.__func__, fragment_checks.check_fragments
 
     def counting_decode(cls, message):
         decoded[message.id] += 1
         return decode(cls, message)
 
-    def counting_check(view, fragment):
-        checked[fragment.id] += 1
-        return check(view, fragment)
+    def counting_check(view, fragments):
+        checked.update(fragment.id for fragment in fragments)
+        return check(view, fragments)
 
     monkeypatch.setattr(Fragment, "from_proto", classmethod(counting_decode))
-    monkeypatch.setattr(fragment_checks, "check_fragment", counting_check)
+    monkeypatch.setattr(fragment_checks, "check_fragments", counting_check)
     report = validate(root, all_versions=True)
     assert len(report.versions) == 50
     assert sorted(checked) == list(range(50)) and set(checked.values()) == {1}, checked
