@@ -196,8 +196,7 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
     # By identity: equal fragment bytes decode to one object for the whole
     # run. The set operations run in C, so a version whose fragments were all
     # checked before costs little more than reading its manifest.
-    ids = list(map(id, fragments))
-    listed = set(ids)
+    ids, listed = _identities(view)
     unseen = listed - known.results.keys()
     if unseen:
         new, taken = [], set()
@@ -223,6 +222,17 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
     return flagged
 
 
+def _identities(view: VersionView) -> tuple[list[int], set[int]]:
+    """The identities of the version's fragments, in order and as a set,
+    computed once per version for every per-fragment lookup."""
+
+    def compute() -> tuple[list[int], set[int]]:
+        ids = list(map(id, view.manifest.fragments))
+        return ids, set(ids)
+
+    return view.memo("fragment_checks.identities", compute)
+
+
 def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) -> list[T]:
     """``[compute(fragment) for fragment in the version's fragments]``, with
     ``compute`` (a function of the fragment alone) run once per distinct
@@ -232,9 +242,9 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
         # One version: nothing to share; keeping the values would cost more than it saves.
         return [compute(fragment) for fragment in fragments]
     known: _Known = view.dataset.memo(("per_fragment", key), _Known)
-    ids = list(map(id, fragments))
+    ids, listed = _identities(view)
     values = known.results
-    if not values.keys() >= set(ids):
+    if not values.keys() >= listed:
         for fragment in fragments:
             if id(fragment) not in values:
                 known.fragments[id(fragment)] = fragment
