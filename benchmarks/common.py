@@ -26,6 +26,8 @@ class Measurement:
     #: What the two timed columns are, when not the reference and pylance
     #: (the worker benchmarks time one driver two ways).
     columns: tuple[str, str] = ("reference", "pylance")
+    #: What the two figures measure ("s", or "MiB" for peak memory).
+    unit: str = "s"
 
     @property
     def ratio(self) -> float:
@@ -35,7 +37,7 @@ class Measurement:
 
     def row(self) -> str:
         return (
-            f"| {self.name} | {self.reference_seconds:.3f} s | {self.pylance_seconds:.3f} s | "
+            f"| {self.name} | {self.reference_seconds:.3f} {self.unit} | {self.pylance_seconds:.3f} {self.unit} | "
             f"{self.ratio:.2f} | {self.detail} |"
         )
 

@@ -41,11 +41,33 @@ from .type_grammar import (
     MAX_NESTING_DEPTH,
     PRIMARY_KEY_KEY,
     PRIMARY_KEY_POSITION_KEY,
-    SIMPLE_TYPES,
+    SIMPLE_KINDS,
     ParsedType,
     is_valid_logical_type,
     parse_logical_type,
 )
+
+#: The Arrow type of each single-word logical type (``type_grammar.SIMPLE_KINDS``).
+SIMPLE_TYPES: dict[str, pa.DataType] = {
+    "null": pa.null(),
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "uint8": pa.uint8(),
+    "int16": pa.int16(),
+    "uint16": pa.uint16(),
+    "int32": pa.int32(),
+    "uint32": pa.uint32(),
+    "int64": pa.int64(),
+    "uint64": pa.uint64(),
+    "halffloat": pa.float16(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "large_string": pa.large_string(),
+    "large_binary": pa.large_binary(),
+}
+assert tuple(SIMPLE_TYPES) == SIMPLE_KINDS
 
 _SCHEMA = "schema"
 _PK_TRUE_VALUES = ("true", "1", "yes")

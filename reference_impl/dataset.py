@@ -11,11 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from . import entropy, feature_flags
-from .arrow_schema import schema_from_arrow
 from .commit import commit, new_transaction
 from .commit.external_store import (
     DynamoDBManifestStore,
@@ -32,32 +30,29 @@ from .errors import (
     PathEscapeError,
     UnsupportedFeatureError,
 )
-from .fragment_writer import (
-    DEFAULT_MAX_ROWS_PER_FILE,
-    check_writable_version,
-    dataset_data_version,
-    write_fragments,
-)
 from .fragments import DataFile, Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
 from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
 from .operations.clone import shallow_clone
-from .operations.compaction import compact
-from .operations.delete import delete, update
 from .operations.indices import create_index, drop_index
 from .operations.mem_wal import update_mem_wal_state
-from .operations.metadata import update_metadata
 from .operations.refs import create_branch, create_tag, delete_tag
 from .operations.restore import restore
-from .operations.schema_evolution import add_columns, alter_columns, drop_columns
 from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
-from .scan import scan
 from .schema import Schema
 from .storage import DatasetUri, Storage, open_storage, parse_dataset_uri
 from .transactions import Append, Operation, Overwrite
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# Writing, scanning and the operations that rewrite rows (delete, update,
+# compaction, schema evolution, field metadata by path) need pyarrow; they are imported inside the
+# methods that use them, so that opening a dataset to read its metadata (the
+# validator, describe) does not load pyarrow, most of their start-up.
 
 
 def dataset_storage(
@@ -124,6 +119,7 @@ class Dataset:
         storage_options: Mapping[str, str] | None = None,
         manifest_store: ExternalManifestStore | None = None,
         synchronize: bool = True,
+        with_transaction: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
@@ -146,6 +142,10 @@ class Dataset:
         manifest sets a reader feature flag this implementation does not know,
         unless ``check_features`` is False (the validator reads such datasets
         to report on them).
+
+        With ``with_transaction`` False the transaction the manifest embeds
+        is not decoded (``manifest_file.transaction`` is None): for a reader
+        that only describes the version (``describe``).
         """
         storage = dataset_storage(uri, storage_options, writable=synchronize)
         manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
@@ -153,7 +153,7 @@ class Dataset:
             resolved, relpath, scheme = resolve_version(storage, version)
         else:
             resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version, synchronize=synchronize)
-        manifest_file = read_manifest_file(storage, relpath)
+        manifest_file = read_manifest_file(storage, relpath, with_transaction=with_transaction)
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
             # a manifest holding another version is not the version asked for.
@@ -258,7 +258,7 @@ class Dataset:
     def row_ids(self, fragment: Fragment) -> list[int] | None:
         """The stable row id of every physical row of ``fragment``, or None
         when the dataset does not use stable row ids."""
-        if not self.uses_stable_row_ids:
+        if not self.manifest.reader_feature_flags & feature_flags.STABLE_ROW_IDS:  # per fragment: no property call
             return None
         return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path)
 
@@ -284,6 +284,8 @@ class Dataset:
     def to_table(self, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
         """Every visible row of this version (deleted rows dropped, missing
         columns as nulls), with ``_rowid`` / ``_rowaddr`` columns on request."""
+        from .scan import scan  # lazy: needs pyarrow
+
         return scan(self, with_row_id=with_row_id, with_row_address=with_row_address)
 
     # -- writing -------------------------------------------------------------------
@@ -304,6 +306,13 @@ class Dataset:
         """Create a dataset at ``uri`` holding ``table`` (version 1); ``uri``
         and ``storage_options`` as for :meth:`open`. It is committed through
         ``manifest_store`` when one is given (or the ``s3+ddb`` URI names one)."""
+        from .arrow_schema import schema_from_arrow  # lazy: needs pyarrow
+        from .fragment_writer import (  # lazy: needs pyarrow
+            DEFAULT_MAX_ROWS_PER_FILE,
+            check_writable_version,
+            write_fragments,
+        )
+
         check_writable_version(data_storage_version)
         storage = dataset_storage(uri, storage_options)
         manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
@@ -336,6 +345,12 @@ class Dataset:
 
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         """Add ``table``'s rows as new fragments."""
+        from .fragment_writer import (  # lazy: needs pyarrow
+            DEFAULT_MAX_ROWS_PER_FILE,
+            dataset_data_version,
+            write_fragments,
+        )
+
         fragments = write_fragments(
             self.storage,
             table,
@@ -347,6 +362,13 @@ class Dataset:
 
     def overwrite(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         """Replace every row (and the schema) with ``table``."""
+        from .arrow_schema import schema_from_arrow  # lazy: needs pyarrow
+        from .fragment_writer import (  # lazy: needs pyarrow
+            DEFAULT_MAX_ROWS_PER_FILE,
+            dataset_data_version,
+            write_fragments,
+        )
+
         schema = schema_from_arrow(table.schema)
         fragments = write_fragments(
             self.storage,
@@ -410,12 +432,16 @@ class Dataset:
     def delete(self, where) -> Dataset:
         """Delete rows: ``where`` is a pyarrow compute expression over the
         columns, or a mapping ``{fragment_id: [physical offsets]}``."""
+        from .operations.delete import delete  # lazy: needs pyarrow
+
         return delete(self, where)
 
     def update(self, values, where=None) -> Dataset:
         """Set columns to new values (``{name: expression or scalar}``) on the
         rows ``where`` selects (every row by default): the old rows are
         deleted and the new ones written as new fragments."""
+        from .operations.delete import update  # lazy: needs pyarrow
+
         return update(self, values, where)
 
     def add_columns(self, columns) -> Dataset:
@@ -424,16 +450,22 @@ class Dataset:
         type, nullability and metadata) to a pyarrow compute expression over
         the existing columns, or to a function from a fragment's physical rows
         (``pa.Table``) to an array."""
+        from .operations.schema_evolution import add_columns  # lazy: needs pyarrow
+
         return add_columns(self, columns)
 
     def drop_columns(self, names) -> Dataset:
         """Remove columns (and nested fields, by dotted path) from the schema."""
+        from .operations.schema_evolution import drop_columns  # lazy: needs pyarrow
+
         return drop_columns(self, names)
 
     def alter_columns(self, *alterations) -> Dataset:
         """Alter columns; each alteration is a mapping with ``path`` (dotted)
         and any of ``name`` (rename), ``nullable`` and ``data_type`` (a cast,
         which writes the column anew)."""
+        from .operations.schema_evolution import alter_columns  # lazy: needs pyarrow
+
         return alter_columns(self, *alterations)
 
     def update_metadata(
@@ -441,6 +473,8 @@ class Dataset:
     ) -> Dataset:
         """Change table config, table metadata, schema metadata or field
         metadata (``{field path: {key: value}}``); a value of None removes the key."""
+        from .operations.metadata import update_metadata  # lazy: needs pyarrow
+
         return update_metadata(
             self,
             config=config,
@@ -460,6 +494,8 @@ class Dataset:
         """Rewrite small fragments (and fragments with more than the threshold
         share of rows deleted) into fewer, larger ones: a ReserveFragments
         commit, then a Rewrite."""
+        from .operations.compaction import compact  # lazy: needs pyarrow
+
         return compact(
             self,
             target_rows_per_fragment=target_rows_per_fragment,

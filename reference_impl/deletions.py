@@ -70,9 +70,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
 from pyroaring import BitMap
 
 from . import entropy
@@ -87,8 +84,18 @@ DELETIONS_DIR = "_deletions"
 #: More deleted offsets than this always go to a bitmap (pylance's rule).
 BITMAP_COUNT_THRESHOLD = 5_000
 
-#: The schema of ``.arrow`` files the reference writer produces.
-ARROW_DELETION_SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+# pyarrow and numpy are imported inside the functions that read or write
+# ``.arrow`` files: validating a dataset whose deletion files are all Roaring
+# bitmaps never needs them, and they are most of the validator's start-up.
+
+
+def arrow_deletion_schema():
+    """The schema of ``.arrow`` files the reference writer produces (a
+    ``pyarrow.Schema``)."""
+    import pyarrow as pa  # lazy: needs pyarrow
+
+    return pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+
 
 U32_MAX = 2**32 - 1
 
@@ -275,9 +282,13 @@ def decode_bitmap_deletions(
     return _listed(content, path, physical_rows, max_offsets)
 
 
-# What pyarrow raises on damaged input (ArrowInvalid is a ValueError; a
-# damaged field name surfaces as UnicodeDecodeError, also a ValueError).
-_ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, IndexError, KeyError, TypeError, OverflowError)
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    """What pyarrow raises on damaged input (ArrowInvalid is a ValueError; a
+    damaged field name surfaces as UnicodeDecodeError, also a ValueError)."""
+    import pyarrow as pa  # lazy: needs pyarrow
+
+    return (pa.ArrowException, OSError, ValueError, IndexError, KeyError, TypeError, OverflowError)
+
 
 #: Bytes a decoded buffer may take beyond 8 per row (validity bitmaps and
 #: padding) before its declared size is taken for a lie.
@@ -310,6 +321,12 @@ def _inspect_bitmap(data: bytes) -> DeletionFileContent:
 
 
 def _inspect_arrow(data: bytes, physical_rows: int | None, max_offsets: int) -> DeletionFileContent:
+    import numpy as np  # lazy: needs pyarrow
+    import pyarrow as pa  # lazy: needs pyarrow
+    import pyarrow.ipc as ipc  # lazy: needs pyarrow
+
+    arrow_errors = _arrow_errors()
+
     def layout(problem: str, **known) -> DeletionFileContent:
         return DeletionFileContent(DeletionStatus.ARROW_LAYOUT, problem, **known)
 
@@ -317,7 +334,7 @@ def _inspect_arrow(data: bytes, physical_rows: int | None, max_offsets: int) -> 
         reader = ipc.open_file(pa.BufferReader(data))
         schema = reader.schema
         batches = reader.num_record_batches
-    except _ARROW_ERRORS as exc:
+    except arrow_errors as exc:
         if not isinstance(_bitmap(data), str):
             return DeletionFileContent(
                 DeletionStatus.KIND_MISMATCH,
@@ -363,7 +380,7 @@ def _inspect_arrow(data: bytes, physical_rows: int | None, max_offsets: int) -> 
         column = batch.column(0)
         nulls = column.null_count
         values = column.fill_null(0).to_numpy(zero_copy_only=False)
-    except _ARROW_ERRORS as exc:
+    except arrow_errors as exc:
         return layout(f"the record batch does not decode: {type(exc).__name__}: {exc}", **known)
     if nulls:
         return layout(f"the column holds {nulls} nulls", **known)
@@ -467,10 +484,14 @@ def _checked_offsets(offsets: Iterable[int]) -> list[int]:
 def encode_arrow_deletions(offsets: Iterable[int]) -> bytes:
     """An ``.arrow`` deletion file: one batch, one ``row_id: uint32 not null``
     column holding the offsets in ascending order, uncompressed."""
+    import pyarrow as pa  # lazy: needs pyarrow
+    import pyarrow.ipc as ipc  # lazy: needs pyarrow
+
     values = _checked_offsets(offsets)
-    batch = pa.record_batch([pa.array(values, pa.uint32())], schema=ARROW_DELETION_SCHEMA)
+    schema = arrow_deletion_schema()
+    batch = pa.record_batch([pa.array(values, pa.uint32())], schema=schema)
     sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, ARROW_DELETION_SCHEMA) as writer:
+    with ipc.new_file(sink, schema) as writer:
         writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
 

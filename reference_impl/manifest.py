@@ -8,6 +8,7 @@ renamed schema metadata field has the same number, and the fields added since ta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
@@ -116,12 +117,20 @@ class Manifest:
         return None
 
     @classmethod
-    def from_proto(cls, msg: table_pb2.Manifest) -> Manifest:
+    def from_proto(
+        cls,
+        msg: table_pb2.Manifest,
+        decode_fragment: Callable[[table_pb2.DataFragment], Fragment] = Fragment.from_proto,
+    ) -> Manifest:
+        """The manifest ``msg`` holds. ``decode_fragment`` decodes each
+        fragment message: a reader of many versions passes one that returns
+        the fragment it already decoded from the same bytes in an earlier
+        version (see :func:`~reference_impl.manifest_file.read_manifest_file`)."""
         return cls(
             version=msg.version,
             schema=Schema.from_protos(msg.fields, msg.schema_metadata),
             # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
-            fragments=list(map(Fragment.from_proto, msg.fragments[:])),
+            fragments=list(map(decode_fragment, msg.fragments[:])),
             writer_version=(
                 WriterVersion(
                     library=msg.writer_version.library,

@@ -17,12 +17,14 @@ out of bounds or allocate more than the file holds.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from google.protobuf.message import DecodeError
 
 from .errors import CorruptFileError
+from .fragments import Fragment
 from .indices import IndexMetadata
 from .manifest import Manifest, transaction_section_fields
 from .storage import Storage
@@ -102,17 +104,35 @@ def _decode_section(data: bytes, position: int, message, path: str, what: str):
     return _parse(message, read_section(data, position, path, what), path, what)
 
 
-def decode_manifest_file(data: bytes, path: str) -> ManifestFile:
-    """Decode a whole manifest file held in memory."""
+#: Decodes one fragment message (see :meth:`Manifest.from_proto`).
+FragmentDecoder = Callable[[table_pb2.DataFragment], Fragment]
+
+
+def decode_manifest_file(
+    data: bytes, path: str, decode_fragment: FragmentDecoder = Fragment.from_proto, *, with_transaction: bool = True
+) -> ManifestFile:
+    """Decode a whole manifest file held in memory (each fragment message
+    through ``decode_fragment``). With ``with_transaction`` False the
+    embedded transaction is checked to parse but not decoded:
+    ``transaction`` is None (for a reader that only describes the version:
+    pylance's transaction of an Overwrite lists every fragment again, and
+    decoding it took longer than the manifest itself)."""
     footer = parse_footer(data, path)
     manifest_msg = _decode_section(data, footer.manifest_position, table_pb2.Manifest(), path, "manifest")
-    return _decode_parsed(data, path, footer, manifest_msg)
+    return _decode_parsed(data, path, footer, manifest_msg, decode_fragment, with_transaction)
 
 
-def _decode_parsed(data: bytes, path: str, footer: ManifestFooter, manifest_msg: table_pb2.Manifest) -> ManifestFile:
+def _decode_parsed(
+    data: bytes,
+    path: str,
+    footer: ManifestFooter,
+    manifest_msg: table_pb2.Manifest,
+    decode_fragment: FragmentDecoder = Fragment.from_proto,
+    with_transaction: bool = True,
+) -> ManifestFile:
     """Decode a manifest file whose footer and manifest message are parsed."""
     try:
-        manifest = Manifest.from_proto(manifest_msg)
+        manifest = Manifest.from_proto(manifest_msg, decode_fragment)
     except ValueError as exc:
         raise CorruptFileError(path, f"manifest content is invalid: {exc}") from None
 
@@ -126,19 +146,21 @@ def _decode_parsed(data: bytes, path: str, footer: ManifestFooter, manifest_msg:
         except ValueError as exc:
             raise CorruptFileError(path, f"index section is invalid: {exc}") from None
 
-    transaction, transaction_bytes = _embedded_transaction(data, manifest.transaction_section, path)
+    transaction, transaction_bytes = _embedded_transaction(data, manifest.transaction_section, path, with_transaction)
     return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes)
 
 
-def _embedded_transaction(data: bytes, position: int | None, path: str) -> tuple[Transaction | None, bytes | None]:
-    """The transaction section at ``position`` (None: there is none), decoded,
-    and its message bytes."""
+def _embedded_transaction(
+    data: bytes, position: int | None, path: str, decode: bool = True
+) -> tuple[Transaction | None, bytes | None]:
+    """The transaction section at ``position`` (None: there is none), decoded
+    (unless ``decode`` is False: None), and its message bytes."""
     if position is None:
         return None, None
     what = "transaction section"
     transaction_bytes = read_section(data, position, path, what)
     message = _parse(transaction_pb2.Transaction(), transaction_bytes, path, what)
-    return Transaction.from_proto(message, path), transaction_bytes
+    return (Transaction.from_proto(message, path) if decode else None), transaction_bytes
 
 
 @dataclass
@@ -189,9 +211,22 @@ def decode_manifest_header(data: bytes, path: str) -> ManifestHeader:
 MAX_MANIFEST_BYTES = 1 << 30
 
 
-def read_manifest_file(storage: Storage, relpath: str) -> ManifestFile:
-    """Read and decode ``relpath`` (a path relative to the dataset root)."""
-    return decode_manifest_file(*_read_manifest_bytes(storage, relpath))
+def read_manifest_file(
+    storage: Storage,
+    relpath: str,
+    decode_fragment: FragmentDecoder = Fragment.from_proto,
+    *,
+    with_transaction: bool = True,
+) -> ManifestFile:
+    """Read and decode ``relpath`` (a path relative to the dataset root).
+    ``decode_fragment`` decodes each fragment message; a reader of many
+    versions of one table (the validator's ``--all-versions``) passes one
+    that keeps what it decoded by the message's bytes, so that a fragment
+    listed unchanged by hundreds of manifests is decoded once and is one
+    object in all of them. ``with_transaction`` as for :func:`decode_manifest_file`."""
+    return decode_manifest_file(
+        *_read_manifest_bytes(storage, relpath), decode_fragment, with_transaction=with_transaction
+    )
 
 
 def read_manifest_header(storage: Storage, relpath: str) -> ManifestHeader:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 # --------------------------------------------------------------------------
 # Metadata keys and extension names
 # --------------------------------------------------------------------------
@@ -50,26 +48,29 @@ _I32_MAX = 2**31 - 1
 # The grammar of logical type strings (schema format page, "Data Types")
 # --------------------------------------------------------------------------
 
-#: Logical types that are a single word and map to one Arrow type.
-SIMPLE_TYPES: dict[str, pa.DataType] = {
-    "null": pa.null(),
-    "bool": pa.bool_(),
-    "int8": pa.int8(),
-    "uint8": pa.uint8(),
-    "int16": pa.int16(),
-    "uint16": pa.uint16(),
-    "int32": pa.int32(),
-    "uint32": pa.uint32(),
-    "int64": pa.int64(),
-    "uint64": pa.uint64(),
-    "halffloat": pa.float16(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "binary": pa.binary(),
-    "large_string": pa.large_string(),
-    "large_binary": pa.large_binary(),
-}
+#: Logical types that are a single word and map to one Arrow type. Names
+#: only: the Arrow types are in :data:`reference_impl.arrow_schema.SIMPLE_TYPES`,
+#: so that checking a type string (the validator's schema rules) never loads
+#: pyarrow.
+SIMPLE_KINDS: tuple[str, ...] = (
+    "null",
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "halffloat",
+    "float",
+    "double",
+    "string",
+    "binary",
+    "large_string",
+    "large_binary",
+)
 
 _INTEGER_TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 
@@ -92,7 +93,7 @@ _FIELD_ONLY_KINDS = ("json", "blob")
 #: Every leading word a logical type may start with; a string starting with
 #: anything else is an unknown (rather than malformed) logical type.
 KNOWN_KINDS = frozenset(
-    list(SIMPLE_TYPES)
+    list(SIMPLE_KINDS)
     + list(_TEMPORAL_UNITS)
     + list(_NESTED_KINDS)
     + list(_FIELD_ONLY_KINDS)
@@ -199,7 +200,7 @@ def is_valid_logical_type(text: str, *, strict: bool = False) -> bool:
 
 
 def _parse(text: str, *, strict: bool) -> ParsedType:
-    if text in SIMPLE_TYPES or text in _NESTED_KINDS or text in _FIELD_ONLY_KINDS:
+    if text in SIMPLE_KINDS or text in _NESTED_KINDS or text in _FIELD_ONLY_KINDS:
         return ParsedType(text=text, kind=text)
 
     head, sep, rest = text.partition(":")
@@ -312,7 +313,7 @@ __all__ = [
     "PRIMARY_KEY_KEY",
     "PRIMARY_KEY_POSITION_KEY",
     "ParsedType",
-    "SIMPLE_TYPES",
+    "SIMPLE_KINDS",
     "is_valid_logical_type",
     "parse_logical_type",
 ]

@@ -3,6 +3,7 @@ implementation reads it."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Mapping
 
@@ -86,7 +87,18 @@ def describe(
     manifest read where it is and never finalised."""
     storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
     store = manifest_store or uri_manifest_store(uri, storage_options)
-    return describe_dataset(Dataset.open(storage, version, manifest_store=store, synchronize=False))
+    # A description builds a few objects per fragment and keeps them all: the
+    # cyclic collector's passes over them took half of describing 10,000
+    # fragments, and they form no cycles (as in the validator's engine).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        # The embedded transaction is not described: not decoded either.
+        opened = Dataset.open(storage, version, manifest_store=store, synchronize=False, with_transaction=False)
+        return describe_dataset(opened)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def describe_dataset(dataset: Dataset) -> Description:

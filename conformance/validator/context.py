@@ -112,6 +112,10 @@ class DatasetView:
     #: :mod:`conformance.validator.spark`): given ``(action, args)`` pairs, each
     #: one's :func:`load` result in order, or None for one to be run here.
     loader: Callable[[list[tuple[Callable, tuple]]], list[Loaded | None]] | None = None
+    #: Every fragment decoded in this run, by its message bytes: a fragment
+    #: that many manifests list unchanged is decoded once and is one object in
+    #: all of them (facts/fragment_checks.py checks it once).
+    _fragments: dict[bytes, Fragment] = dc_field(default_factory=dict)
 
     @cached_property
     def listing(self) -> VersionListing:
@@ -152,8 +156,16 @@ class DatasetView:
                     LanceFormatError(str(self.storage.root), f"version {version} has no manifest")
                 )
             else:
-                self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath))
+                self._manifests[version] = load(lambda: read_manifest_file(self.storage, relpath, self._fragment))
         return self._manifests[version]
+
+    def _fragment(self, message) -> Fragment:
+        """The fragment ``message`` (a ``DataFragment``) holds, decoded once per run."""
+        data = message.SerializeToString()
+        fragment = self._fragments.get(data)
+        if fragment is None:
+            fragment = self._fragments[data] = Fragment.from_proto(message)
+        return fragment
 
     def version_view(self, version: int) -> VersionView | None:
         loaded = self.manifest_file(version)

@@ -27,9 +27,36 @@ Wire messages are in ``protos/file2.proto`` (container),
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from .footer import FileInfo, V2Metadata, inspect_file, read_v2_metadata
-from .reader import LanceFileReader, read_v2_0
-from .writer import WrittenFile, write_file, write_v2_0
+
+if TYPE_CHECKING:
+    from .reader import LanceFileReader, read_v2_0
+    from .writer import WrittenFile, write_file, write_v2_0
+
+#: Names whose modules need pyarrow and numpy, imported when first asked for
+#: (module ``__getattr__``): the footer parser above is all the validator and
+#: ``describe`` need, and importing the reader and writer with it would load
+#: pyarrow into every validation (most of its start-up).
+_LAZY = {
+    "LanceFileReader": ".reader",
+    "read_v2_0": ".reader",
+    "WrittenFile": ".writer",
+    "write_file": ".writer",
+    "write_v2_0": ".writer",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
 
 __all__ = [
     "FileInfo",

@@ -46,6 +46,9 @@ _V2_FOOTER = struct.Struct("<QQQIIHH")
 # What the footer of a file written as "2.0" says, and what manifests say.
 V2_0_FOOTER_VERSION = (0, 3)
 V2_0_VERSION = (2, 0)
+# The newest file version the reference reads (the structural layouts of 2.1
+# and 2.2: file_format/v2_1/).
+NEWEST_VERSION = (2, 2)
 
 # Type names carried by the google.protobuf.Any messages of v2 files.
 ARRAY_ENCODING_TYPE = "lance.encodings.ArrayEncoding"

@@ -17,10 +17,10 @@ from pyroaring import BitMap
 from conformance import strategies
 from conformance.mutations.edit import arrow_ipc_file
 from reference_impl.deletions import (
-    ARROW_DELETION_SCHEMA,
     BITMAP_COUNT_THRESHOLD,
     DEFAULT_MAX_OFFSETS,
     DeletionStatus,
+    arrow_deletion_schema,
     choose_deletion_file_type,
     decode_arrow_deletions,
     decode_bitmap_deletions,
@@ -101,7 +101,7 @@ def test_pylance_arrow_files_are_unsorted_uint32(deleted_dataset):
     fragment = next(f for f in fragments if f.deletion_file.file_type is DeletionFileType.ARROW_ARRAY)
     data = storage.read(fragment.deletion_file.path(fragment.id))
     reader = ipc.open_file(pa.BufferReader(data))
-    assert reader.schema == ARROW_DELETION_SCHEMA
+    assert reader.schema == arrow_deletion_schema()
     raw = reader.get_batch(0).column(0).to_pylist()
     assert sorted(raw) == decode_arrow_deletions(data, "x")
 
@@ -246,8 +246,8 @@ HOSTILE_ARROW = {
     "truncated": encode_arrow_deletions([1, 2, 3])[:-12],
 }
 _stream = pa.BufferOutputStream()
-with ipc.new_stream(_stream, ARROW_DELETION_SCHEMA) as _w:
-    _w.write_batch(pa.record_batch([pa.array([1], pa.uint32())], schema=ARROW_DELETION_SCHEMA))
+with ipc.new_stream(_stream, arrow_deletion_schema()) as _w:
+    _w.write_batch(pa.record_batch([pa.array([1], pa.uint32())], schema=arrow_deletion_schema()))
 HOSTILE_ARROW["arrow stream instead of file"] = _stream.getvalue().to_pybytes()
 
 HOSTILE_BITMAP = {

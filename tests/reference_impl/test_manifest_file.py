@@ -232,3 +232,40 @@ def test_an_oversized_index_bitmap_is_refused_before_expansion(indexed_dataset):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 10 << 20  # a list of 2**25 ints would take about 1 GiB
+
+
+def test_a_manifest_read_without_its_transaction_is_otherwise_the_same(indexed_dataset):
+    """``with_transaction=False`` (describe) leaves the embedded transaction
+    undecoded and nothing else: the manifest and indices are those of a full
+    decode, the transaction None."""
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    full = decode_manifest_file(data, relpath)
+    light = decode_manifest_file(data, relpath, with_transaction=False)
+    assert full.transaction is not None and light.transaction is None
+    assert (light.manifest, light.indices, light.footer) == (full.manifest, full.indices, full.footer)
+
+
+def test_a_transaction_section_that_does_not_parse_is_refused_even_when_not_decoded(indexed_dataset):
+    """Skipping the decode does not skip the check that the section is there
+    and parses: a garbled section is still a CorruptFileError naming it."""
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    position = decode_manifest_file(data, relpath).manifest.transaction_section
+    assert position is not None
+    (length,) = struct.unpack_from("<I", data, position)
+    garbled = data[: position + 4] + b"\xff" * length + data[position + 4 + length :]
+    with pytest.raises(CorruptFileError, match="transaction section"):
+        decode_manifest_file(garbled, relpath, with_transaction=False)
+
+
+def test_fragments_go_through_the_decoder_given(indexed_dataset):
+    """A reader of many versions passes a fragment decoder (the validator
+    keeps one object per distinct fragment); every fragment goes through it."""
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    seen = []
+
+    def decoder(message):
+        seen.append(message.id)
+        return Fragment.from_proto(message)
+
+    decoded = decode_manifest_file(data, relpath, decoder)
+    assert seen == [f.id for f in decoded.manifest.fragments] == [0, 1, 2, 3]

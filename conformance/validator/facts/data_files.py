@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from itertools import pairwise
@@ -403,6 +404,13 @@ def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
     return view.dataset.cached(("footer", located.key), _read_facts, located)
 
 
+def prefetch_footers(view: VersionView, located_files: Iterable[Located]) -> None:
+    """Read the footers of the files :func:`locate` found among
+    ``located_files`` with the run's I/O threads, for :func:`file_facts` to
+    find later (see :meth:`~conformance.validator.context.DatasetView.prefetch`)."""
+    view.dataset.prefetch((("footer", located.key), _read_facts, located) for located in located_files if located.ok)
+
+
 # -- iteration helpers -------------------------------------------------------------
 
 
@@ -448,7 +456,7 @@ def each_inspected(view: VersionView) -> list[tuple[tuple[int, int], Fragment, D
     def compute():
         located_files = [entry for entry in each_located(view) if entry[3].ok]
         # Every footer this version needs, read concurrently before the serial walk below finds them cached.
-        view.dataset.prefetch((("footer", located.key), _read_facts, located) for *_, located in located_files)
+        prefetch_footers(view, [located for *_, located in located_files])
         return [
             (ref, fragment, data_file, file_facts(view, located)) for ref, fragment, data_file, located in located_files
         ]

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
-from reference_impl.logical_types import MAX_NESTING_DEPTH, ParsedType, parse_logical_type
 from reference_impl.schema import TOP_LEVEL_PARENT, Field, Schema
+from reference_impl.type_grammar import MAX_NESTING_DEPTH, ParsedType, parse_logical_type
 
 from ..context import VersionView
 

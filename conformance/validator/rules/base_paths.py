@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+from reference_impl.fragments import Fragment
 from reference_impl.storage import local_path
 from reference_impl.transactions import Clone, Restore
 
 from ..context import DatasetView, VersionView
 from ..facts.data_files import FileStatus, base_storages, check_file, each_data_file, locate
+from ..facts.fragment_checks import per_fragment
 from ..facts.text import listed, printable, uses
 from ..facts.transactions import clone_source_bases, recorded_transaction, version_state
 from ..registry import Finding, Severity, rule
@@ -22,9 +24,22 @@ def _base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
     return view.memo("base_paths.ids-in-use", lambda: _find_base_ids_in_use(view))
 
 
+def _uses_a_base(fragment: Fragment) -> bool:
+    return any(d.base_id is not None for d in fragment.files) or (
+        fragment.deletion_file is not None and fragment.deletion_file.base_id is not None
+    )
+
+
+def _any_fragment_uses_a_base(view: VersionView) -> bool:
+    """Whether a data or deletion file of the version names a base (most
+    tables name none), from each fragment's answer kept for the run."""
+    return any(per_fragment(view, "base_paths.uses-a-base", _uses_a_base))
+
+
 def _find_base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
     users: dict[int, list[str]] = {}
-    for f_index, fragment in enumerate(view.manifest.fragments):
+    fragments = view.manifest.fragments if _any_fragment_uses_a_base(view) else []
+    for f_index, fragment in enumerate(fragments):
         for d_index, data_file in enumerate(fragment.files):
             if data_file.base_id is not None:
                 users.setdefault(data_file.base_id, []).append(f"fragments[{f_index}].files[{d_index}]")
@@ -149,6 +164,8 @@ def exists(view: VersionView):
     summary="is_dataset_root matches where the base's files are (under data/ for a dataset root, directly otherwise)",
 )
 def dataset_root_flag(view: VersionView):
+    if not _any_fragment_uses_a_base(view):
+        return
     bases = base_storages(view)
     misplaced: dict[int, list[str]] = {}
     for _, _, data_file in each_data_file(view):

@@ -14,28 +14,36 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import pairwise
+from itertools import chain
 
 from reference_impl.file_format import FileInfo
 from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2
-from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile
+from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile, Fragment
 
 from ..context import VersionView
 from ..facts.data_files import (
     FileStatus,
-    at,
     data_file_name,
     each_data_file,
-    each_inspected,
-    each_legacy,
-    each_located,
-    each_readable,
+    file_facts,
+)
+from ..facts.fragment_checks import (
+    NewFragments,
+    fragment_check,
+    fragment_findings,
+    fragment_results,
+    per_fragment,
 )
 from ..facts.text import listed, plural
 from ..registry import Severity, rule
 
 #: ``{24 binary digits}{26 hex digits}.lance`` (upstream layout.md, data files).
 UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
+
+# The rules that look at one data file (or one fragment) at a time register
+# a per-fragment check (facts/fragment_checks.py) and yield its findings: a
+# fragment that many versions list unchanged is checked once per run.
+
 
 # -- rules: where the file is ---------------------------------------------------------
 
@@ -47,9 +55,14 @@ UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
     summary="A data file's path is relative and stays inside the data directory of its root or base",
 )
 def path(view: VersionView):
-    for ref, fragment, data_file, located in each_located(view):
+    yield from fragment_findings(view, "data-file/path")
+
+
+@fragment_check("data-file/path")
+def _path(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
         if located.status is FileStatus.ESCAPES:
-            yield f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", at(view, ref)
+            yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
 @rule(
@@ -59,9 +72,14 @@ def path(view: VersionView):
     summary="Every data file the manifest lists exists where its path resolves",
 )
 def exists(view: VersionView):
-    for ref, fragment, data_file, located in each_located(view):
+    yield from fragment_findings(view, "data-file/exists")
+
+
+@fragment_check("data-file/exists")
+def _exists(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
         if located.status in (FileStatus.MISSING, FileStatus.NOT_A_FILE):
-            yield f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", at(view, ref)
+            yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
 @rule(
@@ -71,11 +89,18 @@ def exists(view: VersionView):
     summary="Data file names end with .lance",
 )
 def extension(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
+    yield from fragment_findings(view, "data-file/extension")
+
+
+@fragment_check("data-file/extension")
+def _extension(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if isinstance(data_file.path, str) and data_file.path and not data_file.path.endswith(".lance"):
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' does not have the .lance extension",
-                at(view, ref),
+                detail,
+                None,
             )
 
 
@@ -86,17 +111,22 @@ def extension(view: VersionView):
     summary="Data file names follow the current UUID-based pattern (24 binary and 26 hex digits)",
 )
 def uuid_based_name(view: VersionView):
-    others = [
-        data_file_name(data_file)
-        for _, _, data_file in each_data_file(view)
-        if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1])
-    ]
+    others = [name for _, names in fragment_results(view, "data-file/uuid-based-name") for name, _, _ in names]
     if others:
         yield (
             f"data file names that do not follow the {{24 binary}}{{26 hex}}.lance pattern (older writers used "
             f"plain UUIDs): {len(others)}, e.g. {listed(others, 3)}",
             view.at("fragments"),
         )
+
+
+@fragment_check("data-file/uuid-based-name")
+def _other_names(view: VersionView, batch: NewFragments):
+    """The fragment's data file names off the pattern (as the message shows
+    each), counted by the rule for the whole version."""
+    for k, _, _, data_file in batch.files:
+        if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1]):
+            yield k, data_file_name(data_file), "", None
 
 
 # -- rules: what the file is ----------------------------------------------------------
@@ -109,11 +139,21 @@ def uuid_based_name(view: VersionView):
     summary="Every data file is a Lance file: its trailer and footer read",
 )
 def readable(view: VersionView):
-    for ref, fragment, data_file, facts in each_inspected(view):
+    yield from fragment_findings(view, "data-file/readable")
+
+
+@fragment_check("data-file/readable")
+def _readable_files(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, located in batch.located:
+        if not located.ok:
+            continue
+        facts = file_facts(view, located)
         if not facts.ok:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {facts.error.problem}",
-                at(view, ref),
+                detail,
+                None,
             )
 
 
@@ -129,14 +169,20 @@ LEGACY_SIZE_UNDERSTATED = "legacy-file-understated"
     symptoms={LEGACY_SIZE_UNDERSTATED: "a legacy (v0.x) data file is recorded as smaller than it is"},
 )
 def size(view: VersionView):
-    for ref, fragment, data_file, facts in each_readable(view):
+    yield from fragment_findings(view, "data-file/size")
+
+
+@fragment_check("data-file/size")
+def _size(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, facts in batch.readable:
         if data_file.file_size_bytes and data_file.file_size_bytes != facts.info.size:
             legacy = facts.info.layout == LAYOUT_LEGACY
             understated = legacy and data_file.file_size_bytes < facts.info.size
             yield (
+                k,
                 f"fragment {fragment.id}: {'legacy ' if legacy else ''}data file '{data_file_name(data_file)}' has "
                 f"file_size_bytes {data_file.file_size_bytes} but is {facts.info.size} bytes",
-                at(view, ref),
+                detail,
                 LEGACY_SIZE_UNDERSTATED if understated else None,
             )
 
@@ -166,7 +212,12 @@ TRAILER_NUMBER_RECORDED = "trailer-number-recorded"
     },
 )
 def version_matches_file(view: VersionView):
-    for ref, fragment, data_file, facts in each_readable(view):
+    yield from fragment_findings(view, "data-file/version-matches-file")
+
+
+@fragment_check("data-file/version-matches-file")
+def _version_matches_file(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file, facts in batch.readable:
         info = facts.info
         if _recorded_matches(data_file, info):
             continue
@@ -176,20 +227,31 @@ def version_matches_file(view: VersionView):
             # Only possible where the trailer number and the table format's
             # number differ: a 2.0 file, whose trailer says 0.3.
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, "
                 "the "
                 f"number in its trailer; the table format records a file with that trailer as version {info.version}",
-                at(view, ref),
+                detail,
                 TRAILER_NUMBER_RECORDED,
             )
             continue
         meaning = "a legacy file" if info.layout == LAYOUT_LEGACY else f"version {info.version}"
         yield (
+            k,
             f"fragment {fragment.id}: data file '{data_file_name(data_file)}' is recorded as version {recorded}, but "
             "its "
             f"trailer says {trailer} ({meaning})",
-            at(view, ref),
+            detail,
+            None,
         )
+
+
+def _format_versions(fragment: Fragment) -> tuple[tuple[int, int], ...]:
+    return tuple([d.format_version for d in fragment.files])
+
+
+def _field_ids(fragment: Fragment) -> frozenset[int]:
+    return frozenset(i for d in fragment.files for i in d.fields)
 
 
 def _version_key(major: int, minor: int) -> str:
@@ -210,7 +272,8 @@ def same_format_version(view: VersionView):
     # Count (major, minor) pairs first: one key per pair, not per file.
     # By the version each record means: a 2.0 file recorded as 0.3 is a 2.0
     # file (data-file/version-matches-file reports the record itself).
-    pairs = Counter(d.format_version for _, _, d in each_data_file(view))
+    # Each fragment's pairs are listed once per run (facts/fragment_checks.py).
+    pairs = Counter(chain.from_iterable(per_fragment(view, "data_files.format-versions", _format_versions)))
     counts: Counter = Counter()
     for (major, minor), n in pairs.items():
         counts[_version_key(major, minor)] += n
@@ -228,27 +291,6 @@ def same_format_version(view: VersionView):
             )
 
 
-@rule(
-    "data-file/legacy-version-recorded",
-    severity=Severity.INFO,
-    requirements=("data-file.zero-version-is-legacy", "data-file.same-format-version"),
-    summary="Legacy data files are recorded as version 0.0, matching data_format '0.1'",
-)
-def legacy_version_recorded(view: VersionView):
-    recorded = Counter(
-        f"{d.file_major_version}.{d.file_minor_version}" for _, _, d in each_legacy(view) if d.file_minor_version != 0
-    )
-    if recorded:
-        data_format = view.manifest.data_format
-        as_recorded = ", ".join(f"{n} as {key}" for key, n in sorted(recorded.items()))
-        said = f" while data_format.version is '{data_format.version}'" if data_format else ""
-        yield (
-            f"legacy data files are recorded with a non-zero minor version ({as_recorded}){said}; table.proto marks "
-            f"legacy files 0.0 (a tolerated departure of {view.writer}, see docs/spec-discrepancies.md)",
-            view.at("fragments"),
-        )
-
-
 # -- rules: field ids ---------------------------------------------------------------
 
 
@@ -259,22 +301,31 @@ def legacy_version_recorded(view: VersionView):
     summary="Data file field ids are non-negative or the -2 tombstone; -1 is never stored",
 )
 def field_id_values(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
+    yield from fragment_findings(view, "data-file/field-id-values")
+
+
+@fragment_check("data-file/field-id-values")
+def _field_id_values(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if not data_file.fields or min(data_file.fields) >= 0:
             continue  # no negative id, nothing to report: the common case, tested cheaply
         unassigned = sum(1 for i in data_file.fields if i == UNASSIGNED_FIELD_ID)
         negative = sorted({i for i in data_file.fields if i < 0 and i not in (UNASSIGNED_FIELD_ID, TOMBSTONE_FIELD_ID)})
         if unassigned:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' stores the unassigned field id -1"
                 + ("" if unassigned == 1 else f" ({unassigned} times)"),
-                at(view, ref),
+                detail,
+                None,
             )
         if negative:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' stores negative field ids "
                 f"{listed(negative)} (only -2, the tombstone, is allowed)",
-                at(view, ref),
+                detail,
+                None,
             )
 
 
@@ -285,7 +336,12 @@ def field_id_values(view: VersionView):
     summary="Within a fragment no field id (other than the -2 tombstone) is stored twice",
 )
 def distinct_field_ids(view: VersionView):
-    for f_index, fragment in enumerate(view.manifest.fragments):
+    yield from fragment_findings(view, "data-file/distinct-field-ids")
+
+
+@fragment_check("data-file/distinct-field-ids")
+def _distinct_field_ids(view: VersionView, batch: NewFragments):
+    for k, fragment in enumerate(batch.fragments):
         files = fragment.files
         if len(files) == 1 and len(set(files[0].fields)) == len(files[0].fields):
             continue  # one data file whose ids are all distinct: the common case, tested cheaply
@@ -296,9 +352,11 @@ def distinct_field_ids(view: VersionView):
         repeated = sorted(i for i, n in counts.items() if n > 1)
         if repeated:
             yield (
+                k,
                 f"fragment {fragment.id}: field ids {listed(repeated)} are stored more than once among its data "
                 "files; a reader cannot tell which copy holds the column",
-                view.at(f"fragments[{f_index}]"),
+                "",
+                None,
             )
 
 
@@ -312,6 +370,8 @@ def distinct_field_ids(view: VersionView):
 )
 def unknown_field_ids(view: VersionView):
     schema_ids = {f.id for f in view.manifest.schema.fields} if view.manifest.schema else set()
+    if schema_ids.issuperset(chain.from_iterable(per_fragment(view, "data_files.field-ids", _field_ids))):
+        return  # every id is a schema field's: the common case, from each fragment's ids listed once per run
     stale: set[int] = set()
     files = 0
     for _, _, data_file in each_data_file(view):
@@ -330,100 +390,7 @@ def unknown_field_ids(view: VersionView):
         )
 
 
-@rule(
-    "data-file/legacy-field-ids-sorted",
-    severity=Severity.ERROR,
-    requirements=("data-file.v1-field-ids-sorted",),
-    summary="A legacy data file lists its field ids in ascending order",
-)
-def legacy_field_ids_sorted(view: VersionView):
-    for ref, fragment, data_file in each_legacy(view):
-        ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
-        if any(b < a for a, b in pairwise(ids)):
-            yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids out of order: "
-                f"{listed(data_file.fields, 12)}",
-                at(view, ref),
-            )
-
-
-def _legacy_listing(view: VersionView) -> list:
-    """(ref, fragment, data file, listed ids, ids of the file's own schema) for
-    every readable legacy data file whose schema block reads (listed once per
-    version for the two rules that compare them)."""
-    return view.memo(
-        "data_files.legacy-listing",
-        lambda: [
-            (ref, fragment, data_file, list(data_file.fields), list(facts.legacy_field_ids))
-            for ref, fragment, data_file, facts in each_readable(view)
-            if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None
-        ],
-    )
-
-
-@rule(
-    "data-file/legacy-every-field",
-    severity=Severity.ERROR,
-    requirements=("data-file.v1-every-nested-field",),
-    summary="A legacy data file lists one field id per field it stores, nested fields included",
-)
-def legacy_every_field(view: VersionView):
-    for ref, fragment, data_file, ids, stored in _legacy_listing(view):
-        if len(ids) != len(stored):
-            unlisted = [i for i in stored if i not in set(ids)]
-            yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists {len(ids)} field ids "
-                "but "
-                f"stores {len(stored)} fields (its own schema: {listed(stored, 12)})"
-                + (f"; not listed: {listed(unlisted)}" if unlisted else ""),
-                at(view, ref),
-            )
-
-
-@rule(
-    "data-file/legacy-ids-follow-columns",
-    severity=Severity.ERROR,
-    requirements=("data-file.v1-ids-follow-columns",),
-    summary="A legacy data file lists its field ids in the order of its columns (the -2 tombstone aside)",
-)
-def legacy_ids_follow_columns(view: VersionView):
-    for ref, fragment, data_file, ids, stored in _legacy_listing(view):
-        if len(ids) != len(stored):
-            continue  # data-file/legacy-every-field reports it
-        ordered = [i for i in ids if i != TOMBSTONE_FIELD_ID]
-        if any(b < a for a, b in pairwise(ordered)):
-            continue  # data-file/legacy-field-ids-sorted reports it
-        wrong = [
-            (position, have, want)
-            for position, (have, want) in enumerate(zip(ids, stored, strict=True))
-            if have != want and have != TOMBSTONE_FIELD_ID
-        ]
-        if wrong:
-            yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' lists field ids that do not "
-                "follow "
-                "its columns: " + listed(f"column {p} holds field {w} but {h} is listed" for p, h, w in wrong),
-                at(view, ref),
-            )
-
-
 # -- rules: column indices -------------------------------------------------------------
-
-
-@rule(
-    "data-file/legacy-column-indices",
-    severity=Severity.ERROR,
-    requirements=("data-file.v1-no-column-indices",),
-    summary="A legacy data file has no column_indices",
-)
-def legacy_column_indices(view: VersionView):
-    for ref, fragment, data_file in each_legacy(view):
-        if data_file.column_indices:
-            yield (
-                f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' has "
-                f"{len(data_file.column_indices)} column_indices entries; legacy files have none",
-                at(view, ref),
-            )
 
 
 @rule(
@@ -433,13 +400,20 @@ def legacy_column_indices(view: VersionView):
     summary="A v2.x data file has one column_indices entry per field id",
 )
 def column_indices_per_field(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
+    yield from fragment_findings(view, "data-file/column-indices-per-field")
+
+
+@fragment_check("data-file/column-indices-per-field")
+def _column_indices_per_field(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if len(data_file.column_indices) != len(data_file.fields) and not data_file.is_legacy:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' lists {len(data_file.fields)} field "
                 "ids "
                 f"but {len(data_file.column_indices)} column_indices",
-                at(view, ref),
+                detail,
+                None,
             )
 
 
@@ -450,7 +424,12 @@ def column_indices_per_field(view: VersionView):
     summary="column_indices repeats no value other than -1",
 )
 def column_indices_distinct(view: VersionView):
-    for ref, fragment, data_file in each_data_file(view):
+    yield from fragment_findings(view, "data-file/column-indices-distinct")
+
+
+@fragment_check("data-file/column-indices-distinct")
+def _column_indices_distinct(view: VersionView, batch: NewFragments):
+    for k, fragment, detail, data_file in batch.files:
         if len(set(data_file.column_indices)) == len(data_file.column_indices):
             continue  # all distinct, -1 included: the common case, tested cheaply
         indices = [c for c in data_file.column_indices if c != NO_COLUMN]
@@ -460,9 +439,11 @@ def column_indices_distinct(view: VersionView):
         repeated = sorted(c for c, n in counts.items() if n > 1)
         if repeated:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' repeats column indices "
                 f"{listed(repeated)}",
-                at(view, ref),
+                detail,
+                None,
             )
 
 
@@ -473,29 +454,38 @@ def column_indices_distinct(view: VersionView):
     summary="Each column_indices entry is -1 or a top-level column the file has",
 )
 def column_indices_in_file(view: VersionView):
+    yield from fragment_findings(view, "data-file/column-indices-in-file")
+
+
+@fragment_check("data-file/column-indices-in-file")
+def _column_indices_in_file(view: VersionView, batch: NewFragments):
     flagged = set()
-    for ref, fragment, data_file in each_data_file(view):
+    for k, fragment, detail, data_file in batch.files:
         # Only a value below -1 is reported; min() tells cheaply when there is none.
         if not data_file.column_indices or min(data_file.column_indices) >= NO_COLUMN or data_file.is_legacy:
             continue
         negative = sorted({c for c in data_file.column_indices if c < 0 and c != NO_COLUMN})
         if negative:
-            flagged.add(ref)
+            flagged.add((k, detail))
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' has negative column indices "
                 f"{listed(negative)} (only -1 means 'no column')",
-                at(view, ref),
+                detail,
+                None,
             )
-    for ref, fragment, data_file, facts in each_readable(view):
+    for k, fragment, detail, data_file, facts in batch.readable:
         info, indices = facts.info, data_file.column_indices
         if not indices or info.num_columns is None or max(indices) < info.num_columns:
             continue  # nothing beyond the file's columns (the common case, tested first)
-        if data_file.is_legacy or ref in flagged or info.layout != LAYOUT_V2:
+        if data_file.is_legacy or (k, detail) in flagged or info.layout != LAYOUT_V2:
             continue
         beyond = sorted({c for c in data_file.column_indices if c >= info.num_columns})
         if beyond:
             yield (
+                k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' has {info.num_columns} columns but "
                 f"column_indices name columns {listed(beyond)}",
-                at(view, ref),
+                detail,
+                None,
             )

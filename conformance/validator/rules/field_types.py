@@ -12,14 +12,11 @@ import re
 import zoneinfo
 from functools import lru_cache
 
-from reference_impl.logical_types import (
-    BFLOAT16_EXTENSION,
-    EXTENSION_NAME_KEY,
-    KNOWN_KINDS,
-    ParsedType,
-    field_role,
-)
-from reference_impl.schema import FieldType
+# The grammar and field roles from their own modules, not through
+# reference_impl.logical_types, which also brings the Arrow conversion (and
+# pyarrow) that no rule here needs.
+from reference_impl.schema import FieldType, field_role
+from reference_impl.type_grammar import BFLOAT16_EXTENSION, EXTENSION_NAME_KEY, KNOWN_KINDS, ParsedType
 
 from ..context import VersionView
 from ..facts.schema_tree import SchemaTree, field_label, metadata_text, parse_type, parsed_type, schema_tree

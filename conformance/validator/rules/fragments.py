@@ -8,7 +8,7 @@ from collections import Counter
 from reference_impl.transactions import Append, Merge, Overwrite, Restore, Update, read_transaction_file
 
 from ..context import DatasetView, VersionView
-from ..facts.data_files import each_readable
+from ..facts.fragment_checks import NewFragments, fragment_check, fragment_findings
 from ..facts.text import listed, printable
 from ..facts.transactions import operation_of
 from ..registry import Finding, Severity, rule
@@ -20,7 +20,8 @@ DECREASE_REQUIREMENTS = ("fragment.max-id-never-decreases",)
 
 
 def _ids(view: VersionView) -> list[int]:
-    return [fragment.id for fragment in view.manifest.fragments]
+    """The fragment ids in manifest order, listed once per version (four rules ask)."""
+    return view.memo("fragments.ids", lambda: [fragment.id for fragment in view.manifest.fragments])
 
 
 @rule(
@@ -205,13 +206,21 @@ def has_data_file(view: VersionView):
     summary="Every data file of a fragment holds physical_rows rows, as its footer reports",
 )
 def physical_rows(view: VersionView):
-    for (f_index, d_index), fragment, data_file, facts in each_readable(view):
+    yield from fragment_findings(view, "fragment/physical-rows")
+
+
+@fragment_check("fragment/physical-rows")
+def _physical_rows(view: VersionView, batch: NewFragments):
+    """Once per distinct fragment in a run (facts/fragment_checks.py)."""
+    for k, fragment, detail, data_file, facts in batch.readable:
         rows = facts.num_rows
         if rows is not None and rows != fragment.physical_rows:
             yield (
+                k,
                 f"fragment {fragment.id}: physical_rows is {fragment.physical_rows}, but data file "
                 f"'{printable(data_file.path)}' holds {rows} rows",
-                view.at(f"fragments[{f_index}].files[{d_index}]"),
+                detail,
+                None,
             )
 
 

@@ -33,13 +33,11 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
 
-import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
-from reference_impl.file_format import LanceFileReader
 from reference_impl.indices import IndexMetadata
-from reference_impl.logical_types import primary_key_fields
+from reference_impl.schema import primary_key_fields
 from reference_impl.storage import MemoryStorage
 from reference_impl.transactions import Update, UpdateMemWalState
 from reference_impl.wire import table_pb2
@@ -164,6 +162,12 @@ def _integer(value) -> int | None:
 
 
 def _read_snapshots(data: bytes, label: str) -> _Snapshots:
+    # Imported here: only a MemWAL index with inline snapshots needs the
+    # reference reader and pyarrow, most of the validator's start-up.
+    import pyarrow as pa
+
+    from reference_impl.file_format.reader import LanceFileReader
+
     if len(data) > MAX_SNAPSHOT_BYTES:
         return _Snapshots(SnapshotStatus.UNCHECKED, f"{len(data)} bytes is more than this validator decodes")
     try:

@@ -26,14 +26,10 @@ for a given set of fields.
 from __future__ import annotations
 
 from collections import Counter
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from reference_impl.errors import LanceFormatError
-from reference_impl.file_format import LanceFileReader
-from reference_impl.file_format.footer import LAYOUT_V2
-from reference_impl.file_format.v2_1 import NEWEST_VERSION
-from reference_impl.scan import field_with_descendants
+from reference_impl.file_format.footer import LAYOUT_V2, NEWEST_VERSION
 from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
 from ..context import VersionView
@@ -41,6 +37,13 @@ from ..facts.data_files import at, base_storages, checked_file_storage, data_fil
 from ..facts.schema_tree import field_label, schema_tree
 from ..facts.text import listed
 from ..registry import Finding, Severity, rule
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow, the reference reader and scan are imported inside the functions
+# that read values: a version without non-nullable fields (most datasets)
+# never needs them, and importing them is most of the validator's start-up.
 
 #: Data files larger than this are not read for nulls.
 MAX_CHECKED_BYTES = 64 << 20
@@ -93,6 +96,8 @@ def _count_nulls(
 ) -> None:
     """Add to ``counts`` the nulls of each watched field of ``node``'s subtree,
     counting only rows where every ancestor has a value."""
+    import pyarrow as pa
+
     if isinstance(array, pa.ExtensionArray):
         array = array.storage
     if node.id in watched and array.null_count:
@@ -119,6 +124,10 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int], d
     through the reference reader; rows at ``deleted`` offsets are left out,
     as readers leave them out); :class:`LanceFormatError` when the file
     cannot be read."""
+    import pyarrow as pa
+
+    from reference_impl.file_format.reader import LanceFileReader
+
     relpath = located.location.relpath
     children: dict[int, list[Field]] = {}
     for f in requested:
@@ -169,6 +178,8 @@ def non_nullable_values(view: VersionView):
     required = _non_nullable(view)
     if not required:
         return
+    from reference_impl.scan import field_with_descendants
+
     tree = schema_tree(view)
     schema = view.manifest.schema
     bases = base_storages(view)

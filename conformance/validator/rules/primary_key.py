@@ -6,14 +6,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from reference_impl.logical_types import (
-    PRIMARY_KEY_KEY,
-    PRIMARY_KEY_POSITION_KEY,
-    field_role,
-    primary_key_fields,
-)
-from reference_impl.schema import Field, FieldType
+from reference_impl.schema import Field, FieldType, field_role, primary_key_fields
 from reference_impl.transactions import Overwrite, Restore
+from reference_impl.type_grammar import PRIMARY_KEY_KEY, PRIMARY_KEY_POSITION_KEY
 
 from ..context import VersionView
 from ..facts.findings import tolerated

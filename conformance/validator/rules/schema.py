@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import bisect
 
-from reference_impl.logical_types import (
-    MAX_NESTING_DEPTH,
-    field_role,
-)
-from reference_impl.schema import TOP_LEVEL_PARENT, Field, FieldType
+from reference_impl.fragments import Fragment
+from reference_impl.schema import TOP_LEVEL_PARENT, Field, FieldType, field_role
 from reference_impl.transactions import Clone, Overwrite, Restore
+from reference_impl.type_grammar import MAX_NESTING_DEPTH
 
 from ..context import VersionView
 from ..facts.findings import tolerated
+from ..facts.fragment_checks import per_fragment
 from ..facts.schema_tree import SchemaTree, field_label, parsed_type, schema_tree
 from ..facts.text import listed
 from ..facts.transactions import previous_version, version_operation
@@ -251,12 +250,17 @@ def ids_stable(view: VersionView):
 
 
 def _ids_used(view: VersionView) -> set[int]:
-    """Field ids the version uses: its schema and its data files."""
-    used = set(view.manifest.schema.field_ids())
-    for fragment in view.manifest.fragments:
-        for data_file in fragment.files:
-            used.update(i for i in data_file.fields if i >= 0)
-    return used
+    """Field ids the version uses: its schema and its data files (once per
+    version, and each fragment's once per run)."""
+    return view.memo("schema.ids-used", lambda: _compute_ids_used(view))
+
+
+def _fragment_ids(fragment: Fragment) -> frozenset[int]:
+    return frozenset(i for data_file in fragment.files for i in data_file.fields if i >= 0)
+
+
+def _compute_ids_used(view: VersionView) -> set[int]:
+    return set(view.manifest.schema.field_ids()).union(*per_fragment(view, "schema.field-ids", _fragment_ids))
 
 
 def _ceilings(dataset) -> dict[int, int]:

@@ -18,13 +18,11 @@ from ...errors import CorruptFileError
 from ...schema import TOP_LEVEL_PARENT, Field
 from ...wire import encodings_v2_1_pb2 as enc
 from ...wire import file2_pb2
+from ..footer import NEWEST_VERSION
 from ..read_plan import ReadPlan
 from .columns import FieldAssembler, LeafColumn, is_packed, is_structural_fsl, join_pages
 from .page import PageContext
 from .page_layout import PAGE_LAYOUT_TYPE, decode_page
-
-# The newest file version whose layouts this module implements.
-NEWEST_VERSION = (2, 2)
 
 PageBuffers = Callable[[file2_pb2.ColumnMetadata.Page], Sequence[pa.Buffer]]
 Unpack = Callable[[file2_pb2.Encoding, str], enc.PageLayout]

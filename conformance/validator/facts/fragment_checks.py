@@ -1,0 +1,252 @@
+"""Checks of one fragment at a time, run once per distinct fragment in a
+validation run (issue 17, incremental history).
+
+A long history lists most fragments unchanged in version after version: an
+append adds one fragment and keeps the others, and their manifests hold the
+same fragment bytes (decoded once, as one object, by
+:meth:`~conformance.validator.context.DatasetView.manifest_file`). A rule
+whose findings about a fragment depend only on that fragment, its data files
+(where each resolves, what its footer says) and the version's declared base
+paths registers a :func:`fragment_check` for its rule id. The checks of a
+fragment run when a version first lists it; every later version that lists the
+same fragment (with the same base paths) takes their results from the cache
+and gives them its own locations. ``validate --all-versions`` therefore
+checks, reads and locates in proportion to the fragments that changed, not to
+the table's size times its number of versions.
+
+A check yields ``(message, detail, symptom)``: ``detail`` is the location
+below the fragment (``""`` for the fragment itself, ``".files[1]"`` for a
+data file), which becomes ``{manifest}#fragments[{index}]{detail}`` in each
+version. The report is the one the rules gave walking every fragment of every
+version: same findings, and the engine orders them
+(``tests/conformance/validator/test_incremental_history.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
+from typing import TypeVar
+
+from reference_impl.fragments import DataFile, Fragment
+
+from ..context import VersionView
+from .data_files import FileFacts, Located, base_storages, file_facts, locate, prefetch_footers
+
+#: A finding of a check: message, location below the fragment, symptom.
+FragmentFinding = tuple[str, str, "str | None"]
+#: A check yields ``(k, message, detail, symptom)``, ``k`` the fragment's
+#: position in :attr:`NewFragments.fragments`.
+FragmentCheck = Callable[[VersionView, "NewFragments"], Iterable[tuple[int, str, str, "str | None"]]]
+
+_CHECKS: dict[str, FragmentCheck] = {}
+
+T = TypeVar("T")
+
+
+class _Raised:
+    """A check that raised on a fragment: its rule gives what the check
+    yielded on that fragment before the error, then raises the same error,
+    as it did walking the version."""
+
+    def __init__(self, error: Exception, partial: tuple[FragmentFinding, ...]):
+        self.error = error
+        self.partial = partial
+
+
+#: The results of a fragment on which no check found anything (shared, never changed).
+_NOTHING: dict = {}
+
+
+def fragment_check(rule_id: str) -> Callable[[FragmentCheck], FragmentCheck]:
+    """Register the decorated function as the per-fragment check of ``rule_id``
+    (whose rule yields :func:`fragment_findings`)."""
+
+    def register(check: FragmentCheck) -> FragmentCheck:
+        if rule_id in _CHECKS:
+            raise ValueError(f"a fragment check for {rule_id} is registered twice")
+        _CHECKS[rule_id] = check
+        return check
+
+    return register
+
+
+class NewFragments:
+    """Fragments no earlier version of the run listed, as the checks see
+    them: every data file, where each resolves and the footer facts of those
+    that read, listed once for all the checks. ``k`` in each entry is the
+    fragment's position in :attr:`fragments`."""
+
+    def __init__(self, view: VersionView, fragments: list[Fragment]):
+        self.view = view
+        self.fragments = fragments
+
+    @cached_property
+    def files(self) -> list[tuple[int, Fragment, str, DataFile]]:
+        """``(k, fragment, detail, data file)``; the detail locates the file below the fragment."""
+        return [
+            (k, fragment, f".files[{d_index}]", data_file)
+            for k, fragment in enumerate(self.fragments)
+            for d_index, data_file in enumerate(fragment.files)
+        ]
+
+    @cached_property
+    def located(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
+        """:attr:`files` with where each resolved (:func:`.data_files.locate`);
+        on an object store each existence check is a request, made concurrently."""
+        view, bases = self.view, base_storages(self.view)
+        found = view.dataset.map_remote(lambda entry: locate(view, entry[3], bases), self.files)
+        return [(*entry, located) for entry, located in zip(self.files, found, strict=True)]
+
+    @cached_property
+    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`files` with the footer facts of each file that exists and
+        reads (the footers read concurrently first, with the run's I/O threads)."""
+        prefetch_footers(self.view, [entry[4] for entry in self.located])
+        found = []
+        for k, fragment, detail, data_file, located in self.located:
+            if located.ok:
+                facts = file_facts(self.view, located)
+                if facts.ok:
+                    found.append((k, fragment, detail, data_file, facts.value))
+        return found
+
+
+def fragment_findings(view: VersionView, rule_id: str) -> Iterator[tuple[str, str, str | None]]:
+    """``(message, location, symptom)`` for every finding of ``rule_id``'s
+    check on the version's fragments, in fragment order."""
+    for f_index, found in fragment_results(view, rule_id):
+        for message, detail, symptom in found:
+            yield message, view.at(f"fragments[{f_index}]{detail}"), symptom
+
+
+def fragment_results(view: VersionView, rule_id: str) -> Iterator[tuple[int, tuple[FragmentFinding, ...]]]:
+    """``(fragment index, what the check yielded)`` for the version's
+    fragments on which ``rule_id``'s check yielded something, in fragment
+    order (for a rule that sums them up for the whole version); the error a
+    check raised on a fragment is raised when that fragment is reached."""
+    for f_index, found in _flagged(view).get(rule_id, ()):
+        if isinstance(found, _Raised):
+            if found.partial:
+                yield f_index, found.partial
+            raise found.error
+        yield f_index, found
+
+
+def check_fragments(view: VersionView, fragments: list[Fragment]) -> list[dict[str, tuple | _Raised]]:
+    """Every registered check on ``fragments`` (none of them seen before in
+    the run), one walk per check as a rule walks a version: for each
+    fragment, what each check found on it (or the error it raised), by rule
+    id. The work done once per distinct fragment."""
+    results: list[dict[str, tuple | _Raised]] = [{} for _ in fragments]
+    batch = NewFragments(view, fragments)
+    for rule_id, check in _CHECKS.items():
+        try:
+            found = list(check(view, batch))
+        except Exception:  # which fragment raised, and after what: see below
+            _check_one_by_one(view, rule_id, check, fragments, results)
+            continue
+        for k, message, detail, symptom in found:
+            entry = results[k].get(rule_id)
+            results[k][rule_id] = (*(entry or ()), (message, detail, symptom))  # type: ignore[misc]
+    return results
+
+
+def _check_one_by_one(
+    view: VersionView, rule_id: str, check: FragmentCheck, fragments: list[Fragment], results: list[dict]
+) -> None:
+    """Run ``check`` on each fragment apart, to learn on which it raises and
+    what it yielded there first (re-raised in the rule, where the engine
+    reports it)."""
+    for k, fragment in enumerate(fragments):
+        items: list[FragmentFinding] = []
+        try:
+            for _, message, detail, symptom in check(view, NewFragments(view, [fragment])):
+                items.append((message, detail, symptom))
+        except Exception as exc:
+            results[k][rule_id] = _Raised(exc, tuple(items))
+            continue
+        if items:
+            results[k][rule_id] = tuple(items)
+
+
+def _flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Raised]]]:
+    return view.memo("fragment_checks.flagged", lambda: _compute_flagged(view))
+
+
+class _Known:
+    """What the checks found on each distinct fragment of a run, by the
+    fragment's identity; holding the fragments keeps their ids unique."""
+
+    def __init__(self) -> None:
+        self.fragments: dict[int, Fragment] = {}
+        self.results: dict[int, dict[str, tuple | _Raised]] = {}
+        #: The fragments on which a check found something (most have nothing).
+        self.flagged: set[int] = set()
+
+
+def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Raised]]]:
+    """``{rule id: [(fragment index, its findings)]}`` for the fragments of
+    this version on which a check found something."""
+    # Where a data file resolves depends on the version's declared base paths:
+    # a fragment's results are kept per set of them.
+    context = tuple(repr(base) for base in view.manifest.base_paths)
+    known: _Known = view.dataset.memo(("fragment_checks", context), _Known)
+    fragments = view.manifest.fragments
+    # By identity: equal fragment bytes decode to one object for the whole
+    # run. The set operations run in C, so a version whose fragments were all
+    # checked before costs little more than reading its manifest.
+    ids, listed = _identities(view)
+    unseen = listed - known.results.keys()
+    if unseen:
+        new, taken = [], set()
+        for fragment in fragments:
+            key = id(fragment)
+            if key in unseen and key not in taken:  # a fragment listed twice is checked once
+                taken.add(key)
+                new.append(fragment)
+        for fragment, results in zip(new, check_fragments(view, new), strict=True):
+            key = id(fragment)
+            known.fragments[key] = fragment
+            known.results[key] = results or _NOTHING
+            if results:
+                known.flagged.add(key)
+    hits = listed & known.flagged
+    flagged: dict[str, list[tuple[int, tuple | _Raised]]] = {}
+    if not hits:
+        return flagged
+    for f_index, key in enumerate(ids):
+        if key in hits:
+            for rule_id, found in known.results[key].items():
+                flagged.setdefault(rule_id, []).append((f_index, found))
+    return flagged
+
+
+def _identities(view: VersionView) -> tuple[list[int], set[int]]:
+    """The identities of the version's fragments, in order and as a set,
+    computed once per version for every per-fragment lookup."""
+
+    def compute() -> tuple[list[int], set[int]]:
+        ids = list(map(id, view.manifest.fragments))
+        return ids, set(ids)
+
+    return view.memo("fragment_checks.identities", compute)
+
+
+def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) -> list[T]:
+    """``[compute(fragment) for fragment in the version's fragments]``, with
+    ``compute`` (a function of the fragment alone) run once per distinct
+    fragment in the run."""
+    fragments = view.manifest.fragments
+    if len(view.dataset.selected_versions) <= 1:
+        # One version: nothing to share; keeping the values would cost more than it saves.
+        return [compute(fragment) for fragment in fragments]
+    known: _Known = view.dataset.memo(("per_fragment", key), _Known)
+    ids, listed = _identities(view)
+    values = known.results
+    if not values.keys() >= listed:
+        for fragment in fragments:
+            if id(fragment) not in values:
+                known.fragments[id(fragment)] = fragment
+                values[id(fragment)] = compute(fragment)  # type: ignore[assignment]
+    return list(map(values.__getitem__, ids))  # type: ignore[arg-type]
