@@ -33,7 +33,7 @@ def bench_validate_every_version(versions: int = 211, repeats: int = 3) -> Measu
         f"validate --all-versions, {versions} versions",
         best_of(repeats, lambda: validate(path, all_versions=True)),
         best_of(repeats, with_pylance),
-        f"{len(report.rules)} rules; pylance: validate() and count_rows() per version",
+        f"{len(report.rules)} rules, {len(report.findings)} findings; pylance: validate() and count_rows() per version",
     )
 
 
@@ -54,7 +54,8 @@ def bench_validate_many_fragments(fragments: int = 10_000, repeats: int = 3) -> 
         f"validate latest, {fragments} fragments",
         default,
         best_of(repeats, with_pylance),
-        f"{len(report.rules)} rules; pylance: validate() and count_rows(); reference, io_threads=4: {threaded:.3f} s",
+        f"{len(report.rules)} rules, {len(report.findings)} findings; pylance: validate() and count_rows(); "
+        f"reference, io_threads=4: {threaded:.3f} s",
     )
 
 

@@ -21,10 +21,9 @@ import subprocess
 import sys
 import textwrap
 
-from conformance.validator import validate
-
-from .common import Measurement, best_of
-from .reader import _many_fragments, _many_versions
+from .common import Measurement
+from .reader import _many_fragments
+from .validator import bench_validate_every_version, bench_validate_many_fragments
 
 REPEATS = int(os.environ.get("LANCE_CONFORMANCE_BENCH_REPEATS", "3"))
 
@@ -40,43 +39,12 @@ _PEAK_RSS = textwrap.dedent(
 )
 
 
-def bench_validate_100k_fragments(fragments: int = 100_000) -> Measurement:
-    import lance
-
-    path = _many_fragments(fragments)
-
-    def with_pylance():
-        dataset = lance.dataset(path)
-        dataset.validate()
-        dataset.count_rows()
-
-    report = validate(path)
-    return Measurement(
-        f"validate latest, {fragments} fragments",
-        best_of(REPEATS, lambda: validate(path)),
-        best_of(REPEATS, with_pylance),
-        f"{len(report.rules)} rules, {len(report.findings)} findings; pylance: validate() and count_rows()",
-    )
+def bench_validate_100k_fragments() -> Measurement:
+    return bench_validate_many_fragments(100_000, REPEATS)
 
 
-def bench_validate_2000_versions(versions: int = 2000) -> Measurement:
-    import lance
-
-    path = _many_versions(versions)
-
-    def with_pylance():
-        for version in range(1, versions + 1):
-            dataset = lance.dataset(path, version=version)
-            dataset.validate()
-            dataset.count_rows()
-
-    report = validate(path, all_versions=True)
-    return Measurement(
-        f"validate --all-versions, {versions} versions",
-        best_of(REPEATS, lambda: validate(path, all_versions=True)),
-        best_of(REPEATS, with_pylance),
-        f"{len(report.rules)} rules, {len(report.findings)} findings; pylance: validate() and count_rows() per version",
-    )
+def bench_validate_2000_versions() -> Measurement:
+    return bench_validate_every_version(2000, REPEATS)
 
 
 def _peak_rss_mib(command: list[str]) -> float:

@@ -7,7 +7,8 @@ same fragment bytes (decoded once, as one object, by
 :meth:`~conformance.validator.context.DatasetView.manifest_file`). A rule
 whose findings about a fragment depend only on that fragment, its data files
 (where each resolves, what its footer says) and the version's declared base
-paths registers a :func:`fragment_check` for its rule id. The checks of a
+paths registers a :func:`fragment_check` for its rule id (or is declared with
+:func:`fragment_rule`, when its findings are just the check's). The checks of a
 fragment run when a version first lists it; every later version that lists the
 same fragment (with the same base paths) takes their results from the cache
 and gives them its own locations. ``validate --all-versions`` therefore
@@ -24,13 +25,14 @@ version: same findings, and the engine orders them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TypeVar
 
 from reference_impl.fragments import DataFile, Fragment
 
 from ..context import VersionView
+from ..registry import Severity, rule
 from .data_files import FileFacts, Located, base_storages, file_facts, locate, prefetch_footers
 
 #: A finding of a check: message, location below the fragment, symptom.
@@ -67,6 +69,33 @@ def fragment_check(rule_id: str) -> Callable[[FragmentCheck], FragmentCheck]:
             raise ValueError(f"a fragment check for {rule_id} is registered twice")
         _CHECKS[rule_id] = check
         return check
+
+    return register
+
+
+def fragment_rule(
+    rule_id: str,
+    *,
+    severity: Severity,
+    requirements: tuple[str, ...],
+    summary: str,
+    symptoms: Mapping[str, str] | None = None,
+) -> Callable[[FragmentCheck], FragmentCheck]:
+    """Register the decorated function as the per-fragment check of
+    ``rule_id``, and a rule of that id (declared as :func:`..registry.rule`
+    declares one) whose findings are what the check yields, fragment by
+    fragment, in each version (:func:`fragment_findings`)."""
+
+    def findings(view: VersionView) -> Iterator[tuple[str, str, str | None]]:
+        yield from fragment_findings(view, rule_id)
+
+    def register(check: FragmentCheck) -> FragmentCheck:
+        # The rule belongs to the module that declares it: the topic index of
+        # ``validate --rules`` names rule modules by their rules' functions.
+        findings.__module__ = check.__module__
+        findings.__name__ = findings.__qualname__ = check.__name__.lstrip("_")
+        rule(rule_id, severity=severity, requirements=requirements, summary=summary, symptoms=symptoms)(findings)
+        return fragment_check(rule_id)(check)
 
     return register
 

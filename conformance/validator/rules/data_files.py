@@ -30,8 +30,8 @@ from ..facts.data_files import (
 from ..facts.fragment_checks import (
     NewFragments,
     fragment_check,
-    fragment_findings,
     fragment_results,
+    fragment_rule,
     per_fragment,
 )
 from ..facts.text import listed, plural
@@ -48,51 +48,36 @@ UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
 # -- rules: where the file is ---------------------------------------------------------
 
 
-@rule(
+@fragment_rule(
     "data-file/path",
     severity=Severity.ERROR,
     requirements=("data-file.path-relative", "data-file.path-stays-inside"),
     summary="A data file's path is relative and stays inside the data directory of its root or base",
 )
-def path(view: VersionView):
-    yield from fragment_findings(view, "data-file/path")
-
-
-@fragment_check("data-file/path")
 def _path(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, located in batch.located:
         if located.status is FileStatus.ESCAPES:
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
-@rule(
+@fragment_rule(
     "data-file/exists",
     severity=Severity.ERROR,
     requirements=("data-file.exists",),
     summary="Every data file the manifest lists exists where its path resolves",
 )
-def exists(view: VersionView):
-    yield from fragment_findings(view, "data-file/exists")
-
-
-@fragment_check("data-file/exists")
 def _exists(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, located in batch.located:
         if located.status in (FileStatus.MISSING, FileStatus.NOT_A_FILE):
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
 
-@rule(
+@fragment_rule(
     "data-file/extension",
     severity=Severity.ERROR,
     requirements=("data-file.in-data-dir",),
     summary="Data file names end with .lance",
 )
-def extension(view: VersionView):
-    yield from fragment_findings(view, "data-file/extension")
-
-
-@fragment_check("data-file/extension")
 def _extension(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if isinstance(data_file.path, str) and data_file.path and not data_file.path.endswith(".lance"):
@@ -132,17 +117,12 @@ def _other_names(view: VersionView, batch: NewFragments):
 # -- rules: what the file is ----------------------------------------------------------
 
 
-@rule(
+@fragment_rule(
     "data-file/readable",
     severity=Severity.ERROR,
     requirements=("data-file.lance-trailer",),
     summary="Every data file is a Lance file: its trailer and footer read",
 )
-def readable(view: VersionView):
-    yield from fragment_findings(view, "data-file/readable")
-
-
-@fragment_check("data-file/readable")
 def _readable_files(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, located in batch.located:
         if not located.ok:
@@ -161,18 +141,13 @@ def _readable_files(view: VersionView, batch: NewFragments):
 LEGACY_SIZE_UNDERSTATED = "legacy-file-understated"
 
 
-@rule(
+@fragment_rule(
     "data-file/size",
     severity=Severity.ERROR,
     requirements=("data-file.size-matches",),
     summary="A non-zero file_size_bytes equals the data file's real size",
     symptoms={LEGACY_SIZE_UNDERSTATED: "a legacy (v0.x) data file is recorded as smaller than it is"},
 )
-def size(view: VersionView):
-    yield from fragment_findings(view, "data-file/size")
-
-
-@fragment_check("data-file/size")
 def _size(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, facts in batch.readable:
         if data_file.file_size_bytes and data_file.file_size_bytes != facts.info.size:
@@ -202,7 +177,7 @@ def _recorded_matches(data_file: DataFile, info: FileInfo) -> bool:
 TRAILER_NUMBER_RECORDED = "trailer-number-recorded"
 
 
-@rule(
+@fragment_rule(
     "data-file/version-matches-file",
     severity=Severity.ERROR,
     requirements=("data-file.version-matches-file", "data-file.zero-version-is-legacy"),
@@ -211,11 +186,6 @@ TRAILER_NUMBER_RECORDED = "trailer-number-recorded"
         TRAILER_NUMBER_RECORDED: "a 2.0 file is recorded as 0.3, the number in its trailer, instead of 2.0",
     },
 )
-def version_matches_file(view: VersionView):
-    yield from fragment_findings(view, "data-file/version-matches-file")
-
-
-@fragment_check("data-file/version-matches-file")
 def _version_matches_file(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, facts in batch.readable:
         info = facts.info
@@ -294,17 +264,12 @@ def same_format_version(view: VersionView):
 # -- rules: field ids ---------------------------------------------------------------
 
 
-@rule(
+@fragment_rule(
     "data-file/field-id-values",
     severity=Severity.ERROR,
     requirements=("data-file.no-unassigned-field-id", "data-file.no-other-negative-ids"),
     summary="Data file field ids are non-negative or the -2 tombstone; -1 is never stored",
 )
-def field_id_values(view: VersionView):
-    yield from fragment_findings(view, "data-file/field-id-values")
-
-
-@fragment_check("data-file/field-id-values")
 def _field_id_values(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if not data_file.fields or min(data_file.fields) >= 0:
@@ -329,17 +294,12 @@ def _field_id_values(view: VersionView, batch: NewFragments):
             )
 
 
-@rule(
+@fragment_rule(
     "data-file/distinct-field-ids",
     severity=Severity.WARNING,
     requirements=("data-file.distinct-field-ids",),
     summary="Within a fragment no field id (other than the -2 tombstone) is stored twice",
 )
-def distinct_field_ids(view: VersionView):
-    yield from fragment_findings(view, "data-file/distinct-field-ids")
-
-
-@fragment_check("data-file/distinct-field-ids")
 def _distinct_field_ids(view: VersionView, batch: NewFragments):
     for k, fragment in enumerate(batch.fragments):
         files = fragment.files
@@ -393,17 +353,12 @@ def unknown_field_ids(view: VersionView):
 # -- rules: column indices -------------------------------------------------------------
 
 
-@rule(
+@fragment_rule(
     "data-file/column-indices-per-field",
     severity=Severity.ERROR,
     requirements=("data-file.column-indices-per-field",),
     summary="A v2.x data file has one column_indices entry per field id",
 )
-def column_indices_per_field(view: VersionView):
-    yield from fragment_findings(view, "data-file/column-indices-per-field")
-
-
-@fragment_check("data-file/column-indices-per-field")
 def _column_indices_per_field(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if len(data_file.column_indices) != len(data_file.fields) and not data_file.is_legacy:
@@ -417,17 +372,12 @@ def _column_indices_per_field(view: VersionView, batch: NewFragments):
             )
 
 
-@rule(
+@fragment_rule(
     "data-file/column-indices-distinct",
     severity=Severity.ERROR,
     requirements=("data-file.column-indices-distinct",),
     summary="column_indices repeats no value other than -1",
 )
-def column_indices_distinct(view: VersionView):
-    yield from fragment_findings(view, "data-file/column-indices-distinct")
-
-
-@fragment_check("data-file/column-indices-distinct")
 def _column_indices_distinct(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if len(set(data_file.column_indices)) == len(data_file.column_indices):
@@ -447,17 +397,12 @@ def _column_indices_distinct(view: VersionView, batch: NewFragments):
             )
 
 
-@rule(
+@fragment_rule(
     "data-file/column-indices-in-file",
     severity=Severity.ERROR,
     requirements=("data-file.column-indices-values",),
     summary="Each column_indices entry is -1 or a top-level column the file has",
 )
-def column_indices_in_file(view: VersionView):
-    yield from fragment_findings(view, "data-file/column-indices-in-file")
-
-
-@fragment_check("data-file/column-indices-in-file")
 def _column_indices_in_file(view: VersionView, batch: NewFragments):
     flagged = set()
     for k, fragment, detail, data_file in batch.files:

@@ -8,7 +8,7 @@ from collections import Counter
 from reference_impl.transactions import Append, Merge, Overwrite, Restore, Update, read_transaction_file
 
 from ..context import DatasetView, VersionView
-from ..facts.fragment_checks import NewFragments, fragment_check, fragment_findings
+from ..facts.fragment_checks import NewFragments, fragment_rule
 from ..facts.text import listed, printable
 from ..facts.transactions import operation_of
 from ..registry import Finding, Severity, rule
@@ -199,17 +199,12 @@ def has_data_file(view: VersionView):
         yield f"{len(empty) - SHOWN_FRAGMENTS} more fragments have no data file", view.at("fragments")
 
 
-@rule(
+@fragment_rule(
     "fragment/physical-rows",
     severity=Severity.ERROR,
     requirements=("fragment.files-share-rows", "fragment.physical-rows-include-deleted"),
     summary="Every data file of a fragment holds physical_rows rows, as its footer reports",
 )
-def physical_rows(view: VersionView):
-    yield from fragment_findings(view, "fragment/physical-rows")
-
-
-@fragment_check("fragment/physical-rows")
 def _physical_rows(view: VersionView, batch: NewFragments):
     """Once per distinct fragment in a run (facts/fragment_checks.py)."""
     for k, fragment, detail, data_file, facts in batch.readable:

@@ -14,7 +14,7 @@ from reference_impl.fragments import TOMBSTONE_FIELD_ID, Fragment
 
 from ..context import VersionView
 from ..facts.data_files import data_file_name, each_legacy
-from ..facts.fragment_checks import NewFragments, fragment_check, fragment_findings, per_fragment
+from ..facts.fragment_checks import NewFragments, fragment_rule, per_fragment
 from ..facts.text import listed
 from ..registry import Severity, rule
 
@@ -46,17 +46,12 @@ def legacy_version_recorded(view: VersionView):
         )
 
 
-@rule(
+@fragment_rule(
     "data-file/legacy-field-ids-sorted",
     severity=Severity.ERROR,
     requirements=("data-file.v1-field-ids-sorted",),
     summary="A legacy data file lists its field ids in ascending order",
 )
-def legacy_field_ids_sorted(view: VersionView):
-    yield from fragment_findings(view, "data-file/legacy-field-ids-sorted")
-
-
-@fragment_check("data-file/legacy-field-ids-sorted")
 def _legacy_field_ids_sorted(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if not data_file.is_legacy:
@@ -82,17 +77,12 @@ def _legacy_listing(batch: NewFragments) -> list:
     ]
 
 
-@rule(
+@fragment_rule(
     "data-file/legacy-every-field",
     severity=Severity.ERROR,
     requirements=("data-file.v1-every-nested-field",),
     summary="A legacy data file lists one field id per field it stores, nested fields included",
 )
-def legacy_every_field(view: VersionView):
-    yield from fragment_findings(view, "data-file/legacy-every-field")
-
-
-@fragment_check("data-file/legacy-every-field")
 def _legacy_every_field(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, ids, stored in _legacy_listing(batch):
         if len(ids) != len(stored):
@@ -108,17 +98,12 @@ def _legacy_every_field(view: VersionView, batch: NewFragments):
             )
 
 
-@rule(
+@fragment_rule(
     "data-file/legacy-ids-follow-columns",
     severity=Severity.ERROR,
     requirements=("data-file.v1-ids-follow-columns",),
     summary="A legacy data file lists its field ids in the order of its columns (the -2 tombstone aside)",
 )
-def legacy_ids_follow_columns(view: VersionView):
-    yield from fragment_findings(view, "data-file/legacy-ids-follow-columns")
-
-
-@fragment_check("data-file/legacy-ids-follow-columns")
 def _legacy_ids_follow_columns(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, ids, stored in _legacy_listing(batch):
         if len(ids) != len(stored):
@@ -142,17 +127,12 @@ def _legacy_ids_follow_columns(view: VersionView, batch: NewFragments):
             )
 
 
-@rule(
+@fragment_rule(
     "data-file/legacy-column-indices",
     severity=Severity.ERROR,
     requirements=("data-file.v1-no-column-indices",),
     summary="A legacy data file has no column_indices",
 )
-def legacy_column_indices(view: VersionView):
-    yield from fragment_findings(view, "data-file/legacy-column-indices")
-
-
-@fragment_check("data-file/legacy-column-indices")
 def _legacy_column_indices(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file in batch.files:
         if data_file.is_legacy and data_file.column_indices:
