@@ -49,7 +49,7 @@ def _write_with_pylance(root: Path) -> dict[str, Path]:
     datasets[path.name] = path
 
     path = root / "pylance_schema_evolution_v1_names"
-    lance.write_dataset(_rows(0, 50), path, enable_v2_manifest_paths=False, data_storage_version="2.0")
+    lance.write_dataset(_rows(0, 50), path, enable_v2_manifest_paths=False)
     dataset = lance.dataset(path)
     dataset.add_columns({"twice": "id * 2"})
     # pylance annotates each alteration as an iterable of them; it is one dict.

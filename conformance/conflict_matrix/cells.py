@@ -41,6 +41,9 @@ def build_template(template: Template, path: Path) -> int:
     import lance  # pylance, imported lazily as the drivers do
 
     table = act.base_table()
+    # 2.0 data files: the reference is one of the two writers of every cell,
+    # and its writer writes 2.0 and 2.1 only (pylance's fragments and data
+    # files in actions.py match this version).
     lance.write_dataset(
         table.select(["id"]),
         str(path),

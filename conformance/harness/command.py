@@ -94,6 +94,11 @@ def add_harness_parser(commands) -> None:
     )
     run_parser.add_argument("--naming", choices=("v1", "v2"), default="v2", help="manifest naming scheme")
     run_parser.add_argument(
+        "--data-storage-version",
+        default=None,
+        help="the data file version the dataset is created with, e.g. 2.0 or 2.1 (default: the writer's own)",
+    )
+    run_parser.add_argument(
         "--stable-row-ids", action=argparse.BooleanOptionalAction, default=True, help="stable row ids (default on)"
     )
     run_parser.add_argument(
@@ -148,6 +153,7 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.seed,
             stable_row_ids=args.stable_row_ids,
             naming=args.naming,
+            data_storage_version=args.data_storage_version,
             fault=args.fault,
             primary_key=args.primary_key,
         )

@@ -66,9 +66,11 @@ def connector_run(
     initial_rows: int = 0,
     pinned_version: int | None = None,
     validate: bool = True,
+    data_storage_version: str | None = None,
 ) -> RunResult:
     """Create the dataset (``uri``, default ``out_dir/dataset.lance``) with
-    ids ``0 .. initial_rows - 1``, run the connector ``jobs`` at once on ``executor``
+    ids ``0 .. initial_rows - 1``, data files of ``data_storage_version``
+    (None: the implementation's default), run the connector ``jobs`` at once on ``executor``
     (:func:`.spark.connector_appends`), save their history and check it
     against every version, as :func:`.runner.run` does for writer tasks."""
     out_dir = Path(out_dir)
@@ -84,11 +86,14 @@ def connector_run(
         seed=0,
         stable_row_ids=False,
         naming="v2",
+        data_storage_version=data_storage_version,
         initial_rows=initial_rows,
     )
     initial_ids = list(range(initial_rows))
     created = time.time()
-    create_connector_dataset(implementation, spec.uri, options, initial_ids=initial_ids)
+    create_connector_dataset(
+        implementation, spec.uri, options, initial_ids=initial_ids, data_storage_version=data_storage_version
+    )
     started = time.monotonic()
     commits = connector_appends(
         executor, implementation, spec.uri, jobs, storage_options=options, pinned_version=pinned_version

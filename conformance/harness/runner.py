@@ -8,6 +8,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reference_impl.dataset import Dataset
 
@@ -61,21 +62,25 @@ def prepare(spec: RunSpec) -> Attempt:
             table,
             spec.uri,
             mode="create",
-            data_storage_version=spec.data_storage_version,  # type: ignore[arg-type]  # checked by pylance
+            data_storage_version=spec.data_storage_version,  # type: ignore[arg-type]  # None: pylance's default
             enable_stable_row_ids=spec.stable_row_ids,
             enable_v2_manifest_paths=spec.naming == "v2",
             storage_options=spec.storage_options or None,
             max_rows_per_file=max(1, spec.initial_rows // 4),
         )
     else:
+        # Only a version the spec names is passed on: None is the reference writer's default.
+        version: dict[str, Any] = {}
+        if spec.data_storage_version is not None:
+            version["data_storage_version"] = spec.data_storage_version
         Dataset.create(
             spec.uri,
             table,
             manifest_naming=spec.naming,
             stable_row_ids=spec.stable_row_ids,
-            data_storage_version=spec.data_storage_version,
             storage_options=spec.storage_options or None,
             max_rows_per_file=max(1, spec.initial_rows // 4),
+            **version,
         )
     return _setup_attempt(spec, start)
 

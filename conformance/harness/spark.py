@@ -292,10 +292,16 @@ def connector_rows(ids: Sequence[int]):
 
 
 def create_connector_dataset(
-    implementation: str, uri: str, storage_options: dict[str, str] | None = None, *, initial_ids: Sequence[int] = ()
+    implementation: str,
+    uri: str,
+    storage_options: dict[str, str] | None = None,
+    *,
+    initial_ids: Sequence[int] = (),
+    data_storage_version: str | None = None,
 ) -> int:
-    """Create the dataset connector jobs append to (format 2.0 data files,
-    which both implementations write; V2 manifest naming); its version."""
+    """Create the dataset connector jobs append to (V2 manifest naming; data
+    files of ``data_storage_version``, None: the implementation's default);
+    its version. The jobs' fragments take the dataset's version."""
     table = connector_rows(initial_ids)
     if implementation == "pylance":
         import lance
@@ -303,14 +309,22 @@ def create_connector_dataset(
         return lance.write_dataset(
             table,
             uri,
-            data_storage_version="2.0",
+            data_storage_version=data_storage_version,  # type: ignore[arg-type]  # None: pylance's default
             enable_v2_manifest_paths=True,
             storage_options=storage_options or None,
         ).version
     if implementation == "reference":
         from reference_impl.dataset import Dataset
 
-        return Dataset.create(uri, table, manifest_naming="v2", storage_options=storage_options).version
+        if data_storage_version is None:
+            return Dataset.create(uri, table, manifest_naming="v2", storage_options=storage_options).version
+        return Dataset.create(
+            uri,
+            table,
+            manifest_naming="v2",
+            data_storage_version=data_storage_version,
+            storage_options=storage_options,
+        ).version
     raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")
 
 
@@ -324,13 +338,8 @@ def write_task_fragments(task: FragmentTask) -> list[Any]:
         from lance.fragment import write_fragments
 
         pinned = lance.dataset(task.uri, version=task.read_version, storage_options=task.storage_options or None)
-        fragments = write_fragments(
-            table,
-            pinned,
-            schema=pinned.schema,
-            data_storage_version="2.0",
-            storage_options=task.storage_options or None,
-        )
+        # Given the dataset, pylance writes its files in the dataset's version.
+        fragments = write_fragments(table, pinned, schema=pinned.schema, storage_options=task.storage_options or None)
         return [fragment.to_json() for fragment in fragments]
     from reference_impl.dataset import Dataset
     from reference_impl.fragment_writer import write_fragments as reference_write_fragments

@@ -35,7 +35,10 @@ class RunSpec:
     seed: int
     stable_row_ids: bool
     naming: str
-    data_storage_version: str = "2.0"
+    #: The data file version the dataset is created with; None leaves the
+    #: writer implementation's default (pylance 14 writes 2.2, the reference
+    #: 2.0). The checker reads every version the reference reader decodes.
+    data_storage_version: str | None = None
     fault: str | None = None
     #: Rows the dataset starts with (version 1), ids 0 .. initial_rows - 1.
     initial_rows: int = field(default=64)

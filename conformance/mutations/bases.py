@@ -194,9 +194,11 @@ def _v2_0_rows(start: int, count: int) -> pa.Table:
 
 
 def build_v2_0(path: Path) -> None:
-    """pylance 14 writing version 2.0 data files (the ones the reference
-    reader decodes): non-nullable ``id`` and ``score`` beside a nullable
-    ``name`` with nulls; 1 create (two fragments of 50 rows), 2 append."""
+    """pylance 14 writing version 2.0 data files (on purpose: the 2.0 base,
+    beside :func:`build_v2_1` and the default-version ``nested_pk``; the
+    schema mutations rewrite its files in 2.0): non-nullable ``id`` and
+    ``score`` beside a nullable ``name`` with nulls; 1 create (two fragments
+    of 50 rows), 2 append."""
     _lance().write_dataset(_v2_0_rows(0, 100), path, data_storage_version="2.0", max_rows_per_file=50)
     _lance().write_dataset(_v2_0_rows(100, 20), path, mode="append")
 

@@ -116,7 +116,8 @@ def races() -> list[Race]:
 
 
 def _base(uri: str, template: Template) -> int:
-    """The matrix's base table, written by the reference; its latest version."""
+    """The matrix's base table, written by the reference; its latest version.
+    2.0 as in the stored matrix, whose cells the reference also writes into."""
     reference_driver.write(
         uri,
         writes.Create(

@@ -15,6 +15,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.harness.faulty import FAULTY_WRITERS
+from reference_impl.dataset import Dataset
 from tests.spark import LOCAL_MASTER
 
 
@@ -39,10 +40,11 @@ def test_a_clean_run_on_the_default_master_exits_0_and_check_says_the_same(tmp_p
     """``harness run`` without ``--master`` (Spark on ``local[*]``), in a
     process of its own as people run it: the JSON report follows the schema,
     exit 0; ``harness check`` re-checks the saved run to the same verdict.
+    The data file version asked for is the dataset's and the saved spec's.
     (pylance's 8-writer runs on Spark are in harness/test_spark.py.)"""
     out = tmp_path / "run"
     argv = ["harness", "run", "--writer", "reference", "--writers", "4", "--operations", "3", "--seed", "4"]
-    ran = _cli(*argv, "--out", str(out), "--format", "json")
+    ran = _cli(*argv, "--data-storage-version", "2.1", "--out", str(out), "--format", "json")
     assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
     document = json.loads(ran.stdout)
     jsonschema.validate(document, _schema())
@@ -50,6 +52,8 @@ def test_a_clean_run_on_the_default_master_exits_0_and_check_says_the_same(tmp_p
     assert document["operations"] == 12 and document["acknowledged"] > 0
     assert document["report_format"] == 1
     assert json.loads((out / "report.json").read_text())["report_format"] == 1
+    assert json.loads((out / "run.json").read_text())["data_storage_version"] == "2.1"
+    assert Dataset.open(out / "dataset.lance").manifest.data_format.version == "2.1"
     checked = _cli("harness", "check", str(out))
     assert checked.returncode == 0, checked.stderr[-2000:]
     assert "4 writers, 12 operations" in checked.stdout and "anomalies: none" in checked.stdout

@@ -37,6 +37,7 @@ from conformance.drivers.writes import (
 ROWS = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "name": ["a", "b", None, "it's"]})
 
 EVERY_KIND_ONCE = [
+    # A version named, so that the JSON round trip carries one.
     Create(ROWS, data_storage_version="2.0", max_rows_per_file=2),
     Append(ROWS, read_version=3),
     Overwrite(ROWS),
@@ -155,7 +156,7 @@ def test_predicates_mean_the_same_in_sql_and_arrow(predicate, sql, selected):
 
 def _script(uri: str, driver) -> list[int]:
     versions = [
-        driver.write(uri, Create(ROWS, data_storage_version="2.0")),
+        driver.write(uri, Create(ROWS)),
         driver.write(uri, Append(ROWS)),
         driver.write(uri, Delete(Compare("id", "=", 1))),
         driver.write(uri, Update((("name", "u"),), where=Compare("id", "=", 2))),
@@ -203,7 +204,7 @@ def test_upsert_is_not_supported_by_the_reference(tmp_path):
 def test_pylance_upsert(tmp_path):
     pytest.importorskip("lance")
     uri = str(tmp_path / "ds")
-    pylance_driver.write(uri, Create(ROWS, data_storage_version="2.0"))
+    pylance_driver.write(uri, Create(ROWS))
     new = pa.table({"id": pa.array([4, 5], pa.int64()), "name": ["four", "five"]})
     assert pylance_driver.write(uri, Upsert(new, on=("id",))) == 2
     assert sorted(reference.read_table(uri)["name"].to_pylist(), key=str) == sorted(
@@ -217,7 +218,7 @@ def test_a_stale_read_version_conflicts(driver, tmp_path):
     committed version 2, conflicts in both implementations."""
     pytest.importorskip("lance")
     uri = str(tmp_path / "ds")
-    driver.write(uri, Create(ROWS, data_storage_version="2.0"))
+    driver.write(uri, Create(ROWS))
     driver.write(uri, Update((("name", "x"),), where=Compare("id", "=", 1)))
     with pytest.raises(WriteConflict):
         driver.write(uri, Update((("name", "y"),), where=Compare("id", "=", 1), read_version=1))

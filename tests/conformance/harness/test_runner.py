@@ -13,6 +13,7 @@ from conformance.harness.history import AttemptOutcome, load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, RUN_FILE, run
 from conformance.harness.spec import RunSpec
 from conformance.harness.workloads import parse_workloads
+from reference_impl.dataset import Dataset
 
 
 def _spec(tmp_path, writer: str, **changes) -> RunSpec:
@@ -48,6 +49,27 @@ def test_eight_writers_mixed_workload_show_no_anomaly(tmp_path, writer):
     if writer == "reference":
         assert result.skipped == ["upsert"]
         assert not any(a.kind == "upsert" for a in attempts)
+    # Each writer's default data file version: the checker read its rows.
+    assert json.loads((tmp_path / "out" / RUN_FILE).read_text())["data_storage_version"] is None
+    assert _data_versions(tmp_path / "t.lance") == {"pylance": {(2, 2)}, "reference": {(2, 0)}}[writer]
+
+
+def _data_versions(uri) -> set[tuple[int, int]]:
+    """The (major, minor) file versions of the latest version's data files."""
+    dataset = Dataset.open(uri)
+    return {(f.file_major_version, f.file_minor_version) for fragment in dataset.fragments for f in fragment.files}
+
+
+@pytest.mark.parametrize(("writer", "version"), [("pylance", "2.0"), ("reference", "2.1")])
+def test_the_run_spec_names_the_data_storage_version(tmp_path, writer, version):
+    """A version named in the spec is the one the dataset is created with
+    (and the appends keep it); the checker, reading those rows, finds every
+    acknowledged append."""
+    spec = _spec(tmp_path, writer, writers=2, operations=3, workloads={"append": 1.0}, data_storage_version=version)
+    result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
+    assert result.report.anomalies == []
+    assert _data_versions(tmp_path / "t.lance") == {tuple(int(part) for part in version.split("."))}
+    assert RunSpec.load(tmp_path / "out" / RUN_FILE).data_storage_version == version
 
 
 def test_v1_naming_without_stable_row_ids(tmp_path):

@@ -34,10 +34,10 @@ def test_writers_pylance_rebases_leave_a_clean_history(tmp_path):
     fragments, a config key nobody else set) all read version 2 and are
     committed on top of each other: nothing to report."""
     path = tmp_path / "ds"
-    lance.write_dataset(_rows(0, 40), path, max_rows_per_file=10, data_storage_version="2.0")
+    lance.write_dataset(_rows(0, 40), path, max_rows_per_file=10)
     lance.write_dataset(_rows(40, 10), path, mode="append")
     stale = lance.dataset(path, version=2)
-    fragments = lance.fragment.write_fragments(_rows(100, 5), path, data_storage_version="2.0")
+    fragments = lance.fragment.write_fragments(_rows(100, 5), path)
     lance.LanceDataset.commit(path, lance.LanceOperation.Append(fragments), read_version=2)
     for fragment_id, predicate in ((0, "id < 5"), (3, "id >= 30 AND id < 35")):
         updated = stale.get_fragment(fragment_id).delete(predicate)
@@ -82,7 +82,7 @@ def test_pylance_configuring_over_an_overwrite_is_a_recorded_departure(tmp_path)
     Overwrite, which the page refuses: in a version pylance wrote, an info
     naming the entry in docs/spec-discrepancies.md, not an error."""
     path = tmp_path / "ds"
-    lance.write_dataset(_rows(0, 4), path, data_storage_version="2.0")
+    lance.write_dataset(_rows(0, 4), path)
     stale = lance.dataset(path, version=1)
     lance.write_dataset(_rows(10, 4), path, mode="overwrite")
     stale.update_config({"owner": "races"})

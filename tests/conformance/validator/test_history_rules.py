@@ -239,11 +239,14 @@ def test_a_well_formed_snapshot_passes(nested):
     assert not [p for p in _problems(nested)], _problems(nested)
 
 
-def test_a_snapshot_pylance_writes_as_a_2_0_file_is_read(nested, tmp_path):
+@pytest.mark.parametrize("version", ["2.0", None], ids=["2.0", "default"])
+def test_a_snapshot_pylance_writes_is_read(nested, tmp_path, version):
+    """A snapshot file pylance's file writer writes, as 2.0 and at its
+    default (2.2), is read and checked."""
     from lance.file import LanceFileWriter
 
     path = str(tmp_path / "snapshot.lance")
-    with LanceFileWriter(path, SNAPSHOT_SCHEMA, version="2.0") as writer:
+    with LanceFileWriter(path, SNAPSHOT_SCHEMA, version=version) as writer:
         writer.write_batch(pa.Table.from_pylist([region_row(current=1)], schema=SNAPSHOT_SCHEMA))
     data = open(path, "rb").read()
     edit_mem_wal_details(nested, lambda d: setattr(d, "inline_snapshots", data))

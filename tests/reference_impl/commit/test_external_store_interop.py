@@ -137,6 +137,7 @@ def assert_in_sync(options, bucket: str, prefix: str, table: str, latest: int) -
 @pytest.mark.requirements("external-store.conditional-put", "external-store.finalize")
 def test_pylance_commits_through_s3_ddb_and_the_reference_reads_and_appends(s3_options, s3_bucket, ddb_table):
     uri = f"s3+ddb://{s3_bucket}/pl/ds.lance?ddbTableName={ddb_table}"
+    # 2.0 data files: the reference appends to this dataset, and its writer writes 2.0 and 2.1 only.
     lance.write_dataset(rows(0, 3), uri, storage_options=s3_options, data_storage_version="2.0")
     lance.write_dataset(rows(3, 2), uri, mode="append", storage_options=s3_options)
 
@@ -199,7 +200,7 @@ def test_a_staged_manifest_left_by_pylance_is_finalised_by_the_reference(s3_opti
     manifest bytes under the staged name, the row naming them, no final
     object."""
     uri = f"s3+ddb://{s3_bucket}/ds.lance?ddbTableName={ddb_table}"
-    lance.write_dataset(rows(0, 3), uri, storage_options=s3_options, data_storage_version="2.0")
+    lance.write_dataset(rows(0, 3), uri, storage_options=s3_options)
     lance.write_dataset(rows(3, 2), uri, mode="append", storage_options=s3_options)
     store = DynamoDBManifestStore(ddb_table, s3_options)
     row = store.get("ds.lance", 2)

@@ -103,6 +103,8 @@ def test_a_transaction_file_emptied_by_a_power_failure_is_read_from_the_manifest
 
     stale = Dataset.open(path, 1)
     stale.commit(Append(fragments=write_fragments(storage, rows(20), stale.schema)))
+    # The dataset's own version (the reference's 2.0): a 2.2 file committed into
+    # it makes pylance set a reader feature flag (0x100) the reference refuses.
     written = lance.fragment.LanceFragment.create(str(path), rows(30), data_storage_version="2.0")
     lance.LanceDataset.commit(str(path), lance.LanceOperation.Append([written]), read_version=1)
     ids = sorted(Dataset.open(path).to_table()["id"].to_pylist())

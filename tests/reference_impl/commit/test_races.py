@@ -149,7 +149,7 @@ def test_a_stale_delete_after_a_pylance_overwrite_or_restore_is_refused_and_noth
     Dataset.open(path).append(rows(10, 5))
     stale = Dataset.open(path, version=2)
     if concurrent == "overwrite":
-        lance.write_dataset(rows(100, 4), str(path), mode="overwrite", data_storage_version="2.0")
+        lance.write_dataset(rows(100, 4), str(path), mode="overwrite")
     else:
         lance.dataset(str(path), version=1).restore()
     with pytest.raises(IncompatibleConflictError) as refused:

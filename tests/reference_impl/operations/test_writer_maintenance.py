@@ -244,6 +244,7 @@ def test_compaction_keeps_pylance_index_queries_right(tmp_path, stable):
     """pylance builds a real BTree index; our compaction must leave every
     query pylance answers through it right."""
     path = str(tmp_path / "ds")
+    # 2.0 data files: the reference's compaction rewrites them, and its writer writes 2.0 and 2.1 only.
     lance.write_dataset(
         rows(0, 30), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=stable
     )
@@ -265,6 +266,7 @@ def test_a_hand_made_rewrite_also_leaves_pylance_index_queries_right(tmp_path):
     (docs/spec-discrepancies.md), so a Rewrite must drop the moved fragments
     from index coverage: then pylance answers from a scan, correctly."""
     path = str(tmp_path / "ds")
+    # 2.0 data files: the reference writes the rewritten fragment (its writer: 2.0 and 2.1 only).
     lance.write_dataset(rows(0, 20), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=True)
     lance.dataset(path).create_scalar_index("id", "BTREE")
     ds = Dataset.open(path)
