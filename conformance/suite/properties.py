@@ -11,7 +11,8 @@ counterexample is shrunk and reported with the failing table.
 - ``driver-writes-reference-reads``: a table the driver creates at its
   default file version (2.2 for pylance 14 and LanceDB; the reference reads
   2.0 to 2.2) validates without errors and the reference reads the same
-  rows (needs ``write`` with ``create``).
+  rows (needs ``write`` with ``create``; not applicable when that default is
+  a file version the reference does not read, such as the legacy 0.1).
 
 Rows are compared by meaning (:func:`conformance.comparison.compare_tables`):
 representation differences (nullability flags, offset widths, a wider type)
@@ -28,6 +29,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, Phase, given, settings
 
 from reference_impl.dataset import Dataset
+from reference_impl.file_format.footer import NEWEST_VERSION, V2_0_VERSION
 
 from ..comparison import compare_tables
 from ..drivers import is_implementation_failure, writes
@@ -35,7 +37,7 @@ from ..drivers.protocol import Capability
 from ..drivers.writes import WriteKind
 from ..strategies import arrow_tables
 from ..validator import Severity, validate
-from .checks import Check, Suite, Verdict
+from .checks import Check, Status, Suite, Verdict
 from .run import SuiteRun
 
 #: Examples per property: enough to meet every type the strategy draws in a
@@ -127,7 +129,31 @@ def _driver_writes_reference_reads(run: SuiteRun) -> Verdict:
         return Verdict.not_applicable(Capability.WRITE.value)
     if WriteKind.CREATE.value not in run.info.write_operations:
         return Verdict.not_applicable(f"{Capability.WRITE.value}: {WriteKind.CREATE.value}")
+    unread = _default_version_the_reference_does_not_read(run)
+    if unread is not None:
+        return Verdict(
+            Status.NOT_APPLICABLE,
+            (f"not applicable: the driver writes file version {unread} by default, which the reference does not read",),
+        )
     return _holds(run, driver_writes_reference_reads)
+
+
+def _default_version_the_reference_does_not_read(run: SuiteRun) -> str | None:
+    """The data storage version of a one-row table the driver creates at its
+    default, when it is outside the versions the reference reads (None when
+    it is inside, or when the driver fails: the property then reports that)."""
+    with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
+        uri = str(Path(scratch) / "table.lance")
+        try:
+            run.driver.write(uri, writes.Create(pa.table({"id": pa.array([1], pa.int64())})))  # type: ignore[attr-defined]
+            data_format = Dataset.open(uri).manifest.data_format
+        except Exception:
+            return None
+        version = data_format.version if data_format is not None else ""
+        major, _, minor = version.partition(".")
+        if major.isdigit() and minor.isdigit() and V2_0_VERSION <= (int(major), int(minor)) <= NEWEST_VERSION:
+            return None
+        return version or "(none recorded)"
 
 
 def checks() -> list[Check]:
