@@ -144,6 +144,8 @@ def readable(view: VersionView):
 
 @fragment_check("data-file/readable")
 def _readable_files(view: VersionView, batch: NewFragments):
+    # Every footer read in the pool first: this check may be the first to read them.
+    batch.prefetch_footers()
     for k, fragment, detail, data_file, located in batch.located:
         if not located.ok:
             continue
