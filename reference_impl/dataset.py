@@ -120,6 +120,7 @@ class Dataset:
         manifest_store: ExternalManifestStore | None = None,
         synchronize: bool = True,
         with_transaction: bool = True,
+        with_fragments: bool = True,
     ) -> Dataset:
         """Open ``uri`` at ``version`` (the latest by default).
 
@@ -145,7 +146,10 @@ class Dataset:
 
         With ``with_transaction`` False the transaction the manifest embeds
         is not decoded (``manifest_file.transaction`` is None): for a reader
-        that only describes the version (``describe``).
+        that only describes the version (``describe``). With
+        ``with_fragments`` False the fragments are left as parsed messages
+        (``manifest_file.fragment_messages``) and ``fragments`` is empty: for
+        ``describe``, which describes each fragment from its message.
         """
         storage = dataset_storage(uri, storage_options, writable=synchronize)
         manifest_store = manifest_store or uri_manifest_store(uri, storage_options)
@@ -153,7 +157,9 @@ class Dataset:
             resolved, relpath, scheme = resolve_version(storage, version)
         else:
             resolved, relpath, scheme = resolve_through_store(storage, manifest_store, version, synchronize=synchronize)
-        manifest_file = read_manifest_file(storage, relpath, with_transaction=with_transaction)
+        manifest_file = read_manifest_file(
+            storage, relpath, with_transaction=with_transaction, with_fragments=with_fragments
+        )
         if scheme is not None and manifest_file.manifest.version != resolved:
             # The name is how readers find a version (naming.name-matches-version):
             # a manifest holding another version is not the version asked for.

@@ -120,17 +120,19 @@ class Manifest:
     def from_proto(
         cls,
         msg: table_pb2.Manifest,
-        decode_fragment: Callable[[table_pb2.DataFragment], Fragment] = Fragment.from_proto,
+        decode_fragment: Callable[[table_pb2.DataFragment], Fragment] | None = Fragment.from_proto,
     ) -> Manifest:
         """The manifest ``msg`` holds. ``decode_fragment`` decodes each
         fragment message: a reader of many versions passes one that returns
         the fragment it already decoded from the same bytes in an earlier
-        version (see :func:`~reference_impl.manifest_file.read_manifest_file`)."""
+        version (see :func:`~reference_impl.manifest_file.read_manifest_file`).
+        None leaves ``fragments`` empty, for a caller that reads the fragment
+        messages itself (``read_manifest_file(..., with_fragments=False)``)."""
         return cls(
             version=msg.version,
             schema=Schema.from_protos(msg.fields, msg.schema_metadata),
             # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
-            fragments=list(map(decode_fragment, msg.fragments[:])),
+            fragments=list(map(decode_fragment, msg.fragments[:])) if decode_fragment else [],
             writer_version=(
                 WriterVersion(
                     library=msg.writer_version.library,

@@ -62,6 +62,10 @@ class ManifestFile:
     #: transaction file, which usually holds the same bytes, can compare them
     #: and reuse ``transaction`` (see ``read_transaction_file``).
     transaction_bytes: bytes | None = dc_field(default=None, repr=False, compare=False)
+    #: The fragment messages, parsed but not decoded, when the file was read
+    #: ``with_fragments=False``; ``manifest.fragments`` is then empty. None
+    #: when the fragments were decoded.
+    fragment_messages: list[table_pb2.DataFragment] | None = dc_field(default=None, repr=False, compare=False)
 
 
 def parse_footer(data: bytes, path: str) -> ManifestFooter:
@@ -109,17 +113,28 @@ FragmentDecoder = Callable[[table_pb2.DataFragment], Fragment]
 
 
 def decode_manifest_file(
-    data: bytes, path: str, decode_fragment: FragmentDecoder = Fragment.from_proto, *, with_transaction: bool = True
+    data: bytes,
+    path: str,
+    decode_fragment: FragmentDecoder = Fragment.from_proto,
+    *,
+    with_transaction: bool = True,
+    with_fragments: bool = True,
 ) -> ManifestFile:
     """Decode a whole manifest file held in memory (each fragment message
     through ``decode_fragment``). With ``with_transaction`` False the
     embedded transaction is checked to parse but not decoded:
     ``transaction`` is None (for a reader that only describes the version:
     pylance's transaction of an Overwrite lists every fragment again, and
-    decoding it took longer than the manifest itself)."""
+    decoding it took longer than the manifest itself). With
+    ``with_fragments`` False the fragment messages are parsed (the manifest
+    message is parsed whole) but not decoded: ``manifest.fragments`` is
+    empty and ``fragment_messages`` holds them (for ``describe``, which
+    builds its description of each fragment from the message itself)."""
     footer = parse_footer(data, path)
     manifest_msg = _decode_section(data, footer.manifest_position, table_pb2.Manifest(), path, "manifest")
-    return _decode_parsed(data, path, footer, manifest_msg, decode_fragment, with_transaction)
+    return _decode_parsed(
+        data, path, footer, manifest_msg, decode_fragment if with_fragments else None, with_transaction
+    )
 
 
 def _decode_parsed(
@@ -127,10 +142,11 @@ def _decode_parsed(
     path: str,
     footer: ManifestFooter,
     manifest_msg: table_pb2.Manifest,
-    decode_fragment: FragmentDecoder = Fragment.from_proto,
+    decode_fragment: FragmentDecoder | None = Fragment.from_proto,
     with_transaction: bool = True,
 ) -> ManifestFile:
-    """Decode a manifest file whose footer and manifest message are parsed."""
+    """Decode a manifest file whose footer and manifest message are parsed
+    (its fragments left as messages when ``decode_fragment`` is None)."""
     try:
         manifest = Manifest.from_proto(manifest_msg, decode_fragment)
     except ValueError as exc:
@@ -147,7 +163,8 @@ def _decode_parsed(
             raise CorruptFileError(path, f"index section is invalid: {exc}") from None
 
     transaction, transaction_bytes = _embedded_transaction(data, manifest.transaction_section, path, with_transaction)
-    return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes)
+    fragment_messages = None if decode_fragment else manifest_msg.fragments[:]
+    return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes, fragment_messages)
 
 
 def _embedded_transaction(
@@ -217,15 +234,20 @@ def read_manifest_file(
     decode_fragment: FragmentDecoder = Fragment.from_proto,
     *,
     with_transaction: bool = True,
+    with_fragments: bool = True,
 ) -> ManifestFile:
     """Read and decode ``relpath`` (a path relative to the dataset root).
     ``decode_fragment`` decodes each fragment message; a reader of many
     versions of one table (the validator's ``--all-versions``) passes one
     that keeps what it decoded by the message's bytes, so that a fragment
     listed unchanged by hundreds of manifests is decoded once and is one
-    object in all of them. ``with_transaction`` as for :func:`decode_manifest_file`."""
+    object in all of them. ``with_transaction`` and ``with_fragments`` as
+    for :func:`decode_manifest_file`."""
     return decode_manifest_file(
-        *_read_manifest_bytes(storage, relpath), decode_fragment, with_transaction=with_transaction
+        *_read_manifest_bytes(storage, relpath),
+        decode_fragment,
+        with_transaction=with_transaction,
+        with_fragments=with_fragments,
     )
 
 

@@ -12,7 +12,9 @@ from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
 from reference_impl.fragment_writer import WRITABLE_DATA_VERSIONS
+from reference_impl.fragments import Fragment
 from reference_impl.storage import open_storage, parse_dataset_uri
+from reference_impl.wire import table_pb2
 
 from ..describe import (
     DESCRIBE_FORMAT,
@@ -84,7 +86,11 @@ def describe(
     pylance-style ``storage_options``. Read-only: nothing is ever written;
     with an external manifest store (``manifest_store``, or the one an
     ``s3+ddb`` URI names) the latest version is the store's, a staged
-    manifest read where it is and never finalised."""
+    manifest read where it is and never finalised.
+
+    The same document as :func:`describe_dataset` of the version opened in
+    full, built faster: the fragments are described from their manifest
+    messages (:func:`describe_fragment_messages`)."""
     storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
     store = manifest_store or uri_manifest_store(uri, storage_options)
     # A description builds a few objects per fragment and keeps them all: the
@@ -93,50 +99,122 @@ def describe(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        # The embedded transaction is not described: not decoded either.
-        opened = Dataset.open(storage, version, manifest_store=store, synchronize=False, with_transaction=False)
-        return describe_dataset(opened)
+        # Neither the embedded transaction (not described) nor the fragments
+        # (described from their messages) are decoded.
+        opened = Dataset.open(
+            storage, version, manifest_store=store, synchronize=False, with_transaction=False, with_fragments=False
+        )
+        messages = opened.manifest_file.fragment_messages
+        assert messages is not None  # opened with_fragments=False
+        fragments, num_rows = describe_fragment_messages(opened, messages)
+        return _description(opened, fragments, num_rows)
     finally:
         if enabled:
             gc.enable()
 
 
 def describe_dataset(dataset: Dataset) -> Description:
+    """The canonical description of ``dataset``, opened in full: each
+    decoded fragment through :func:`describe_fragment`."""
     manifest = dataset.manifest
-    fragments = []
-    for fragment in manifest.fragments:
-        deleted = dataset.deleted_offsets(fragment)
-        row_ids = dataset.row_ids(fragment)
-        if row_ids is not None:
-            deleted_set = set(deleted)
-            row_ids = [row_id for offset, row_id in enumerate(row_ids) if offset not in deleted_set]
-        fragments.append(
-            FragmentDescription(
-                id=fragment.id,
-                physical_rows=fragment.physical_rows,
-                num_deleted_rows=fragment.num_deleted_rows,
-                deleted_offsets=deleted,
-                files=[
-                    DataFileDescription(
-                        path=data_file.path,
-                        fields=list(data_file.fields),
-                        column_indices=list(data_file.column_indices),
-                        file_major_version=data_file.file_major_version,
-                        file_minor_version=data_file.file_minor_version,
-                        file_size_bytes=data_file.file_size_bytes,
-                        base_id=data_file.base_id,
-                    )
-                    for data_file in fragment.files
-                ],
-                row_ids=row_ids,
+    fragments = [describe_fragment(dataset, fragment) for fragment in manifest.fragments]
+    return _description(dataset, fragments, manifest.num_rows)
+
+
+def describe_fragment(dataset: Dataset, fragment: Fragment) -> FragmentDescription:
+    """One fragment of ``dataset``: its deleted offsets and stable row ids
+    read from their files, its data files as the manifest records them."""
+    deleted = dataset.deleted_offsets(fragment)
+    row_ids = dataset.row_ids(fragment)
+    if row_ids is not None:
+        deleted_set = set(deleted)
+        row_ids = [row_id for offset, row_id in enumerate(row_ids) if offset not in deleted_set]
+    return FragmentDescription(
+        id=fragment.id,
+        physical_rows=fragment.physical_rows,
+        num_deleted_rows=fragment.num_deleted_rows,
+        deleted_offsets=deleted,
+        files=[
+            DataFileDescription(
+                path=data_file.path,
+                fields=list(data_file.fields),
+                column_indices=list(data_file.column_indices),
+                file_major_version=data_file.file_major_version,
+                file_minor_version=data_file.file_minor_version,
+                file_size_bytes=data_file.file_size_bytes,
+                base_id=data_file.base_id,
             )
+            for data_file in fragment.files
+        ],
+        row_ids=row_ids,
+    )
+
+
+def describe_fragment_messages(
+    dataset: Dataset, messages: list[table_pb2.DataFragment]
+) -> tuple[list[FragmentDescription], int]:
+    """The description of each fragment message of ``dataset``'s manifest,
+    and the rows they keep (the manifest's row count), equal to what
+    :func:`describe_fragment` gives for the decoded fragment.
+
+    A fragment without a deletion file, in a dataset without stable row ids,
+    has nothing to read beyond its message: its description is built from
+    the message's fields directly (protobuf's C runtime reads them), without
+    the reference's objects in between. The others (deleted rows or row ids
+    to read from their files) are decoded and go through
+    :func:`describe_fragment`. This is the loop that dominates ``describe``
+    of a large table (10,000 fragments: about 2.6 us each here, against
+    about 6 us through the decoded objects)."""
+    read_row_ids = dataset.uses_stable_row_ids
+    described: list[FragmentDescription] = []
+    num_rows = 0
+    for message in messages:
+        if read_row_ids or message.HasField("deletion_file"):
+            decoded = describe_fragment(dataset, Fragment.from_proto(message))
+            num_rows += decoded["physical_rows"] - decoded["num_deleted_rows"]
+            described.append(decoded)
+            continue
+        # A loop rather than a comprehension: in Python 3.11 a comprehension
+        # is a function call, paid once per fragment here.
+        files: list[DataFileDescription] = []
+        # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
+        for data_file in message.files[:]:
+            files.append(
+                {
+                    "path": data_file.path,
+                    # [:] copies a repeated field into a list faster than list().
+                    "fields": data_file.fields[:],
+                    "column_indices": data_file.column_indices[:],
+                    "file_major_version": data_file.file_major_version,
+                    "file_minor_version": data_file.file_minor_version,
+                    "file_size_bytes": data_file.file_size_bytes,
+                    "base_id": data_file.base_id if data_file.HasField("base_id") else None,
+                }
+            )
+        physical_rows = message.physical_rows
+        num_rows += physical_rows
+        described.append(
+            {
+                "id": message.id,
+                "physical_rows": physical_rows,
+                "num_deleted_rows": 0,
+                "deleted_offsets": [],
+                "files": files,
+                "row_ids": None,
+            }
         )
+    return described, num_rows
+
+
+def _description(dataset: Dataset, fragments: list[FragmentDescription], num_rows: int) -> Description:
+    """The document of ``dataset`` around its described ``fragments``."""
+    manifest = dataset.manifest
     writer = manifest.writer_version
     return Description(
         describe_format=DESCRIBE_FORMAT,
         version=manifest.version,
         naming_scheme=dataset.naming_scheme.value if dataset.naming_scheme else "legacy",
-        num_rows=manifest.num_rows,
+        num_rows=num_rows,
         schema=[
             FieldDescription(
                 id=field.id,

@@ -245,6 +245,26 @@ def test_a_manifest_read_without_its_transaction_is_otherwise_the_same(indexed_d
     assert (light.manifest, light.indices, light.footer) == (full.manifest, full.indices, full.footer)
 
 
+def test_a_manifest_read_without_its_fragments_keeps_their_messages(indexed_dataset):
+    """``with_fragments=False`` (describe) leaves the fragments as parsed
+    messages: ``manifest.fragments`` is empty, ``fragment_messages`` decode
+    to the fragments of a full decode, and the rest of the manifest, the
+    indices and the transaction are those of a full decode."""
+    data, relpath = latest_manifest_bytes(indexed_dataset)
+    full = decode_manifest_file(data, relpath)
+    light = decode_manifest_file(data, relpath, with_fragments=False)
+    assert full.manifest.fragments and full.fragment_messages is None
+    assert light.manifest.fragments == [] and light.fragment_messages is not None
+    assert [Fragment.from_proto(message) for message in light.fragment_messages] == full.manifest.fragments
+    light.manifest.fragments = full.manifest.fragments
+    assert (light.manifest, light.indices, light.footer, light.transaction) == (
+        full.manifest,
+        full.indices,
+        full.footer,
+        full.transaction,
+    )
+
+
 def test_a_transaction_section_that_does_not_parse_is_refused_even_when_not_decoded(indexed_dataset):
     """Skipping the decode does not skip the check that the section is there
     and parses: a garbled section is still a CorruptFileError naming it."""

@@ -109,6 +109,7 @@ class NewFragments:
     def __init__(self, view: VersionView, fragments: list[Fragment]):
         self.view = view
         self.fragments = fragments
+        self._footers_prefetched = False
 
     @cached_property
     def files(self) -> list[tuple[int, Fragment, str, DataFile]]:
@@ -127,11 +128,19 @@ class NewFragments:
         found = view.dataset.map_remote(lambda entry: locate(view, entry[3], bases), self.files)
         return [(*entry, located) for entry, located in zip(self.files, found, strict=True)]
 
+    def prefetch_footers(self) -> None:
+        """Read the footers of the files that exist concurrently, with the
+        run's I/O threads, for :func:`.data_files.file_facts` to find cached
+        (once per batch: the first check that reads footers asks for it)."""
+        if not self._footers_prefetched:
+            prefetch_footers(self.view, [entry[4] for entry in self.located])
+            self._footers_prefetched = True
+
     @cached_property
     def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
         """:attr:`files` with the footer facts of each file that exists and
-        reads (the footers read concurrently first, with the run's I/O threads)."""
-        prefetch_footers(self.view, [entry[4] for entry in self.located])
+        reads (the footers read concurrently first: :meth:`prefetch_footers`)."""
+        self.prefetch_footers()
         found = []
         for k, fragment, detail, data_file, located in self.located:
             if located.ok:

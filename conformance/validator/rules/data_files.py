@@ -124,6 +124,8 @@ def _other_names(view: VersionView, batch: NewFragments):
     summary="Every data file is a Lance file: its trailer and footer read",
 )
 def _readable_files(view: VersionView, batch: NewFragments):
+    # Every footer read in the pool first: this check may be the first to read them.
+    batch.prefetch_footers()
     for k, fragment, detail, data_file, located in batch.located:
         if not located.ok:
             continue

@@ -7,6 +7,7 @@ each data file footer is read once, however many versions list the file.
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
 
 import pyarrow as pa
@@ -61,6 +62,28 @@ def test_a_file_many_versions_list_is_read_once(tmp_path, monkeypatch):
     report = validate(root, all_versions=True, io_threads=4)
     assert len(report.versions) == 20
     assert len(reads) == 20 and set(reads.values()) == {1}, reads
+
+
+def test_every_footer_is_read_in_the_pool(tmp_path, monkeypatch):
+    """With more than one I/O thread, every data file footer is read by the
+    pool, none one after another in the validating thread (on an object store
+    a footer read waits for a request: the whole point of the pool)."""
+    import lance
+
+    root = tmp_path / "ds"
+    for number in range(6):
+        lance.write_dataset(pa.table({"id": [number]}), root, mode="append" if number else "create")
+    readers: list[str] = []
+    read_facts = data_file_facts._read_facts
+
+    def recording(located):
+        readers.append(threading.current_thread().name)
+        return read_facts(located)
+
+    monkeypatch.setattr(data_file_facts, "_read_facts", recording)
+    validate(root, io_threads=4)
+    assert len(readers) == 6
+    assert all(name.startswith("validator-io") for name in readers), readers
 
 
 def test_io_threads_must_be_positive(tmp_path):
