@@ -202,7 +202,14 @@ class Dataset:
 
     @property
     def fragments(self) -> list[Fragment]:
+        self._require_decoded_fragments()
         return self.manifest.fragments
+
+    def _require_decoded_fragments(self) -> None:
+        # Opened with_fragments=False (for describe), the manifest lists no
+        # fragments: reading it as an empty table would be a silent lie.
+        if self.manifest_file.fragment_messages is not None:
+            raise ValueError(f"{self.manifest_file.path} was opened with_fragments=False: no fragment is decoded")
 
     @property
     def indices(self) -> list[IndexMetadata]:
@@ -221,6 +228,7 @@ class Dataset:
         return Dataset.open(self.storage, version, manifest_store=self.manifest_store)
 
     def count_rows(self) -> int:
+        self._require_decoded_fragments()
         return self.manifest.num_rows
 
     # -- where files live (layout: base paths) ------------------------------------

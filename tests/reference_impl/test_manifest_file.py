@@ -265,6 +265,17 @@ def test_a_manifest_read_without_its_fragments_keeps_their_messages(indexed_data
     )
 
 
+def test_a_dataset_opened_without_its_fragments_refuses_to_count_or_list_them(indexed_dataset):
+    """A dataset opened ``with_fragments=False`` (for describe) holds no
+    decoded fragments: asking for them or for its row count is refused
+    rather than answered as if the table were empty."""
+    light = Dataset.open(indexed_dataset, with_fragments=False)
+    assert Dataset.open(indexed_dataset).count_rows() > 0
+    for ask in (lambda: light.fragments, light.count_rows):
+        with pytest.raises(ValueError, match="with_fragments=False"):
+            ask()
+
+
 def test_a_transaction_section_that_does_not_parse_is_refused_even_when_not_decoded(indexed_dataset):
     """Skipping the decode does not skip the check that the section is there
     and parses: a garbled section is still a CorruptFileError naming it."""
