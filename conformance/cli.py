@@ -253,18 +253,22 @@ def _terminal_progress():
 
 
 def _fixtures_verify(args: argparse.Namespace) -> int:
-    from .drivers import close_driver, driver_info, load_driver
-    from .expectations import ExpectationsError, load_expectations
-    from .fixtures.verify import ACCEPTED, verify_corpus
+    from .drivers import close_driver, driver_info, greet_driver, load_driver
 
-    _quiet_peers()
+    # A worker's child is started first: its start-up (a process importing an
+    # implementation) overlaps with this process's imports below.
+    driver = load_driver(args.driver, greet=False)
     try:
-        expectations = load_expectations(args.expectations) if args.expectations else None
-    except ExpectationsError as exc:
-        print(f"lance-conformance: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    driver = load_driver(args.driver)
-    try:
+        from .expectations import ExpectationsError, load_expectations
+        from .fixtures.verify import ACCEPTED, verify_corpus
+
+        _quiet_peers()
+        try:
+            expectations = load_expectations(args.expectations) if args.expectations else None
+        except ExpectationsError as exc:
+            print(f"lance-conformance: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        greet_driver(driver, args.driver)
         info = driver_info(driver, args.driver)
         results = verify_corpus(
             _corpus(args),

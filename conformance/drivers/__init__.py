@@ -86,6 +86,7 @@ __all__ = [
     "DriverInfo",
     "close_driver",
     "driver_info",
+    "greet_driver",
     "installed_drivers",
     "is_implementation_failure",
     "load_driver",
@@ -138,16 +139,19 @@ class DriverError(Exception):
     """A driver name that names no usable driver."""
 
 
-def load_driver(name: str) -> Driver:
+def load_driver(name: str, *, greet: bool = True) -> Driver:
     """The driver for ``name``: a key of :data:`DRIVERS`, ``worker:NAME``,
-    ``cmd:COMMAND LINE``, ``pylance@VERSION``, or an importable module name."""
+    ``cmd:COMMAND LINE``, ``pylance@VERSION``, or an importable module name.
+    With ``greet`` False a worker's child is started but not waited for
+    (:func:`.worker.open_worker_driver`), so that its start-up overlaps with
+    the caller's; :func:`greet_driver` waits for it."""
     from . import worker
 
     if worker.is_worker_name(name):
         from .worker.client import WorkerError  # lazy: the client imports reference_impl
 
         try:
-            return worker.open_worker_driver(name)
+            return worker.open_worker_driver(name, greet=greet)
         except (ValueError, WorkerError) as exc:
             raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     if RELEASE_SEPARATOR in name:
@@ -224,6 +228,24 @@ def read_rows(driver: Driver, uri: str, version: int | None = None, *, schema: p
     if takes_schema:
         return driver.read_table(uri, version, schema=schema)
     return driver.read_table(uri, version)
+
+
+def greet_driver(driver: Driver, name: str) -> None:
+    """Wait for the worker ``load_driver(name, greet=False)`` started to
+    answer its ``hello`` (nothing for a driver that is not a worker); the
+    :class:`DriverError` :func:`load_driver` raises, the driver closed, when
+    it does not."""
+    from . import worker
+
+    if not worker.is_worker_name(name):
+        return
+    from .worker.client import WorkerError
+
+    try:
+        driver.driver_json()
+    except WorkerError as exc:
+        close_driver(driver)
+        raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
 
 
 def close_driver(driver: Driver) -> None:

@@ -68,10 +68,13 @@ def python_worker_command(driver: str, python: str = sys.executable) -> list[str
     return [python, "-m", "conformance.drivers.worker", "--driver", driver]
 
 
-def open_worker_driver(name: str, *, timeout: float | None = None) -> WorkerDriver:
+def open_worker_driver(name: str, *, timeout: float | None = None, greet: bool = True) -> WorkerDriver:
     """The worker driver for ``worker:NAME`` or ``cmd:COMMAND LINE``, its child
     started and greeted (raises :class:`WorkerError` when it does not answer
-    ``hello``, ``ValueError`` for a name that names no command)."""
+    ``hello``, ``ValueError`` for a name that names no command). With
+    ``greet`` False the child is started but not waited for: its start-up
+    overlaps with the caller's, and the first call greets it (raising
+    :class:`WorkerError` then)."""
     if name.startswith(WORKER_PREFIX):
         served = name[len(WORKER_PREFIX) :].strip()
         if not served:
@@ -95,7 +98,7 @@ def open_worker_driver(name: str, *, timeout: float | None = None) -> WorkerDriv
 
     driver = WorkerDriver(name, command, env=env, timeout=timeout)
     try:
-        driver.driver_json()
+        driver.driver_json() if greet else driver.spawn()
     except BaseException:
         driver.close()
         raise

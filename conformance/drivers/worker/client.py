@@ -225,6 +225,8 @@ class WorkerDriver:
         self.protocol_version: int | None = None
         #: What the worker's ``hello`` said it cannot report (set by every start).
         self.UNREPORTED: frozenset[str] = frozenset()
+        #: A child started by :meth:`spawn` that was not sent its ``hello`` yet.
+        self._spawned_ungreeted = False
 
     # -- the driver API -----------------------------------------------------------
 
@@ -323,9 +325,12 @@ class WorkerDriver:
 
     # -- the child process ---------------------------------------------------------------
 
-    def _ensure_started(self) -> None:
+    def spawn(self) -> None:
+        """Start the child now without waiting for it (the first call, or
+        :meth:`driver_json`, greets it): its start-up then overlaps with
+        whatever this process does meanwhile. Nothing when one runs already."""
         child = self._holder[0]
-        if child is not None and child.process.poll() is None and self._driver_json is not None:
+        if child is not None and child.process.poll() is None:
             return
         _stop(self._holder, 0.0)
         self._driver_json = None
@@ -333,6 +338,17 @@ class WorkerDriver:
             self._holder[0] = _Child(self.command, self.env, self.cwd, self._scratch.name)
         except OSError as exc:
             raise WorkerProcessError(f"{self.name}: the worker {self.command!r} cannot be started: {exc}") from None
+        self._spawned_ungreeted = True
+
+    def _ensure_started(self) -> None:
+        child = self._holder[0]
+        running = child is not None and child.process.poll() is None
+        if running and self._driver_json is not None:
+            return
+        if not (running and self._spawned_ungreeted):
+            _stop(self._holder, 0.0)  # none runs, or one whose hello failed: a fresh start
+            self.spawn()
+        self._spawned_ungreeted = False  # greeted once, whatever it answers
         offered = list(SUPPORTED_PROTOCOL_VERSIONS)
         result = self._exchange(RequestKind.HELLO, {"protocol_versions": offered}, self.start_timeout)
         version = result.get("protocol_version")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from conformance.drivers import DriverError, close_driver, load_driver, reference
+from conformance.drivers import DriverError, close_driver, greet_driver, load_driver, reference
 from conformance.drivers.worker.client import (
     TIMEOUT_VARIABLE,
     WorkerDriver,
@@ -157,3 +157,50 @@ def test_a_crash_is_not_a_refusal():
 def test_a_worker_that_cannot_start_is_a_driver_error(name, message):
     with pytest.raises(DriverError, match=f"driver {name!r} cannot be loaded: .*{message}"):
         load_driver(name)
+
+
+def test_a_worker_started_without_greeting_answers_the_same(dataset):
+    """``load_driver(..., greet=False)`` starts the child and returns at
+    once; the first call greets it, and it answers as a greeted worker."""
+    driver = load_driver("worker:reference", greet=False)
+    try:
+        pid = driver.pid
+        assert pid is not None and is_running(pid)
+        greet_driver(driver, "worker:reference")
+        assert driver.pid == pid and driver.protocol_version is not None
+        assert driver.describe(dataset, 2) == reference.describe(dataset, 2)
+        assert driver.read_table(dataset).equals(reference.read_table(dataset))
+    finally:
+        close_driver(driver)
+    assert not is_running(pid)
+
+
+def test_a_worker_started_without_greeting_is_greeted_by_its_first_call(dataset):
+    driver = load_driver("worker:reference", greet=False)
+    try:
+        assert driver.versions(dataset) == reference.versions(dataset)
+        assert driver.driver_json()["name"] == "worker:reference"
+    finally:
+        close_driver(driver)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("worker:no_such_driver_module", r"ended during hello; exited with status 2; stderr: worker: unknown driver"),
+        ("cmd:/no/such/program --serve", "cannot be started: .*No such file or directory"),
+    ],
+)
+def test_a_worker_started_without_greeting_that_cannot_start_is_a_driver_error(name, message):
+    """The error load_driver raises, raised by greet_driver (or at once, for
+    a command that cannot be run at all), and no child left running."""
+    with pytest.raises(DriverError, match=f"driver {name!r} cannot be loaded: .*{message}"):
+        driver = load_driver(name, greet=False)
+        pid = driver.pid
+        greet_driver(driver, name)
+    if "no_such_driver_module" in name:
+        assert pid is not None and not is_running(pid)
+
+
+def test_greeting_a_driver_that_is_no_worker_does_nothing():
+    greet_driver(reference, "reference")
