@@ -239,8 +239,10 @@ def greet_driver(driver: Driver, name: str) -> None:
 
     if not worker.is_worker_name(name):
         return
-    from .worker.client import WorkerError
+    from .worker.client import WorkerDriver, WorkerError
 
+    if not isinstance(driver, WorkerDriver):
+        raise TypeError(f"driver {name!r} is a {type(driver).__name__}, not the WorkerDriver load_driver gives")
     try:
         driver.driver_json()
     except WorkerError as exc:
