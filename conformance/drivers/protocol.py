@@ -6,6 +6,10 @@ what it can do through :class:`DriverInfo` (its ``info()``); the suite
 checks only what the driver declares and reports every check that needs a
 capability the driver lacks as *not applicable*, naming the capability.
 
+It also defines the two errors a driver's ``write`` raises to refuse a
+write (:class:`WriteConflict`, :class:`WriteNotSupported`; the operations
+themselves are :mod:`conformance.drivers.writes`).
+
 This module imports only the standard library, so it runs inside an old
 release's own environment too (:mod:`conformance.drivers.release`) and can be
 read by a worker written in any language through :meth:`DriverInfo.to_json`.
@@ -16,6 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+
+class WriteConflict(Exception):
+    """The implementation refused to commit because of a concurrent commit."""
+
+
+class WriteNotSupported(Exception):
+    """The driver does not perform this operation (or this form of it)."""
+
 
 #: The driver protocol's version. It grows by one whenever a driver written
 #: against the previous version would be misread (a capability changes

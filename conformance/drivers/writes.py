@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from .protocol import WriteConflict, WriteNotSupported
 from .write_predicates import (
     Compare,
     Comparison,
@@ -74,14 +75,6 @@ class WriteKind(str, Enum):
     TAG = "tag"
     RESTORE = "restore"
     CONFIG = "config"
-
-
-class WriteConflict(Exception):
-    """The implementation refused to commit because of a concurrent commit."""
-
-
-class WriteNotSupported(Exception):
-    """The driver does not perform this operation (or this form of it)."""
 
 
 # -- operation parts ------------------------------------------------------------------

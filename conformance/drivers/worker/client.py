@@ -35,8 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from reference_impl.errors import UnsupportedFeatureError
 
-from ..protocol import DriverInfo, DriverInfoError
-from ..writes import WriteConflict, WriteNotSupported
+from ..protocol import DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
 from .errors import ErrorKind
 from .messages import MAX_LINE_BYTES, SUPPORTED_PROTOCOL_VERSIONS, ErrorReply, RequestKind, encode, encode_schema
 
