@@ -7,7 +7,9 @@ over from an earlier build reaches the wheel, and installs it with pip from
 the configured index (the dependencies come from PyPI or pip's cache). About
 a minute on an idle machine with a warm pip cache (half of it the suite's own
 run), so it stays in the default run; marked ``wheel`` so that ``-m "not
-wheel"`` leaves it out and ``tox -e wheel`` runs it alone.
+wheel"`` leaves it out and ``-m wheel`` runs it alone. (``tox -e reference``
+is the same acceptance run through tox: the wheel, and the plugin from an
+empty directory.)
 """
 
 from __future__ import annotations
