@@ -25,6 +25,8 @@ from .storage import Storage
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 WRITABLE_DATA_VERSIONS = ("2.0", "2.1")
+#: The data file version the reference writer uses when none is named.
+DEFAULT_DATA_STORAGE_VERSION = "2.0"
 
 
 def data_file_name() -> str:

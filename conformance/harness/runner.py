@@ -8,9 +8,9 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reference_impl.dataset import Dataset
+from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
 from .checker import CREATE, CheckReport, check
 from .executors import Executor
@@ -69,18 +69,14 @@ def prepare(spec: RunSpec) -> Attempt:
             max_rows_per_file=max(1, spec.initial_rows // 4),
         )
     else:
-        # Only a version the spec names is passed on: None is the reference writer's default.
-        version: dict[str, Any] = {}
-        if spec.data_storage_version is not None:
-            version["data_storage_version"] = spec.data_storage_version
         Dataset.create(
             spec.uri,
             table,
             manifest_naming=spec.naming,
+            data_storage_version=spec.data_storage_version or DEFAULT_DATA_STORAGE_VERSION,
             stable_row_ids=spec.stable_row_ids,
             storage_options=spec.storage_options or None,
             max_rows_per_file=max(1, spec.initial_rows // 4),
-            **version,
         )
     return _setup_attempt(spec, start)
 
