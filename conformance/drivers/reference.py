@@ -3,7 +3,6 @@ implementation reads it."""
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Mapping
 
@@ -16,6 +15,7 @@ from reference_impl.fragments import Fragment
 from reference_impl.storage import open_storage, parse_dataset_uri
 from reference_impl.wire import table_pb2
 
+from ..collector import collector_paused
 from ..describe import (
     DESCRIBE_FORMAT,
     BasePathDescription,
@@ -93,12 +93,8 @@ def describe(
     messages (:func:`describe_fragment_messages`)."""
     storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
     store = manifest_store or uri_manifest_store(uri, storage_options)
-    # A description builds a few objects per fragment and keeps them all: the
-    # cyclic collector's passes over them took half of describing 10,000
-    # fragments, and they form no cycles (as in the validator's engine).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # A description builds a few objects per fragment and keeps them all (conformance.collector).
+    with collector_paused():
         # Neither the embedded transaction (not described) nor the fragments
         # (described from their messages) are decoded.
         opened = Dataset.open(
@@ -108,9 +104,6 @@ def describe(
         assert messages is not None  # opened with_fragments=False
         fragments, num_rows = describe_fragment_messages(opened, messages)
         return _description(opened, fragments, num_rows)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def describe_dataset(dataset: Dataset) -> Description:

@@ -14,11 +14,9 @@ dataset cannot be listed at all.
 
 from __future__ import annotations
 
-import gc
 import os
 import traceback
 from collections.abc import Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Protocol
@@ -29,6 +27,7 @@ from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
+from ..collector import collector_paused
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView, default_io_threads
@@ -167,26 +166,6 @@ def _run(rule: Rule, subject, version: int | None) -> list[Finding]:
             )
         )
     return findings
-
-
-@contextmanager
-def collector_paused():
-    """Pause the cyclic garbage collector for one validation run.
-
-    A run builds hundreds of thousands of small objects that form no cycles
-    (fragments, data files, per-file facts) and keeps them to the end, so
-    each pass of the collector walks them all again for nothing: on a
-    10,000-fragment dataset its passes took a quarter of the run. Reference
-    counting still frees what the run drops; the collector resumes (when it
-    was enabled) as the run ends, and collects any cycle then.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def validate(

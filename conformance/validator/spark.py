@@ -50,10 +50,11 @@ from typing import Any
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.errors import LanceFormatError
 
+from ..collector import collector_paused
 from ..spark_session import SparkError, start_session
 from ..spec_revisions import NEWEST, SpecRevision, revision
 from .context import DatasetView, Loaded, load
-from .engine import Report, applies_under, collector_paused, open_dataset_view, version_findings
+from .engine import Report, applies_under, open_dataset_view, version_findings
 from .engine import validate as validate_locally
 from .registry import Finding, Rule
 from .ruleset import iter_rules
