@@ -92,6 +92,9 @@ class DatasetView:
     storage: Storage
     #: The versions this run validates (dataset-scoped rules look at these).
     selected_versions: list[int] = dc_field(default_factory=list)
+    #: The ids of the rules this run runs (None: every rule); work that only
+    #: other rules need is not done (facts/fragment_checks.py).
+    selected_rules: frozenset[str] | None = None
     #: The format revision this run checks conformance to.
     spec_revision: SpecRevision = NEWEST
     #: The external manifest store the dataset is committed through, when the

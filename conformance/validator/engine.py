@@ -258,6 +258,7 @@ def _validate(
             )
         )
     view.selected_versions = versions
+    view.selected_rules = frozenset(rule.id for rule in selected)
     if distribution is not None:
         distribution.attach(view)
     for rule in selected:

@@ -264,6 +264,7 @@ def run_versions(payload: bytes) -> bytes:
             view.spec_revision = spec_revision
             view.io_threads = job.io_threads
             view.selected_versions = list(job.selected_versions)
+            view.selected_rules = frozenset(job.rule_ids)
             found = [(number, version_findings(view, selected, number)) for number in versions]
         return dumps(found)
     except Exception:  # the driver runs these versions itself (module docstring)

@@ -172,13 +172,17 @@ def fragment_results(view: VersionView, rule_id: str) -> Iterator[tuple[int, tup
 
 
 def check_fragments(view: VersionView, fragments: list[Fragment]) -> list[dict[str, tuple | _Raised]]:
-    """Every registered check on ``fragments`` (none of them seen before in
-    the run), one walk per check as a rule walks a version: for each
-    fragment, what each check found on it (or the error it raised), by rule
-    id. The work done once per distinct fragment."""
+    """The registered checks of the run's selected rules on ``fragments``
+    (none of them seen before in the run), one walk per check as a rule
+    walks a version: for each fragment, what each check found on it (or the
+    error it raised), by rule id. The work done once per distinct fragment;
+    a check whose rule does not run is not run (its reads are not made)."""
     results: list[dict[str, tuple | _Raised]] = [{} for _ in fragments]
     batch = NewFragments(view, fragments)
+    selected = view.dataset.selected_rules
     for rule_id, check in _CHECKS.items():
+        if selected is not None and rule_id not in selected:
+            continue
         try:
             found = list(check(view, batch))
         except Exception:  # which fragment raised, and after what: see below

@@ -107,3 +107,33 @@ def test_per_fragment_work_grows_with_fragments_not_versions(tmp_path, monkeypat
     # one more decode per version: 100, not the 1,275 + 50 of a plain walk.
     assert sorted(decoded) == list(range(50)), decoded
     assert sum(decoded.values()) <= 100, decoded
+
+
+def test_only_the_selected_rules_checks_run(tmp_path, monkeypatch):
+    """A run of rules that read no footer reads none (the per-fragment checks
+    of rules not selected do not run), and a selected rule's findings are
+    those of a run of every rule."""
+    import lance
+
+    from conformance.validator.facts import data_files as data_file_facts
+
+    root = tmp_path / "ds"
+    for number in range(3):
+        lance.write_dataset(pa.table({"id": [number]}), root, mode="append" if number else "create")
+    first = lance.dataset(root, version=1).get_fragments()[0].data_files()[0].path
+    (root / "data" / first).unlink()  # listed by all three versions
+    reads: list[str] = []
+    read_facts = data_file_facts._read_facts
+
+    def counting(located):
+        reads.append(located.key)
+        return read_facts(located)
+
+    monkeypatch.setattr(data_file_facts, "_read_facts", counting)
+    selected = validate(root, all_versions=True, rules=["data-file/exists", "data-file/extension"])
+    assert reads == []
+    assert [f.rule for f in selected.findings] == ["data-file/exists"] * 3
+    everything = validate(root, all_versions=True)
+    assert len(reads) == 2
+    wanted = ("data-file/exists", "data-file/extension")
+    assert [f for f in everything.findings if f.rule in wanted] == selected.findings
