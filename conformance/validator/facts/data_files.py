@@ -414,10 +414,12 @@ def prefetch_footers(view: VersionView, located_files: Iterable[Located]) -> Non
 # -- iteration helpers -------------------------------------------------------------
 
 
-# Each version's data files are walked once: the lists below are computed on
-# first use and kept on the version view (VersionView.memo), and every rule
-# iterates them. The loads behind them (locate, file_facts) are cached for the
-# whole run, so a data file that many versions list is resolved and read once.
+# Each version's data files are listed once: the lists below are computed on
+# first use and kept on the version view (VersionView.memo) for the rules
+# that walk a whole version. The checks of one fragment at a time walk only
+# the fragments new to the run (facts/fragment_checks.py), and the loads
+# behind both (locate, file_facts) are cached for the whole run, so a data
+# file that many versions list is resolved and read once.
 
 
 def each_data_file(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile]]:
@@ -434,36 +436,6 @@ def _each_data_file(view: VersionView) -> list[tuple[tuple[int, int], Fragment, 
     ]
 
 
-def each_located(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, Located]]:
-    """:func:`each_data_file` with where each file resolved (:func:`locate`)."""
-
-    def compute():
-        bases = base_storages(view)
-        entries = each_data_file(view)
-        # On an object store each file's existence is a request: they are made concurrently.
-        found = view.dataset.map_remote(lambda entry: locate(view, entry[2], bases), entries)
-        return [
-            (ref, fragment, data_file, located)
-            for (ref, fragment, data_file), located in zip(entries, found, strict=True)
-        ]
-
-    return view.memo("data_files.located", compute)
-
-
-def each_inspected(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, Loaded[FileFacts]]]:
-    """``(ref, fragment, data file, loaded facts)`` for the files that exist."""
-
-    def compute():
-        located_files = [entry for entry in each_located(view) if entry[3].ok]
-        # Every footer this version needs, read concurrently before the serial walk below finds them cached.
-        prefetch_footers(view, [located for *_, located in located_files])
-        return [
-            (ref, fragment, data_file, file_facts(view, located)) for ref, fragment, data_file, located in located_files
-        ]
-
-    return view.memo("data_files.inspected", compute)
-
-
 def each_legacy(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile]]:
     """:func:`each_data_file` for the legacy (``is_legacy``) data files only,
     listed once per version for the rules on legacy files: most versions
@@ -473,19 +445,6 @@ def each_legacy(view: VersionView) -> list[tuple[tuple[int, int], Fragment, Data
 
 def at(view: VersionView, ref: tuple[int, int]) -> str:
     return view.at(f"fragments[{ref[0]}].files[{ref[1]}]")
-
-
-def each_readable(view: VersionView) -> list[tuple[tuple[int, int], Fragment, DataFile, FileFacts]]:
-    """Like :func:`each_data_file`, for the files that exist and whose footer reads."""
-
-    def compute():
-        return [
-            (ref, fragment, data_file, facts.value)
-            for ref, fragment, data_file, facts in each_inspected(view)
-            if facts.ok
-        ]
-
-    return view.memo("data_files.readable", compute)
 
 
 def data_file_name(data_file: DataFile) -> str:
