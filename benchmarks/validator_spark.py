@@ -20,12 +20,11 @@ from __future__ import annotations
 import os
 import time
 
+from conformance.spark_session import DEFAULT_MASTER
 from conformance.validator import validate
 
 from .common import Measurement, best_of
 from .reader import _many_fragments
-
-MASTER = "local[*]"
 
 
 def bench_validate_spark(repeats: int = 3) -> Measurement:
@@ -35,7 +34,7 @@ def bench_validate_spark(repeats: int = 3) -> Measurement:
     fragments = int(os.environ.get("LANCE_CONFORMANCE_BENCH_SPARK_FRAGMENTS", "10000"))
     path = _many_fragments(fragments)
     started = time.perf_counter()
-    session, owned = start_session(MASTER, "lance-conformance benchmark", {})
+    session, owned = start_session(DEFAULT_MASTER, "lance-conformance benchmark", {})
     start_up = time.perf_counter() - started
     try:
         context = session.sparkContext
@@ -55,12 +54,12 @@ def bench_validate_spark(repeats: int = 3) -> Measurement:
         spark_seconds = best_of(repeats, on_spark)
         local_seconds = best_of(repeats, lambda: validate(path))
         return Measurement(
-            f"validate latest, {fragments} fragments, Spark {MASTER} / local",
+            f"validate latest, {fragments} fragments, Spark {DEFAULT_MASTER} / local",
             spark_seconds,
             local_seconds,
             f"{context.defaultParallelism} task slots; {distribution.loads_on_executors} footers read by executors; "
             f"reports identical; session start {start_up:.1f} s, first (cold) run {first:.1f} s",
-            columns=(f"spark {MASTER}", "local"),
+            columns=(f"spark {DEFAULT_MASTER}", "local"),
         )
     finally:
         if owned:

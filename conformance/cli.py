@@ -126,31 +126,26 @@ def _validate(args: argparse.Namespace) -> int:
     fail_on = Severity(args.fail_on)
     baseline = load_baseline(args.baseline) if args.baseline else None  # a bad file fails before the run
     path, version = _selected(args)
+    run: Callable[..., Report] = validate
     if args.spark:
         # Deliberately lazy: only --spark needs the Spark job (and pyspark under it).
         from functools import partial
 
-        from .validator.spark import SparkError
+        from .spark_session import DEFAULT_MASTER
         from .validator.spark import validate as validate_on_spark
 
-        run: Callable[..., Report] = partial(validate_on_spark, master=args.master or "local[*]")
-        spark_errors: tuple[type[Exception], ...] = (SparkError,)
-    else:
-        run, spark_errors = validate, ()
-    try:
-        report = run(
-            path,
-            version=version,
-            all_versions=args.all_versions,
-            rules=args.rules,
-            spec_revision=args.spec_revision,
-            storage_options=dict(args.storage_options),
-            manifest_store=args.manifest_store,
-            io_threads=args.io_threads,
-        )
-    except spark_errors as exc:  # Spark could not start: nothing was validated
-        print(f"lance-conformance: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        # Spark that cannot start raises SparkError: a usage error (main), nothing was validated.
+        run = partial(validate_on_spark, master=args.master or DEFAULT_MASTER)
+    report = run(
+        path,
+        version=version,
+        all_versions=args.all_versions,
+        rules=args.rules,
+        spec_revision=args.spec_revision,
+        storage_options=dict(args.storage_options),
+        manifest_store=args.manifest_store,
+        io_threads=args.io_threads,
+    )
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
     print(FORMATS[args.format](report))
@@ -623,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--tag and --branch are mutually exclusive: a tag names its branch")
     from reference_impl.refs import InvalidRefNameError, RefNotFoundError
 
+    from .spark_session import SparkError
     from .validator.baseline import BaselineError
 
     try:
@@ -630,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK
-    except (BaselineError, RefNotFoundError, InvalidRefNameError) as exc:
+    except (BaselineError, RefNotFoundError, InvalidRefNameError, SparkError) as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except InvalidOperationError as exc:  # a malformed URI or storage option

@@ -169,6 +169,7 @@ def _harness_runs(root: Path) -> int:
     from .harness.spark import SparkError, SparkExecutor
     from .harness.spec import RunSpec
     from .harness.workloads import parse_workloads
+    from .spark_session import DEFAULT_MASTER
 
     def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
         name = writer.replace(":", "-")
@@ -188,7 +189,7 @@ def _harness_runs(root: Path) -> int:
     print("concurrency harness on Spark local[*] (HTML pages under each run's directory):")
     failures = 0
     try:
-        with SparkExecutor("local[*]", app_name="lance-conformance demo") as executor:
+        with SparkExecutor(DEFAULT_MASTER, app_name="lance-conformance demo") as executor:
             # The faulty writers race from one barrier: as many as there are slots (cores).
             racers = max(2, min(4, executor.default_parallelism))
             runs: list[tuple[RunSpec, str | None]] = [

@@ -38,7 +38,11 @@ def _log_config() -> Path:
     return path
 
 
-def spark_conf(master: str, app_name: str = "lance-conformance harness") -> dict[str, str]:
+#: The master when none is named: the driver's own JVM, a task per core.
+DEFAULT_MASTER = "local[*]"
+
+
+def spark_conf(master: str, app_name: str) -> dict[str, str]:
     """The Spark settings the project runs with (see the module docstring): the
     harness's writers and the validator's readers alike."""
     python = sys.executable
@@ -59,8 +63,9 @@ def spark_conf(master: str, app_name: str = "lance-conformance harness") -> dict
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
         "spark.executorEnv.PYSPARK_PYTHON": python,
-        # A writer is a long task that must not be run twice: a failed task
-        # is an indeterminate writer, recorded, not retried behind our back.
+        # A task is never retried behind our back: a harness writer must not
+        # run twice (a failed one is an indeterminate writer, recorded), and
+        # the validator redoes a failed chunk of work on the driver.
         "spark.task.maxFailures": "1",
         # Small results; never let the default limits of a big cluster bite.
         "spark.driver.maxResultSize": "1g",

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..spark_session import DEFAULT_MASTER
 from .spec import FAULTS, RunSpec
 
 # The rest of the harness (writers, executors, Spark, pyarrow under them) is
@@ -30,7 +31,6 @@ class UnknownMasterError(ValueError):
 
 
 #: The Spark master ``harness run`` uses without ``--master``.
-DEFAULT_MASTER = "local[*]"
 
 
 def executor_for(master: str | None) -> Executor:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..spark_session import SparkError, spark_conf, unreachable_masters
+from ..spark_session import DEFAULT_MASTER, SparkError, spark_conf, unreachable_masters
 from ..spark_session import start_session as _start_session
 
 __all__ = ["SparkError", "SparkExecutor", "spark_conf", "unreachable_masters"]
@@ -180,7 +180,7 @@ class SparkExecutor:
 
     def __init__(
         self,
-        master: str = "local[*]",
+        master: str = DEFAULT_MASTER,
         *,
         app_name: str = "lance-conformance harness",
         conf: Mapping[str, str] | None = None,
@@ -315,14 +315,13 @@ def create_connector_dataset(
         ).version
     if implementation == "reference":
         from reference_impl.dataset import Dataset
+        from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
-        if data_storage_version is None:
-            return Dataset.create(uri, table, manifest_naming="v2", storage_options=storage_options).version
         return Dataset.create(
             uri,
             table,
             manifest_naming="v2",
-            data_storage_version=data_storage_version,
+            data_storage_version=data_storage_version or DEFAULT_DATA_STORAGE_VERSION,
             storage_options=storage_options,
         ).version
     raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")

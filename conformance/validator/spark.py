@@ -49,9 +49,10 @@ from typing import Any
 
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.errors import LanceFormatError
+from reference_impl.storage import absolute_uri
 
 from ..collector import collector_paused
-from ..spark_session import SparkError, start_session
+from ..spark_session import DEFAULT_MASTER, SparkError, start_session
 from ..spec_revisions import NEWEST, SpecRevision, revision
 from .context import DatasetView, Loaded, load
 from .engine import Report, applies_under, open_dataset_view, version_findings
@@ -61,8 +62,6 @@ from .ruleset import iter_rules
 
 __all__ = ["DEFAULT_MASTER", "SparkDistribution", "SparkError", "validate"]
 
-#: The master when none is named: the driver's own JVM, a task per core.
-DEFAULT_MASTER = "local[*]"
 #: Chunks of per-file loads per task slot: one. Each task costs tens of
 #: milliseconds of scheduling and Python worker traffic in local mode (128
 #: chunks of 10,000 footer loads took 10 s, 8 took 1 s: benchmarks/README.md).
@@ -295,7 +294,7 @@ class SparkDistribution:
     ):
         self.spark_context = spark_context
         self.parallelism = parallelism
-        self.path = _shippable_path(path)
+        self.path = absolute_uri(path)
         self.storage_options = dict(storage_options or {})
         self.manifest_store = manifest_store
         self.rules = rules
@@ -393,12 +392,6 @@ class SparkDistribution:
             except Exception:
                 answers[index] = None
         return answers
-
-
-def _shippable_path(path: str | os.PathLike) -> str:
-    """``path`` as an executor can open it: a URI as given, a local path made absolute."""
-    text = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
-    return text if "://" in text else os.path.abspath(text)
 
 
 def validate(

@@ -13,7 +13,7 @@ from .base import Storage, is_object_store_uri
 from .local import LocalStorage, local_path
 from .memory import MemoryStorage
 from .object_store import S3_OPTION_KEYS, S3Options, S3Storage
-from .uri import DatasetUri, open_storage, parse_dataset_uri
+from .uri import DatasetUri, absolute_uri, open_storage, parse_dataset_uri
 
 __all__ = [
     "S3_OPTION_KEYS",
@@ -23,6 +23,7 @@ __all__ = [
     "S3Options",
     "S3Storage",
     "Storage",
+    "absolute_uri",
     "is_object_store_uri",
     "local_path",
     "open_storage",

@@ -49,6 +49,13 @@ class DatasetUri:
         return location
 
 
+def absolute_uri(uri: str | os.PathLike) -> str:
+    """``uri`` as another process with another working directory opens it:
+    a URI as given, a local path made absolute."""
+    text = os.fspath(uri)
+    return text if "://" in text else os.path.abspath(text)
+
+
 def parse_dataset_uri(uri: str | os.PathLike | DatasetUri) -> DatasetUri:
     """Parse ``uri``; a malformed one raises
     :class:`~reference_impl.errors.InvalidOperationError` saying why."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from reference_impl.errors import UnsupportedFeatureError
+from reference_impl.storage import absolute_uri
 
 from ..protocol import DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
 from .errors import ErrorKind
@@ -242,11 +243,11 @@ class WorkerDriver:
         return DriverInfo.from_json(self.driver_json())
 
     def versions(self, uri: str | os.PathLike) -> list[int]:
-        result = self._call(RequestKind.VERSIONS, {"uri": _absolute(uri)})
+        result = self._call(RequestKind.VERSIONS, {"uri": absolute_uri(uri)})
         return [int(v) for v in _member(result, "versions", list, self._what(RequestKind.VERSIONS))]
 
     def describe(self, uri: str | os.PathLike, version: int | None = None) -> Description:
-        result = self._call(RequestKind.DESCRIBE, {"uri": _absolute(uri), "version": version})
+        result = self._call(RequestKind.DESCRIBE, {"uri": absolute_uri(uri), "version": version})
         return _member(result, "description", dict, self._what(RequestKind.DESCRIBE))
 
     def read_table(
@@ -263,7 +264,7 @@ class WorkerDriver:
 
         self._reads += 1
         output = Path(self._scratch.name) / f"rows-{self._reads}.arrow"
-        request: dict[str, Any] = {"uri": _absolute(uri), "version": version, "output": str(output)}
+        request: dict[str, Any] = {"uri": absolute_uri(uri), "version": version, "output": str(output)}
         if schema is not None:
             request["schema"] = encode_schema(schema)
         if with_row_ids:
@@ -290,7 +291,7 @@ class WorkerDriver:
         rows_dir = Path(self._scratch.name) / f"write-{self._writes}"
         rows_dir.mkdir()
         try:
-            request: dict[str, Any] = {"uri": _absolute(uri), "operation": op.to_json(rows_dir=rows_dir)}
+            request: dict[str, Any] = {"uri": absolute_uri(uri), "operation": op.to_json(rows_dir=rows_dir)}
             if storage_options is not None:
                 request["storage_options"] = dict(storage_options)
             result = self._call(RequestKind.WRITE, request)
@@ -463,12 +464,6 @@ class WorkerDriver:
         if tail and tail != last:
             message += f"\nits stderr ends with:\n{tail}"
         return WorkerProcessError(message, exit=process.returncode, garbage=garbage, stderr=tail)
-
-
-def _absolute(uri: str | os.PathLike) -> str:
-    """A local path as an absolute one: the child's working directory may differ."""
-    text = os.fspath(uri)
-    return text if "://" in text else os.path.abspath(text)
 
 
 def _member(result: dict[str, Any], name: str, kind: type, what: str) -> Any:
