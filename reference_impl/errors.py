@@ -9,6 +9,13 @@ problem, so that a malformed dataset never surfaces as a traceback from
 from __future__ import annotations
 
 
+def _rebuilt(cls: type, args: tuple, state: dict) -> BaseException:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
 class LanceFormatError(Exception):
     """Base class: something about a dataset is not as the format requires."""
 
@@ -16,6 +23,12 @@ class LanceFormatError(Exception):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+    def __reduce__(self):
+        # Pickled as it is (class, message, attributes): __init__ takes the
+        # path and the problem, not the message in ``args``, so the default
+        # pickling of exceptions could not rebuild it in another process.
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
 
 
 class NotADatasetError(LanceFormatError):

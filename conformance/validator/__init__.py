@@ -2,7 +2,8 @@
 a dataset by :func:`validate`.
 
 Layers, top down (enforced by the ``validator-layers`` contract in
-pyproject.toml): ``report`` and ``catalog``; ``engine``; ``ruleset`` (every
+pyproject.toml): ``report``, ``catalog`` and ``spark`` (the validator as
+a Spark job); ``engine``; ``ruleset`` (every
 rule); ``rules/``, one module per spec topic; ``facts/``, what the rules know
 about a dataset, shared through public names; ``baseline``,
 ``writer_defects`` and ``context``; ``registry``. The HTML report will be a

@@ -8,9 +8,10 @@ the versions and each version's files, as locally; then:
   <conformance.validator.context.DatasetView.prefetch>` hands its loads (data
   file footers, deletion files: the reads the local pool runs) to
   :class:`SparkDistribution` as the view's ``loader``. They are pickled in
-  contiguous chunks (cloudpickle, as Spark ships functions), each chunk one
-  Spark task; an executor runs :func:`~conformance.validator.context.load` on
-  each and sends back the loaded value or the format error, which the driver
+  contiguous chunks (:func:`dumps`: the C pickler, cloudpickle for what only
+  it can carry, as Spark ships functions), each chunk one Spark task; an
+  executor runs :func:`~conformance.validator.context.load` on each and
+  sends back the loaded value or the format error, which the driver
   keeps in the view's cache under the key the rules look up. The rules then
   run on the driver exactly as locally, finding every read done.
 * **Per-version checks go to executors** when more than one version is
@@ -38,17 +39,14 @@ itself imports none of it.
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from reference_impl.commit.external_store import ExternalManifestStore
-from reference_impl.errors import LanceFormatError
 from reference_impl.storage import absolute_uri
 
 from ..collector import collector_paused
@@ -68,109 +66,24 @@ __all__ = ["DEFAULT_MASTER", "SparkDistribution", "SparkError", "validate"]
 LOAD_CHUNKS_PER_SLOT = 1
 #: Runs of versions per task slot, for the same reason.
 VERSION_CHUNKS_PER_SLOT = 2
-#: Fewer loads than this are read on the driver: a Spark job costs more than they do.
-MIN_LOADS_FOR_SPARK = 2
 
 
 # -- what crosses between driver and executors ----------------------------------------
 
 
-def _rebuild_error(cls: type, args: tuple, state: dict) -> BaseException:
-    """A format error as it was raised (its class, message and attributes):
-    its ``__init__`` takes the path and the problem, not its ``args``, so the
-    default pickling of exceptions cannot rebuild it."""
-    error = cls.__new__(cls, *args)
-    error.args = args
-    error.__dict__.update(state)
-    return error
-
-
-def _rebuild_s3_storage(bucket: str, prefix: str, storage_options: dict, writable: bool) -> Any:
-    """The same S3 storage in another process (its client is made there)."""
-    from reference_impl.storage.object_store import S3Storage
-
-    return S3Storage(bucket, prefix, storage_options=storage_options, writable=writable)
-
-
-def _rebuild_sqlite_store(path: str, read_only: bool) -> Any:
-    """The same SQLite manifest store in another process (its connections are made there)."""
-    from reference_impl.commit.external_store.sqlite import SqliteManifestStore
-
-    return SqliteManifestStore(path, read_only=read_only)
-
-
-def _special_reduction(obj: Any) -> tuple | None:
-    if isinstance(obj, LanceFormatError):
-        return _rebuild_error, (type(obj), obj.args, dict(obj.__dict__))
-    # Only when the object-store module is loaded: a local run never imports boto3 for this.
-    object_store = sys.modules.get("reference_impl.storage.object_store")
-    if object_store is not None and type(obj) is object_store.S3Storage:
-        return _rebuild_s3_storage, (obj.bucket, obj.prefix, dict(obj.storage_options), obj.writable)
-    # A SQLite manifest store keeps a connection per thread: the other process opens its own.
-    sqlite_store = sys.modules.get("reference_impl.commit.external_store.sqlite")
-    if sqlite_store is not None and type(obj) is sqlite_store.SqliteManifestStore:
-        return _rebuild_sqlite_store, (str(obj.path), obj.read_only)
-    return None
-
-
-_pickler_class: type | None = None
-
-
-def _pickler() -> type:
-    """cloudpickle's pickler (functions and closures by value, as Spark ships
-    them) that also carries format errors and S3 storages (see above)."""
-    global _pickler_class
-    if _pickler_class is None:
-        from pyspark import cloudpickle  # deliberately lazy: only a Spark run needs it
-
-        class Pickler(cloudpickle.Pickler):
-            def reducer_override(self, obj: Any) -> Any:
-                reduced = _special_reduction(obj)
-                return reduced if reduced is not None else super().reducer_override(obj)
-
-        _pickler_class = Pickler
-    return _pickler_class
-
-
-def _subclasses(cls: type) -> list[type]:
-    found = [cls]
-    direct: list[type] = type.__subclasses__(cls)
-    for sub in direct:
-        found.extend(_subclasses(sub))
-    return found
-
-
-def _fast_dumps(value: Any) -> bytes:
-    """The C pickler, with the reductions above registered per class (its
-    ``dispatch_table``: no Python call for the other objects, unlike
-    ``reducer_override``). Raises on anything it cannot pickle by reference
-    (a closure, say)."""
-    table: dict[type, Callable[[Any], Any]] = {cls: _special_reduction for cls in _subclasses(LanceFormatError)}
-    for module, name in (
-        ("reference_impl.storage.object_store", "S3Storage"),
-        ("reference_impl.commit.external_store.sqlite", "SqliteManifestStore"),
-    ):
-        loaded = sys.modules.get(module)
-        if loaded is not None:
-            table[getattr(loaded, name)] = _special_reduction
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = table
-    pickler.dump(value)
-    return buffer.getvalue()
-
-
 def dumps(value: Any) -> bytes:
     """``value`` as bytes an executor or the driver can :func:`pickle.loads`:
     through the C pickler when it can (footer loads are module functions and
-    tuples: ten times faster), else through cloudpickle (a deletion file's
-    read is a closure)."""
+    tuples: ten times faster), else through cloudpickle, which carries
+    functions and closures by value as Spark ships them (a deletion file's
+    read is a closure). Format errors, S3 storages and SQLite manifest
+    stores say themselves how they cross (``__reduce__``)."""
     try:
-        return _fast_dumps(value)
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # something only cloudpickle can carry: the slower road
-        buffer = io.BytesIO()
-        _pickler()(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-        return buffer.getvalue()
+        from pyspark import cloudpickle  # deliberately lazy: only a Spark run needs it
+
+        return cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _chunks(items: Sequence, count: int) -> list[Sequence]:
@@ -315,9 +228,9 @@ class SparkDistribution:
         self.io_threads = view.io_threads
 
     def load_all(self, jobs: list[tuple[Callable, tuple]]) -> list[Loaded | None]:
-        """Each ``(action, args)`` loaded on an executor, in order (None: not done there)."""
-        if len(jobs) < MIN_LOADS_FOR_SPARK:
-            return [None] * len(jobs)
+        """Each ``(action, args)`` loaded on an executor, in order (None: not
+        done there). :meth:`DatasetView.prefetch` hands over batches of two
+        loads or more: a single one is read on the driver."""
         chunks = _chunks(jobs, self.slots * LOAD_CHUNKS_PER_SLOT)
         payloads: list[bytes | None] = []
         for chunk in chunks:

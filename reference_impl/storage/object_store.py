@@ -194,8 +194,14 @@ def _normalise(path: str, where: str) -> str:
     return "/".join(segments)
 
 
+def _reopened(bucket: str, prefix: str, storage_options: dict, writable: bool) -> S3Storage:
+    return S3Storage(bucket, prefix, storage_options=storage_options, writable=writable)
+
+
 class S3Storage(Storage):
-    """The objects under ``s3://bucket/prefix``, through the S3 API."""
+    """The objects under ``s3://bucket/prefix``, through the S3 API. Pickled
+    (to another process: a Spark executor) as its location and options: the
+    other process makes its own client."""
 
     root: str
     #: Keys asked for per ListObjectsV2 request (the API's maximum).
@@ -216,6 +222,9 @@ class S3Storage(Storage):
         self.writable = writable
         self.root = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
         self._client = s3_client(self.options)
+
+    def __reduce__(self):
+        return _reopened, (self.bucket, self.prefix, dict(self.storage_options), self.writable)
 
     @classmethod
     def at(cls, uri: str, storage_options: Mapping[str, str] | None = None, *, writable: bool = True) -> S3Storage:

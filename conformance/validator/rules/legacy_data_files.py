@@ -1,7 +1,8 @@
 """Rules on legacy (v0.x) data files (table format: data files; file
-format: the legacy layout), split from :mod:`.data_files`, whose helpers they
-share: how legacy files are recorded, and the field ids a legacy file lists
-against the columns its own schema block stores.
+format: the legacy layout), beside :mod:`.data_files` and built on the same
+facts (:mod:`..facts.data_files`, :mod:`..facts.fragment_checks`): how
+legacy files are recorded, and the field ids a legacy file lists against
+the columns its own schema block stores.
 """
 
 from __future__ import annotations

@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS manifests (
 COMMITTER = "lance-conformance"
 
 
+def _reopened(path: str, read_only: bool) -> SqliteManifestStore:
+    return SqliteManifestStore(path, read_only=read_only)
+
+
 class SqliteManifestStore:
     """An :class:`~reference_impl.commit.external_store.ExternalManifestStore`
     in the SQLite database at ``path`` (created on first use). A
@@ -55,6 +59,11 @@ class SqliteManifestStore:
 
     def __repr__(self) -> str:
         return f"SqliteManifestStore({str(self.path)!r})"
+
+    def __reduce__(self):
+        # Pickled (to another process: a Spark executor) as its path: the
+        # other process opens its own connections.
+        return _reopened, (str(self.path), self.read_only)
 
     def _connection(self) -> sqlite3.Connection:
         # One connection per thread (and per process: a forked child opens its own).

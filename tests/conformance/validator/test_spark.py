@@ -53,7 +53,9 @@ def _spark_report(root, session, on_executors: bool, store=None, **options) -> t
 
 
 def _assert_same_everywhere(root, session, store=None, **options) -> dict:
-    """Serial, threaded and both Spark modes give one report; each Spark mode did its work on executors."""
+    """Serial, threaded and both Spark modes give one report; the per-version
+    mode ran every version on executors, and neither mode redid anything on
+    the driver."""
     serial = validate(root, io_threads=1, manifest_store=store, **options).to_json()
     assert validate(root, io_threads=8, manifest_store=store, **options).to_json() == serial
     by_version, distribution = _spark_report(root, session, True, store, **options)
@@ -72,7 +74,8 @@ def _assert_same_everywhere(root, session, store=None, **options) -> dict:
 def test_format_errors_cross_to_the_driver_as_raised():
     """Property: a format error pickled on an executor is, on the driver, of
     the same class with the same message, path and problem (their
-    ``__init__`` does not take their ``args``, so plain pickling fails)."""
+    ``__init__`` does not take their ``args``: ``LanceFormatError`` says
+    how it is pickled)."""
     for error in (
         CorruptFileError("/d/data/a.lance", "truncated"),
         UnreadablePathError("/d/data/b.lance", "permission denied"),
