@@ -218,10 +218,10 @@ def _flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Raised]]]:
 
 class _Known:
     """What the checks found on each distinct fragment of a run, by the
-    fragment's identity; holding the fragments keeps their ids unique."""
+    fragment's identity (unique for the run: the view keeps every fragment
+    it decoded, :meth:`~conformance.validator.context.DatasetView.manifest_file`)."""
 
     def __init__(self) -> None:
-        self.fragments: dict[int, Fragment] = {}
         self.results: dict[int, dict[str, tuple | _Raised]] = {}
         #: The fragments on which a check found something (most have nothing).
         self.flagged: set[int] = set()
@@ -249,7 +249,6 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
                 new.append(fragment)
         for fragment, results in zip(new, check_fragments(view, new), strict=True):
             key = id(fragment)
-            known.fragments[key] = fragment
             known.results[key] = results or _NOTHING
             if results:
                 known.flagged.add(key)
@@ -283,12 +282,11 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
     if len(view.dataset.selected_versions) <= 1:
         # One version: nothing to share; keeping the values would cost more than it saves.
         return [compute(fragment) for fragment in fragments]
-    known: _Known = view.dataset.memo(("per_fragment", key), _Known)
+    # By identity, unique for the run as in _Known.
+    values: dict[int, T] = view.dataset.memo(("per_fragment", key), dict)
     ids, listed = _identities(view)
-    values = known.results
     if not values.keys() >= listed:
         for fragment in fragments:
             if id(fragment) not in values:
-                known.fragments[id(fragment)] = fragment
-                values[id(fragment)] = compute(fragment)  # type: ignore[assignment]
-    return list(map(values.__getitem__, ids))  # type: ignore[arg-type]
+                values[id(fragment)] = compute(fragment)
+    return list(map(values.__getitem__, ids))
