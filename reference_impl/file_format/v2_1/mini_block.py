@@ -39,6 +39,7 @@ import numpy as np
 
 from ...wire import encodings_v2_1_pb2 as enc
 from .compression import ChunkBuffers, ValueContext, decode_chunk_values, decode_values
+from .compression.chunks import first
 from .levels import raw_levels
 from .page import DecodedPage, PageContext, check_layers, count_visible
 from .values import DecodedValues, FixedWidthValues
@@ -126,10 +127,10 @@ def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers
     fields += [("def", "<u2")] if has_def else []
     fields += [("buffers", size_type, (num_buffers,))] if num_buffers else []
     header = np.dtype(fields)
-    short = np.flatnonzero(sizes < header.itemsize)
-    if len(short):
-        raise page.corrupt(f"chunk {short[0]} of {sizes[short[0]]} bytes is shorter than its header")
-    records = chunk_data[starts[:, None] + np.arange(header.itemsize)].reshape(-1).view(header)
+    short = first(sizes < header.itemsize)
+    if short is not None:
+        raise page.corrupt(f"chunk {short} of {sizes[short]} bytes is shorter than its header")
+    records = ChunkBuffers(chunk_data, starts, sizes).leading(header)
     stored_sizes = [records[name] for name in ("rep", "def") if name in (header.names or ())]
     if num_buffers:
         stored_sizes += [records["buffers"][:, index] for index in range(num_buffers)]
@@ -137,9 +138,8 @@ def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers
     pieces = []
     for stored in stored_sizes:
         size = stored.astype(np.int64)
-        over = np.flatnonzero(position + size > sizes)
-        if len(over):
-            chunk = over[0]
+        chunk = first(position + size > sizes)
+        if chunk is not None:
             raise page.corrupt(
                 f"chunk {chunk}: a buffer of {size[chunk]} bytes runs past the chunk ({sizes[chunk]} bytes)"
             )

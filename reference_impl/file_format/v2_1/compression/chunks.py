@@ -58,10 +58,10 @@ class ChunkBuffers:
         """The buffers' bytes one after the other, in one array."""
         return gather_ranges(self.data, self.starts, self.sizes)
 
-    def leading(self, dtype: np.dtype, chunks: np.ndarray) -> np.ndarray:
-        """The first value of type ``dtype`` of the buffers of ``chunks``
-        (callers checked that those buffers hold one)."""
-        positions = self.starts[chunks][:, None] + np.arange(dtype.itemsize)
+    def leading(self, dtype: np.dtype) -> np.ndarray:
+        """The first value of type ``dtype`` of every buffer (callers
+        checked that each buffer holds one)."""
+        positions = self.starts[:, None] + np.arange(dtype.itemsize)
         return self.data[positions].reshape(-1).view(dtype)
 
 
