@@ -5,7 +5,8 @@ compression (upstream ``docs/src/format/file/encoding.md``; messages in
 Layers, lowest first:
 
 * :mod:`.values` (decoded value blocks) and :mod:`.compression` (one module
-  per compressive encoding, behind :func:`.compression.decode_values`);
+  per compressive encoding, behind :func:`.compression.decode_values` and,
+  for the chunks of a mini block page, :func:`.compression.decode_chunk_values`);
 * :mod:`.page` (a page's buffers and errors, what layouts yield),
   :mod:`.levels` (stored levels to u16), :mod:`.rep_def` (repetition and
   definition levels to Arrow validity and offsets);

@@ -8,11 +8,11 @@ therefore also expose ``decode_chunks(node, buffers, counts, decoder)``: the
 same decoding over one buffer of every chunk at once (a
 :class:`ChunkBuffers`), ``counts[k]`` values for chunk ``k``, yielding the
 values of all chunks one after the other. It makes the checks ``decode``
-makes, vectorized over the chunks, and names the first chunk that fails
-them. A node it does not handle (a form the chunks cannot share, or one
-whose errors only the chunk by chunk path reports) raises
-:class:`ChunkByChunk` before it reads anything, and the page is then decoded
-one chunk at a time.
+makes, vectorized over the chunks; where a check looks at each chunk's
+buffer on its own, its error names the first chunk that fails it. A node it
+does not handle (a form the chunks cannot share, or one whose errors only
+the chunk by chunk path reports) raises :class:`ChunkByChunk` before it
+reads anything, and the page is then decoded one chunk at a time.
 """
 
 from __future__ import annotations
