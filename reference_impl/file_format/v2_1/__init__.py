@@ -20,6 +20,6 @@ Layers, lowest first:
 
 from __future__ import annotations
 
-from .file_reader import NEWEST_VERSION, PAGE_LAYOUT_TYPE, StructuralFileReader, leaf_fields
+from .file_reader import PAGE_LAYOUT_TYPE, StructuralFileReader, leaf_fields
 
-__all__ = ["NEWEST_VERSION", "PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]
+__all__ = ["PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]
