@@ -31,9 +31,9 @@ __all__ = ["Dataset", "__version__"]
 
 
 def __getattr__(name: str):
-    # Dataset is the package's entry point, but it needs pyarrow; loading it
-    # on first use keeps ``import reference_impl.naming`` (and the other
-    # submodules that do not need Arrow) light.
+    # Dataset is the package's entry point; it is loaded on first use to
+    # keep imports light: importing any submodule (``reference_impl.naming``)
+    # first imports this package.
     if name == "Dataset":
         from .dataset import Dataset  # lazy: see above
 

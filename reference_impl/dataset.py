@@ -272,7 +272,7 @@ class Dataset:
     def row_ids(self, fragment: Fragment) -> list[int] | None:
         """The stable row id of every physical row of ``fragment``, or None
         when the dataset does not use stable row ids."""
-        if not self.manifest.reader_feature_flags & feature_flags.STABLE_ROW_IDS:  # per fragment: no property call
+        if not self.uses_stable_row_ids:
             return None
         return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path)
 

@@ -321,7 +321,7 @@ def _inspect_bitmap(data: bytes) -> DeletionFileContent:
 
 
 def _inspect_arrow(data: bytes, physical_rows: int | None, max_offsets: int) -> DeletionFileContent:
-    import numpy as np  # lazy: needs pyarrow
+    import numpy as np  # lazy: keeps start-up time down
     import pyarrow as pa  # lazy: needs pyarrow
     import pyarrow.ipc as ipc  # lazy: needs pyarrow
 

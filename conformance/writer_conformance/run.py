@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from reference_impl.file_format.v2_1 import NEWEST_VERSION
+from reference_impl.file_format.footer import NEWEST_VERSION
 
 from ..describe import Description
 from ..drivers import Driver, close_driver, installed_drivers, is_implementation_failure, load_driver

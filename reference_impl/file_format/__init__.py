@@ -13,8 +13,9 @@
   to :mod:`.v2_1` (structural layouts: mini block, full zip, constant/all-null
   and blob pages; repetition and definition levels; structs, lists, maps,
   fixed-size lists and packed structs assembled into Arrow; compressive
-  encodings behind :func:`.v2_1.compression.decode_values`, one module per
-  scheme). Legacy (v1) files are inspected but not decoded: the upstream
+  encodings behind :func:`.v2_1.compression.decode_values` and
+  :func:`.v2_1.compression.decode_chunk_values`, one module per scheme).
+  Legacy (v1) files are inspected but not decoded: the upstream
   specification no longer documents their page encodings (README, "Writing
   with the reference implementation").
 * :mod:`.read_plan` maps requested fields to the columns a data file lists

@@ -49,6 +49,7 @@ from . import bitmaps
 from .footer import (
     ARRAY_ENCODING_TYPE,
     COLUMN_ENCODING_TYPE,
+    NEWEST_VERSION,
     PAGE_LAYOUT_TYPE,
     V2_0_VERSION,
     V2Metadata,
@@ -56,7 +57,7 @@ from .footer import (
     unpack_encoding,
 )
 from .read_plan import ReadPlan
-from .v2_1 import NEWEST_VERSION, StructuralFileReader, leaf_fields
+from .v2_1 import StructuralFileReader, leaf_fields
 
 # Most values the reader creates for nulls that no buffer backs (per page or
 # missing field). An all-null int64 page of this many rows takes 8 GiB in

@@ -5,7 +5,8 @@ compression (upstream ``docs/src/format/file/encoding.md``; messages in
 Layers, lowest first:
 
 * :mod:`.values` (decoded value blocks) and :mod:`.compression` (one module
-  per compressive encoding, behind :func:`.compression.decode_values`);
+  per compressive encoding, behind :func:`.compression.decode_values` and,
+  for the chunks of a mini block page, :func:`.compression.decode_chunk_values`);
 * :mod:`.page` (a page's buffers and errors, what layouts yield),
   :mod:`.levels` (stored levels to u16), :mod:`.rep_def` (repetition and
   definition levels to Arrow validity and offsets);
@@ -19,6 +20,6 @@ Layers, lowest first:
 
 from __future__ import annotations
 
-from .file_reader import NEWEST_VERSION, PAGE_LAYOUT_TYPE, StructuralFileReader, leaf_fields
+from .file_reader import PAGE_LAYOUT_TYPE, StructuralFileReader, leaf_fields
 
-__all__ = ["NEWEST_VERSION", "PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]
+__all__ = ["PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]

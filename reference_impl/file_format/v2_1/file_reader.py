@@ -18,7 +18,6 @@ from ...errors import CorruptFileError
 from ...schema import TOP_LEVEL_PARENT, Field
 from ...wire import encodings_v2_1_pb2 as enc
 from ...wire import file2_pb2
-from ..footer import NEWEST_VERSION
 from ..read_plan import ReadPlan
 from .columns import FieldAssembler, LeafColumn, is_packed, is_structural_fsl, join_pages
 from .page import PageContext
@@ -102,4 +101,4 @@ def leaf_fields(fields: Sequence[Field], arrow_schema: pa.Schema) -> list[Field]
     return leaves
 
 
-__all__ = ["NEWEST_VERSION", "PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]
+__all__ = ["PAGE_LAYOUT_TYPE", "StructuralFileReader", "leaf_fields"]

@@ -39,9 +39,10 @@ import numpy as np
 
 from ...wire import encodings_v2_1_pb2 as enc
 from .compression import ChunkBuffers, ValueContext, decode_chunk_values, decode_values
-from .levels import raw_levels
+from .compression.chunks import first
+from .levels import decode_chunk_levels
 from .page import DecodedPage, PageContext, check_layers, count_visible
-from .values import DecodedValues, FixedWidthValues
+from .values import DecodedValues
 
 ALIGNMENT = 8
 # Most items one chunk may hold (writers use at most 32Ki).
@@ -68,9 +69,13 @@ def decode(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedPage:
     chunks = _split_chunks(page, chunk_data, ends - sizes, sizes, has_rep, has_def, layout.num_buffers, word)
     rep_levels = def_levels = None
     if chunks.rep is not None:
-        rep_levels = _levels(page, layout.rep_compression, chunks.rep, chunks.num_levels, "repetition levels")
+        rep_levels = decode_chunk_levels(
+            page, layout.rep_compression, chunks.rep, chunks.num_levels, "repetition levels"
+        )
     if chunks.definition is not None:
-        def_levels = _levels(page, layout.def_compression, chunks.definition, chunks.num_levels, "definition levels")
+        def_levels = decode_chunk_levels(
+            page, layout.def_compression, chunks.definition, chunks.num_levels, "definition levels"
+        )
     num_items = int(chunks.num_levels.sum()) if (has_rep or has_def) else int(counts.sum())
     num_visible = count_visible(layers, def_levels, num_items)
     if num_visible != int(counts.sum()):
@@ -126,10 +131,10 @@ def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers
     fields += [("def", "<u2")] if has_def else []
     fields += [("buffers", size_type, (num_buffers,))] if num_buffers else []
     header = np.dtype(fields)
-    short = np.flatnonzero(sizes < header.itemsize)
-    if len(short):
-        raise page.corrupt(f"chunk {short[0]} of {sizes[short[0]]} bytes is shorter than its header")
-    records = chunk_data[starts[:, None] + np.arange(header.itemsize)].reshape(-1).view(header)
+    short = first(sizes < header.itemsize)
+    if short is not None:
+        raise page.corrupt(f"chunk {short} of {sizes[short]} bytes is shorter than its header")
+    records = ChunkBuffers(chunk_data, starts, sizes).leading(header)
     stored_sizes = [records[name] for name in ("rep", "def") if name in (header.names or ())]
     if num_buffers:
         stored_sizes += [records["buffers"][:, index] for index in range(num_buffers)]
@@ -137,9 +142,8 @@ def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers
     pieces = []
     for stored in stored_sizes:
         size = stored.astype(np.int64)
-        over = np.flatnonzero(position + size > sizes)
-        if len(over):
-            chunk = over[0]
+        chunk = first(position + size > sizes)
+        if chunk is not None:
             raise page.corrupt(
                 f"chunk {chunk}: a buffer of {size[chunk]} bytes runs past the chunk ({sizes[chunk]} bytes)"
             )
@@ -148,24 +152,6 @@ def _split_chunks(page, chunk_data, starts, sizes, has_rep, has_def, num_buffers
     rep = pieces.pop(0) if has_rep else None
     definition = pieces.pop(0) if has_def else None
     return _Chunks(records["num_levels"].astype(np.int64), rep, definition, pieces)
-
-
-def _levels(
-    page: PageContext, encoding: enc.CompressiveEncoding, chunks: ChunkBuffers, counts: np.ndarray, what: str
-) -> np.ndarray:
-    """The levels of every chunk (``counts[k]`` in chunk ``k``) as uint16;
-    each chunk's levels are a block of their own."""
-    if len(chunks) == 0:
-        return np.zeros(0, np.uint16)
-    try:
-        levels = decode_chunk_values(
-            encoding, [chunks], counts, where=page.value_where, budget=page.budget, context=ValueContext.BLOCK
-        )
-    except ValueError:
-        raise page.corrupt(f"{what} do not decode to 16-bit levels") from None
-    if not isinstance(levels, FixedWidthValues) or levels.bits_per_value != 16:
-        raise page.corrupt(f"{what} do not decode to 16-bit levels")
-    return raw_levels(page, levels.data, levels.num_values, what)
 
 
 def _pad(position):

@@ -1,9 +1,10 @@
 """Compressive encodings of 2.1+ pages (encoding.md, "Compression";
 ``CompressiveEncoding`` in ``protos/encodings_v2_1.proto``).
 
-:func:`decode_values` is the one entry the structural layouts call: it turns
-the buffers of one chunk, page buffer or unzipped full zip page back into
-:class:`..values.FixedWidthValues` or :class:`..values.VariableWidthValues`.
+:func:`decode_values` is the entry the structural layouts call for one
+buffer set: it turns the buffers of one chunk, page buffer or unzipped full
+zip page back into :class:`..values.FixedWidthValues` or
+:class:`..values.VariableWidthValues`.
 Each scheme is a module of its own with a ``decode`` function
 (:mod:`.base` says what it receives); :data:`SCHEMES` maps the proto's
 field names to them. An encoding without a module raises
@@ -14,7 +15,8 @@ buffers would be laid out), ``variable_packed_struct`` (its values are a
 struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
 ``delta`` (added upstream after format 2.2).
 
-:func:`decode_chunk_values` decodes every chunk of a mini block page: in one
+:func:`decode_chunk_values`, the other entry (called by the mini block
+layout), decodes every chunk of a mini block page: in one
 pass per scheme when each scheme of the encoding has a ``decode_chunks``
 (:data:`CHUNK_SCHEMES`, :mod:`.chunks`), else one chunk at a time.
 """

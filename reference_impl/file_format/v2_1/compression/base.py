@@ -8,7 +8,9 @@ A scheme module exposes ``decode(node, buffers, num_values, decoder)``:
 (a scheme with children lets them take theirs), and ``decoder`` the
 :class:`ValueDecoder` that decodes child encodings and builds errors naming
 the file. Every length, count and offset a scheme reads is checked against
-its buffers before anything is allocated.
+its buffers before anything is allocated. A scheme may also define
+``decode_chunks``, the same decoding over every chunk of a mini block page
+at once (:mod:`.chunks`).
 """
 
 from __future__ import annotations

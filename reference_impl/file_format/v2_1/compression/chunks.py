@@ -8,11 +8,11 @@ therefore also expose ``decode_chunks(node, buffers, counts, decoder)``: the
 same decoding over one buffer of every chunk at once (a
 :class:`ChunkBuffers`), ``counts[k]`` values for chunk ``k``, yielding the
 values of all chunks one after the other. It makes the checks ``decode``
-makes, vectorized over the chunks, and names the first chunk that fails
-them. A node it does not handle (a form the chunks cannot share, or one
-whose errors only the chunk by chunk path reports) raises
-:class:`ChunkByChunk` before it reads anything, and the page is then decoded
-one chunk at a time.
+makes, vectorized over the chunks; where a check looks at each chunk's
+buffer on its own, its error names the first chunk that fails it. A node it
+does not handle (a form the chunks cannot share, or one whose errors only
+the chunk by chunk path reports) raises :class:`ChunkByChunk` before it
+reads anything, and the page is then decoded one chunk at a time.
 """
 
 from __future__ import annotations
@@ -58,10 +58,10 @@ class ChunkBuffers:
         """The buffers' bytes one after the other, in one array."""
         return gather_ranges(self.data, self.starts, self.sizes)
 
-    def leading(self, dtype: np.dtype, chunks: np.ndarray) -> np.ndarray:
-        """The first value of type ``dtype`` of the buffers of ``chunks``
-        (callers checked that those buffers hold one)."""
-        positions = self.starts[chunks][:, None] + np.arange(dtype.itemsize)
+    def leading(self, dtype: np.dtype) -> np.ndarray:
+        """The first value of type ``dtype`` of every buffer (callers
+        checked that each buffer holds one)."""
+        positions = self.starts[:, None] + np.arange(dtype.itemsize)
         return self.data[positions].reshape(-1).view(dtype)
 
 

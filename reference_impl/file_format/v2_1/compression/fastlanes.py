@@ -19,6 +19,9 @@ import functools
 import numpy as np
 
 CHUNK_VALUES = 1024
+# Chunks unpacked together by callers of :func:`unpack_chunks`: 256 chunks
+# use 2 MiB of 64-bit intermediate.
+BATCH_CHUNKS = 256
 _ORDER = np.array([0, 4, 2, 6, 1, 5, 3, 7], dtype=np.int64)
 
 

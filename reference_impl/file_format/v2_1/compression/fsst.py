@@ -29,7 +29,7 @@ import functools
 import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
-from ..values import VariableWidthValues
+from ..values import DecodedValues, VariableWidthValues
 from .base import BufferCursor, ValueDecoder
 from .chunks import ChunkCursor
 
@@ -44,12 +44,7 @@ _BLOCK_CODES = 1 << 20
 
 def decode(node: enc.Fsst, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
     table = SymbolTable.parse(node.symbol_table, decoder)
-    compressed = decoder.decode(node.values, buffers, num_values)
-    if not isinstance(compressed, VariableWidthValues):
-        raise decoder.corrupt("FSST over values that are not variable width")
-    if not table.compressed:
-        return compressed
-    return table.expand(compressed, decoder)
+    return _expanded(table, decoder.decode(node.values, buffers, num_values), decoder)
 
 
 def decode_chunks(
@@ -58,7 +53,12 @@ def decode_chunks(
     """:func:`decode` over every chunk of a page (:mod:`.chunks`): the page
     has one symbol table, so the codes of all chunks expand together."""
     table = SymbolTable.parse(node.symbol_table, decoder)
-    compressed = decoder.decode_chunks(node.values, buffers, counts)
+    return _expanded(table, decoder.decode_chunks(node.values, buffers, counts), decoder)
+
+
+def _expanded(table: SymbolTable, compressed: DecodedValues, decoder: ValueDecoder) -> VariableWidthValues:
+    """The values the child encoding decoded (``compressed``), expanded by
+    ``table`` when it says they are compressed."""
     if not isinstance(compressed, VariableWidthValues):
         raise decoder.corrupt("FSST over values that are not variable width")
     if not table.compressed:

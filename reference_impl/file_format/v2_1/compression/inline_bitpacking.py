@@ -21,7 +21,7 @@ from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
 from .base import BufferCursor, ValueContext, ValueDecoder
 from .chunks import ChunkBuffers, ChunkByChunk, ChunkCursor, first, segment_starts
-from .fastlanes import CHUNK_VALUES, unpack_chunk, unpack_chunks
+from .fastlanes import BATCH_CHUNKS, CHUNK_VALUES, unpack_chunk, unpack_chunks
 
 
 def decode(
@@ -97,8 +97,8 @@ def decode_chunks(
         late = first(position[active] >= stored_words[active])
         if late is not None:
             raise decoder.corrupt_chunk(int(active[late]), "bitpacked chunks run past their buffer")
-        stored = chunks.select(active).part(position[active] * word_type.itemsize, np.zeros(len(active)))
-        width = stored.leading(word_type, np.arange(len(active))).astype(np.uint64)
+        skip = position[active] * word_type.itemsize
+        width = chunks.select(active).part(skip, chunks.sizes[active] - skip).leading(word_type).astype(np.uint64)
         wide = first(width > type_bits)
         if wide is not None:
             raise decoder.corrupt_chunk(
@@ -117,7 +117,7 @@ def decode_chunks(
         same = np.flatnonzero(widths == width)
         size = CHUNK_VALUES * width // type_bits
         # A batch at a time keeps the 64-bit intermediate small.
-        for batch in np.array_split(same, -(-len(same) // _BATCH_CHUNKS)):
+        for batch in np.array_split(same, -(-len(same) // BATCH_CHUNKS)):
             packed = ChunkBuffers(
                 chunks.data,
                 chunks.starts[pack_chunk[batch]] + word_starts[batch] * word_type.itemsize,
@@ -131,8 +131,3 @@ def decode_chunks(
     )
     kept = np.arange(CHUNK_VALUES)[None, :] < in_pack[:, None]
     return FixedWidthValues(unpacked[kept].view(np.uint8), type_bits, int(counts.sum()))
-
-
-# Bitpacked chunks unpacked together: 256 of them use 2 MiB of 64-bit
-# intermediate.
-_BATCH_CHUNKS = 256

@@ -21,7 +21,7 @@ import numpy as np
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
 from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueDecoder
-from .fastlanes import CHUNK_VALUES, unpack_chunks
+from .fastlanes import BATCH_CHUNKS, CHUNK_VALUES, unpack_chunks
 
 
 def decode(
@@ -67,14 +67,10 @@ def decode(
     decoder.budget.remaining -= out_bytes
     values = np.empty(out_bytes // word_type.itemsize, dtype=word_type)
     packed = words[: chunks * chunk_words].reshape(chunks, chunk_words)
-    for first in range(0, chunks, _BATCH_CHUNKS):
-        batch = packed[first : first + _BATCH_CHUNKS]
+    for first in range(0, chunks, BATCH_CHUNKS):
+        batch = packed[first : first + BATCH_CHUNKS]
         start = first * CHUNK_VALUES
         values[start : start + len(batch) * CHUNK_VALUES] = unpack_chunks(batch, width, type_bits)
     if raw_tail is not None:
         values[chunks * CHUNK_VALUES :] = raw_tail
     return FixedWidthValues(values[:num_values].view(np.uint8), type_bits, num_values)
-
-
-# Chunks unpacked together: 256 chunks use 2 MiB of 64-bit intermediate.
-_BATCH_CHUNKS = 256

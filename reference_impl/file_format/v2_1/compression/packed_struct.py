@@ -15,19 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
-from ..values import FixedWidthValues
+from ..values import DecodedValues, FixedWidthValues
 from .base import BufferCursor, ValueDecoder
 from .chunks import ChunkByChunk, ChunkCursor
 
 
 def decode(node: enc.PackedStruct, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
     widths = list(node.bits_per_value)
-    if not widths or any(width == 0 or width % 8 for width in widths):
+    if not _whole_bytes(widths):
         raise decoder.unsupported(f"packed struct children of {widths} bits (only whole bytes are supported)")
-    rows = decoder.decode(node.values, buffers, num_values)
-    if not isinstance(rows, FixedWidthValues) or rows.bits_per_value != sum(widths):
-        raise decoder.corrupt(f"packed struct rows do not decode to {sum(widths)}-bit values")
-    return rows
+    return _checked_rows(decoder.decode(node.values, buffers, num_values), widths, decoder)
 
 
 def decode_chunks(
@@ -35,9 +32,20 @@ def decode_chunks(
 ) -> FixedWidthValues:
     """:func:`decode` over every chunk of a page (:mod:`.chunks`)."""
     widths = list(node.bits_per_value)
-    if not widths or any(width == 0 or width % 8 for width in widths):
+    if not _whole_bytes(widths):
         raise ChunkByChunk("packed_struct")
-    rows = decoder.decode_chunks(node.values, buffers, counts)
+    return _checked_rows(decoder.decode_chunks(node.values, buffers, counts), widths, decoder)
+
+
+def _whole_bytes(widths: list[int]) -> bool:
+    """Whether there are children and each is a whole number of bytes wide
+    (the only packed structs this reader decodes)."""
+    return bool(widths) and all(width != 0 and width % 8 == 0 for width in widths)
+
+
+def _checked_rows(rows: DecodedValues, widths: list[int], decoder: ValueDecoder) -> FixedWidthValues:
+    """The rows the child encoding decoded, checked to be as wide as the
+    children together."""
     if not isinstance(rows, FixedWidthValues) or rows.bits_per_value != sum(widths):
         raise decoder.corrupt(f"packed struct rows do not decode to {sum(widths)}-bit values")
     return rows

@@ -138,7 +138,7 @@ def _framed_chunks(blocks: ChunkBuffers, decoder: ValueDecoder) -> tuple[ChunkBu
     headless = first(blocks.sizes < 8)
     if headless is not None:
         raise decoder.corrupt_chunk(headless, f"a run-length block of {blocks.sizes[headless]} bytes has no header")
-    sizes = blocks.leading(np.dtype("<u8"), np.arange(len(blocks)))
+    sizes = blocks.leading(np.dtype("<u8"))
     room = (blocks.sizes - 8).astype(np.uint64)
     over = first(sizes > room)
     if over is not None:

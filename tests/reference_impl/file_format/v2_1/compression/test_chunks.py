@@ -21,7 +21,7 @@ from reference_impl.file_format.v2_1.compression import (
     decode_values,
 )
 from reference_impl.file_format.v2_1.compression.base import ValueDecoder
-from reference_impl.file_format.v2_1.compression.chunks import ChunkCursor, gather_ranges
+from reference_impl.file_format.v2_1.compression.chunks import ChunkByChunk, ChunkCursor, gather_ranges
 from reference_impl.file_format.v2_1.compression.fastlanes import CHUNK_VALUES
 from reference_impl.file_format.v2_1.compression.fsst import SYMBOL_TABLE_BYTES
 from reference_impl.file_format.v2_1.values import FixedWidthValues, VariableWidthValues, concat_values
@@ -233,6 +233,8 @@ def test_a_page_whose_encoding_has_no_chunk_decoder_goes_chunk_by_chunk():
         general=enc.General(compression=enc.BufferCompression(scheme=enc.COMPRESSION_ALGORITHM_ZSTD), values=flat(32))
     )
     buffers = lay_out([[framed], [framed]], [8, 8])
+    with pytest.raises(ChunkByChunk):
+        together(encoding, MINI, [10, 10], buffers)
     decoded = decode_chunk_values(encoding, buffers, np.array([10, 10]), where="test.lance")
     assert decoded.data.view("<u4").tolist() == list(range(10)) * 2
 
