@@ -8,7 +8,10 @@ the reference S3 storage: with the default pool for object stores and with
 ``io_threads=1``. Every request the validator's S3 client sends first waits
 the injected latency (a botocore ``before-send`` hook that sleeps, as a
 network round trip would: the thread waits, the core is free), so that the
-local server behaves like a distant object store.
+local server behaves like a distant object store. The server is moto's,
+started through :mod:`benchmarks.moto_launcher` (which takes a per-request
+directory listing out of moto's own time; the stock ``moto_server`` with
+``LANCE_CONFORMANCE_BENCH_STOCK_MOTO=1``).
 
 Sizes (environment variables, so that ``python -m benchmarks`` takes them):
 
@@ -53,22 +56,36 @@ def _answers(endpoint: str) -> bool:
         return False
 
 
-@contextmanager
-def moto_server() -> Iterator[str]:
-    """The endpoint of a moto server child process, stopped by its pid on exit."""
+def stock_moto() -> bool:
+    """Whether the benchmark runs the stock ``moto_server`` rather than
+    :mod:`benchmarks.moto_launcher` (``LANCE_CONFORMANCE_BENCH_STOCK_MOTO=1``)."""
+    return os.environ.get("LANCE_CONFORMANCE_BENCH_STOCK_MOTO", "") not in ("", "0")
+
+
+def _moto_command() -> list[str]:
+    if not stock_moto():
+        return [sys.executable, "-m", "benchmarks.moto_launcher"]
     script = Path(sys.executable).parent / "moto_server"
     command = str(script) if script.exists() else shutil.which("moto_server")
     if command is None:
         raise RuntimeError("moto_server is not installed: pip install -e '.[test]' (moto[server])")
+    return [command]
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """The endpoint of a moto server child process, stopped by its pid on exit."""
+    command = _moto_command()
     port = _free_port()
     endpoint = f"http://127.0.0.1:{port}"
     log_path = DATA_DIR / "moto_server.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [command, "-H", "127.0.0.1", "-p", str(port)],
+            [*command, "-H", "127.0.0.1", "-p", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            cwd=Path(__file__).resolve().parent.parent,
         )
     try:
         deadline = time.monotonic() + 30
@@ -162,8 +179,9 @@ def bench_validate_s3_latency() -> Measurement:
                 reports[threads] = report.to_json()
     if reports[1] != reports[OBJECT_STORE_IO_THREADS]:
         raise AssertionError("the parallel and serial reports differ")
+    server = "stock moto_server" if stock_moto() else "moto"
     return Measurement(
-        f"validate latest on S3 (moto, {latency_ms:g} ms a request), {fragments} fragments",
+        f"validate latest on S3 ({server}, {latency_ms:g} ms a request), {fragments} fragments",
         timings[OBJECT_STORE_IO_THREADS],
         timings[1],
         f"{objects} objects; about {requests[1]} requests a run; reports identical; "
