@@ -9,6 +9,7 @@ by :mod:`reference_impl.row_ids`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
@@ -242,3 +243,9 @@ class Fragment:
             msg, self.created_at_version_sequence, "inline_created_at_versions", "external_created_at_versions"
         )
         return msg
+
+
+#: Decodes one ``DataFragment`` message. Manifests and transactions take one
+#: (``Fragment.from_proto`` by default), so that a reader of many of them can
+#: decode a fragment listed again only once.
+FragmentDecoder = Callable[[table_pb2.DataFragment], Fragment]

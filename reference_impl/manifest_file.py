@@ -17,14 +17,13 @@ out of bounds or allocate more than the file holds.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from google.protobuf.message import DecodeError
 
 from .errors import CorruptFileError
-from .fragments import Fragment
+from .fragments import Fragment, FragmentDecoder
 from .indices import IndexMetadata
 from .manifest import Manifest, transaction_section_fields
 from .storage import Storage
@@ -108,10 +107,6 @@ def _decode_section(data: bytes, position: int, message, path: str, what: str):
     return _parse(message, read_section(data, position, path, what), path, what)
 
 
-#: Decodes one fragment message (see :meth:`Manifest.from_proto`).
-FragmentDecoder = Callable[[table_pb2.DataFragment], Fragment]
-
-
 def decode_manifest_file(
     data: bytes,
     path: str,
@@ -120,8 +115,8 @@ def decode_manifest_file(
     with_transaction: bool = True,
     with_fragments: bool = True,
 ) -> ManifestFile:
-    """Decode a whole manifest file held in memory (each fragment message
-    through ``decode_fragment``). With ``with_transaction`` False the
+    """Decode a whole manifest file held in memory (each fragment message,
+    the manifest's and its transaction's, through ``decode_fragment``). With ``with_transaction`` False the
     embedded transaction is checked to parse but not decoded:
     ``transaction`` is None (for a reader that only describes the version:
     pylance's transaction of an Overwrite lists every fragment again, and
@@ -162,22 +157,29 @@ def _decode_parsed(
         except ValueError as exc:
             raise CorruptFileError(path, f"index section is invalid: {exc}") from None
 
-    transaction, transaction_bytes = _embedded_transaction(data, manifest.transaction_section, path, with_transaction)
+    transaction, transaction_bytes = _embedded_transaction(
+        data, manifest.transaction_section, path, with_transaction, decode_fragment or Fragment.from_proto
+    )
     fragment_messages = None if decode_fragment else manifest_msg.fragments[:]
     return ManifestFile(path, len(data), footer, manifest, indices, transaction, transaction_bytes, fragment_messages)
 
 
 def _embedded_transaction(
-    data: bytes, position: int | None, path: str, decode: bool = True
+    data: bytes,
+    position: int | None,
+    path: str,
+    decode: bool = True,
+    decode_fragment: FragmentDecoder = Fragment.from_proto,
 ) -> tuple[Transaction | None, bytes | None]:
     """The transaction section at ``position`` (None: there is none), decoded
-    (unless ``decode`` is False: None), and its message bytes."""
+    (unless ``decode`` is False: None; its fragments through
+    ``decode_fragment``), and its message bytes."""
     if position is None:
         return None, None
     what = "transaction section"
     transaction_bytes = read_section(data, position, path, what)
     message = _parse(transaction_pb2.Transaction(), transaction_bytes, path, what)
-    return (Transaction.from_proto(message, path) if decode else None), transaction_bytes
+    return (Transaction.from_proto(message, path, decode_fragment) if decode else None), transaction_bytes
 
 
 @dataclass

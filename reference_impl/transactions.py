@@ -50,7 +50,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from . import entropy
 from .errors import CorruptFileError, PathEscapeError
-from .fragments import DataFile, Fragment
+from .fragments import DataFile, Fragment, FragmentDecoder
 from .indices import IndexFile, IndexMetadata, uuid_from_bytes
 from .manifest import BasePath
 from .schema import Schema
@@ -79,9 +79,9 @@ def _set_message(parent, field_name: str, value) -> None:
     target.MergeFrom(value)
 
 
-def _fragments(msgs) -> list[Fragment]:
+def _fragments(msgs, decode: FragmentDecoder) -> list[Fragment]:
     # [:]: iterate a list, not the repeated field (see Fragment.from_proto).
-    return list(map(Fragment.from_proto, msgs[:]))
+    return list(map(decode, msgs[:]))
 
 
 def _fragment_protos(fragments: list[Fragment]) -> list:
@@ -124,8 +124,8 @@ class Append:
     fragments: list[Fragment] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Append) -> Append:
-        return cls(_fragments(msg.fragments))
+    def from_proto(cls, msg: _PB.Append, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Append:
+        return cls(_fragments(msg.fragments, decode_fragment))
 
     def to_proto(self) -> _PB.Append:
         return _PB.Append(fragments=_fragment_protos(self.fragments))
@@ -141,8 +141,8 @@ class Delete:
     predicate: str = ""
 
     @classmethod
-    def from_proto(cls, msg: _PB.Delete) -> Delete:
-        return cls(_fragments(msg.updated_fragments), list(msg.deleted_fragment_ids), msg.predicate)
+    def from_proto(cls, msg: _PB.Delete, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Delete:
+        return cls(_fragments(msg.updated_fragments, decode_fragment), list(msg.deleted_fragment_ids), msg.predicate)
 
     def to_proto(self) -> _PB.Delete:
         return _PB.Delete(
@@ -164,9 +164,9 @@ class Overwrite:
     initial_bases: list[BasePath] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Overwrite) -> Overwrite:
+    def from_proto(cls, msg: _PB.Overwrite, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Overwrite:
         return cls(
-            fragments=_fragments(msg.fragments),
+            fragments=_fragments(msg.fragments, decode_fragment),
             schema=_schema_from(msg.schema, msg.schema_metadata),
             config_upsert_values=dict(msg.config_upsert_values),
             initial_bases=[BasePath.from_proto(b) for b in msg.initial_bases],
@@ -209,8 +209,10 @@ class RewriteGroup:
     new_fragments: list[Fragment] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Rewrite.RewriteGroup) -> RewriteGroup:
-        return cls(_fragments(msg.old_fragments), _fragments(msg.new_fragments))
+    def from_proto(
+        cls, msg: _PB.Rewrite.RewriteGroup, decode_fragment: FragmentDecoder = Fragment.from_proto
+    ) -> RewriteGroup:
+        return cls(_fragments(msg.old_fragments, decode_fragment), _fragments(msg.new_fragments, decode_fragment))
 
     def to_proto(self) -> _PB.Rewrite.RewriteGroup:
         return _PB.Rewrite.RewriteGroup(
@@ -270,11 +272,11 @@ class Rewrite:
     rewritten_indices: list[RewrittenIndex] = dc_field(default_factory=list)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Rewrite) -> Rewrite:
+    def from_proto(cls, msg: _PB.Rewrite, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Rewrite:
         return cls(
-            old_fragments=_fragments(msg.old_fragments),
-            new_fragments=_fragments(msg.new_fragments),
-            groups=[RewriteGroup.from_proto(g) for g in msg.groups],
+            old_fragments=_fragments(msg.old_fragments, decode_fragment),
+            new_fragments=_fragments(msg.new_fragments, decode_fragment),
+            groups=[RewriteGroup.from_proto(g, decode_fragment) for g in msg.groups],
             rewritten_indices=[RewrittenIndex.from_proto(r) for r in msg.rewritten_indices],
         )
 
@@ -297,8 +299,12 @@ class Merge:
     preserves_nullability: bool = False
 
     @classmethod
-    def from_proto(cls, msg: _PB.Merge) -> Merge:
-        return cls(_fragments(msg.fragments), _schema_from(msg.schema, msg.schema_metadata), msg.preserves_nullability)
+    def from_proto(cls, msg: _PB.Merge, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Merge:
+        return cls(
+            _fragments(msg.fragments, decode_fragment),
+            _schema_from(msg.schema, msg.schema_metadata),
+            msg.preserves_nullability,
+        )
 
     def to_proto(self) -> _PB.Merge:
         msg = _PB.Merge(
@@ -484,12 +490,12 @@ class Update:
     updated_fragment_offset_bitmaps: dict[int, bytes] = dc_field(default_factory=dict)
 
     @classmethod
-    def from_proto(cls, msg: _PB.Update) -> Update:
+    def from_proto(cls, msg: _PB.Update, decode_fragment: FragmentDecoder = Fragment.from_proto) -> Update:
         mode = msg.update_mode
         return cls(
             removed_fragment_ids=list(msg.removed_fragment_ids),
-            updated_fragments=_fragments(msg.updated_fragments),
-            new_fragments=_fragments(msg.new_fragments),
+            updated_fragments=_fragments(msg.updated_fragments, decode_fragment),
+            new_fragments=_fragments(msg.new_fragments, decode_fragment),
             fields_modified=list(msg.fields_modified),
             merged_generations=[MergedGeneration.from_proto(g) for g in msg.merged_generations],
             fields_for_preserving_frag_bitmap=list(msg.fields_for_preserving_frag_bitmap),
@@ -702,6 +708,17 @@ OPERATION_CLASSES = (
 #: oneof case name -> operation class.
 OPERATIONS = {cls.NAME: cls for cls in OPERATION_CLASSES}
 
+#: The operations whose messages list fragments (decoded through a
+#: ``FragmentDecoder``).
+_LISTING_FRAGMENTS = frozenset({Append, Delete, Overwrite, Rewrite, Merge, Update})
+
+
+def _operation_from_proto(operation_class: type, msg, decode_fragment: FragmentDecoder):
+    if operation_class in _LISTING_FRAGMENTS:
+        return operation_class.from_proto(msg, decode_fragment)
+    return operation_class.from_proto(msg)
+
+
 Operation = Union[
     Append,
     Delete,
@@ -792,9 +809,16 @@ class Transaction:
         return cls(read_version, str(entropy.current().uuid4()), operation, tag, dict(properties or {}))
 
     @classmethod
-    def from_proto(cls, msg: transaction_pb2.Transaction, context: str = "transaction") -> Transaction:
+    def from_proto(
+        cls,
+        msg: transaction_pb2.Transaction,
+        context: str = "transaction",
+        decode_fragment: FragmentDecoder = Fragment.from_proto,
+    ) -> Transaction:
         """Decode; :class:`CorruptFileError` (naming ``context``) when a
-        nested value is invalid, such as a UUID that is not 16 bytes."""
+        nested value is invalid, such as a UUID that is not 16 bytes. The
+        fragments an operation lists are decoded through ``decode_fragment``
+        (as a manifest's are: :meth:`Manifest.from_proto`)."""
         which = msg.WhichOneof("operation")
         unknown = b""
         # Every top-level field this proto knows is one of those cleared
@@ -813,7 +837,7 @@ class Transaction:
             if which is None:
                 operation: Operation = UnknownOperation(_field_numbers(unknown))
             else:
-                operation = OPERATIONS[which].from_proto(getattr(msg, which))
+                operation = _operation_from_proto(OPERATIONS[which], getattr(msg, which), decode_fragment)
         except _Invalid as exc:
             raise CorruptFileError(context, f"{which} operation is invalid: {exc}") from None
         return cls(

@@ -119,6 +119,9 @@ class DatasetView:
     #: that many manifests list unchanged is decoded once and is one object in
     #: all of them (facts/fragment_checks.py checks it once).
     _fragments: dict[bytes, Fragment] = dc_field(default_factory=dict)
+    #: The same fragments by their message bytes less the id (see
+    #: :func:`_without_id`).
+    _fragments_by_content: dict[bytes, Fragment] = dc_field(default_factory=dict)
 
     @cached_property
     def listing(self) -> VersionListing:
@@ -163,11 +166,23 @@ class DatasetView:
         return self._manifests[version]
 
     def _fragment(self, message) -> Fragment:
-        """The fragment ``message`` (a ``DataFragment``) holds, decoded once per run."""
+        """The fragment ``message`` (a ``DataFragment``) holds, decoded once
+        per run. A fragment listed again under another id (a transaction
+        records its new fragments before the commit gives them ids: an
+        Overwrite of pylance lists every fragment of the version again, with
+        id 0) shares the decoded data files and deletion file of the one
+        first listed, and is a fragment object of its own."""
         data = message.SerializeToString()
         fragment = self._fragments.get(data)
-        if fragment is None:
-            fragment = self._fragments[data] = Fragment.from_proto(message)
+        if fragment is not None:
+            return fragment
+        content = _without_id(data)
+        same = self._fragments_by_content.get(content)
+        if same is None:
+            fragment = self._fragments_by_content[content] = Fragment.from_proto(message)
+        else:
+            fragment = _with_id(same, message.id)
+        self._fragments[data] = fragment
         return fragment
 
     def version_view(self, version: int) -> VersionView | None:
@@ -300,3 +315,32 @@ class VersionView:
     def row_ids(self, fragment: Fragment) -> Loaded[list[int] | None]:
         key = ("row_ids", self.version, fragment.id)
         return self.dataset.cached(key, lambda: self.reader.row_ids(fragment))
+
+
+def _with_id(fragment: Fragment, fragment_id: int) -> Fragment:
+    """``dataclasses.replace(fragment, id=fragment_id)`` written out (a
+    fifth of its cost; it runs for every fragment a transaction lists again).
+    The other fields are shared, not copied: the validator never changes a
+    decoded fragment."""
+    return Fragment(
+        fragment_id,
+        fragment.files,
+        fragment.physical_rows,
+        fragment.deletion_file,
+        fragment.row_id_sequence,
+        fragment.last_updated_at_version_sequence,
+        fragment.created_at_version_sequence,
+    )
+
+
+def _without_id(message_bytes: bytes) -> bytes:
+    """A ``DataFragment``'s serialized bytes less its ``id`` (field 1, a
+    varint, key byte 0x08), which protobuf writes first when it is not 0:
+    the bytes of the same fragment with id 0. Bytes that do not start with
+    the id are returned unchanged (then only an identical message matches)."""
+    if not message_bytes.startswith(b"\x08"):
+        return message_bytes
+    end = 1
+    while end < len(message_bytes) and message_bytes[end] & 0x80:  # continuation bit
+        end += 1
+    return message_bytes[end + 1 :]
