@@ -43,7 +43,7 @@ import re
 import uuid as uuid_module
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Union
+from typing import Any, Union
 
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -713,12 +713,6 @@ OPERATIONS = {cls.NAME: cls for cls in OPERATION_CLASSES}
 _LISTING_FRAGMENTS = frozenset({Append, Delete, Overwrite, Rewrite, Merge, Update})
 
 
-def _operation_from_proto(operation_class: type, msg, decode_fragment: FragmentDecoder):
-    if operation_class in _LISTING_FRAGMENTS:
-        return operation_class.from_proto(msg, decode_fragment)
-    return operation_class.from_proto(msg)
-
-
 Operation = Union[
     Append,
     Delete,
@@ -737,6 +731,14 @@ Operation = Union[
     UpdateBases,
     UnknownOperation,
 ]
+
+
+def _operation_from_proto(name: str, msg, decode_fragment: FragmentDecoder) -> Operation:
+    """The operation of oneof case ``name`` held in ``msg``."""
+    operation_class: Any = OPERATIONS[name]  # their from_proto signatures differ, as _LISTING_FRAGMENTS says
+    if operation_class in _LISTING_FRAGMENTS:
+        return operation_class.from_proto(msg, decode_fragment)
+    return operation_class.from_proto(msg)
 
 
 def _field_numbers(data: bytes) -> tuple[int, ...]:
@@ -837,7 +839,7 @@ class Transaction:
             if which is None:
                 operation: Operation = UnknownOperation(_field_numbers(unknown))
             else:
-                operation = _operation_from_proto(OPERATIONS[which], getattr(msg, which), decode_fragment)
+                operation = _operation_from_proto(which, getattr(msg, which), decode_fragment)
         except _Invalid as exc:
             raise CorruptFileError(context, f"{which} operation is invalid: {exc}") from None
         return cls(
