@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from conformance import strategies
 from conformance.validator.context import _with_id, _without_id
 from conformance.validator.engine import open_dataset_view
+from conformance.validator.facts.changes import compare_new_fragments, fragment_shape
 from reference_impl.fragments import Fragment
 from reference_impl.transactions import Overwrite
 
@@ -54,3 +55,15 @@ def test_an_overwrite_shares_the_decoded_fragments_of_its_manifest(tmp_path):
         assert (in_transaction is in_manifest) == (in_manifest.id == 0)
         assert in_transaction == replace(in_manifest, id=0)
         assert in_transaction.files is in_manifest.files
+
+
+@given(strategies.fragments(), strategies.fragments(), st.booleans())
+def test_new_fragments_compare_as_their_shapes(first, second, relisted):
+    """Property: the transaction rules' comparison of recorded and added
+    fragments (``compare_new_fragments``) finds no problem exactly when the
+    two lists hold the same shapes, also when the recorded fragment is the
+    added one listed again (its data files then one list)."""
+    recorded = _with_id(first, 0) if relisted else second
+    shapes_equal = fragment_shape(recorded) == fragment_shape(first)
+    assert (compare_new_fragments([recorded], [first], "writes") is None) == shapes_equal
+    assert (compare_new_fragments([recorded, first], [first, recorded], "writes") is None) is True
