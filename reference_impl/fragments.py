@@ -68,7 +68,10 @@ StoredSequence = bytes | ExternalFile
 RECORDED_2_0_AS_FOOTER = (0, 3)
 
 
-@dataclass
+# slots=True (here, on DeletionFile and on Fragment): a large table's manifest
+# holds hundreds of thousands of these, and without a dict per object they
+# take less memory and are built faster.
+@dataclass(slots=True)
 class DataFile:
     path: str
     fields: list[int]
@@ -124,7 +127,7 @@ class DataFile:
         return msg
 
 
-@dataclass
+@dataclass(slots=True)
 class DeletionFile:
     file_type: DeletionFileTypeOrUnknown
     read_version: int
@@ -185,7 +188,7 @@ def _stored_to_proto(msg, value: StoredSequence | None, inline_name: str, extern
         setattr(msg, inline_name, value)
 
 
-@dataclass
+@dataclass(slots=True)
 class Fragment:
     id: int
     files: list[DataFile]
