@@ -115,13 +115,11 @@ class DatasetView:
     #: :mod:`conformance.validator.spark`): given ``(action, args)`` pairs, each
     #: one's :func:`load` result in order, or None for one to be run here.
     loader: Callable[[list[tuple[Callable, tuple]]], list[Loaded | None]] | None = None
-    #: Every fragment decoded in this run, by its message bytes: a fragment
-    #: that many manifests list unchanged is decoded once and is one object in
-    #: all of them (facts/fragment_checks.py checks it once).
+    #: Every fragment decoded in this run, by its message bytes less the id
+    #: (:func:`_without_id`): a fragment that many manifests list unchanged
+    #: is decoded once and is one object in all of them (facts/fragment_checks.py
+    #: checks it once).
     _fragments: dict[bytes, Fragment] = dc_field(default_factory=dict)
-    #: The same fragments by their message bytes less the id (see
-    #: :func:`_without_id`).
-    _fragments_by_content: dict[bytes, Fragment] = dc_field(default_factory=dict)
 
     @cached_property
     def listing(self) -> VersionListing:
@@ -167,23 +165,20 @@ class DatasetView:
 
     def _fragment(self, message) -> Fragment:
         """The fragment ``message`` (a ``DataFragment``) holds, decoded once
-        per run. A fragment listed again under another id (a transaction
-        records its new fragments before the commit gives them ids: an
-        Overwrite of pylance lists every fragment of the version again, with
-        id 0) shares the decoded data files and deletion file of the one
-        first listed, and is a fragment object of its own."""
-        data = message.SerializeToString()
-        fragment = self._fragments.get(data)
-        if fragment is not None:
-            return fragment
-        content = _without_id(data)
-        same = self._fragments_by_content.get(content)
-        if same is None:
-            fragment = self._fragments_by_content[content] = Fragment.from_proto(message)
-        else:
-            fragment = _with_id(same, message.id)
-        self._fragments[data] = fragment
-        return fragment
+        per run: a message listed again unchanged gives the same object. One
+        listed again under another id (a transaction records its new
+        fragments before the commit gives them ids: an Overwrite of pylance
+        lists every fragment of the version again, with id 0) is an object of
+        its own that shares the decoded data files and deletion file of the
+        first."""
+        fragment_id = message.id
+        content = _without_id(message.SerializeToString(), fragment_id)
+        first = self._fragments.get(content)
+        if first is None:
+            first = self._fragments[content] = Fragment.from_proto(message)
+            return first
+        # Equal content and equal ids: the same message.
+        return first if first.id == fragment_id else _with_id(first, fragment_id)
 
     def version_view(self, version: int) -> VersionView | None:
         loaded = self.manifest_file(version)
@@ -333,14 +328,12 @@ def _with_id(fragment: Fragment, fragment_id: int) -> Fragment:
     )
 
 
-def _without_id(message_bytes: bytes) -> bytes:
-    """A ``DataFragment``'s serialized bytes less its ``id`` (field 1, a
-    varint, key byte 0x08), which protobuf writes first when it is not 0:
-    the bytes of the same fragment with id 0. Bytes that do not start with
-    the id are returned unchanged (then only an identical message matches)."""
-    if not message_bytes.startswith(b"\x08"):
-        return message_bytes
-    end = 1
-    while end < len(message_bytes) and message_bytes[end] & 0x80:  # continuation bit
-        end += 1
-    return message_bytes[end + 1 :]
+def _without_id(message_bytes: bytes, fragment_id: int) -> bytes:
+    """The serialized bytes of a ``DataFragment`` whose id is ``fragment_id``,
+    less that id: the bytes of the same fragment with id 0. Protobuf writes
+    the id first when it is not 0 (field 1, a varint: the key byte 0x08, then
+    7 bits a byte); bytes that do not start with it are returned unchanged
+    (then only an identical message matches)."""
+    if fragment_id and message_bytes[:1] == b"\x08":
+        return message_bytes[1 + (fragment_id.bit_length() + 6) // 7 :]
+    return message_bytes
