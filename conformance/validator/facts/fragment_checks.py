@@ -31,9 +31,9 @@ from typing import TypeVar
 
 from reference_impl.fragments import DataFile, Fragment
 
-from ..context import VersionView
+from ..context import Loaded, VersionView
 from ..registry import Severity, rule
-from .data_files import FileFacts, Located, base_storages, file_facts, locate, prefetch_footers
+from .data_files import FileFacts, FileStatus, Located, base_storages, file_facts, locate_many, prefetch_footers
 
 #: A finding of a check: message, location below the fragment, symptom.
 FragmentFinding = tuple[str, str, "str | None"]
@@ -124,9 +124,12 @@ class NewFragments:
     def located(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
         """:attr:`files` with where each resolved (:func:`.data_files.locate`);
         on an object store each existence check is a request, made concurrently."""
-        view, bases = self.view, base_storages(self.view)
-        found = view.dataset.map_remote(lambda entry: locate(view, entry[3], bases), self.files)
-        return [(*entry, located) for entry, located in zip(self.files, found, strict=True)]
+        files = self.files
+        found = locate_many(self.view, [entry[3] for entry in files], base_storages(self.view))
+        return [
+            (k, fragment, detail, data_file, located)
+            for (k, fragment, detail, data_file), located in zip(files, found, strict=True)
+        ]
 
     def prefetch_footers(self) -> None:
         """Read the footers of the files that exist concurrently, with the
@@ -137,17 +140,27 @@ class NewFragments:
             self._footers_prefetched = True
 
     @cached_property
-    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
-        """:attr:`files` with the footer facts of each file that exists and
-        reads (the footers read concurrently first: :meth:`prefetch_footers`)."""
+    def footers(self) -> list[tuple[int, Fragment, str, DataFile, Loaded[FileFacts]]]:
+        """:attr:`located` for the files that exist, with what reading each
+        one's footer gave (the footers read concurrently first:
+        :meth:`prefetch_footers`); asked of the cache once per file for
+        every check (data-file/readable reports the failures)."""
         self.prefetch_footers()
-        found = []
-        for k, fragment, detail, data_file, located in self.located:
-            if located.ok:
-                facts = file_facts(self.view, located)
-                if facts.ok:
-                    found.append((k, fragment, detail, data_file, facts.value))
-        return found
+        view, ok = self.view, FileStatus.OK
+        return [
+            (k, fragment, detail, data_file, file_facts(view, located))
+            for k, fragment, detail, data_file, located in self.located
+            if located.status is ok
+        ]
+
+    @cached_property
+    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`files` with the footer facts of each file that exists and reads."""
+        return [
+            (k, fragment, detail, data_file, facts.value)
+            for k, fragment, detail, data_file, facts in self.footers
+            if facts.ok
+        ]
 
 
 def fragment_findings(view: VersionView, rule_id: str) -> Iterator[tuple[str, str, str | None]]:

@@ -25,7 +25,6 @@ from ..facts.data_files import (
     FileStatus,
     data_file_name,
     each_data_file,
-    file_facts,
 )
 from ..facts.fragment_checks import (
     NewFragments,
@@ -124,12 +123,7 @@ def _other_names(view: VersionView, batch: NewFragments):
     summary="Every data file is a Lance file: its trailer and footer read",
 )
 def _readable_files(view: VersionView, batch: NewFragments):
-    # Every footer read in the pool first: this check may be the first to read them.
-    batch.prefetch_footers()
-    for k, fragment, detail, data_file, located in batch.located:
-        if not located.ok:
-            continue
-        facts = file_facts(view, located)
+    for k, fragment, detail, data_file, facts in batch.footers:
         if not facts.ok:
             yield (
                 k,
