@@ -280,13 +280,22 @@ def _v2_layout(tail: FileTail) -> tuple[V2Footer, list[tuple[int, int]], list[tu
     # Both tables were just checked to lie inside the file.
     column_table = list(_OFFSETS_ENTRY.iter_unpack(tail.read_inside(cmo_start, columns_size)))
     buffer_table = list(_OFFSETS_ENTRY.iter_unpack(tail.read_inside(gbo_start, buffers_size)))
-    for index, (position, length) in enumerate(column_table):
+    for position, length in column_table:
         if position < cm_start or position + length > cmo_start:
-            _check_range(path, f"metadata of column {index}", position, length, cm_start, cmo_start)
-    for index, (position, length) in enumerate(buffer_table):
+            _check_entries(path, "metadata of column", column_table, cm_start, cmo_start)
+    for position, length in buffer_table:
         if position + length > footer_start:
-            _check_range(path, f"global buffer {index}", position, length, 0, footer_start)
+            _check_entries(path, "global buffer", buffer_table, 0, footer_start)
     return footer, column_table, buffer_table
+
+
+def _check_entries(path: str, what: str, table: list[tuple[int, int]], start: int, end: int) -> None:
+    """:func:`_check_range` for each entry of an offsets table, named by its
+    index: raises for the first entry outside ``[start, end)``. Called only
+    once an entry failed the inline test, so that a table that passes costs
+    no message and no index."""
+    for index, (position, length) in enumerate(table):
+        _check_range(path, f"{what} {index}", position, length, start, end)
 
 
 def check_column_metadata(path: str, index: int, column: file2_pb2.ColumnMetadata, size: int) -> None:

@@ -426,16 +426,16 @@ def _read_facts(located: Located) -> FileFacts:
     try:
         tail = _read_tail(located)
         info = inspect_file(tail, tail.relpath)
-        rows, legacy_ids = info.num_rows, None
-        if info.layout == LAYOUT_LEGACY:
-            found = _legacy_metadata(tail)
-            rows = None if found is None else _legacy_rows(found[0])
-            legacy_ids = None if found is None else _legacy_field_ids(tail, *found)
+        if info.layout != LAYOUT_LEGACY:
+            return FileFacts(info, info.num_rows)
+        found = _legacy_metadata(tail)
+        if found is None:
+            return FileFacts(info, None)
+        return FileFacts(info, _legacy_rows(found[0]), _legacy_field_ids(tail, *found))
     except LanceFormatError:
         raise
     except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
         raise CorruptFileError(str(located.location), f"cannot be read as a Lance file: {exc}") from None
-    return FileFacts(info, rows, legacy_ids)
 
 
 def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
