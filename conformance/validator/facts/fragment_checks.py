@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TypeVar
 
+from reference_impl.file_format.footer import LAYOUT_LEGACY
 from reference_impl.fragments import DataFile, Fragment
 
 from ..context import Loaded, VersionView
@@ -131,6 +132,20 @@ class NewFragments:
             for (k, fragment, detail, data_file), located in zip(files, found, strict=True)
         ]
 
+    @cached_property
+    def unresolved(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
+        """:attr:`located` for the files that did not resolve to a file that
+        is there (most batches have none): listed once for the checks that
+        report why, instead of each walking every file."""
+        ok = FileStatus.OK
+        return [entry for entry in self.located if entry[4].status is not ok]
+
+    @cached_property
+    def legacy_files(self) -> list[tuple[int, Fragment, str, DataFile]]:
+        """:attr:`files` whose record marks them legacy (``is_legacy``; most
+        batches have none), listed once for the rules on legacy records."""
+        return [entry for entry in self.files if entry[3].is_legacy]
+
     def prefetch_footers(self) -> None:
         """Read the footers of the files that exist concurrently, with the
         run's I/O threads, for :func:`.data_files.file_facts` to find cached
@@ -161,6 +176,12 @@ class NewFragments:
             for k, fragment, detail, data_file, facts in self.footers
             if facts.ok
         ]
+
+    @cached_property
+    def readable_legacy(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`readable` for the files whose footer says legacy (most
+        batches have none), listed once for the rules on legacy files."""
+        return [entry for entry in self.readable if entry[4].info.layout == LAYOUT_LEGACY]
 
 
 def fragment_findings(view: VersionView, rule_id: str) -> Iterator[tuple[str, str, str | None]]:

@@ -32,8 +32,11 @@ def _uses_a_base(fragment: Fragment) -> bool:
 
 def _any_fragment_uses_a_base(view: VersionView) -> bool:
     """Whether a data or deletion file of the version names a base (most
-    tables name none), from each fragment's answer kept for the run."""
-    return any(per_fragment(view, "base_paths.uses-a-base", _uses_a_base))
+    tables name none), from each fragment's answer kept for the run; asked
+    once per version (two rules ask)."""
+    return view.memo(
+        "base_paths.any-uses-a-base", lambda: any(per_fragment(view, "base_paths.uses-a-base", _uses_a_base))
+    )
 
 
 def _find_base_ids_in_use(view: VersionView) -> dict[int, list[str]]:

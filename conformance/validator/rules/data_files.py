@@ -54,7 +54,7 @@ UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
     summary="A data file's path is relative and stays inside the data directory of its root or base",
 )
 def _path(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file, located in batch.located:
+    for k, fragment, detail, data_file, located in batch.unresolved:
         if located.status is FileStatus.ESCAPES:
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
@@ -66,7 +66,7 @@ def _path(view: VersionView, batch: NewFragments):
     summary="Every data file the manifest lists exists where its path resolves",
 )
 def _exists(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file, located in batch.located:
+    for k, fragment, detail, data_file, located in batch.unresolved:
         if located.status in (FileStatus.MISSING, FileStatus.NOT_A_FILE):
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
