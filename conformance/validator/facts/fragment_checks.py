@@ -275,17 +275,21 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
     ids, listed = _identities(view)
     unseen = listed - known.results.keys()
     if unseen:
-        new, taken = [], set()
-        for fragment in fragments:
-            key = id(fragment)
-            if key in unseen and key not in taken:  # a fragment listed twice is checked once
-                taken.add(key)
-                new.append(fragment)
-        for fragment, results in zip(new, check_fragments(view, new), strict=True):
-            key = id(fragment)
-            known.results[key] = results or _NOTHING
-            if results:
-                known.flagged.add(key)
+        if len(unseen) == len(ids):
+            # Every fragment new and listed once (the first version a run
+            # reads): all of them, in order, without a lookup per fragment.
+            new, new_ids = list(fragments), ids
+        else:
+            new, taken = [], set()
+            for fragment in fragments:
+                key = id(fragment)
+                if key in unseen and key not in taken:  # a fragment listed twice is checked once
+                    taken.add(key)
+                    new.append(fragment)
+            new_ids = list(map(id, new))
+        results = check_fragments(view, new)
+        known.results.update(zip(new_ids, [found or _NOTHING for found in results], strict=True))
+        known.flagged.update(key for key, found in zip(new_ids, results, strict=True) if found)
     hits = listed & known.flagged
     flagged: dict[str, list[tuple[int, tuple | _Raised]]] = {}
     if not hits:
@@ -315,7 +319,7 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
     fragments = view.manifest.fragments
     if len(view.dataset.selected_versions) <= 1:
         # One version: nothing to share; keeping the values would cost more than it saves.
-        return [compute(fragment) for fragment in fragments]
+        return list(map(compute, fragments))
     # By identity, unique for the run as in _Known.
     values: dict[int, T] = view.dataset.memo(("per_fragment", key), dict)
     ids, listed = _identities(view)
