@@ -108,8 +108,11 @@ def uuid_based_name(view: VersionView):
 def _other_names(view: VersionView, batch: NewFragments):
     """The fragment's data file names off the pattern (as the message shows
     each), counted by the rule for the whole version."""
+    match = UUID_BASED_NAME.match
     for k, _, _, data_file in batch.files:
-        if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1]):
+        path = data_file.path
+        # Most paths are a bare name: split only one that has a directory.
+        if isinstance(path, str) and not match(path.rsplit("/", 1)[-1] if "/" in path else path):
             yield k, data_file_name(data_file), "", None
 
 
@@ -212,12 +215,23 @@ def _version_matches_file(view: VersionView, batch: NewFragments):
         )
 
 
+# The two below run for every fragment; most fragments have one data file,
+# which is answered without building a comprehension (which costs more than
+# the answer).
+
+
 def _format_versions(fragment: Fragment) -> tuple[tuple[int, int], ...]:
-    return tuple([d.format_version for d in fragment.files])
+    files = fragment.files
+    if len(files) == 1:
+        return (files[0].format_version,)
+    return tuple([d.format_version for d in files])
 
 
 def _field_ids(fragment: Fragment) -> frozenset[int]:
-    return frozenset(i for d in fragment.files for i in d.fields)
+    files = fragment.files
+    if len(files) == 1:
+        return frozenset(files[0].fields)
+    return frozenset(i for d in files for i in d.fields)
 
 
 def _version_key(major: int, minor: int) -> str:
