@@ -51,6 +51,9 @@ TAIL_BYTES = INSPECT_TAIL_BYTES
 MAX_LISTED = 1 << 20
 #: The largest legacy metadata block read to learn a legacy file's row count.
 MAX_LEGACY_METADATA = 4 << 20
+#: How data files are opened: read-only, and without blocking, since a named
+#: pipe swapped in for a file after the listing must not hang the run.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK
 #: ``C:`` and the like: absolute on Windows.
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
@@ -360,7 +363,7 @@ class CheckedFile(LocalStorage):
         self._relpath, self._full = relpath, full
         # os-level calls: a buffered file object costs more than the read
         # itself for the small files a validation opens by the thousand.
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
+        fd = os.open(full, _OPEN_FLAGS)
         try:
             self._size = os.fstat(fd).st_size
             self._tail_start = max(0, self._size - TAIL_BYTES)
@@ -402,24 +405,25 @@ def _read_tail(located: Located) -> FileTail:
     full, location = located.full, located.location
     if full is None or location is None:
         raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
-    if not isinstance(location.storage, LocalStorage):
+    storage, relpath = location.storage, location.relpath
+    if not isinstance(storage, LocalStorage):
         # An object store: one ranged read of the tail, which says the size too.
-        size, data = location.storage.read_tail(location.relpath, TAIL_BYTES)
+        size, data = storage.read_tail(relpath, TAIL_BYTES)
         start = size - len(data)
-        return FileTail(full, size, start, data, location.storage, location.relpath)
-    fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
+        return FileTail(full, size, start, data, storage, relpath)
+    fd = os.open(full, _OPEN_FLAGS)
     try:
         # The size of a regular file is where its end is; seeking there is
         # cheaper than os.fstat, whose stat_result costs more to build than
         # the rest of the call.
         size = os.lseek(fd, 0, os.SEEK_END)
-        start = max(0, size - TAIL_BYTES)
+        start = size - TAIL_BYTES if size > TAIL_BYTES else 0
         data = os.pread(fd, size - start, start)
     finally:
         os.close(fd)
     if len(data) != size - start:
         raise CorruptFileError(full, "the file changed while it was read")
-    return FileTail(full, size, start, data, location.storage, location.relpath)
+    return FileTail(full, size, start, data, storage, relpath)
 
 
 def _read_facts(located: Located) -> FileFacts:
