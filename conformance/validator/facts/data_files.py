@@ -51,6 +51,9 @@ TAIL_BYTES = INSPECT_TAIL_BYTES
 MAX_LISTED = 1 << 20
 #: The largest legacy metadata block read to learn a legacy file's row count.
 MAX_LEGACY_METADATA = 4 << 20
+#: How data files are opened: read-only, and without blocking, since a named
+#: pipe swapped in for a file after the listing must not hang the run.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK
 #: ``C:`` and the like: absolute on Windows.
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
@@ -195,6 +198,45 @@ def locate(view: VersionView, data_file: DataFile, bases: dict[int, BaseStorage]
     )
 
 
+def locate_many(view: VersionView, data_files: list[DataFile], bases: dict[int, BaseStorage]) -> list[Located]:
+    """``[locate(view, data_file, bases) for data_file in data_files]``, the
+    common case taken for the whole batch at once: a data file of the dataset
+    root whose path is a plain name that the listing of ``data/`` shows as a
+    regular file gets what :func:`_find`'s fast path gives it, without a memo
+    entry of its own (each distinct fragment is checked once per run, and a
+    later :func:`locate` of the file gives the same answer from the same
+    listing). Every other file goes through :func:`locate`, concurrently on
+    an object store (:meth:`~conformance.validator.context.DatasetView.map_remote`)."""
+    storage = view.dataset.storage
+    listing = None
+    if isinstance(storage, LocalStorage):
+        root = str(storage.root)
+        listing = view.dataset.memo(("data-dir", root, "data"), _listing, storage, "data")
+    if not listing:
+        return view.dataset.map_remote(lambda data_file: locate(view, data_file, bases), data_files)
+    prefix = f"{root}data/" if root.endswith("/") else f"{root}/data/"
+    found: list[Located | None] = []
+    others: list[int] = []
+    ok, append, is_file = FileStatus.OK, found.append, listing.get
+    for data_file in data_files:
+        path = data_file.path
+        # A listed name is a non-empty str holding no "/" or NUL and is
+        # neither "." nor ".."; the other tests of locate() are whether it is
+        # absolute, which a name can be only by starting with a backslash or
+        # with a drive letter (a ":" second).
+        if data_file.base_id is None and is_file(path) is True and path[1:2] != ":" and path[0] != "\\":
+            full = prefix + path
+            append(Located(ok, FileLocation(storage, "data/" + path), "", full, full))
+        else:
+            others.append(len(found))
+            append(None)
+    if others:
+        rest = view.dataset.map_remote(lambda index: locate(view, data_files[index], bases), others)
+        for index, located in zip(others, rest, strict=True):
+            found[index] = located
+    return found  # type: ignore[return-value]  # every None was replaced
+
+
 def _listing(storage: Storage, directory: str) -> dict[str, bool] | None:
     """``{name: is a regular file}`` for the entries of ``directory`` (relative
     to the storage root, "" for the root); a symlink is not followed, so it is
@@ -321,7 +363,7 @@ class CheckedFile(LocalStorage):
         self._relpath, self._full = relpath, full
         # os-level calls: a buffered file object costs more than the read
         # itself for the small files a validation opens by the thousand.
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
+        fd = os.open(full, _OPEN_FLAGS)
         try:
             self._size = os.fstat(fd).st_size
             self._tail_start = max(0, self._size - TAIL_BYTES)
@@ -363,40 +405,41 @@ def _read_tail(located: Located) -> FileTail:
     full, location = located.full, located.location
     if full is None or location is None:
         raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
-    if not isinstance(location.storage, LocalStorage):
+    storage, relpath = location.storage, location.relpath
+    if not isinstance(storage, LocalStorage):
         # An object store: one ranged read of the tail, which says the size too.
-        size, data = location.storage.read_tail(location.relpath, TAIL_BYTES)
+        size, data = storage.read_tail(relpath, TAIL_BYTES)
         start = size - len(data)
-        return FileTail(full, size, start, data, location.storage, location.relpath)
-    fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a pipe swapped in since the listing must not block
+        return FileTail(full, size, start, data, storage, relpath)
+    fd = os.open(full, _OPEN_FLAGS)
     try:
         # The size of a regular file is where its end is; seeking there is
         # cheaper than os.fstat, whose stat_result costs more to build than
         # the rest of the call.
         size = os.lseek(fd, 0, os.SEEK_END)
-        start = max(0, size - TAIL_BYTES)
+        start = size - TAIL_BYTES if size > TAIL_BYTES else 0
         data = os.pread(fd, size - start, start)
     finally:
         os.close(fd)
     if len(data) != size - start:
         raise CorruptFileError(full, "the file changed while it was read")
-    return FileTail(full, size, start, data, location.storage, location.relpath)
+    return FileTail(full, size, start, data, storage, relpath)
 
 
 def _read_facts(located: Located) -> FileFacts:
     try:
         tail = _read_tail(located)
         info = inspect_file(tail, tail.relpath)
-        rows, legacy_ids = info.num_rows, None
-        if info.layout == LAYOUT_LEGACY:
-            found = _legacy_metadata(tail)
-            rows = None if found is None else _legacy_rows(found[0])
-            legacy_ids = None if found is None else _legacy_field_ids(tail, *found)
+        if info.layout != LAYOUT_LEGACY:
+            return FileFacts(info, info.num_rows)
+        found = _legacy_metadata(tail)
+        if found is None:
+            return FileFacts(info, None)
+        return FileFacts(info, _legacy_rows(found[0]), _legacy_field_ids(tail, *found))
     except LanceFormatError:
         raise
     except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
         raise CorruptFileError(str(located.location), f"cannot be read as a Lance file: {exc}") from None
-    return FileFacts(info, rows, legacy_ids)
 
 
 def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:

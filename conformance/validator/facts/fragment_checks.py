@@ -29,11 +29,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TypeVar
 
+from reference_impl.file_format.footer import LAYOUT_LEGACY
 from reference_impl.fragments import DataFile, Fragment
 
-from ..context import VersionView
+from ..context import Loaded, VersionView
 from ..registry import Severity, rule
-from .data_files import FileFacts, Located, base_storages, file_facts, locate, prefetch_footers
+from .data_files import FileFacts, FileStatus, Located, base_storages, file_facts, locate_many, prefetch_footers
 
 #: A finding of a check: message, location below the fragment, symptom.
 FragmentFinding = tuple[str, str, "str | None"]
@@ -124,9 +125,26 @@ class NewFragments:
     def located(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
         """:attr:`files` with where each resolved (:func:`.data_files.locate`);
         on an object store each existence check is a request, made concurrently."""
-        view, bases = self.view, base_storages(self.view)
-        found = view.dataset.map_remote(lambda entry: locate(view, entry[3], bases), self.files)
-        return [(*entry, located) for entry, located in zip(self.files, found, strict=True)]
+        files = self.files
+        found = locate_many(self.view, [entry[3] for entry in files], base_storages(self.view))
+        return [
+            (k, fragment, detail, data_file, located)
+            for (k, fragment, detail, data_file), located in zip(files, found, strict=True)
+        ]
+
+    @cached_property
+    def unresolved(self) -> list[tuple[int, Fragment, str, DataFile, Located]]:
+        """:attr:`located` for the files that did not resolve to a file that
+        is there (most batches have none): listed once for the checks that
+        report why, instead of each walking every file."""
+        ok = FileStatus.OK
+        return [entry for entry in self.located if entry[4].status is not ok]
+
+    @cached_property
+    def legacy_files(self) -> list[tuple[int, Fragment, str, DataFile]]:
+        """:attr:`files` whose record marks them legacy (``is_legacy``; most
+        batches have none), listed once for the rules on legacy records."""
+        return [entry for entry in self.files if entry[3].is_legacy]
 
     def prefetch_footers(self) -> None:
         """Read the footers of the files that exist concurrently, with the
@@ -137,17 +155,33 @@ class NewFragments:
             self._footers_prefetched = True
 
     @cached_property
-    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
-        """:attr:`files` with the footer facts of each file that exists and
-        reads (the footers read concurrently first: :meth:`prefetch_footers`)."""
+    def footers(self) -> list[tuple[int, Fragment, str, DataFile, Loaded[FileFacts]]]:
+        """:attr:`located` for the files that exist, with what reading each
+        one's footer gave (the footers read concurrently first:
+        :meth:`prefetch_footers`); asked of the cache once per file for
+        every check (data-file/readable reports the failures)."""
         self.prefetch_footers()
-        found = []
-        for k, fragment, detail, data_file, located in self.located:
-            if located.ok:
-                facts = file_facts(self.view, located)
-                if facts.ok:
-                    found.append((k, fragment, detail, data_file, facts.value))
-        return found
+        view, ok = self.view, FileStatus.OK
+        return [
+            (k, fragment, detail, data_file, file_facts(view, located))
+            for k, fragment, detail, data_file, located in self.located
+            if located.status is ok
+        ]
+
+    @cached_property
+    def readable(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`files` with the footer facts of each file that exists and reads."""
+        return [
+            (k, fragment, detail, data_file, facts.value)
+            for k, fragment, detail, data_file, facts in self.footers
+            if facts.ok
+        ]
+
+    @cached_property
+    def readable_legacy(self) -> list[tuple[int, Fragment, str, DataFile, FileFacts]]:
+        """:attr:`readable` for the files whose footer says legacy (most
+        batches have none), listed once for the rules on legacy files."""
+        return [entry for entry in self.readable if entry[4].info.layout == LAYOUT_LEGACY]
 
 
 def fragment_findings(view: VersionView, rule_id: str) -> Iterator[tuple[str, str, str | None]]:
@@ -241,17 +275,21 @@ def _compute_flagged(view: VersionView) -> dict[str, list[tuple[int, tuple | _Ra
     ids, listed = _identities(view)
     unseen = listed - known.results.keys()
     if unseen:
-        new, taken = [], set()
-        for fragment in fragments:
-            key = id(fragment)
-            if key in unseen and key not in taken:  # a fragment listed twice is checked once
-                taken.add(key)
-                new.append(fragment)
-        for fragment, results in zip(new, check_fragments(view, new), strict=True):
-            key = id(fragment)
-            known.results[key] = results or _NOTHING
-            if results:
-                known.flagged.add(key)
+        if len(unseen) == len(ids):
+            # Every fragment new and listed once (the first version a run
+            # reads): all of them, in order, without a lookup per fragment.
+            new, new_ids = list(fragments), ids
+        else:
+            new, taken = [], set()
+            for fragment in fragments:
+                key = id(fragment)
+                if key in unseen and key not in taken:  # a fragment listed twice is checked once
+                    taken.add(key)
+                    new.append(fragment)
+            new_ids = list(map(id, new))
+        results = check_fragments(view, new)
+        known.results.update(zip(new_ids, [found or _NOTHING for found in results], strict=True))
+        known.flagged.update(key for key, found in zip(new_ids, results, strict=True) if found)
     hits = listed & known.flagged
     flagged: dict[str, list[tuple[int, tuple | _Raised]]] = {}
     if not hits:
@@ -281,7 +319,7 @@ def per_fragment(view: VersionView, key: str, compute: Callable[[Fragment], T]) 
     fragments = view.manifest.fragments
     if len(view.dataset.selected_versions) <= 1:
         # One version: nothing to share; keeping the values would cost more than it saves.
-        return [compute(fragment) for fragment in fragments]
+        return list(map(compute, fragments))
     # By identity, unique for the run as in _Known.
     values: dict[int, T] = view.dataset.memo(("per_fragment", key), dict)
     ids, listed = _identities(view)

@@ -25,15 +25,22 @@ def _base_ids_in_use(view: VersionView) -> dict[int, list[str]]:
 
 
 def _uses_a_base(fragment: Fragment) -> bool:
-    return any(d.base_id is not None for d in fragment.files) or (
-        fragment.deletion_file is not None and fragment.deletion_file.base_id is not None
-    )
+    # A loop rather than any() over a generator: asked of every fragment, and
+    # the generator costs several times the test.
+    for data_file in fragment.files:
+        if data_file.base_id is not None:
+            return True
+    deletion = fragment.deletion_file
+    return deletion is not None and deletion.base_id is not None
 
 
 def _any_fragment_uses_a_base(view: VersionView) -> bool:
     """Whether a data or deletion file of the version names a base (most
-    tables name none), from each fragment's answer kept for the run."""
-    return any(per_fragment(view, "base_paths.uses-a-base", _uses_a_base))
+    tables name none), from each fragment's answer kept for the run; asked
+    once per version (two rules ask)."""
+    return view.memo(
+        "base_paths.any-uses-a-base", lambda: any(per_fragment(view, "base_paths.uses-a-base", _uses_a_base))
+    )
 
 
 def _find_base_ids_in_use(view: VersionView) -> dict[int, list[str]]:

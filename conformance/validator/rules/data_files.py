@@ -25,7 +25,6 @@ from ..facts.data_files import (
     FileStatus,
     data_file_name,
     each_data_file,
-    file_facts,
 )
 from ..facts.fragment_checks import (
     NewFragments,
@@ -55,7 +54,7 @@ UUID_BASED_NAME = re.compile(r"^[01]{24}[0-9a-f]{26}\.lance$")
     summary="A data file's path is relative and stays inside the data directory of its root or base",
 )
 def _path(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file, located in batch.located:
+    for k, fragment, detail, data_file, located in batch.unresolved:
         if located.status is FileStatus.ESCAPES:
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
@@ -67,7 +66,7 @@ def _path(view: VersionView, batch: NewFragments):
     summary="Every data file the manifest lists exists where its path resolves",
 )
 def _exists(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file, located in batch.located:
+    for k, fragment, detail, data_file, located in batch.unresolved:
         if located.status in (FileStatus.MISSING, FileStatus.NOT_A_FILE):
             yield k, f"fragment {fragment.id}: data file '{data_file_name(data_file)}': {located.problem}", detail, None
 
@@ -109,8 +108,11 @@ def uuid_based_name(view: VersionView):
 def _other_names(view: VersionView, batch: NewFragments):
     """The fragment's data file names off the pattern (as the message shows
     each), counted by the rule for the whole version."""
+    match = UUID_BASED_NAME.match
     for k, _, _, data_file in batch.files:
-        if isinstance(data_file.path, str) and not UUID_BASED_NAME.match(data_file.path.rsplit("/", 1)[-1]):
+        path = data_file.path
+        # Most paths are a bare name: split only one that has a directory.
+        if isinstance(path, str) and not match(path.rsplit("/", 1)[-1] if "/" in path else path):
             yield k, data_file_name(data_file), "", None
 
 
@@ -124,12 +126,7 @@ def _other_names(view: VersionView, batch: NewFragments):
     summary="Every data file is a Lance file: its trailer and footer read",
 )
 def _readable_files(view: VersionView, batch: NewFragments):
-    # Every footer read in the pool first: this check may be the first to read them.
-    batch.prefetch_footers()
-    for k, fragment, detail, data_file, located in batch.located:
-        if not located.ok:
-            continue
-        facts = file_facts(view, located)
+    for k, fragment, detail, data_file, facts in batch.footers:
         if not facts.ok:
             yield (
                 k,
@@ -218,12 +215,23 @@ def _version_matches_file(view: VersionView, batch: NewFragments):
         )
 
 
+# The two below run for every fragment; most fragments have one data file,
+# which is answered without building a comprehension (which costs more than
+# the answer).
+
+
 def _format_versions(fragment: Fragment) -> tuple[tuple[int, int], ...]:
-    return tuple([d.format_version for d in fragment.files])
+    files = fragment.files
+    if len(files) == 1:
+        return (files[0].format_version,)
+    return tuple([d.format_version for d in files])
 
 
 def _field_ids(fragment: Fragment) -> frozenset[int]:
-    return frozenset(i for d in fragment.files for i in d.fields)
+    files = fragment.files
+    if len(files) == 1:
+        return frozenset(files[0].fields)
+    return frozenset(i for d in files for i in d.fields)
 
 
 def _version_key(major: int, minor: int) -> str:

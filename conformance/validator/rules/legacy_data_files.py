@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from itertools import pairwise
 
-from reference_impl.file_format.footer import LAYOUT_LEGACY
 from reference_impl.fragments import TOMBSTONE_FIELD_ID, Fragment
 
 from ..context import VersionView
@@ -21,7 +20,12 @@ from ..registry import Severity, rule
 
 
 def _has_legacy(fragment: Fragment) -> bool:
-    return any(d.is_legacy for d in fragment.files)
+    # A loop rather than any() over a generator: asked of every fragment, and
+    # the generator costs several times the test.
+    for data_file in fragment.files:
+        if data_file.is_legacy:
+            return True
+    return False
 
 
 @rule(
@@ -54,9 +58,7 @@ def legacy_version_recorded(view: VersionView):
     summary="A legacy data file lists its field ids in ascending order",
 )
 def _legacy_field_ids_sorted(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file in batch.files:
-        if not data_file.is_legacy:
-            continue
+    for k, fragment, detail, data_file in batch.legacy_files:
         ids = [i for i in data_file.fields if i != TOMBSTONE_FIELD_ID]
         if any(b < a for a, b in pairwise(ids)):
             yield (
@@ -73,8 +75,8 @@ def _legacy_listing(batch: NewFragments) -> list:
     schema) for every readable legacy data file whose schema block reads."""
     return [
         (k, fragment, detail, data_file, list(data_file.fields), list(facts.legacy_field_ids))
-        for k, fragment, detail, data_file, facts in batch.readable
-        if facts.info.layout == LAYOUT_LEGACY and facts.legacy_field_ids is not None
+        for k, fragment, detail, data_file, facts in batch.readable_legacy
+        if facts.legacy_field_ids is not None
     ]
 
 
@@ -135,8 +137,8 @@ def _legacy_ids_follow_columns(view: VersionView, batch: NewFragments):
     summary="A legacy data file has no column_indices",
 )
 def _legacy_column_indices(view: VersionView, batch: NewFragments):
-    for k, fragment, detail, data_file in batch.files:
-        if data_file.is_legacy and data_file.column_indices:
+    for k, fragment, detail, data_file in batch.legacy_files:
+        if data_file.column_indices:
             yield (
                 k,
                 f"fragment {fragment.id}: legacy data file '{data_file_name(data_file)}' has "

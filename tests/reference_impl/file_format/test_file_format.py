@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import re
 import struct
 
 import lance
@@ -529,6 +530,27 @@ def test_absurd_column_count_is_corrupt(sample):
     (tmp_path / "bad.lance").write_bytes(bytes(bad))
     with pytest.raises(CorruptFileError, match="bad.lance.*outside"):
         inspect_file(LocalStorage(tmp_path), "bad.lance")
+
+
+@pytest.mark.parametrize(
+    "table_field, entry, expected",
+    [
+        (-32, 1, r"metadata of column 1 at \[\d+, \d+\) lies outside the allowed range"),
+        (-32, 3, r"metadata of column 3 at \[\d+, \d+\) lies outside the allowed range"),
+        (-24, 0, r"global buffer 0 at \[\d+, \d+\) lies outside the allowed range"),
+    ],
+)
+def test_offsets_table_entry_outside_its_range_is_named(sample, table_field, entry, expected):
+    """The first offsets table entry that points outside its range is the one
+    the error names (entries before it are in range)."""
+    tmp_path, table, data = sample
+    (table_start,) = struct.unpack_from("<Q", data, len(data) + table_field)
+    bad = bytearray(data)
+    struct.pack_into("<Q", bad, table_start + 16 * entry, len(data) + 1)
+    (tmp_path / "bad.lance").write_bytes(bytes(bad))
+    with pytest.raises(CorruptFileError, match="bad.lance") as raised:
+        inspect_file(LocalStorage(tmp_path), "bad.lance")
+    assert re.search(expected, raised.value.problem)
 
 
 def test_garbage_column_metadata_is_corrupt(sample):
