@@ -32,7 +32,10 @@ T = TypeVar("T")
 A = TypeVar("A")
 
 
-@dataclass(frozen=True)
+# Slotted and not frozen: a run builds one of these for every file it reads
+# (a frozen dataclass sets each field through object.__setattr__, four times
+# the cost); nothing assigns to them after.
+@dataclass(slots=True)
 class Ok(Generic[T]):
     """A load that succeeded."""
 
@@ -43,7 +46,7 @@ class Ok(Generic[T]):
     error: None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Failed:
     """A load that a :class:`LanceFormatError` prevented."""
 
