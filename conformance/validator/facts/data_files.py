@@ -202,7 +202,7 @@ def locate_many(view: VersionView, data_files: list[DataFile], bases: dict[int, 
     """``[locate(view, data_file, bases) for data_file in data_files]``, the
     common case taken for the whole batch at once: a data file of the dataset
     root whose path is a plain name that the listing of ``data/`` shows as a
-    regular file gets what :func:`_find`'s fast path gives it, without a memo
+    regular file gets what :func:`_find`'s fast path gives it (:func:`_listed`), without a memo
     entry of its own (each distinct fragment is checked once per run, and a
     later :func:`locate` of the file gives the same answer from the same
     listing). Every other file goes through :func:`locate`, concurrently on
@@ -214,10 +214,9 @@ def locate_many(view: VersionView, data_files: list[DataFile], bases: dict[int, 
         listing = view.dataset.memo(("data-dir", root, "data"), _listing, storage, "data")
     if not listing:
         return view.dataset.map_remote(lambda data_file: locate(view, data_file, bases), data_files)
-    prefix = f"{root}data/" if root.endswith("/") else f"{root}/data/"
     found: list[Located | None] = []
     others: list[int] = []
-    ok, append, is_file = FileStatus.OK, found.append, listing.get
+    append, is_file = found.append, listing.get
     for data_file in data_files:
         path = data_file.path
         # A listed name is a non-empty str holding no "/" or NUL and is
@@ -225,8 +224,7 @@ def locate_many(view: VersionView, data_files: list[DataFile], bases: dict[int, 
         # absolute, which a name can be only by starting with a backslash or
         # with a drive letter (a ":" second).
         if data_file.base_id is None and is_file(path) is True and path[1:2] != ":" and path[0] != "\\":
-            full = prefix + path
-            append(Located(ok, FileLocation(storage, "data/" + path), "", full, full))
+            append(_listed(storage, root, "data/" + path))
         else:
             others.append(len(found))
             append(None)
@@ -266,12 +264,18 @@ def _find(view: VersionView, storage: Storage, root: str, directory: str, path: 
     if "/" not in path and path not in (".", "..") and "\x00" not in path:
         listing = view.dataset.memo(("data-dir", root, directory), _listing, storage, directory)
         if listing is not None and listing.get(path) is True:
-            # The text of str(storage.root / relpath) for a plain name
-            # (FileLocation.__str__, the key check_file gives), as
-            # os.path.join builds it, without building a Path.
-            full = root + relpath if root.endswith("/") else f"{root}/{relpath}"
-            return Located(FileStatus.OK, FileLocation(storage, relpath), "", full, full)
+            return _listed(storage, root, relpath)
     return check_file(storage, relpath)
+
+
+def _listed(storage: Storage, root: str, relpath: str) -> Located:
+    """A plain file name the listing of its directory shows as a regular
+    file: there, and inside the root (``root`` is ``str(storage.root)``)."""
+    # The text of str(storage.root / relpath) for a plain name
+    # (FileLocation.__str__, the key check_file gives), as os.path.join
+    # builds it, without building a Path.
+    full = root + relpath if root.endswith("/") else f"{root}/{relpath}"
+    return Located(FileStatus.OK, FileLocation(storage, relpath), "", full, full)
 
 
 # -- what the file says ----------------------------------------------------------
