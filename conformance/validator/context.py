@@ -197,6 +197,25 @@ class DatasetView:
             loaded = self._cache[key] = load(action, *args)
         return loaded
 
+    def cached_each(self, keys: list, action: Callable[[A], T], items: list[A]) -> list[Loaded[T]]:
+        """``[self.cached(key, action, item) for key, item in zip(keys, items)]``
+        in one loop: for the footers of a batch of data files, where a call
+        per file through :meth:`cached` and :func:`load` costs a tenth of
+        reading and decoding the footer itself."""
+        cache = self._cache
+        found: list[Loaded[T]] = []
+        append = found.append
+        for key, item in zip(keys, items, strict=True):
+            loaded = cache.get(key, _MISSING)
+            if loaded is _MISSING:
+                try:
+                    loaded = Ok(action(item))
+                except LanceFormatError as exc:
+                    loaded = Failed(exc)
+                cache[key] = loaded
+            append(loaded)
+        return found
+
     def prefetch(self, jobs: Iterable[tuple]) -> None:
         """Run the loads ``(key, action, *args)`` that :meth:`cached` would
         run later, up to :attr:`io_threads` at a time, and keep what they

@@ -102,7 +102,10 @@ class Located(NamedTuple):
     build than a frozen dataclass): one is built for every data file."""
 
     status: FileStatus
-    location: FileLocation | None = None
+    #: The storage the path resolved in, and the path in it (None and "" when
+    #: it did not resolve): :attr:`location`, kept as its two parts.
+    storage: Storage | None = None
+    relpath: str = ""
     problem: str = ""
     #: The checked local path of the file (when it exists), as text: building
     #: a Path for each of thousands of files costs more than reading them.
@@ -113,6 +116,13 @@ class Located(NamedTuple):
     @property
     def ok(self) -> bool:
         return self.status is FileStatus.OK
+
+    @property
+    def location(self) -> FileLocation | None:
+        """Where the path resolved, as the reference reader names a file
+        (built when asked: most files are only opened, through
+        :attr:`storage` and :attr:`relpath`)."""
+        return None if self.storage is None else FileLocation(self.storage, self.relpath)
 
 
 def _base_storage(root: Storage, path: str, is_dataset_root: bool) -> BaseStorage:
@@ -152,15 +162,14 @@ def check_file(storage: Storage, relpath: str) -> Located:
         return Located(FileStatus.ESCAPES, problem=exc.problem)
     except (OSError, ValueError) as exc:
         return Located(FileStatus.ESCAPES, problem=f"the path cannot be resolved: {exc}")
-    location = FileLocation(storage, relpath)
     try:
         if storage.exists(relpath):
-            return Located(FileStatus.OK, location, full=full, key=str(location))
+            return Located(FileStatus.OK, storage, relpath, full=full, key=str(FileLocation(storage, relpath)))
         if storage.has_entry(relpath):
-            return Located(FileStatus.NOT_A_FILE, location, f"{full} is not a regular file")
+            return Located(FileStatus.NOT_A_FILE, storage, relpath, f"{full} is not a regular file")
     except (LanceFormatError, OSError, ValueError) as exc:
-        return Located(FileStatus.MISSING, location, f"{full} cannot be examined: {exc}")
-    return Located(FileStatus.MISSING, location, f"{full} does not exist")
+        return Located(FileStatus.MISSING, storage, relpath, f"{full} cannot be examined: {exc}")
+    return Located(FileStatus.MISSING, storage, relpath, f"{full} does not exist")
 
 
 def is_absolute(path: str) -> bool:
@@ -275,7 +284,7 @@ def _listed(storage: Storage, root: str, relpath: str) -> Located:
     # (FileLocation.__str__, the key check_file gives), as os.path.join
     # builds it, without building a Path.
     full = root + relpath if root.endswith("/") else f"{root}/{relpath}"
-    return Located(FileStatus.OK, FileLocation(storage, relpath), "", full, full)
+    return Located(FileStatus.OK, storage, relpath, "", full, full)
 
 
 # -- what the file says ----------------------------------------------------------
@@ -341,12 +350,12 @@ def _legacy_field_ids(tail: FileTail, metadata: file_pb2.Metadata, end: int) -> 
 def checked_file_storage(located: Located) -> Storage:
     """The storage to read a file :func:`locate` found through: a
     :class:`CheckedFile` on a local disk, the file's own storage elsewhere."""
-    location = located.location
-    if location is None or located.full is None:
+    storage = located.storage
+    if storage is None or located.full is None:
         raise TypeError(f"only a data file locate() found can be read, not one that is {located.status.value}")
-    if isinstance(location.storage, LocalStorage):
-        return CheckedFile(location.storage, location.relpath, located.full)
-    return location.storage
+    if isinstance(storage, LocalStorage):
+        return CheckedFile(storage, located.relpath, located.full)
+    return storage
 
 
 class CheckedFile(LocalStorage):
@@ -406,10 +415,9 @@ def _read_tail(located: Located) -> FileTail:
     already, so one open serves it (os-level calls: a buffered file object
     costs more than the read itself for the small files a validation opens
     by the thousand). Reads before the tail go to the file's storage."""
-    full, location = located.full, located.location
-    if full is None or location is None:
+    full, storage, relpath = located.full, located.storage, located.relpath
+    if full is None or storage is None:
         raise TypeError(f"only a data file locate() found has a tail to read, not one that is {located.status.value}")
-    storage, relpath = location.storage, location.relpath
     if not isinstance(storage, LocalStorage):
         # An object store: one ranged read of the tail, which says the size too.
         size, data = storage.read_tail(relpath, TAIL_BYTES)
@@ -443,12 +451,19 @@ def _read_facts(located: Located) -> FileFacts:
     except LanceFormatError:
         raise
     except (OSError, ValueError, struct.error, DecodeError, RecursionError, MemoryError) as exc:
-        raise CorruptFileError(str(located.location), f"cannot be read as a Lance file: {exc}") from None
+        raise CorruptFileError(located.key, f"cannot be read as a Lance file: {exc}") from None
 
 
 def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
     """The footer facts of a file :func:`locate` found (``located.ok``)."""
     return view.dataset.cached(("footer", located.key), _read_facts, located)
+
+
+def file_facts_each(view: VersionView, located_files: list[Located]) -> list[Loaded[FileFacts]]:
+    """``[file_facts(view, located) for located in located_files]``, asked
+    of the cache in one call (:meth:`~conformance.validator.context.DatasetView.cached_each`)."""
+    keys = [("footer", located.key) for located in located_files]
+    return view.dataset.cached_each(keys, _read_facts, located_files)
 
 
 def prefetch_footers(view: VersionView, located_files: Iterable[Located]) -> None:

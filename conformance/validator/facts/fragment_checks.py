@@ -34,7 +34,7 @@ from reference_impl.fragments import DataFile, Fragment
 
 from ..context import Loaded, VersionView
 from ..registry import Severity, rule
-from .data_files import FileFacts, FileStatus, Located, base_storages, file_facts, locate_many, prefetch_footers
+from .data_files import FileFacts, FileStatus, Located, base_storages, file_facts_each, locate_many, prefetch_footers
 
 #: A finding of a check: message, location below the fragment, symptom.
 FragmentFinding = tuple[str, str, "str | None"]
@@ -161,11 +161,12 @@ class NewFragments:
         :meth:`prefetch_footers`); asked of the cache once per file for
         every check (data-file/readable reports the failures)."""
         self.prefetch_footers()
-        view, ok = self.view, FileStatus.OK
+        ok = FileStatus.OK
+        present = [entry for entry in self.located if entry[4].status is ok]
+        facts = file_facts_each(self.view, [entry[4] for entry in present])
         return [
-            (k, fragment, detail, data_file, file_facts(view, located))
-            for k, fragment, detail, data_file, located in self.located
-            if located.status is ok
+            (k, fragment, detail, data_file, loaded)
+            for (k, fragment, detail, data_file, _), loaded in zip(present, facts, strict=True)
         ]
 
     @cached_property
