@@ -68,6 +68,13 @@ StoredSequence = bytes | ExternalFile
 RECORDED_2_0_AS_FOOTER = (0, 3)
 
 
+def is_legacy_version(major: int, minor: int) -> bool:
+    """Whether a data file recorded as version ``major.minor`` is a legacy
+    (v0.1/v0.2) file: :attr:`DataFile.is_legacy` for a recorded pair (a
+    2.0 file recorded as its trailer's 0.3 is not)."""
+    return major == 0 and minor < RECORDED_2_0_AS_FOOTER[1]
+
+
 # slots=True (here, on DeletionFile and on Fragment): a large table's manifest
 # holds hundreds of thousands of these, and without a dict per object they
 # take less memory and are built faster.
@@ -87,7 +94,9 @@ class DataFile:
         pylance records 0.2 (docs/spec-discrepancies.md), so 0.0, 0.1 and 0.2
         count. 0.3 is not legacy: it is the trailer's number for a 2.0 file,
         which pylance releases before 0.17 recorded in the manifest (the
-        writer defect ``pylance-2-0-recorded-as-0-3``)."""
+        writer defect ``pylance-2-0-recorded-as-0-3``). (:func:`is_legacy_version`
+        written out: asked of every data file, where the call would cost
+        more than the test.)"""
         return self.file_major_version == 0 and self.file_minor_version < RECORDED_2_0_AS_FOOTER[1]
 
     @property

@@ -8,6 +8,7 @@ it). One module per topic:
 * :mod:`.data_files`: where each data file is and what its footer says;
 * :mod:`.fragment_checks`: checks of one fragment at a time, run once per
   distinct fragment of a validation run;
+* :mod:`.file_versions`: the file versions a version's data files record;
 * :mod:`.deletions`: what each deletion file holds;
 * :mod:`.row_ids`: the decoded row id and row version sequences;
 * :mod:`.schema_tree`: a version's field list taken apart;

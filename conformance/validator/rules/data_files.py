@@ -26,6 +26,7 @@ from ..facts.data_files import (
     data_file_name,
     each_data_file,
 )
+from ..facts.file_versions import format_version_counts
 from ..facts.fragment_checks import (
     NewFragments,
     fragment_check,
@@ -215,16 +216,8 @@ def _version_matches_file(view: VersionView, batch: NewFragments):
         )
 
 
-# The two below run for every fragment; most fragments have one data file,
-# which is answered without building a comprehension (which costs more than
-# the answer).
-
-
-def _format_versions(fragment: Fragment) -> tuple[tuple[int, int], ...]:
-    files = fragment.files
-    if len(files) == 1:
-        return (files[0].format_version,)
-    return tuple([d.format_version for d in files])
+# Runs for every fragment; most fragments have one data file, which is
+# answered without building a comprehension (which costs more than the answer).
 
 
 def _field_ids(fragment: Fragment) -> frozenset[int]:
@@ -249,13 +242,10 @@ def _format_key(version: str) -> str:
     summary="All data files of a version share one file version, the one data_format names",
 )
 def same_format_version(view: VersionView):
-    # Count (major, minor) pairs first: one key per pair, not per file.
     # By the version each record means: a 2.0 file recorded as 0.3 is a 2.0
     # file (data-file/version-matches-file reports the record itself).
-    # Each fragment's pairs are listed once per run (facts/fragment_checks.py).
-    pairs = Counter(chain.from_iterable(per_fragment(view, "data_files.format-versions", _format_versions)))
     counts: Counter = Counter()
-    for (major, minor), n in pairs.items():
+    for (major, minor), n in format_version_counts(view).items():
         counts[_version_key(major, minor)] += n
     if len(counts) > 1:
         versions = ", ".join(f"{key}: {plural(n, 'file')}" for key, n in sorted(counts.items()))

@@ -10,22 +10,21 @@ from __future__ import annotations
 from collections import Counter
 from itertools import pairwise
 
-from reference_impl.fragments import TOMBSTONE_FIELD_ID, Fragment
+from reference_impl.fragments import TOMBSTONE_FIELD_ID, is_legacy_version
 
 from ..context import VersionView
 from ..facts.data_files import data_file_name, each_legacy
-from ..facts.fragment_checks import NewFragments, fragment_rule, per_fragment
+from ..facts.file_versions import format_version_counts
+from ..facts.fragment_checks import NewFragments, fragment_rule
 from ..facts.text import listed
 from ..registry import Severity, rule
 
 
-def _has_legacy(fragment: Fragment) -> bool:
-    # A loop rather than any() over a generator: asked of every fragment, and
-    # the generator costs several times the test.
-    for data_file in fragment.files:
-        if data_file.is_legacy:
-            return True
-    return False
+def _any_legacy(view: VersionView) -> bool:
+    """Whether the version records a legacy data file, from the versions its
+    data files record, counted once per version (a legacy record keeps its
+    own 0.x there)."""
+    return any(is_legacy_version(major, minor) for major, minor in format_version_counts(view))
 
 
 @rule(
@@ -35,7 +34,7 @@ def _has_legacy(fragment: Fragment) -> bool:
     summary="Legacy data files are recorded as version 0.0, matching data_format '0.1'",
 )
 def legacy_version_recorded(view: VersionView):
-    if not any(per_fragment(view, "data_files.has-legacy", _has_legacy)):
+    if not _any_legacy(view):
         return  # no legacy file: the common case, known without listing the data files again
     recorded = Counter(
         f"{d.file_major_version}.{d.file_minor_version}" for _, _, d in each_legacy(view) if d.file_minor_version != 0
