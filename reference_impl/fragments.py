@@ -68,6 +68,13 @@ StoredSequence = bytes | ExternalFile
 RECORDED_2_0_AS_FOOTER = (0, 3)
 
 
+def format_version_of(major: int, minor: int) -> tuple[int, int]:
+    """The file version a data file recorded as ``major.minor`` is
+    (requirement data-file.version-matches-file): 2.0 for a 2.0 file
+    recorded with its trailer number 0.3, the recorded numbers otherwise."""
+    return (2, 0) if (major, minor) == RECORDED_2_0_AS_FOOTER else (major, minor)
+
+
 def is_legacy_version(major: int, minor: int) -> bool:
     """Whether a data file recorded as version ``major.minor`` is a legacy
     (v0.1/v0.2) file: :attr:`DataFile.is_legacy` for a recorded pair (a
@@ -101,11 +108,8 @@ class DataFile:
 
     @property
     def format_version(self) -> tuple[int, int]:
-        """The file version the record means (requirement
-        data-file.version-matches-file): 2.0 for a 2.0 file recorded with
-        its trailer number 0.3, the recorded numbers otherwise."""
-        recorded = (self.file_major_version, self.file_minor_version)
-        return (2, 0) if recorded == RECORDED_2_0_AS_FOOTER else recorded
+        """The file version the record means (:func:`format_version_of`)."""
+        return format_version_of(self.file_major_version, self.file_minor_version)
 
     @classmethod
     def from_proto(cls, msg: table_pb2.DataFile) -> DataFile:
