@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, LanceFormatError
-from reference_impl.fragments import DataFile, Fragment
+from reference_impl.fragments import DataFile, Fragment, format_version_of, is_legacy_version
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import FOOTER, decode_manifest_file, decode_manifest_header, encode_manifest_file
 from reference_impl.naming import resolve_version
@@ -158,6 +158,18 @@ def test_manifest_of_the_older_proto_revision_reads(tmp_path):
     assert manifest.fragments[0].files[0].is_legacy
     assert decoded.footer.major == 0 and decoded.footer.minor == 1
     assert table_pb2.Manifest.FromString(_old_revision_manifest_bytes()[4:-16]).version == 1
+
+
+@given(st.integers(0, 3), st.integers(0, 5))
+def test_a_recorded_version_pair_reads_as_its_data_file_does(major, minor):
+    """The version-level answers the validator counts by (major, minor) pair,
+    without a DataFile, agree with a DataFile recorded with that pair:
+    whether it is legacy, and which file version it means."""
+    data_file = DataFile("x.lance", [0], [0], file_major_version=major, file_minor_version=minor)
+    assert is_legacy_version(major, minor) == data_file.is_legacy
+    assert format_version_of(major, minor) == data_file.format_version
+    assert data_file.is_legacy == (major == 0 and minor in (0, 1, 2))
+    assert data_file.format_version == ((2, 0) if (major, minor) == (0, 3) else (major, minor))
 
 
 def test_embedded_transaction_of_a_pylance_manifest_equals_its_transaction_file(indexed_dataset):
