@@ -199,9 +199,10 @@ class DatasetView:
 
     def cached_each(self, keys: list, action: Callable[[A], T], items: list[A]) -> list[Loaded[T]]:
         """``[self.cached(key, action, item) for key, item in zip(keys, items)]``
-        in one loop: for the footers of a batch of data files, where a call
-        per file through :meth:`cached` and :func:`load` costs a tenth of
-        reading and decoding the footer itself."""
+        in one loop, :func:`load` written out in it: for the footers of a
+        batch of data files, where a call per file through :meth:`cached`
+        and :func:`load` costs a tenth of reading and decoding the footer
+        itself."""
         cache = self._cache
         found: list[Loaded[T]] = []
         append = found.append

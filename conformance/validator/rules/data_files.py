@@ -169,7 +169,8 @@ def _recorded_matches(data_file: DataFile, info: FileInfo) -> bool:
         # 0.0 is table.proto's marker for any legacy file; pylance records the
         # trailer's own 0.2 (docs/spec-discrepancies.md).
         return major == 0 and minor in (0, info.footer_minor)
-    return (major, minor) == (info.major, info.minor)
+    # Attribute by attribute, without building two tuples: asked of every data file.
+    return major == info.major and minor == info.minor
 
 
 #: Symptom of data-file/version-matches-file: a file is recorded with the
@@ -190,9 +191,6 @@ TRAILER_NUMBER_RECORDED = "trailer-number-recorded"
 def _version_matches_file(view: VersionView, batch: NewFragments):
     for k, fragment, detail, data_file, facts in batch.readable:
         info = facts.info
-        if data_file.file_major_version == info.major and data_file.file_minor_version == info.minor:
-            if info.layout != LAYOUT_LEGACY:
-                continue  # recorded as the version the trailer says: the common case, tested inline
         if _recorded_matches(data_file, info):
             continue
         recorded = f"{data_file.file_major_version}.{data_file.file_minor_version}"
@@ -220,13 +218,10 @@ def _version_matches_file(view: VersionView, batch: NewFragments):
         )
 
 
-# Runs for every fragment; most fragments have one data file, which is
-# answered without building a comprehension (which costs more than the answer).
-
-
 def _field_ids(fragment: Fragment) -> Collection[int]:
-    # The ids are only iterated (never changed): a fragment of one data file
-    # (most of them) gives that file's own list.
+    # Runs for every fragment. The ids are only iterated (never changed): a
+    # fragment of one data file (most of them) gives that file's own list,
+    # without building a set.
     files = fragment.files
     if len(files) == 1:
         return files[0].fields
