@@ -116,7 +116,10 @@ class TailReader:
         ended (then every later file is read by the caller)."""
         buffer, position = self._buffer, self._position
         while len(buffer) - position < length:
-            more = os.read(self._pipe, _READ_BYTES) if self._pipe >= 0 else b""
+            try:
+                more = os.read(self._pipe, _READ_BYTES) if self._pipe >= 0 else b""
+            except OSError:  # the pipe's own failure, never the data file's: the caller reads the file
+                more = b""
             if not more:
                 self._stop_reading()
                 return None
