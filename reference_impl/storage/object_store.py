@@ -144,6 +144,13 @@ def s3_client(options: S3Options) -> Any:
                 # footer reads: up to 32 threads) each keep a connection.
                 max_pool_connections=64,
                 s3={"addressing_style": "virtual" if options.virtual_hosted_style else "path"},
+                # The requests are built here, always well-formed: checking each
+                # one's parameters again costs client time on every request.
+                parameter_validation=False,
+                # No checksum computed or checked unless the operation requires
+                # one (pylance's object store checks none on a read either).
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
             )
             client = boto3.session.Session().client(
                 "s3",
