@@ -43,6 +43,7 @@ from reference_impl.wire import file_pb2, table_pb2
 
 from ..context import Loaded, VersionView
 from ..read_ahead import ReadAhead, TailReader
+from ..read_ahead.child import read_tail as read_local_tail
 from .text import printable
 
 #: Bytes read at once from the end of a data file; footer reads inside them
@@ -424,19 +425,10 @@ def _read_tail(located: Located) -> FileTail:
         size, data = storage.read_tail(relpath, TAIL_BYTES)
         start = size - len(data)
         return FileTail(full, size, start, data, storage, relpath)
-    fd = os.open(full, _OPEN_FLAGS)
-    try:
-        # The size of a regular file is where its end is; seeking there is
-        # cheaper than os.fstat, whose stat_result costs more to build than
-        # the rest of the call.
-        size = os.lseek(fd, 0, os.SEEK_END)
-        start = size - TAIL_BYTES if size > TAIL_BYTES else 0
-        data = os.pread(fd, size - start, start)
-    finally:
-        os.close(fd)
-    if len(data) != size - start:
+    size, data = read_local_tail(full, TAIL_BYTES, _OPEN_FLAGS)
+    if len(data) != min(size, TAIL_BYTES):
         raise CorruptFileError(full, "the file changed while it was read")
-    return FileTail(full, size, start, data, storage, relpath)
+    return FileTail(full, size, size - len(data), data, storage, relpath)
 
 
 def _tail_read_ahead(ahead: TailReader, located: Located) -> FileTail | None:

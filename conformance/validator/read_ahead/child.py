@@ -27,25 +27,28 @@ HEADER = struct.Struct("<qq")
 NOT_READ = HEADER.pack(-1, 0)
 
 
-def read_tail(path: bytes, tail_bytes: int, open_flags: int, small: bool) -> tuple[int, bytes]:
-    """``(size, last min(size, tail_bytes) bytes)`` of ``path``. When the
-    file is expected to be ``small`` (the one before was), one read from
-    the start tries to take it whole: a read shorter than asked ends at the
-    end of the file, so its length is the size and the seek is saved."""
+def read_tail(path: str | bytes, tail_bytes: int, open_flags: int, small: bool = False) -> tuple[int, bytes]:
+    """``(size, tail)`` of the local file ``path``: its size and its last
+    ``min(size, tail_bytes)`` bytes, unless it changed while it was read
+    (then the tail is shorter: the caller checks). The validating process
+    reads its own files with it too. When the file is expected to be
+    ``small`` (the one before was), one read from the start tries to take
+    it whole: a read shorter than asked ends at the end of the file, so its
+    length is the size and the seek is saved."""
     fd = os.open(path, open_flags)
     try:
         if small:
             data = os.pread(fd, tail_bytes + 1, 0)
             if len(data) <= tail_bytes:
                 return len(data), data
+        # The size of a regular file is where its end is; seeking there is
+        # cheaper than os.fstat, whose stat_result costs more to build than
+        # the rest of the call.
         size = os.lseek(fd, 0, os.SEEK_END)
         start = size - tail_bytes if size > tail_bytes else 0
-        data = os.pread(fd, size - start, start)
+        return size, os.pread(fd, size - start, start)
     finally:
         os.close(fd)
-    if len(data) != size - start:
-        raise OSError(f"{path!r} changed while it was read")
-    return size, data
 
 
 #: Output gathered before one write to the pipe.
@@ -70,6 +73,8 @@ def main(argv: list[str]) -> int:
             try:
                 size, data = read_tail(path, tail_bytes, open_flags, small)
             except OSError:
+                size, data = -1, b""
+            if len(data) != min(size, tail_bytes):  # unreadable, or changed while read
                 pending.append(NOT_READ)
                 pending_bytes += HEADER.size
                 continue
