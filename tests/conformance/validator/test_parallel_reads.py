@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
@@ -57,22 +58,33 @@ def test_mutated_dataset_reports_the_same_serial_and_parallel(case, base_dataset
     assert _read_ahead_report(root, store) == serial
 
 
-def test_a_file_many_versions_list_is_read_once(tmp_path, monkeypatch):
-    """Twenty appends: version v lists v data files, 210 in all, of which 20
-    are distinct; each footer is read once."""
+def _appended(tmp_path, versions: int):
+    """A dataset of ``versions`` one-row appends by pylance (one data file each)."""
     import lance
 
     root = tmp_path / "ds"
-    for number in range(20):
+    for number in range(versions):
         lance.write_dataset(pa.table({"id": [number]}), root, mode="append" if number else "create")
+    return root
+
+
+def _watch(monkeypatch, name: str, seen: Callable[[object], None]) -> None:
+    """Call ``seen(located)`` each time the data file facts module calls its ``name``."""
+    original = getattr(data_file_facts, name)
+
+    def watched(located):
+        seen(located)
+        return original(located)
+
+    monkeypatch.setattr(data_file_facts, name, watched)
+
+
+def test_a_file_many_versions_list_is_read_once(tmp_path, monkeypatch):
+    """Twenty appends: version v lists v data files, 210 in all, of which 20
+    are distinct; each footer is read once."""
+    root = _appended(tmp_path, 20)
     reads: Counter[str] = Counter()
-    read_facts = data_file_facts._read_facts
-
-    def counting(located):
-        reads[located.key] += 1
-        return read_facts(located)
-
-    monkeypatch.setattr(data_file_facts, "_read_facts", counting)
+    _watch(monkeypatch, "_read_facts", lambda located: reads.update([located.key]))
     report = validate(root, all_versions=True, io_threads=4)
     assert len(report.versions) == 20
     assert len(reads) == 20 and set(reads.values()) == {1}, reads
@@ -82,19 +94,9 @@ def test_every_footer_is_read_in_the_pool(tmp_path, monkeypatch):
     """With more than one I/O thread, every data file footer is read by the
     pool, none one after another in the validating thread (on an object store
     a footer read waits for a request: the whole point of the pool)."""
-    import lance
-
-    root = tmp_path / "ds"
-    for number in range(6):
-        lance.write_dataset(pa.table({"id": [number]}), root, mode="append" if number else "create")
+    root = _appended(tmp_path, 6)
     readers: list[str] = []
-    read_facts = data_file_facts._read_facts
-
-    def recording(located):
-        readers.append(threading.current_thread().name)
-        return read_facts(located)
-
-    monkeypatch.setattr(data_file_facts, "_read_facts", recording)
+    _watch(monkeypatch, "_read_facts", lambda located: readers.append(threading.current_thread().name))
     validate(root, io_threads=4)
     assert len(readers) == 6
     assert all(name.startswith("validator-io") for name in readers), readers
@@ -127,20 +129,10 @@ def test_read_ahead_leaves_the_validating_process_only_its_head(tmp_path, monkey
     """With a read-ahead whose head is two files, the validating process
     reads two data file tails itself and takes the other ten from the
     read-ahead process; the report is the serial one."""
-    import lance
-
-    root = tmp_path / "ds"
-    for number in range(12):
-        lance.write_dataset(pa.table({"id": [number]}), root, mode="append" if number else "create")
+    root = _appended(tmp_path, 12)
     serial = validate(root, read_ahead=None).to_json()
     here: list[str] = []
-    read_tail = data_file_facts._read_tail
-
-    def recording(located):
-        here.append(located.key)
-        return read_tail(located)
-
-    monkeypatch.setattr(data_file_facts, "_read_tail", recording)
+    _watch(monkeypatch, "_read_tail", lambda located: here.append(located.key))
     report = validate(root, read_ahead=ReadAhead(min_files=12, head=2)).to_json()
     assert report == serial
     assert len(here) == 2, here
