@@ -106,6 +106,17 @@ class Dataset:
         #: The external manifest store versions are committed through and
         #: looked up in (None: the object store's put-if-not-exists alone).
         self.manifest_store = manifest_store
+        #: Properties every transaction committed from this handle records
+        #: (``Transaction.transaction_properties``; :meth:`with_properties`).
+        self.transaction_properties: dict[str, str] = {}
+
+    def with_properties(self, properties: Mapping[str, str]) -> Dataset:
+        """This version, as a handle whose commits record ``properties`` in
+        their transactions (upstream ``transaction.md``: free-form key/value
+        pairs a writer attaches). The dataset a commit returns records none."""
+        handle = type(self)(self.storage, self.manifest_file, self.naming_scheme, self.manifest_store)
+        handle.transaction_properties = {str(key): str(value) for key, value in properties.items()}
+        return handle
 
     # -- opening ----------------------------------------------------------------
 
@@ -424,12 +435,14 @@ class Dataset:
             on_step=on_step,
             max_attempts=max_attempts,
             manifest_store=self.manifest_store,
+            properties=self.transaction_properties,
         )
 
     @classmethod
     def _commit_to(cls, storage, read, naming, operation: Operation, **options) -> Dataset:
         tag = options.pop("tag", "")
-        transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag)
+        properties = options.pop("properties", None)
+        transaction = new_transaction(read.manifest.version if read else 0, operation, tag=tag, properties=properties)
         nanos = entropy.current().time_ns()
         committed = commit(
             storage,

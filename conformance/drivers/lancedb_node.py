@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from ..describe import Description
     from .worker.client import WorkerDriver
+    from .writes import WriteResult
 
 NAME = "lancedb-node"
 WORKER_DIR = Path(__file__).with_name("node")
@@ -330,7 +331,7 @@ def read_table(uri, version: int | None = None, *, schema=None, with_row_ids: bo
     return _driver().read_table(uri, version, schema=schema, with_row_ids=with_row_ids)
 
 
-def write(uri, op, *, storage_options: dict[str, str] | None = None) -> int:
+def write(uri, op, *, storage_options: dict[str, str] | None = None) -> WriteResult:
     return _driver().write(uri, op, storage_options=storage_options)
 
 

@@ -23,7 +23,16 @@ from typing import Any
 
 
 class WriteConflict(Exception):
-    """The implementation refused to commit because of a concurrent commit."""
+    """The implementation refused to commit because of a concurrent commit.
+
+    ``retryable`` says which kind of conflict, when the implementation
+    tells: True for a conflict a retry from the newer version may resolve,
+    False for an incompatible one, None when it does not say. Each driver
+    turns its implementation's conflict signal into this, in one place."""
+
+    def __init__(self, message: str = "", *, retryable: bool | None = None):
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class WriteNotSupported(Exception):

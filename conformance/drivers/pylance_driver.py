@@ -755,13 +755,16 @@ def writes_supported() -> bool:
     return delete_takes_retries and all(hasattr(dataset, name) for name in ("merge_insert", "tags", "update_config"))
 
 
-def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> int:
+def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> Any:
     """Perform ``op`` (a :data:`conformance.drivers.writes.WriteOp`) through
-    pylance's public API and return the version it committed (a tag: the
-    version tagged). ``op.read_version`` is honoured (the dataset is opened at
-    that version and the operation committed from it, pylance's own conflict
-    retries turned off); a commit conflict raises
-    :class:`~conformance.drivers.writes.WriteConflict`. ``lance`` and the
+    pylance's public API: a :class:`~conformance.drivers.writes.WriteResult`
+    with the version it committed (a tag: the version tagged) and, where
+    pylance's own conflict retries are off, the version it was built on.
+    ``op.read_version`` is honoured (the dataset is opened at that version and
+    the operation committed from it); a commit conflict raises
+    :class:`~conformance.drivers.writes.WriteConflict`. ``op.token`` is
+    recorded in the transaction's properties where pylance's API takes them
+    (``write_dataset``: create, append, overwrite). ``lance`` and the
     vocabulary are imported here, so the module stays importable without
     either."""
     import lance
@@ -780,10 +783,14 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
                 max_rows_per_file=op.max_rows_per_file or 1024 * 1024,
                 enable_stable_row_ids=op.stable_row_ids,
                 storage_options=options,
+                transaction_properties=_token_properties(writes, op),
             )
-            return created.version
+            return writes.WriteResult(versions=(created.version,))
         dataset = lance.dataset(str(uri), version=op.read_version, storage_options=options)
-        return _perform_write(lance, writes, dataset, op, options)
+        version = _perform_write(lance, writes, dataset, op, options)
+        # Only these run with pylance's own retries off: built on the version opened.
+        read = (dataset.version,) if isinstance(op, (writes.Delete, writes.Update, writes.Upsert)) else ()
+        return writes.WriteResult(versions=(version,), read_versions=read)
     except OSError as exc:
         if _is_conflict(exc):
             raise writes.WriteConflict(str(exc)) from exc
@@ -807,7 +814,14 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
     if isinstance(op, (writes.Append, writes.Overwrite)):
         mode = "append" if isinstance(op, writes.Append) else "overwrite"
         extra = {} if op.max_rows_per_file is None else {"max_rows_per_file": op.max_rows_per_file}
-        return lance.write_dataset(op.rows, dataset, mode=mode, storage_options=options, **extra).version
+        return lance.write_dataset(
+            op.rows,
+            dataset,
+            mode=mode,
+            storage_options=options,
+            transaction_properties=_token_properties(writes, op),
+            **extra,
+        ).version
     if isinstance(op, writes.Delete):
         dataset.delete(op.where.to_sql(), conflict_retries=0)
     elif isinstance(op, writes.Update):
@@ -856,6 +870,11 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
     else:
         raise writes.WriteNotSupported(f"the pylance driver does not perform {op.kind.value}")
     return dataset.version
+
+
+def _token_properties(writes: Any, op: Any) -> dict[str, str] | None:
+    """The transaction properties naming ``op`` (its token), None without one."""
+    return None if op.token is None else {writes.TOKEN_PROPERTY: op.token}
 
 
 def _pylance_alteration(alteration: Any) -> dict[str, Any]:

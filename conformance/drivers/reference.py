@@ -266,29 +266,37 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
 WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.UPSERT.value}
 
 
-def write(uri: str | os.PathLike, op: WriteOp, *, storage_options: Mapping[str, str] | None = None) -> int:
-    """Perform ``op`` through ``reference_impl.dataset.Dataset`` and return the
-    version it committed (a tag: the version tagged). ``op.read_version`` is
-    honoured: the commit is built on that version, and a conflicting commit
-    since then raises :class:`~conformance.drivers.writes.WriteConflict`."""
+def write(
+    uri: str | os.PathLike, op: WriteOp, *, storage_options: Mapping[str, str] | None = None
+) -> writes.WriteResult:
+    """Perform ``op`` through ``reference_impl.dataset.Dataset``: the version
+    it committed (a tag: the version tagged) and the version it was built on.
+    ``op.read_version`` is honoured: the commit is built on that version, and
+    a conflicting commit since then raises
+    :class:`~conformance.drivers.writes.WriteConflict`. ``op.token`` is
+    recorded in the transaction's properties."""
     try:
         if isinstance(op, writes.Create):
-            return Dataset.create(
+            created = Dataset.create(
                 uri,
                 op.rows,
                 data_storage_version=op.data_storage_version or "2.0",
                 stable_row_ids=op.stable_row_ids,
                 max_rows_per_file=op.max_rows_per_file,
                 storage_options=storage_options,
-            ).version
+            )
+            return writes.WriteResult(versions=(created.version,))
         dataset = Dataset.open(uri, op.read_version, storage_options=storage_options)
         if isinstance(op, writes.Tag):
             version = dataset.version if op.version is None else op.version
             dataset.create_tag(op.name, version)
-            return version
-        return _perform(dataset, op).version
+            return writes.WriteResult(versions=(version,))
+        if op.token is not None:
+            dataset = dataset.with_properties({writes.TOKEN_PROPERTY: op.token})
+        committed = _perform(dataset, op)
+        return writes.WriteResult(versions=(committed.version,), read_versions=(dataset.version,))
     except CommitConflictError as exc:
-        raise writes.WriteConflict(str(exc)) from exc
+        raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc
 
 
 def _perform(dataset: Dataset, op: WriteOp) -> Dataset:

@@ -32,7 +32,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Union, cast
@@ -131,11 +131,22 @@ class Alteration:
 # -- operations -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class _Operation:
-    """What every operation has: its kind, and its JSON document."""
+    """What every operation has: its kind, the version it is built on
+    (``read_version``), the ``token`` naming it, and its JSON document.
+
+    ``token``, when set, names this operation among every write to the
+    dataset: a driver whose implementation lets a write record transaction
+    properties puts it there under :data:`TOKEN_PROPERTY`, so that whoever
+    reads the dataset afterwards (the concurrency harness) finds the versions
+    this operation committed from the transaction files themselves, not from
+    the implementation's word. A driver that cannot record it ignores it.
+    Both are keyword-only, after each operation's own fields."""
 
     kind: ClassVar[WriteKind]
-    read_version: int | None
+    read_version: int | None = field(default=None, kw_only=True)
+    token: str | None = field(default=None, kw_only=True)
 
     def to_json(self, *, rows_dir: str | os.PathLike | None = None) -> dict[str, Any]:
         """The JSON document (:func:`op_to_json`)."""
@@ -160,7 +171,6 @@ class Create(_Operation):
     data_storage_version: str | None = None
     max_rows_per_file: int | None = None
     stable_row_ids: bool = False
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +180,6 @@ class Append(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.APPEND
     rows: pa.Table
     max_rows_per_file: int | None = None
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,6 @@ class Overwrite(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.OVERWRITE
     rows: pa.Table
     max_rows_per_file: int | None = None
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -189,7 +197,6 @@ class Delete(_Operation):
 
     kind: ClassVar[WriteKind] = WriteKind.DELETE
     where: Predicate
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,6 @@ class Update(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.UPDATE
     values: tuple[tuple[str, Literal], ...]
     where: Predicate | None = None
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         values = self.values.items() if isinstance(self.values, Mapping) else self.values
@@ -220,7 +226,6 @@ class Upsert(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.UPSERT
     rows: pa.Table
     on: tuple[str, ...]
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         on = (self.on,) if isinstance(self.on, str) else tuple(self.on)
@@ -233,7 +238,6 @@ class Upsert(_Operation):
 class AddColumns(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.ADD_COLUMNS
     columns: tuple[NewColumn, ...]
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
@@ -245,7 +249,6 @@ class AddColumns(_Operation):
 class DropColumns(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.DROP_COLUMNS
     columns: tuple[str, ...]
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
@@ -258,7 +261,6 @@ class DropColumns(_Operation):
 class AlterColumns(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.ALTER_COLUMNS
     alterations: tuple[Alteration, ...]
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "alterations", tuple(self.alterations))
@@ -274,7 +276,6 @@ class Compact(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.COMPACT
     target_rows_per_fragment: int = 1024 * 1024
     materialize_deletions: bool = True
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,6 @@ class CreateIndex(_Operation):
     column: str
     index_type: str = "BTREE"
     name: str | None = None
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -296,7 +296,6 @@ class Tag(_Operation):
     kind: ClassVar[WriteKind] = WriteKind.TAG
     name: str
     version: int | None = None
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -305,7 +304,6 @@ class Restore(_Operation):
 
     kind: ClassVar[WriteKind] = WriteKind.RESTORE
     version: int
-    read_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -315,7 +313,6 @@ class Config(_Operation):
 
     kind: ClassVar[WriteKind] = WriteKind.CONFIG
     values: tuple[tuple[str, str | None], ...]
-    read_version: int | None = None
 
     def __post_init__(self) -> None:
         values = self.values.items() if isinstance(self.values, Mapping) else self.values
@@ -367,6 +364,100 @@ OPERATIONS: dict[WriteKind, type[_Operation]] = {
 NON_COMMITTING: frozenset[WriteKind] = frozenset({WriteKind.TAG})
 
 
+# -- what a write did ------------------------------------------------------------------
+
+
+class WriteOutcome(str, Enum):
+    """How one write ended, as whoever ran it saw it."""
+
+    #: The implementation said it committed.
+    ACKNOWLEDGED = "acknowledged"
+    #: Refused: a concurrent commit conflicts (:class:`WriteConflict`).
+    CONFLICT = "conflict"
+    #: Failed for any other reason: nothing of it may become visible.
+    ERROR = "error"
+    #: It may or may not have committed: the writer died, timed out, or its
+    #: implementation cannot tell (a dataset reader decides).
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one acknowledged write says it did.
+
+    ``versions``: every version it committed, ascending (a compaction may
+    commit two: ReserveFragments, then Rewrite); empty when the
+    implementation does not say (the harness then finds them in the
+    transaction files). ``read_versions``: the version(s) the implementation
+    itself built its commits on, when it knows them (an engine that retried
+    internally read more than one). ``detail``: JSON-able facts known only
+    once the write ran. A driver's ``write`` returns one of these, or a bare
+    version number (protocol 1: one commit, its read version unknown)."""
+
+    versions: tuple[int, ...] = ()
+    read_versions: tuple[int, ...] = ()
+    outcome: WriteOutcome = WriteOutcome.ACKNOWLEDGED
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("versions", "read_versions"):
+            values = tuple(getattr(self, name))
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+                raise WriteOpError(f"write result: {name} must be version numbers, not {values!r}")
+            object.__setattr__(self, name, tuple(sorted(set(values))))
+        object.__setattr__(self, "outcome", WriteOutcome(self.outcome))
+        object.__setattr__(self, "detail", dict(self.detail))
+
+    @property
+    def version(self) -> int | None:
+        """The last version it committed, None when it did not say."""
+        return self.versions[-1] if self.versions else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "versions": list(self.versions),
+            "read_versions": list(self.read_versions),
+            "outcome": self.outcome.value,
+            "detail": dict(self.detail),
+        }
+
+    @classmethod
+    def from_json(cls, document: object) -> WriteResult:
+        """The result a worker sent: ``{"version": N}`` (protocol 1) or this
+        class's :meth:`to_json` document; :class:`WriteOpError` when neither."""
+        if not isinstance(document, Mapping):
+            raise WriteOpError(f"a write result is an object, not {type(document).__name__}")
+        if "versions" not in document and "version" in document:
+            return write_result(document["version"])
+        try:
+            return cls(
+                versions=tuple(document.get("versions", ())),
+                read_versions=tuple(document.get("read_versions", ())),
+                outcome=WriteOutcome(document.get("outcome", WriteOutcome.ACKNOWLEDGED.value)),
+                detail=dict(document.get("detail", {})),
+            )
+        except (TypeError, ValueError) as exc:
+            raise WriteOpError(f"write result {dict(document)!r}: {exc}") from None
+
+
+def write_result(returned: object) -> WriteResult:
+    """What a driver's ``write`` returned, as a :class:`WriteResult`: a bare
+    version number is one commit of that version; None says nothing."""
+    if isinstance(returned, WriteResult):
+        return returned
+    if returned is None:
+        return WriteResult()
+    if isinstance(returned, bool) or not isinstance(returned, int):
+        raise WriteOpError(f"write returned {returned!r}: a version number or a WriteResult")
+    return WriteResult(versions=(returned,))
+
+
+#: The transaction property under which a driver records an operation's
+#: ``token`` (:class:`_Operation`), when its implementation lets a write
+#: record properties.
+TOKEN_PROPERTY = "lance-conformance.token"
+
+
 # -- JSON -----------------------------------------------------------------------------------
 
 
@@ -398,7 +489,7 @@ def op_to_json(op: WriteOp, *, rows_dir: str | os.PathLike | None = None) -> dic
     by ``rows``."""
     document: dict[str, Any] = {"kind": op.kind.value, "read_version": op.read_version}
     for name, value in vars(op).items():
-        if name == "read_version":
+        if name == "read_version" or (name == "token" and value is None):
             continue
         if isinstance(value, pa.Table):
             document[name] = write_rows(value, rows_dir)
@@ -446,6 +537,7 @@ _SCALAR_FIELDS: dict[str, tuple[type, ...]] = {
     "column": (str,),
     "index_type": (str,),
     "name": (str, type(None)),
+    "token": (str, type(None)),
 }
 
 
@@ -525,6 +617,10 @@ __all__ = [
     "WriteNotSupported",
     "WriteOp",
     "WriteOpError",
+    "WriteOutcome",
+    "WriteResult",
+    "TOKEN_PROPERTY",
+    "write_result",
     "arrow_type",
     "read_rows",
     "sql_identifier",

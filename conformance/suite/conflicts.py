@@ -127,7 +127,9 @@ def _base(uri: str, template: Template) -> int:
             stable_row_ids=template is Template.STABLE_ROW_IDS,
         ),
     )
-    return reference_driver.write(uri, writes.Delete(IsIn("id", (3,))))
+    committed = reference_driver.write(uri, writes.Delete(IsIn("id", (3,))))
+    assert committed.version is not None, "the reference says what it committed"
+    return committed.version
 
 
 def _failure(exc: BaseException) -> str:

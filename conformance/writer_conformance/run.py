@@ -41,7 +41,7 @@ from ..drivers import Driver, close_driver, installed_drivers, is_implementation
 from ..drivers import reference as reference_driver
 from ..drivers.protocol import Capability, DriverInfo, DriverInfoError, driver_info
 from ..drivers.release import RELEASE_SEPARATOR
-from ..drivers.writes import NON_COMMITTING, WriteNotSupported, WriteOp
+from ..drivers.writes import NON_COMMITTING, WriteNotSupported, WriteOp, WriteOpError, WriteResult, write_result
 from . import model
 from .checks import (
     Check,
@@ -215,7 +215,9 @@ def _step(run: _Run, step: Step) -> StepResult:
             problems.append(f"yet versions {appeared} appeared")
         return _result(step, StepStatus.FAIL, versions=tuple(appeared), problems=tuple(problems))
     appeared = [version for version in _listed(run.uri) if version not in before]
-    problems = _version_problems(op, returned, appeared, before)
+    said = _said(returned)
+    problems = _version_problems(op, returned, said, appeared, before)
+    returned_version = None if said is None else said.version
     result: pa.Table | None
     try:
         result = model.apply(run.current, op, run.contents)
@@ -226,7 +228,7 @@ def _step(run: _Run, step: Step) -> StepResult:
         result = None
     # The newest version that appeared holds the operation's result, whatever
     # the driver returned (a wrong number is a problem of its own, above).
-    final = max(appeared) if appeared else returned
+    final = max(appeared) if appeared else returned_version
     checks: list[Check] = []
     for version in appeared:
         expected = result if version == final else run.current
@@ -234,23 +236,27 @@ def _step(run: _Run, step: Step) -> StepResult:
             run.contents[version] = expected
         checks += _version_checks(run, version, expected, step if version == final else None)
     if op.kind in NON_COMMITTING:
-        checks += _facts(run, step, returned)
+        checks += _facts(run, step, returned_version)
     notes: list[str] = []
-    if result is None or any(
-        check.version == final and check.check.startswith("rows:") and check.status is CheckStatus.FAIL
-        for check in checks
+    if final is not None and (
+        result is None
+        or any(
+            check.version == final and check.check.startswith("rows:") and check.status is CheckStatus.FAIL
+            for check in checks
+        )
     ):
         result = _rebased(run, final, result, notes)
     run.committed += appeared
     run.current = result
-    run.context.versions[step.id] = final if appeared else returned
+    if final is not None:
+        run.context.versions[step.id] = final
     step_failed = bool(problems) or any(check.status is CheckStatus.FAIL for check in checks)
     if step_failed:
         run.failed.add(step.id)
     return _result(
         step,
         StepStatus.FAIL if step_failed else StepStatus.PASS,
-        returned_version=returned,
+        returned_version=returned_version,
         versions=tuple(appeared),
         problems=tuple(problems),
         checks=tuple(checks),
@@ -284,18 +290,29 @@ def _listed(uri: str) -> list[int]:
         return []
 
 
-def _version_problems(op: WriteOp, returned: object, appeared: list[int], before: list[int]) -> list[str]:
-    if not isinstance(returned, int) or isinstance(returned, bool):
-        return [f"write returned {returned!r}, not a version number"]
+def _said(returned: object) -> WriteResult | None:
+    """What ``write`` returned, as a result; None when it is neither a version
+    number nor a :class:`~conformance.drivers.writes.WriteResult`."""
+    try:
+        return write_result(returned)
+    except WriteOpError:
+        return None
+
+
+def _version_problems(
+    op: WriteOp, returned: object, said: WriteResult | None, appeared: list[int], before: list[int]
+) -> list[str]:
+    if said is None or said.version is None:
+        return [f"write returned {returned!r}, not the version it committed"]
     if op.kind in NON_COMMITTING:
         problems = [f"a {op.kind.value} committed versions {appeared}"] if appeared else []
-        if returned not in before:
-            problems.append(f"it returned version {returned}, which is not a committed version")
+        if said.version not in before:
+            problems.append(f"it returned version {said.version}, which is not a committed version")
         return problems
     if not appeared:
-        return [f"it returned version {returned} but committed no new version"]
-    if returned != max(appeared):
-        return [f"it returned version {returned}, but the versions that appeared are {appeared}"]
+        return [f"it returned version {said.version} but committed no new version"]
+    if list(said.versions) != appeared[-len(said.versions) :] or said.version != max(appeared):
+        return [f"it returned versions {list(said.versions)}, but the versions that appeared are {appeared}"]
     return []
 
 
@@ -360,10 +377,12 @@ def _newer_data_files(ours: Description | None) -> str | None:
     return ", ".join(f"{major}.{minor}" for major, minor in newer) or None
 
 
-def _facts(run: _Run, step: Step, version: int) -> list[Check]:
+def _facts(run: _Run, step: Step, version: int | None) -> list[Check]:
     # An operation that commits nothing (a tag) is checked on the latest
     # version's description, where its effect shows.
     latest = max(run.committed) if run.committed else version
+    if latest is None:  # nothing committed and no version returned: reported as a problem already
+        return []
     ours, described = reference_description(run.uri, latest)
     if ours is None:
         return [described]

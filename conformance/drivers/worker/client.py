@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
     from ...describe import Description
+    from ..writes import WriteResult
 
 #: Seconds a request may take before the child is taken to hang.
 DEFAULT_TIMEOUT_SECONDS = 300.0
@@ -283,10 +284,14 @@ class WorkerDriver:
         finally:
             output.unlink(missing_ok=True)
 
-    def write(self, uri: str | os.PathLike, op: Any, *, storage_options: dict[str, str] | None = None) -> int:
-        """Commit one write operation (:mod:`conformance.drivers.writes`); the
-        version it committed. Its rows travel as Arrow IPC files in this
-        driver's scratch directory, removed after the call."""
+    def write(self, uri: str | os.PathLike, op: Any, *, storage_options: dict[str, str] | None = None) -> WriteResult:
+        """Commit one write operation (:mod:`conformance.drivers.writes`); what
+        it committed (a worker answers ``{"version": N}``, or ``{"result":
+        ...}``, a :class:`~conformance.drivers.writes.WriteResult` document).
+        Its rows travel as Arrow IPC files in this driver's scratch
+        directory, removed after the call."""
+        from ..writes import WriteOpError, WriteResult, write_result  # lazy: the vocabulary needs pyarrow
+
         self._writes += 1
         rows_dir = Path(self._scratch.name) / f"write-{self._writes}"
         rows_dir.mkdir()
@@ -294,8 +299,13 @@ class WorkerDriver:
             request: dict[str, Any] = {"uri": absolute_uri(uri), "operation": op.to_json(rows_dir=rows_dir)}
             if storage_options is not None:
                 request["storage_options"] = dict(storage_options)
-            result = self._call(RequestKind.WRITE, request)
-            return _member(result, "version", int, self._what(RequestKind.WRITE))
+            reply = self._call(RequestKind.WRITE, request)
+            if isinstance(reply, dict) and "result" in reply:
+                try:
+                    return WriteResult.from_json(reply["result"])
+                except WriteOpError as exc:
+                    raise WorkerError(f"{self._what(RequestKind.WRITE)}: {exc}") from None
+            return write_result(_member(reply, "version", int, self._what(RequestKind.WRITE)))
         finally:
             shutil.rmtree(rows_dir, ignore_errors=True)
 

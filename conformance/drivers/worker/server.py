@@ -108,7 +108,11 @@ class WorkerServer:
         write = getattr(self.driver, "write", None)
         if write is None:
             raise _Unsupported(f"driver {self.name!r} does not write")
-        return {"version": int(write(uri, _write_op(operation), storage_options=storage_options))}
+        from ..writes import write_result  # lazy: the vocabulary needs pyarrow
+
+        result = write_result(write(uri, _write_op(operation), storage_options=storage_options))
+        # "version" keeps protocol-1 clients reading; "result" says everything.
+        return {"version": result.version, "result": result.to_json()}
 
     def _read(self, uri: str, request: dict[str, Any]) -> int:
         import pyarrow as pa  # lazy: versions and describe need no pyarrow

@@ -32,6 +32,7 @@ from conformance.drivers.writes import (
     WriteNotSupported,
     WriteOpError,
     op_from_json,
+    write_result,
 )
 
 ROWS = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "name": ["a", "b", None, "it's"]})
@@ -155,20 +156,23 @@ def test_predicates_mean_the_same_in_sql_and_arrow(predicate, sql, selected):
 
 
 def _script(uri: str, driver) -> list[int]:
+    def write(uri, op):
+        return write_result(driver.write(uri, op)).version
+
     versions = [
-        driver.write(uri, Create(ROWS)),
-        driver.write(uri, Append(ROWS)),
-        driver.write(uri, Delete(Compare("id", "=", 1))),
-        driver.write(uri, Update((("name", "u"),), where=Compare("id", "=", 2))),
-        driver.write(uri, AddColumns((NewColumn("next", "id", 1),))),
-        driver.write(uri, DropColumns(("name",))),
-        driver.write(uri, AlterColumns((Alteration("next", rename="following"),))),
-        driver.write(uri, CreateIndex("id", name="id_idx")),
-        driver.write(uri, Config((("k", "v"),))),
+        write(uri, Create(ROWS)),
+        write(uri, Append(ROWS)),
+        write(uri, Delete(Compare("id", "=", 1))),
+        write(uri, Update((("name", "u"),), where=Compare("id", "=", 2))),
+        write(uri, AddColumns((NewColumn("next", "id", 1),))),
+        write(uri, DropColumns(("name",))),
+        write(uri, AlterColumns((Alteration("next", rename="following"),))),
+        write(uri, CreateIndex("id", name="id_idx")),
+        write(uri, Config((("k", "v"),))),
     ]
-    versions.append(driver.write(uri, Tag("t", versions[-1])))
-    versions.append(driver.write(uri, Compact()))
-    versions.append(driver.write(uri, Restore(1)))
+    versions.append(write(uri, Tag("t", versions[-1])))
+    versions.append(write(uri, Compact()))
+    versions.append(write(uri, Restore(1)))
     return versions
 
 
@@ -206,7 +210,7 @@ def test_pylance_upsert(tmp_path):
     uri = str(tmp_path / "ds")
     pylance_driver.write(uri, Create(ROWS))
     new = pa.table({"id": pa.array([4, 5], pa.int64()), "name": ["four", "five"]})
-    assert pylance_driver.write(uri, Upsert(new, on=("id",))) == 2
+    assert pylance_driver.write(uri, Upsert(new, on=("id",))).versions == (2,)
     assert sorted(reference.read_table(uri)["name"].to_pylist(), key=str) == sorted(
         ["a", "b", None, "four", "five"], key=str
     )

@@ -57,7 +57,7 @@ class MisnamesItsTransaction(_Faulty):
     so the fault stays in one version."""
 
     def write(self, uri, op, *, storage_options=None) -> int:
-        version = super().write(uri, op, storage_options=storage_options)
+        version = writes.write_result(super().write(uri, op, storage_options=storage_options)).version
         if isinstance(op, writes.Append):
 
             def edit(manifest_file):
@@ -71,7 +71,8 @@ class LiesAboutItsVersion(_Faulty):
     """Returns the version before the one an update committed."""
 
     def write(self, uri, op, *, storage_options=None) -> int:
-        version = super().write(uri, op, storage_options=storage_options)
+        version = writes.write_result(super().write(uri, op, storage_options=storage_options)).version
+        assert version is not None
         return version - 1 if isinstance(op, writes.Update) else version
 
 

@@ -62,8 +62,8 @@ def test_typed_errors_fail_the_call_and_the_worker_keeps_serving(worker, dataset
 
 def test_writes_travel_with_their_rows_and_conflicts_are_write_conflicts(worker, tmp_path):
     target = str(tmp_path / "written")
-    assert worker.write(target, Create(rows=pa.table({"id": pa.array([1, 2], pa.int64())}))) == 1
-    assert worker.write(target, Append(rows=pa.table({"id": pa.array([3], pa.int64())}))) == 2
+    assert worker.write(target, Create(rows=pa.table({"id": pa.array([1, 2], pa.int64())}))).versions == (1,)
+    assert worker.write(target, Append(rows=pa.table({"id": pa.array([3], pa.int64())}))).versions == (2,)
     assert reference.read_table(target).column("id").to_pylist() == [1, 2, 3]
     with pytest.raises(WriteConflict, match="conflict: WriteConflict: .*already exists"):
         worker.write(target, Create(rows=pa.table({"id": pa.array([9], pa.int64())})))
