@@ -168,7 +168,7 @@ def _harness_runs(root: Path) -> int:
     from .harness.runner import run
     from .harness.spark import SparkError, SparkExecutor
     from .harness.spec import RunSpec
-    from .harness.workloads import parse_workloads
+    from .harness.workloads import parse_workload, workload_to_json
     from .spark_session import DEFAULT_MASTER
 
     def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
@@ -179,7 +179,7 @@ def _harness_runs(root: Path) -> int:
             writer=writer,
             writers=writers,
             operations=operations,
-            workloads=parse_workloads(workload),
+            workloads=workload_to_json(parse_workload(workload)),
             seed=14,
             stable_row_ids=True,
             naming="v2",

@@ -49,7 +49,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
-from .protocol import PROTOCOL_VERSION, Capability, DriverInfo, driver_info
+from .protocol import CAPABILITY_MEMBERS, PROTOCOL_VERSION, Capability, DriverInfo, driver_info
 from .worker.errors import is_implementation_failure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -174,12 +174,25 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     except ImportError as exc:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
-    missing = [attribute for attribute in REQUIRED_NAMES if not hasattr(module, attribute)]
+    missing = [attribute for attribute in _required_members(module, name) if not hasattr(module, attribute)]
     if missing:
         raise DriverError(f"driver {name!r} ({module_name}) lacks {', '.join(missing)}")
     # The module is checked for the protocol's names just above; their
     # signatures are the module author's promise.
     return cast(Driver, module)
+
+
+def _required_members(module: object, name: str) -> list[str]:
+    """The members ``module`` must have: those its declared capabilities
+    call (:data:`~.protocol.CAPABILITY_MEMBERS`), or, for a driver without
+    ``info()``, :data:`REQUIRED_NAMES`."""
+    if not callable(getattr(module, "info", None)):
+        return list(REQUIRED_NAMES)
+    try:
+        declared = driver_info(module, name)
+    except Exception as exc:  # a driver's own info() failing: its author's bug, said as such
+        raise DriverError(f"driver {name!r}: info() failed: {type(exc).__name__}: {exc}") from None
+    return sorted({CAPABILITY_MEMBERS[capability] for capability in declared.capabilities})
 
 
 def installed_drivers() -> list[str]:

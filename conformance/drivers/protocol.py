@@ -67,6 +67,18 @@ class Capability(str, Enum):
     WRITE_AT_VERSION = "write-at-version"
 
 
+#: The member of a driver each capability calls.
+CAPABILITY_MEMBERS: dict[Capability, str] = {
+    Capability.LIST_VERSIONS: "versions",
+    Capability.READ_LATEST: "read_table",
+    Capability.TIME_TRAVEL: "read_table",
+    Capability.DESCRIBE: "describe",
+    Capability.ROW_IDS: "read_table",
+    Capability.BLOBS: "read_table",
+    Capability.WRITE: "write",
+    Capability.WRITE_AT_VERSION: "write",
+}
+
 #: What a driver without ``info()`` is taken to support: the four calls every
 #: driver of protocol version 1 has (list versions, describe and read any version).
 DEFAULT_CAPABILITIES: frozenset[Capability] = frozenset(
@@ -190,6 +202,7 @@ def driver_info(driver: Any, name: str) -> DriverInfo:
 
 
 __all__ = [
+    "CAPABILITY_MEMBERS",
     "DEFAULT_CAPABILITIES",
     "PROTOCOL_VERSION",
     "Capability",

@@ -293,13 +293,16 @@ def write(
             return writes.WriteResult(versions=(version,))
         if op.token is not None:
             dataset = dataset.with_properties({writes.TOKEN_PROPERTY: op.token})
-        committed = _perform(dataset, op)
+        committed = perform(dataset, op)
         return writes.WriteResult(versions=(committed.version,), read_versions=(dataset.version,))
     except CommitConflictError as exc:
         raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc
 
 
-def _perform(dataset: Dataset, op: WriteOp) -> Dataset:
+def perform(dataset: Dataset, op: WriteOp) -> Dataset:
+    """Commit ``op`` on ``dataset`` (a handle at the version it is built on)
+    through the reference API: the version committed. Tags and creates are
+    :func:`write`'s; upserts have no reference operation."""
     if isinstance(op, writes.Append):
         return dataset.append(op.rows, max_rows_per_file=op.max_rows_per_file)
     if isinstance(op, writes.Overwrite):

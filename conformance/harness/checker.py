@@ -2,16 +2,26 @@
 and the anomalies that prove committed work was lost.
 
 Pure Python, independent of how the writers ran. :func:`check` reads the
-dataset (:mod:`.observe`); :func:`analyze` is the pure, linear part: it
-walks the versions once, keeping the visible rows, and asks of each version
-whether its change is what the operations committed there do (each judged on
-its own read version: a delete or update touches the ids visible when it
-read, an append adds its ids, an overwrite or restore sets the whole table).
-What remains unexplained is an anomaly, named (:data:`ANOMALY_NAMES`) with a
-minimal witness: operation ids, versions and row ids.
+dataset (:mod:`.observe`, :mod:`.effects`); :func:`analyze` is the pure,
+linear part. It first attributes versions to operations from the
+transaction files (:mod:`.attribution`: the writers' word is checked, never
+trusted), then walks the versions once, keeping the visible rows, and asks of
+each version whether its change is what the operations committed there do,
+each judged on the read version its transaction records (a delete or update
+touches the ids visible then, an append adds its ids, an overwrite or restore
+sets the whole table). What remains unexplained is an anomaly
+(:class:`~.anomalies.AnomalyKind`) with a minimal witness: each operation with
+its role, the versions, a few row ids. The schema, config, index and tag
+effects are judged by :mod:`.effects` on the same attribution.
 
-An indeterminate operation (its writer died) is accepted when it becomes
-visible once, from one version on; a failed one must never become visible.
+An operation whose writer died, or whose versions were not found, is
+accepted when its effect becomes visible once, from one version on; a failed
+one must never become visible. A commit built on a newer version than the
+one its operation was asked to build on is a rebase: the effects judged on
+its recorded read version show whether it kept what came between; when they
+do not, the anomalies are grouped under one *blind rebase*. Anomalies that
+follow from an earlier one (the same operation's commit, the same rows) are
+its consequences, so that one bug reads as one finding.
 """
 
 from __future__ import annotations
@@ -21,69 +31,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.validator.facts.pylance_departures import pylance_departure
 
-from .history import Attempt, AttemptOutcome
+from .anomalies import Anomaly, AnomalyKind, Role, Witness
+from .attribution import Attribution, attribute
+from .history import Attempt
 from .observe import Observations, VersionObservation
 from .spec import RunSpec
-from .workloads import APPEND, DELETE, OVERWRITE, RESTORE, UPDATE, UPSERT_KINDS
-
-CREATE = "create"  # the set-up's attempt
-
-LOST_APPEND = "lost append"
-LOST_DELETE = "lost delete"
-RESURRECTED_DELETE = "resurrected delete"
-LOST_UPDATE = "lost update"
-DUPLICATE = "duplicate"
-PHANTOM = "phantom from a failed commit"
-UNEXPLAINED = "unexplained change"
-FRAGMENT_ID_REUSE = "fragment-id reuse"
-INCOMPATIBLE_COMMIT = "incompatible commit"
-NON_LINEAR_VERSIONS = "versions not gapless and linear"
-ROW_ID_NOT_UNIQUE = "stable row id not unique"
-VALIDATOR_NOT_CLEAN = "validator not clean"
-READER_DISAGREEMENT = "readers disagree"
-LOST_COMMIT = "lost commit"
-
-ANOMALY_NAMES = (
-    LOST_APPEND,
-    LOST_DELETE,
-    RESURRECTED_DELETE,
-    LOST_UPDATE,
-    DUPLICATE,
-    PHANTOM,
-    UNEXPLAINED,
-    FRAGMENT_ID_REUSE,
-    INCOMPATIBLE_COMMIT,
-    NON_LINEAR_VERSIONS,
-    ROW_ID_NOT_UNIQUE,
-    VALIDATOR_NOT_CLEAN,
-    READER_DISAGREEMENT,
-    LOST_COMMIT,
-)
-
-#: Rows kept in one witness: enough to find them, few enough to read.
-WITNESS_ROWS = 5
-
-
-@dataclass(frozen=True)
-class Witness:
-    op_ids: list[str]
-    versions: list[int]
-    rows: list[int]
-    detail: str = ""
-
-    def to_json(self) -> dict:
-        return {"op_ids": self.op_ids, "versions": self.versions, "rows": self.rows, "detail": self.detail}
-
-
-@dataclass(frozen=True)
-class Anomaly:
-    name: str
-    witness: Witness
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "witness": self.witness.to_json()}
 
 
 @dataclass
@@ -99,7 +54,18 @@ class CheckReport:
         return not self.anomalies
 
     def names(self) -> set[str]:
-        return {a.name for a in self.anomalies}
+        """The kinds found, the consequences' included."""
+        return {name for a in self.anomalies for name in _names(a)}
+
+    def count(self) -> int:
+        """Every anomaly, consequences included (what the reports count)."""
+        return sum(a.count() for a in self.anomalies)
+
+
+def _names(anomaly: Anomaly) -> Iterable[str]:
+    yield anomaly.name
+    for consequence in anomaly.consequences:
+        yield from _names(consequence)
 
 
 def check(
@@ -124,7 +90,7 @@ def split_known_departures(anomalies: list[Anomaly]) -> tuple[list[Anomaly], lis
     """The anomalies, and apart from them the commits of pylance's over a
     conflict rule it is known to depart from
     (:mod:`conformance.validator.facts.pylance_departures`)."""
-    known = [a for a in anomalies if a.name == INCOMPATIBLE_COMMIT and a.witness.detail.startswith(_KNOWN_MARK)]
+    known = [a for a in anomalies if _is_known_departure(a)]
     return [a for a in anomalies if a not in known], known
 
 
@@ -195,10 +161,16 @@ class _Expected:
 
 
 class _Analysis:
-    def __init__(self, history: list[Attempt], observations: Observations):
+    def __init__(self, history: list[Attempt], observations: Observations, attribution: Attribution):
         self.observations = observations
         self.anomalies: list[Anomaly] = []
-        self.claims: dict[int, list[Attempt]] = defaultdict(list)
+        #: The row ids of each anomaly, all of them (its witness keeps a few): what grouping follows.
+        self.full_rows: list[frozenset[int]] = []
+        self.claims: dict[int, list[Attempt]] = attribution.claims
+        #: Acknowledged attempts whose versions were not found: their effects decide.
+        self.unresolved: set[str] = {a.op_id for a in attribution.unresolved}
+        #: (op id, version) -> the version its operation was to build on and the one its commit records.
+        self.rebases: dict[tuple[str, int], tuple[int, int]] = {}
         self.unsure_whole: list[Attempt] = []
         self._pending_actual: Counter = Counter()
         self.origin_of_id: dict[int, Attempt] = {}
@@ -206,20 +178,18 @@ class _Analysis:
         #: id -> indeterminate or failed delete/update/upsert attempts naming it.
         self.unsure_touching: dict[int, list[Attempt]] = defaultdict(list)
         for attempt in history:
-            if attempt.outcome is AttemptOutcome.ACKNOWLEDGED and attempt.version is not None:
-                self.claims[attempt.version].append(attempt)
-            if attempt.kind in (APPEND, OVERWRITE, CREATE):
+            if attempt.kind in (WriteKind.APPEND, WriteKind.OVERWRITE, WriteKind.CREATE):
                 for row_id in attempt.args.get("ids", []):
                     self.origin_of_id[row_id] = attempt
-            if attempt.kind in UPSERT_KINDS:
+            if attempt.kind is WriteKind.UPSERT:
                 for row_id in attempt.args.get("new_ids", []):
                     self.origin_of_id[row_id] = attempt
-            if (attempt.kind == UPDATE or attempt.kind in UPSERT_KINDS) and "value" in attempt.args:
+            if _updates(attempt.kind) and "value" in attempt.args:
                 self.origin_of_value[attempt.args["value"]] = attempt
-            if attempt.outcome is AttemptOutcome.INDETERMINATE and attempt.kind in (OVERWRITE, RESTORE):
+            if self.unsure(attempt) and attempt.kind in (WriteKind.OVERWRITE, WriteKind.RESTORE):
                 self.unsure_whole.append(attempt)
-            if attempt.outcome is not AttemptOutcome.ACKNOWLEDGED and (
-                attempt.kind in (DELETE, UPDATE) or attempt.kind in UPSERT_KINDS
+            if (self.unsure(attempt) or attempt.outcome is not WriteOutcome.ACKNOWLEDGED) and (
+                attempt.kind is WriteKind.DELETE or _updates(attempt.kind)
             ):
                 for row_id in attempt.args.get("ids", []):
                     self.unsure_touching[row_id].append(attempt)
@@ -242,21 +212,38 @@ class _Analysis:
         self.hash = 0
         self.hashes: list[int] = []
 
-    def report(self, name: str, ops: Iterable[Attempt | None], versions: Iterable[int], rows: Iterable[int], detail=""):
-        op_ids = sorted({a.op_id for a in ops if a is not None})
-        witness = Witness(op_ids, sorted(set(versions)), sorted(set(rows))[:WITNESS_ROWS], detail)
-        self.anomalies.append(Anomaly(name, witness))
+    def unsure(self, attempt: Attempt) -> bool:
+        """Whether ``attempt`` may have committed a version not yet known:
+        its writer died, or its versions were not found."""
+        return attempt.outcome is WriteOutcome.UNKNOWN or attempt.op_id in self.unresolved
+
+    def report(
+        self,
+        kind: AnomalyKind,
+        roles: Iterable[tuple[Attempt | None, Role]],
+        versions: Iterable[int],
+        rows: Iterable[int],
+        detail: str = "",
+    ) -> None:
+        rows = frozenset(rows)
+        named = [(attempt.op_id, role) for attempt, role in roles if attempt is not None]
+        self.anomalies.append(Anomaly(kind, Witness.of(named, versions, rows, detail)))
+        self.full_rows.append(rows)
+
+    def committed_by(self, claimers: Iterable[Attempt]) -> list[tuple[Attempt | None, Role]]:
+        return [(attempt, Role.COMMITTED) for attempt in claimers]
 
     # -- expectations ------------------------------------------------------------
 
-    def _expect(self, expected: _Expected, attempt: Attempt) -> None:
-        args, read = attempt.args, attempt.read_version
+    def _expect(self, expected: _Expected, attempt: Attempt, read: int | None) -> None:
+        """What ``attempt`` committed at this version changes, judged on ``read``."""
+        args = attempt.args
         kind = attempt.kind
-        if kind == APPEND:
+        if kind is WriteKind.APPEND:
             for row_id in args.get("ids", []):
                 expected.delta[(row_id, 0)] += 1
                 expected.adds[(row_id, 0)] = attempt
-        elif kind in (DELETE, UPDATE) or kind in UPSERT_KINDS:
+        elif kind is WriteKind.DELETE or _updates(kind):
             new_value = args.get("value")
             for row_id in args.get("ids", []):
                 if self.intervals.visible_at(row_id, read) and self.count[row_id] > 0:
@@ -265,16 +252,16 @@ class _Analysis:
                         old = (row_id, old_value)
                         expected.delta[old] -= copies
                         expected.removes[old] = attempt
-                        if kind != DELETE:
+                        if kind is not WriteKind.DELETE:
                             expected.delta[(row_id, new_value)] += copies
                             expected.adds[(row_id, new_value)] = attempt
-                elif kind in UPSERT_KINDS and not self.intervals.visible_at(row_id, read):
+                elif kind is WriteKind.UPSERT and not self.intervals.visible_at(row_id, read):
                     expected.delta[(row_id, new_value)] += 1
                     expected.adds[(row_id, new_value)] = attempt
-        elif kind in (OVERWRITE, CREATE):
+        elif kind in (WriteKind.OVERWRITE, WriteKind.CREATE):
             expected.whole = (Counter({(row_id, 0): 1 for row_id in args.get("ids", [])}), attempt)
             expected.whole_hash = sum(_row_hash(key) for key in expected.whole[0]) & _HASH_MASK
-        elif kind == RESTORE and "version" in args and 0 < args["version"] <= len(self.hashes):
+        elif kind is WriteKind.RESTORE and "version" in args and 0 < args["version"] <= len(self.hashes):
             target = args["version"]
             expected.whole_hash = self.hashes[target - 1]
             expected.whole_later = (lambda: self._state_at(target), attempt)
@@ -300,18 +287,20 @@ class _Analysis:
         for row_id, value, _ in observed.removed:
             actual[(row_id, value)] -= 1
         actual = Counter({k: n for k, n in actual.items() if n})
-        claimers = self.claims.get(v, [])
+        claimers = list(self.claims.get(v, []))
         expected = _Expected()
         for attempt in claimers:
-            self._expect(expected, attempt)
+            self._expect(expected, attempt, self._read_of(attempt, observed))
         unexplained = self._unexplained(actual, expected)
         self._pending_actual = actual
         if unexplained:
-            # Indeterminate operations may have committed here, once.
+            # Operations whose writer died or whose versions were not found
+            # may have committed here, once.
             for attempt in self._candidates(unexplained, v):
                 self.absorbed.add(attempt.op_id)
-                self._expect(expected, attempt)
-                claimers = [*claimers, attempt]
+                self._expect(expected, attempt, self._read_of(attempt, observed))
+                claimers.append(attempt)
+                self.claims.setdefault(v, []).append(attempt)
             unexplained = self._unexplained(actual, expected)
         for key, surplus in sorted(unexplained.items()):
             self._classify(key, surplus, expected, claimers, v)
@@ -319,6 +308,21 @@ class _Analysis:
         self._apply(observed, claimers)
         self._fragments(observed, claimers)
         self._duplicates(copies_before, claimers, v)
+
+    def _read_of(self, attempt: Attempt, observed: VersionObservation) -> int | None:
+        """The version ``attempt``'s commit at ``observed`` is judged on: the
+        read version its transaction records (what the commit was built on),
+        else the one the attempt recorded. A recorded read newer than the one
+        the operation was to build on is noted as a rebase."""
+        recorded = observed.read_version
+        if recorded is None:
+            return attempt.read_version
+        started = max(attempt.engine_read_versions, default=None)
+        if started is None and attempt.read_asked:
+            started = attempt.read_version
+        if started is not None and recorded > started:
+            self.rebases[(attempt.op_id, observed.version)] = (started, recorded)
+        return recorded
 
     def _duplicates(self, copies_before: Mapping[int, int], claimers: list[Attempt], v: int) -> None:
         """A key visible more than once, where this version added a copy
@@ -338,10 +342,12 @@ class _Analysis:
                     since.append(spans[-1][0])
             adders = [a for a in claimers if row_id in a.args.get("ids", [])]
             earlier = self.duplicate_anomaly.get(row_id)
-            self.report(DUPLICATE, [*origins, *adders], since, [row_id], f"key {row_id} visible {now} times")
+            roles = [(a, Role.WROTE_COPY) for a in [*origins, *adders]]
+            self.report(AnomalyKind.DUPLICATE, roles, since, [row_id], f"key {row_id} visible {now} times")
             if earlier is not None:
                 # One anomaly per key: the latest witness holds every copy.
                 self.anomalies[earlier] = self.anomalies.pop()
+                self.full_rows[earlier] = self.full_rows.pop()
             else:
                 self.duplicate_anomaly[row_id] = len(self.anomalies) - 1
 
@@ -373,7 +379,7 @@ class _Analysis:
         def possible(attempt: Attempt | None) -> bool:
             return (
                 attempt is not None
-                and attempt.outcome is AttemptOutcome.INDETERMINATE
+                and self.unsure(attempt)
                 and attempt.op_id not in self.absorbed
                 and (attempt.read_version or 0) < version
             )
@@ -397,55 +403,65 @@ class _Analysis:
         for attempt in self.unsure_whole:
             if possible(attempt):
                 trial = _Expected()
-                self._expect(trial, attempt)
+                self._expect(trial, attempt, attempt.read_version)
                 if not self._unexplained(self._pending_actual, trial):
                     return [attempt]
         return []
 
     def _classify(self, key: tuple[int, int], n: int, expected: _Expected, claimers, v: int) -> None:
         row_id, value = key
+        committed = self.committed_by(claimers)
         if n < 0:  # a row expected but missing, or gone without cause
             op = expected.adds.get(key)
             if op is not None:
-                name = LOST_UPDATE if _updates(op.kind) and value else LOST_APPEND
-                self.report(name, [op], [v, *([op.version] if op.version else [])], [row_id])
+                kind = AnomalyKind.LOST_UPDATE if _updates(op.kind) and value else AnomalyKind.LOST_APPEND
+                self.report(kind, [(op, Role.LOST)], [v, *op.versions], [row_id], "its row is missing from its version")
                 return
-            failed = [a for a in self.unsure_touching.get(row_id, []) if a.outcome is not AttemptOutcome.INDETERMINATE]
+            failed = [a for a in self.unsure_touching.get(row_id, []) if a.outcome is not WriteOutcome.UNKNOWN]
+            failed = [a for a in failed if a.outcome is not WriteOutcome.ACKNOWLEDGED]
             if failed:
-                self.report(PHANTOM, failed + list(claimers), [v], [row_id], "a failed delete or update took effect")
+                roles = [*((a, Role.FAILED) for a in failed), *committed]
+                self.report(AnomalyKind.PHANTOM, roles, [v], [row_id], "a failed delete or update took effect")
                 return
             origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
-            name = LOST_UPDATE if origin is not None and _updates(origin.kind) and value else LOST_APPEND
-            self.report(name, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) vanished")
+            updated = origin is not None and _updates(origin.kind) and value
+            kind = AnomalyKind.LOST_UPDATE if updated else AnomalyKind.LOST_APPEND
+            self.report(kind, [(origin, Role.LOST), *committed], [v], [row_id], f"row ({row_id}, {value}) vanished")
             return
         # n > 0: a row present that should not be
         remover = expected.removes.get(key)
         if remover is not None:
-            name = LOST_DELETE if remover.kind == DELETE else LOST_UPDATE
-            self.report(name, [remover], [v], [row_id], f"row ({row_id}, {value}) is still visible")
+            kind = AnomalyKind.LOST_DELETE if remover.kind is WriteKind.DELETE else AnomalyKind.LOST_UPDATE
+            self.report(kind, [(remover, Role.LOST)], [v], [row_id], f"row ({row_id}, {value}) is still visible")
             return
         if expected.whole is not None and self.rows[key] + n > 0 and key not in expected.whole[0]:
             if row_id in self.deleted_by or self.count[row_id] > 0:
                 whole_op = expected.whole[1]
-                self.report(
-                    RESURRECTED_DELETE, [whole_op], [v], [row_id], f"{whole_op.kind} left row ({row_id}, {value})"
-                )
+                roles = [(self.deleted_by.get(row_id), Role.DELETED), (whole_op, Role.COMMITTED)]
+                detail = f"{whole_op.kind.value} left row ({row_id}, {value})"
+                self.report(AnomalyKind.RESURRECTED_DELETE, roles, [v], [row_id], detail)
                 return
         origin = self.origin_of_value.get(value) if value else self.origin_of_id.get(row_id)
-        if origin is not None and origin.outcome in (AttemptOutcome.CONFLICT, AttemptOutcome.ERROR):
-            self.report(PHANTOM, [origin], [v], [row_id], f"{origin.kind} {origin.outcome.value} yet visible")
+        if origin is not None and origin.outcome in (WriteOutcome.CONFLICT, WriteOutcome.ERROR):
+            detail = f"{origin.kind.value} {origin.outcome.value} yet visible"
+            self.report(AnomalyKind.PHANTOM, [(origin, Role.FAILED), *committed], [v], [row_id], detail)
         elif self.count[row_id] + n > 1 or (self.count[row_id] > 0 and value == self.value.get(row_id)):
             self.duplicates_reported.add(row_id)
-            self.report(DUPLICATE, [origin, *claimers], [v], [row_id], f"id {row_id} visible more than once")
+            roles = [(origin, Role.WROTE_COPY), *committed]
+            self.report(AnomalyKind.DUPLICATE, roles, [v], [row_id], f"id {row_id} visible more than once")
         elif row_id in self.deleted_by and self.count[row_id] == 0:
-            self.report(RESURRECTED_DELETE, [self.deleted_by[row_id], *claimers], [v], [row_id])
+            roles = [(self.deleted_by[row_id], Role.DELETED), *committed]
+            self.report(AnomalyKind.RESURRECTED_DELETE, roles, [v], [row_id], f"row ({row_id}, {value}) came back")
         elif origin is not None and origin.op_id in self.absorbed:
             self.duplicates_reported.add(row_id)
-            self.report(DUPLICATE, [origin, *claimers], [v], [row_id], "an indeterminate operation seen twice")
+            roles = [(origin, Role.WROTE_COPY), *committed]
+            self.report(AnomalyKind.DUPLICATE, roles, [v], [row_id], "an unacknowledged operation seen twice")
         elif origin is not None and _updates(origin.kind) and value:
-            self.report(LOST_UPDATE, [origin, *claimers], [v], [row_id], f"value {value} came back")
+            roles = [(origin, Role.ORIGIN), *committed]
+            self.report(AnomalyKind.LOST_UPDATE, roles, [v], [row_id], f"value {value} came back")
         else:
-            self.report(UNEXPLAINED, [origin, *claimers], [v], [row_id], f"row ({row_id}, {value}) appeared")
+            roles = [(origin, Role.ORIGIN), *committed]
+            self.report(AnomalyKind.UNEXPLAINED, roles, [v], [row_id], f"row ({row_id}, {value}) appeared")
 
     def _apply(self, observed: VersionObservation, claimers: list[Attempt]) -> None:
         v = observed.version
@@ -455,7 +471,7 @@ class _Analysis:
             self.hash -= _row_hash((row_id, value))
         self.hash &= _HASH_MASK
         self.hashes.extend([self.hash] * (v - len(self.hashes)))
-        deleting = {a.op_id: a for a in claimers if a.kind == DELETE}
+        deleting = {a.op_id: a for a in claimers if a.kind is WriteKind.DELETE}
         for row_id, value, stable in observed.removed:
             self.rows[(row_id, value)] -= 1
             if self.rows[(row_id, value)] <= 0:
@@ -482,7 +498,13 @@ class _Analysis:
             if stable is not None:
                 self.row_id_count[stable] += 1
                 if self.row_id_count[stable] == 2:
-                    self.report(ROW_ID_NOT_UNIQUE, claimers, [v], [row_id], f"stable row id {stable}")
+                    self.report(
+                        AnomalyKind.ROW_ID_NOT_UNIQUE,
+                        self.committed_by(claimers),
+                        [v],
+                        [row_id],
+                        f"stable row id {stable}",
+                    )
         touched = {r[0] for r in observed.removed} | {r[0] for r in observed.added}
         for row_id in touched:
             now = self.count[row_id]
@@ -507,45 +529,35 @@ class _Analysis:
                 self.fragment_signature[fragment_id] = (signature, observed.version)
             elif seen[0] != signature:
                 self.report(
-                    FRAGMENT_ID_REUSE,
-                    claimers,
+                    AnomalyKind.FRAGMENT_ID_REUSE,
+                    self.committed_by(claimers),
                     [seen[1], observed.version],
                     [],
                     f"fragment id {fragment_id} holds other rows than at version {seen[1]}",
                 )
 
 
-def _updates(kind: str) -> bool:
+def _updates(kind: WriteKind) -> bool:
     """Whether ``kind`` writes new values of existing keys (an update, an upsert)."""
-    return kind == UPDATE or kind in UPSERT_KINDS
+    return kind in (WriteKind.UPDATE, WriteKind.UPSERT)
 
 
-def _merged(anomalies: list[Anomaly]) -> list[Anomaly]:
-    """One anomaly per name, operations and versions, its rows together
-    (the witness stays minimal: at most :data:`WITNESS_ROWS` rows)."""
-    merged: dict[tuple, Anomaly] = {}
-    for anomaly in anomalies:
-        w = anomaly.witness
-        key = (anomaly.name, tuple(w.op_ids), tuple(w.versions))
-        seen = merged.get(key)
-        if seen is None:
-            merged[key] = anomaly
-        elif len(seen.witness.rows) < WITNESS_ROWS:
-            rows = sorted(set(seen.witness.rows) | set(w.rows))[:WITNESS_ROWS]
-            merged[key] = Anomaly(anomaly.name, Witness(w.op_ids, w.versions, rows, seen.witness.detail))
-    return list(merged.values())
+#: What an acknowledged operation lost when none of its versions exists.
+_LOST_WHEN_MISSING = {WriteKind.APPEND: AnomalyKind.LOST_APPEND, WriteKind.DELETE: AnomalyKind.LOST_DELETE}
 
 
 def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]:
     """The anomalies of ``history`` given what every version holds (pure;
-    one pass over the versions, each costing what it changed)."""
-    analysis = _Analysis(history, observations)
+    one pass over the versions, each costing what it changed), grouped: each
+    root anomaly with the anomalies that follow from it."""
+    attribution = attribute(history, observations)
+    analysis = _Analysis(history, observations, attribution)
     observed_versions = [o.version for o in observations.versions]
     expected_versions = list(range(1, len(observed_versions) + 1))
     if observed_versions != expected_versions or observations.unreadable:
         missing = sorted(set(range(1, max(observed_versions, default=0) + 1)) - set(observed_versions))
         analysis.report(
-            NON_LINEAR_VERSIONS,
+            AnomalyKind.NON_LINEAR_VERSIONS,
             [],
             missing + [v for v, _ in observations.unreadable],
             [],
@@ -558,10 +570,15 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
     for version, attempts in sorted(analysis.claims.items()):
         if version > last or version not in present:
             for attempt in attempts:
-                name = {APPEND: LOST_APPEND, DELETE: LOST_DELETE}.get(
-                    attempt.kind, LOST_UPDATE if _updates(attempt.kind) else LOST_COMMIT
+                kind = _LOST_WHEN_MISSING.get(
+                    attempt.kind, AnomalyKind.LOST_UPDATE if _updates(attempt.kind) else AnomalyKind.LOST_COMMIT
                 )
-                analysis.report(name, [attempt], [version], attempt.args.get("ids", []), "acknowledged version missing")
+                detail = "acknowledged version missing"
+                analysis.report(kind, [(attempt, Role.LOST)], [version], attempt.args.get("ids", []), detail)
+    for attempt in history:
+        if attempt.op_id in analysis.unresolved and attempt.op_id not in analysis.absorbed and _adds_rows(attempt):
+            detail = "acknowledged, but no version holds its rows"
+            analysis.report(AnomalyKind.LOST_APPEND, [(attempt, Role.LOST)], [], _added_ids(attempt), detail)
     for conflict in observations.conflicts:
         departure = pylance_departure(conflict.requirement_ids, conflict.writer_library)
         mark = (
@@ -569,26 +586,105 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
             if departure
             else ""
         )
-        analysis.report(
-            INCOMPATIBLE_COMMIT,
-            [*analysis.claims.get(conflict.version, []), *analysis.claims.get(conflict.other, [])],
-            [conflict.other, conflict.version],
-            [],
-            f"{mark}{conflict.outcome}: {conflict.reason}",
-        )
+        roles = [
+            *((a, Role.CONFLICTING) for a in analysis.claims.get(conflict.version, [])),
+            *((a, Role.COMMITTED) for a in analysis.claims.get(conflict.other, [])),
+        ]
+        detail = f"{mark}{conflict.outcome}: {conflict.reason}"
+        analysis.report(AnomalyKind.INCOMPATIBLE_COMMIT, roles, [conflict.other, conflict.version], [], detail)
     for found_in, rule, message in observations.validator_errors:
         analysis.report(
-            VALIDATOR_NOT_CLEAN,
-            analysis.claims.get(found_in or 0, []),
+            AnomalyKind.VALIDATOR_NOT_CLEAN,
+            analysis.committed_by(analysis.claims.get(found_in or 0, [])),
             [found_in] if found_in else [],
             [],
             f"{rule}: {message}"[:300],
         )
     for version, detail in observations.disagreements:
-        analysis.report(READER_DISAGREEMENT, analysis.claims.get(version, []), [version], [], detail)
-    return _merged(analysis.anomalies)
+        committed = analysis.committed_by(analysis.claims.get(version, []))
+        analysis.report(AnomalyKind.READER_DISAGREEMENT, committed, [version], [], detail)
+    found = [*attribution.anomalies, *analysis.anomalies]
+    rows = [*(frozenset() for _ in attribution.anomalies), *analysis.full_rows]
+    # pylance's known departures stay findings of their own (split off by check), never grouped.
+    known = [i for i, a in enumerate(found) if _is_known_departure(a)]
+    rest = [(a, r) for i, (a, r) in enumerate(zip(found, rows, strict=True)) if i not in known]
+    return [*grouped(_merged(rest), analysis.rebases), *(found[i] for i in known)]
+
+
+def _is_known_departure(anomaly: Anomaly) -> bool:
+    return anomaly.kind is AnomalyKind.INCOMPATIBLE_COMMIT and anomaly.witness.detail.startswith(_KNOWN_MARK)
+
+
+def _adds_rows(attempt: Attempt) -> bool:
+    return attempt.kind in (WriteKind.APPEND, WriteKind.OVERWRITE) or (
+        attempt.kind is WriteKind.UPSERT and bool(attempt.args.get("new_ids"))
+    )
+
+
+def _added_ids(attempt: Attempt) -> list[int]:
+    return list(attempt.args.get("new_ids" if attempt.kind is WriteKind.UPSERT else "ids", []))
+
+
+def _merged(found: list[tuple[Anomaly, frozenset[int]]]) -> list[tuple[Anomaly, frozenset[int]]]:
+    """One anomaly per kind, operations and versions, its rows together
+    (the witness stays minimal), each with every row id it concerns."""
+    merged: dict[tuple, tuple[Anomaly, frozenset[int]]] = {}
+    for anomaly, its_rows in found:
+        w = anomaly.witness
+        key = (anomaly.kind, tuple(w.roles.items()), w.versions)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = (anomaly, its_rows)
+        else:
+            all_rows = seen[1] | its_rows
+            witness = Witness.of(w.roles.items(), w.versions, all_rows, seen[0].witness.detail)
+            merged[key] = (Anomaly(anomaly.kind, witness), all_rows)
+    return list(merged.values())
+
+
+def grouped(
+    found: list[tuple[Anomaly, frozenset[int]]], rebases: Mapping[tuple[str, int], tuple[int, int]]
+) -> list[Anomaly]:
+    """The root anomalies, each with its consequences.
+
+    In version order, an anomaly follows from an earlier root when it shares
+    a row with the root or its consequences, or when the same operation
+    committed the version both show at. A root whose committing operation
+    rebased blindly at that version (its commit records a newer read version
+    than it was to build on) becomes the consequence of one *blind rebase*
+    anomaly naming it."""
+    ordered = sorted(found, key=lambda item: (min(item[0].witness.versions, default=0), item[0].kind.value))
+    roots: list[list] = []  # [anomaly, rows, committer op ids at versions, consequences]
+    for anomaly, rows in ordered:
+        committers = {
+            (op_id, version)
+            for op_id, role in anomaly.witness.roles.items()
+            if role in (Role.COMMITTED, Role.CONFLICTING)
+            for version in anomaly.witness.versions
+        }
+        parent = next((root for root in roots if (rows and rows & root[1]) or committers & root[2]), None)
+        if parent is None:
+            roots.append([anomaly, set(rows), set(committers), []])
+        else:
+            parent[1] |= rows
+            parent[2] |= committers
+            parent[3].append(anomaly)
+    result = []
+    for anomaly, _, committers, consequences in roots:
+        root = anomaly.with_consequences(consequences)
+        rebased = sorted((key, rebases[key]) for key in committers if key in rebases)
+        if rebased:
+            (op_id, version), (started, recorded) = rebased[0]
+            detail = (
+                f"{op_id} was to build on version {started}; its commit at version {version} records read version "
+                f"{recorded}, and did not keep what came between"
+            )
+            witness = Witness.of([(op_id, Role.REBASED)], [started, recorded, version], (), detail)
+            root = Anomaly(AnomalyKind.BLIND_REBASE, witness, (root,))
+        result.append(root)
+    return result
 
 
 def summary_counts(history: Iterable[Attempt]) -> Mapping[str, int]:
     counts = Counter(a.outcome.value for a in history if a.writer >= 0)
-    return {outcome.value: counts.get(outcome.value, 0) for outcome in AttemptOutcome}
+    return {outcome.value: counts.get(outcome.value, 0) for outcome in WriteOutcome}

@@ -66,12 +66,23 @@ def add_harness_parser(commands) -> None:
 
     run_parser = group.add_parser("run", help="run writers against one dataset, save the history, check it")
     run_parser.add_argument(
-        "--writer", required=True, help="pylance, reference, faulty:NAME or the module path of your writer"
+        "--writer",
+        required=True,
+        help="any driver that writes: reference, pylance, lancedb, pylance-distributed, lance-ray, daft, "
+        "worker:MODULE, cmd:COMMAND or a module path; or faulty:NAME",
     )
     run_parser.add_argument("--writers", type=int, default=4, help="writers racing at once (default 4)")
     run_parser.add_argument("--operations", type=int, default=10, help="operations per writer (default 10)")
     run_parser.add_argument(
-        "--workload", default="mixed", help="mixed, rows, or kinds with optional weights: append:3,delete:1"
+        "--workload",
+        action="append",
+        default=None,
+        help="mixed, rows, schema, or write kinds with optional weights: append:3,delete:1 "
+        "(upsert/shared-keys: upserts of keys other writers upsert too); given more than once, one per writer "
+        "(writer i takes the i-th, in turn)",
+    )
+    run_parser.add_argument(
+        "--pace", type=float, default=0.0, help="seconds each writer waits between its operations (default 0)"
     )
     run_parser.add_argument(
         "--master",
@@ -139,9 +150,10 @@ def _usage(message: str) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .runner import RunSpecError, run
     from .spark import SparkError
-    from .workloads import WorkloadError, parse_workloads
+    from .workloads import WorkloadError, parse_workload, workload_to_json
     from .writers import WriterLoadError
 
+    workloads = args.workload or ["mixed"]
     try:
         spec = RunSpec(
             uri=args.uri or str(args.out / "dataset.lance"),
@@ -149,7 +161,11 @@ def _run(args: argparse.Namespace) -> int:
             writer=args.writer,
             writers=args.writers,
             operations=args.operations,
-            workloads=parse_workloads(args.workload),
+            workloads=workload_to_json(parse_workload(workloads[0])),
+            writer_workloads=tuple(workload_to_json(parse_workload(w)) for w in workloads)
+            if len(workloads) > 1
+            else (),
+            pace_seconds=args.pace,
             seed=args.seed,
             stable_row_ids=args.stable_row_ids,
             naming=args.naming,

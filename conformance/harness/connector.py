@@ -18,31 +18,41 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .checker import CREATE, check
-from .history import SETUP_WRITER, Attempt, AttemptOutcome, save_history
+from conformance.drivers.writes import WriteKind, WriteOutcome
+
+from .checker import check
+from .history import SETUP_WRITER, Attempt, save_history
 from .runner import HISTORY_FILE, RUN_FILE, RunResult, save_report
 from .spark import ConnectorCommit, SparkExecutor, connector_appends, create_connector_dataset
 from .spec import RunSpec
-from .workloads import APPEND
 
 
 def connector_attempts(commits: Sequence[ConnectorCommit], initial_ids: Sequence[int] = ()) -> list[Attempt]:
     """The history of connector jobs: the set-up that created the dataset
     (version 1, ``initial_ids``), then one attempt per job, by start time."""
     setup = Attempt(
-        "setup", SETUP_WRITER, CREATE, {"ids": list(initial_ids)}, None, AttemptOutcome.ACKNOWLEDGED, 1, None, 0.0, 0.0
+        "setup",
+        SETUP_WRITER,
+        WriteKind.CREATE,
+        {"ids": list(initial_ids)},
+        None,
+        WriteOutcome.ACKNOWLEDGED,
+        1,
+        None,
+        0.0,
+        0.0,
     )
     attempts = []
     for commit in commits:
         if commit.error is None:
-            outcome = AttemptOutcome.ACKNOWLEDGED
+            outcome = WriteOutcome.ACKNOWLEDGED
         else:
-            outcome = AttemptOutcome.CONFLICT if commit.conflict else AttemptOutcome.ERROR
+            outcome = WriteOutcome.CONFLICT if commit.conflict else WriteOutcome.ERROR
         attempts.append(
             Attempt(
                 f"job{commit.job}",
                 commit.job,
-                APPEND,
+                WriteKind.APPEND,
                 {"ids": list(commit.ids)},
                 commit.read_version,
                 outcome,
@@ -82,7 +92,7 @@ def connector_run(
         writer=implementation,
         writers=len(jobs),
         operations=1,
-        workloads={APPEND: 1.0},
+        workloads={WriteKind.APPEND.value: 1.0},
         seed=0,
         stable_row_ids=False,
         naming="v2",

@@ -1,10 +1,14 @@
 """The history of a run: one :class:`Attempt` per operation a writer tried,
 saved as JSON Lines (``DIR/history.jsonl``) that follow the shipped JSON
-Schema ``conformance/schemas/harness-history.schema.json``."""
+Schema ``conformance/schemas/harness-history.schema.json``.
+
+An attempt's kind is a :class:`~conformance.drivers.writes.WriteKind` and its
+outcome a :class:`~conformance.drivers.writes.WriteOutcome`: the one write
+vocabulary. Histories of format 1 (kinds such as ``add_column``, outcome
+``indeterminate``) are read as their format-2 equivalents."""
 
 from __future__ import annotations
 
-import enum
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,19 +18,20 @@ from pathlib import Path
 
 import jsonschema
 
+from conformance.drivers.writes import WriteKind, WriteOutcome
+
 SCHEMA_NAME = "harness-history.schema.json"
 #: The version of a history line's shape, written on every line (bump it when a
 #: field changes meaning or goes away; CHANGELOG.md).
-HISTORY_FORMAT = 1
+HISTORY_FORMAT = 2
 #: The writer index of the attempt that created the dataset (the runner's).
 SETUP_WRITER = -1
 
 
-class AttemptOutcome(enum.Enum):
-    ACKNOWLEDGED = "acknowledged"  # the writer said it committed, at ``version``
-    CONFLICT = "conflict"  # refused: another writer's commit conflicts
-    ERROR = "error"  # failed for any other reason
-    INDETERMINATE = "indeterminate"  # the writer died before it could say
+#: What format-1 histories called a kind, where the vocabulary's name differs.
+_FORMAT_1_KINDS = {"add_column": "add-columns", "create_index": "create-index", "upsert_race": "upsert"}
+#: ... and an outcome.
+_FORMAT_1_OUTCOMES = {"indeterminate": WriteOutcome.UNKNOWN.value}
 
 
 class HistoryError(ValueError):
@@ -35,28 +40,47 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class Attempt:
-    """One line of ``history.jsonl``."""
+    """One line of ``history.jsonl``: one operation a writer tried.
+
+    ``read_version`` is the version the operation was asked to build on (or,
+    for a writer that cannot be asked, the latest version the harness saw
+    just before); ``versions`` every version the writer said it committed
+    (``version`` the last), ``engine_read_versions`` the read versions the
+    implementation said it used. The checker believes none of these without
+    the transaction files (:mod:`.attribution`)."""
 
     op_id: str  # unique in the run, e.g. "w3-17"
     writer: int
-    kind: str  # a workload kind: "append", "delete", "update", "upsert", "compact", ...
-    args: dict  # JSON-able: the ids/keys/values it appends, deletes, updates
+    kind: WriteKind
+    args: dict  # JSON-able: the ids/keys/values/names it writes (workloads.py says which per kind)
     read_version: int | None
-    outcome: AttemptOutcome
-    version: int | None  # the committed version when acknowledged
+    outcome: WriteOutcome
+    version: int | None  # the last version it said it committed, when acknowledged
     error: str | None
     start: float
     end: float
+    versions: tuple[int, ...] = ()
+    engine_read_versions: tuple[int, ...] = ()
+    #: ``read_version`` was asked of the writer (it writes at a version): a
+    #: commit built on a newer one is a rebase the checker verifies.
+    read_asked: bool = False
+
+    def __post_init__(self) -> None:
+        if self.version is not None and not self.versions:
+            object.__setattr__(self, "versions", (self.version,))
 
     def to_json(self) -> dict:
         return {
             "op_id": self.op_id,
             "writer": self.writer,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "args": self.args,
             "read_version": self.read_version,
             "outcome": self.outcome.value,
             "version": self.version,
+            "versions": list(self.versions),
+            "engine_read_versions": list(self.engine_read_versions),
+            "read_asked": self.read_asked,
             "error": self.error,
             "start": self.start,
             "end": self.end,
@@ -64,17 +88,29 @@ class Attempt:
 
     @classmethod
     def from_json(cls, document: dict) -> Attempt:
+        kind = document["kind"]
+        args = dict(document["args"])
+        if kind == "upsert_race":  # format 1: racing upserts were a kind of their own
+            args.setdefault("shared", True)
+        if kind in ("add_column", "drop_column") and "name" in args:  # format 1: one column by name
+            args.setdefault("columns", [args["name"]])
+        if kind == "config" and "key" in args:  # format 1: one key
+            args.setdefault("values", [[args["key"], args.get("value")]])
+        outcome = document["outcome"]
         return cls(
             op_id=document["op_id"],
             writer=document["writer"],
-            kind=document["kind"],
-            args=document["args"],
+            kind=WriteKind(_FORMAT_1_KINDS.get(kind, kind)),
+            args=args,
             read_version=document["read_version"],
-            outcome=AttemptOutcome(document["outcome"]),
+            outcome=WriteOutcome(_FORMAT_1_OUTCOMES.get(outcome, outcome)),
             version=document["version"],
             error=document["error"],
             start=document["start"],
             end=document["end"],
+            versions=tuple(document.get("versions", ())),
+            engine_read_versions=tuple(document.get("engine_read_versions", ())),
+            read_asked=bool(document.get("read_asked", False)),
         )
 
 

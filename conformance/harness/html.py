@@ -28,7 +28,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-#: The outcomes, in the order the per-writer table shows them (the values of AttemptOutcome).
+#: The outcomes, in the order the per-writer table shows them (the values of WriteOutcome).
 OUTCOMES = ("acknowledged", "conflict", "error", "indeterminate")
 
 _CSS = """

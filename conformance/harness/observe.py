@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from conformance.drivers.writes import TOKEN_PROPERTY
 from reference_impl.commit import decide
 from reference_impl.commit.conflicts import Outcome, RowChanges, modified_fragment_ids
 from reference_impl.dataset import Dataset, dataset_storage
@@ -38,6 +39,11 @@ class VersionObservation:
     removed: list[Row] = field(default_factory=list)
     #: (fragment id, content signature) of fragments whose content is new here.
     new_fragments: list[tuple[int, str]] = field(default_factory=list)
+    #: The operation's token its writer recorded in the transaction's
+    #: properties (``conformance.drivers.writes.TOKEN_PROPERTY``), if any.
+    token: str | None = None
+    #: When the manifest says it was committed (seconds since the epoch), if it says.
+    timestamp: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,7 @@ def observe(uri: str, storage_options: Mapping[str, str] | None = None) -> Obser
         previous = current
         transaction = _transaction_of(dataset)
         transactions[version] = transaction
+        stamp = dataset.manifest.timestamp
         result.versions.append(
             VersionObservation(
                 version,
@@ -126,6 +133,8 @@ def observe(uri: str, storage_options: Mapping[str, str] | None = None) -> Obser
                 added,
                 removed,
                 new_fragments,
+                token=transaction.properties.get(TOKEN_PROPERTY) if transaction is not None else None,
+                timestamp=stamp[0] + stamp[1] / 1e9 if stamp is not None else None,
             )
         )
     result.conflicts = _conflicts(datasets, transactions)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from .history import AttemptOutcome
+from .history import WriteOutcome
 
 if TYPE_CHECKING:
     from .runner import RunResult
@@ -24,10 +24,10 @@ def counts(result: RunResult) -> dict[str, int]:
     by_outcome = Counter(a.outcome for a in attempts)
     return {
         "operations": len(attempts),
-        "acknowledged": by_outcome[AttemptOutcome.ACKNOWLEDGED],
-        "conflicts": by_outcome[AttemptOutcome.CONFLICT],
-        "errors": by_outcome[AttemptOutcome.ERROR],
-        "indeterminate": by_outcome[AttemptOutcome.INDETERMINATE],
+        "acknowledged": by_outcome[WriteOutcome.ACKNOWLEDGED],
+        "conflicts": by_outcome[WriteOutcome.CONFLICT],
+        "errors": by_outcome[WriteOutcome.ERROR],
+        "indeterminate": by_outcome[WriteOutcome.UNKNOWN],
     }
 
 

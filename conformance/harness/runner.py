@@ -4,25 +4,30 @@ and check the history against every version."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.drivers import writes
+from conformance.drivers.writes import WriteKind, WriteOutcome
 from reference_impl.dataset import Dataset
 from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
-from .checker import CREATE, CheckReport, check
+from .checker import CheckReport, check
 from .executors import Executor
-from .history import SETUP_WRITER, Attempt, AttemptOutcome, load_history, save_history
+from .history import SETUP_WRITER, Attempt, load_history, save_history
 from .spec import RunSpec, TaskSpec
-from .tasks import load_writer
-from .workloads import skipped_kinds
-from .writers import initial_schema, rows_table
+from .workloads import initial_schema, rows_table, skipped_kinds, writer_workload
+from .writers import FAULTY_PREFIX, LoadedWriter, engine_session, load_writer
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.json"
+#: What the writer declared (``DriverInfo.to_json()``) and the kinds it skipped:
+#: ``harness check`` reads it instead of loading the writer again.
+WRITER_FILE = "writer.json"
 
 
 class RunSpecError(ValueError):
@@ -44,17 +49,29 @@ class RunResult:
 def _setup_attempt(spec: RunSpec, start: float) -> Attempt:
     ids = list(range(spec.initial_rows))
     return Attempt(
-        "setup", SETUP_WRITER, CREATE, {"ids": ids}, None, AttemptOutcome.ACKNOWLEDGED, 1, None, start, time.time()
+        "setup",
+        SETUP_WRITER,
+        WriteKind.CREATE,
+        {"ids": ids},
+        None,
+        WriteOutcome.ACKNOWLEDGED,
+        1,
+        None,
+        start,
+        time.time(),
     )
 
 
-def prepare(spec: RunSpec) -> Attempt:
+def prepare(spec: RunSpec, writer: LoadedWriter | None = None) -> Attempt:
     """Create the dataset (version 1, ``initial_rows`` rows) as the writer's
-    implementation would: pylance for pylance, the reference otherwise."""
+    implementation would: pylance for pylance, the reference for the
+    reference and its faulty variants, the writer's own ``create`` for any
+    other writer that performs one, else the reference."""
     if spec.naming not in ("v1", "v2"):
         raise RunSpecError(f"naming must be v1 or v2, not {spec.naming!r}")
     start = time.time()
     table = rows_table(list(range(spec.initial_rows)), 0, initial_schema(spec.primary_key))
+    max_rows = max(1, spec.initial_rows // 4)
     if spec.writer == "pylance":
         import lance  # lazy: only pylance runs need it
 
@@ -66,8 +83,16 @@ def prepare(spec: RunSpec) -> Attempt:
             enable_stable_row_ids=spec.stable_row_ids,
             enable_v2_manifest_paths=spec.naming == "v2",
             storage_options=spec.storage_options or None,
-            max_rows_per_file=max(1, spec.initial_rows // 4),
+            max_rows_per_file=max_rows,
         )
+    elif writer is not None and _creates_itself(spec, writer):
+        create = writes.Create(
+            table,
+            data_storage_version=spec.data_storage_version,
+            max_rows_per_file=max_rows,
+            stable_row_ids=spec.stable_row_ids,
+        )
+        writer.driver.write(spec.uri, create, storage_options=spec.storage_options or None)
     else:
         Dataset.create(
             spec.uri,
@@ -76,21 +101,38 @@ def prepare(spec: RunSpec) -> Attempt:
             data_storage_version=spec.data_storage_version or DEFAULT_DATA_STORAGE_VERSION,
             stable_row_ids=spec.stable_row_ids,
             storage_options=spec.storage_options or None,
-            max_rows_per_file=max(1, spec.initial_rows // 4),
+            max_rows_per_file=max_rows,
         )
     return _setup_attempt(spec, start)
 
 
+def _creates_itself(spec: RunSpec, writer: LoadedWriter) -> bool:
+    reference_based = spec.writer == "reference" or spec.writer.startswith(FAULTY_PREFIX)
+    return not reference_based and WriteKind.CREATE in writer.performed
+
+
 def run(spec: RunSpec, executor: Executor, out_dir: Path, *, validate: bool = True) -> RunResult:
-    """Prepare the dataset, run every writer's task on ``executor``, save
-    the history and the spec under ``out_dir``, and check the history."""
+    """Prepare the dataset, run every writer's task on ``executor`` (inside
+    the writer's engine session, when its driver has one), save the history,
+    the spec and the writer's declaration under ``out_dir``, and check the
+    history."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    skipped = skipped_kinds(spec.workloads, load_writer(spec.writer, 0, spec).supported_kinds)
-    setup = prepare(spec)
-    started = time.monotonic()
-    attempts = executor.run_tasks([TaskSpec(spec, index) for index in range(spec.writers)])
-    seconds = time.monotonic() - started
+    writer = load_writer(spec.writer, 0, spec)
+    try:
+        workloads = [writer_workload(spec, index) for index in range(spec.writers)]
+        skipped = [kind.value for kind in skipped_kinds(workloads, writer.performed)]
+        (out_dir / WRITER_FILE).write_text(
+            json.dumps({"driver": writer.info.to_json(), "skipped": skipped}, indent=2) + "\n"
+        )
+        session = engine_session(spec.writer)
+        with session if session is not None else contextlib.nullcontext():
+            setup = prepare(spec, writer)
+            started = time.monotonic()
+            attempts = executor.run_tasks([TaskSpec(spec, index) for index in range(spec.writers)])
+            seconds = time.monotonic() - started
+    finally:
+        writer.close()
     history = [setup, *sorted(attempts, key=lambda a: (a.start, a.op_id))]
     save_history(out_dir / HISTORY_FILE, history)
     spec.save(out_dir / RUN_FILE)
@@ -114,6 +156,7 @@ def recheck(out_dir: Path, *, validate: bool = True) -> RunResult:
     out_dir = Path(out_dir)
     spec = RunSpec.load(out_dir / RUN_FILE)
     history = load_history(out_dir / HISTORY_FILE)
-    skipped = skipped_kinds(spec.workloads, load_writer(spec.writer, 0, spec).supported_kinds)
+    declared = out_dir / WRITER_FILE
+    skipped = json.loads(declared.read_text()).get("skipped", []) if declared.is_file() else []
     report = check(history, spec, validate=validate)
     return RunResult(spec, history, report, out_dir, skipped)

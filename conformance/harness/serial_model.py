@@ -14,10 +14,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .checker import CREATE
-from .history import Attempt, AttemptOutcome
+from conformance.drivers.writes import WriteKind, WriteOutcome
+
+from .history import Attempt
 from .observe import Observations, Row, VersionObservation
-from .workloads import APPEND, COMPACT, CONFIG, DELETE, OVERWRITE, RESTORE, UPDATE, UPSERT
+
+APPEND, DELETE, UPDATE, UPSERT = WriteKind.APPEND, WriteKind.DELETE, WriteKind.UPDATE, WriteKind.UPSERT
+COMPACT, CONFIG, OVERWRITE, RESTORE = WriteKind.COMPACT, WriteKind.CONFIG, WriteKind.OVERWRITE, WriteKind.RESTORE
 
 #: Kind -> weight of the model's operations (restore goes back one version).
 DEFAULT_WEIGHTS = {
@@ -31,6 +34,17 @@ DEFAULT_WEIGHTS = {
     RESTORE: 0.05,
 }
 INITIAL_ROWS = 16
+#: The transaction operation the model's operations commit (``.attribution.TRANSACTION_OPERATIONS`` allows it).
+_COMMITS = {
+    APPEND: "append",
+    DELETE: "delete",
+    UPDATE: "update",
+    UPSERT: "update",
+    COMPACT: "rewrite",
+    CONFIG: "update_config",
+    OVERWRITE: "overwrite",
+    RESTORE: "restore",
+}
 
 
 @dataclass
@@ -66,7 +80,7 @@ class _Table:
         return sorted(chosen)
 
 
-def serial_run(operations: int, seed: int, *, weights: dict[str, float] | None = None) -> SerialRun:
+def serial_run(operations: int, seed: int, *, weights: dict[WriteKind, float] | None = None) -> SerialRun:
     """``operations`` operations by 8 writers, applied serially."""
     rng = random.Random(seed)
     weights = weights or DEFAULT_WEIGHTS
@@ -105,18 +119,15 @@ def serial_run(operations: int, seed: int, *, weights: dict[str, float] | None =
 
     # Version 1: the set-up.
     ids = fresh_ids(INITIAL_ROWS)
-    commit(CREATE, {"ids": ids}, [(i, 0, fresh_row_id()) for i in ids], [], "overwrite", None)
-    run.history.append(Attempt("setup", -1, CREATE, {"ids": ids}, None, AttemptOutcome.ACKNOWLEDGED, 1, None, 0, 0))
+    commit(WriteKind.CREATE, {"ids": ids}, [(i, 0, fresh_row_id()) for i in ids], [], "overwrite", None)
+    setup = Attempt("setup", -1, WriteKind.CREATE, {"ids": ids}, None, WriteOutcome.ACKNOWLEDGED, 1, None, 0, 0)
+    run.history.append(setup)
 
     for step in range(operations):
         kind = rng.choices(kinds, kind_weights)[0]
         roll = rng.random()
         outcome = (
-            AttemptOutcome.CONFLICT
-            if roll < 0.05
-            else AttemptOutcome.INDETERMINATE
-            if roll < 0.07
-            else AttemptOutcome.ACKNOWLEDGED
+            WriteOutcome.CONFLICT if roll < 0.05 else WriteOutcome.UNKNOWN if roll < 0.07 else WriteOutcome.ACKNOWLEDGED
         )
         writer = step % 8
         op_id = f"w{writer}-{step}"
@@ -124,7 +135,7 @@ def serial_run(operations: int, seed: int, *, weights: dict[str, float] | None =
         value = 1_000_000_000 + step
         added: list[Row] = []
         removed: list[Row] = []
-        operation = kind
+        operation = _COMMITS[kind]
         if kind == APPEND:
             args: dict = {"ids": fresh_ids(4)}
             added = [(i, 0, fresh_row_id()) for i in args["ids"]]
@@ -145,7 +156,7 @@ def serial_run(operations: int, seed: int, *, weights: dict[str, float] | None =
             removed = [(i, *table.rows[i]) for i in moved]
             added = list(removed)
         elif kind == CONFIG:
-            args = {"key": f"k{step}", "value": str(step)}
+            args = {"values": [[f"k{step}", str(step)]]}
         elif kind == OVERWRITE:
             args = {"ids": fresh_ids(8)}
             removed = [(i, v, r) for i, (v, r) in table.rows.items()]
@@ -155,19 +166,19 @@ def serial_run(operations: int, seed: int, *, weights: dict[str, float] | None =
                 continue
             args = {"back": 1, "version": read - 1}
             added, removed = list(last_delta[1]), list(last_delta[0])
-        if outcome is AttemptOutcome.CONFLICT or (outcome is AttemptOutcome.INDETERMINATE and rng.random() < 0.5):
+        if outcome is WriteOutcome.CONFLICT or (outcome is WriteOutcome.UNKNOWN and rng.random() < 0.5):
             run.history.append(Attempt(op_id, writer, kind, args, read, outcome, None, "lost", step, step + 1))
             if kind in (APPEND, UPSERT, OVERWRITE):
                 run.next_id += 0  # its ids stay unused
             continue
         version = commit(kind, args, added, removed, operation, None)
-        if kind == DELETE and outcome is AttemptOutcome.ACKNOWLEDGED:
+        if kind == DELETE and outcome is WriteOutcome.ACKNOWLEDGED:
             run.deleted.update(args["ids"])
         for row_id, _, _ in added:
             run.deleted.discard(row_id)
         if kind in (OVERWRITE, RESTORE):
             run.deleted = {i for i in run.deleted if i not in table.rows}
-        acknowledged = outcome is AttemptOutcome.ACKNOWLEDGED
+        acknowledged = outcome is WriteOutcome.ACKNOWLEDGED
         run.history.append(
             Attempt(
                 op_id,

@@ -286,7 +286,7 @@ def connector_rows(ids: Sequence[int]):
     """The rows a connector job writes: the harness's rows (``id``, and
     ``value`` 0, as an append writes them), so the checker traces each row
     to the job that appended it."""
-    from .writers import INITIAL_SCHEMA, rows_table
+    from .workloads import INITIAL_SCHEMA, rows_table
 
     return rows_table(list(ids), 0, INITIAL_SCHEMA)
 
@@ -386,9 +386,9 @@ def _commit_append(
 def _is_commit_conflict(implementation: str, failure: BaseException) -> bool:
     """Whether the driver's commit was refused because another commit conflicts."""
     if implementation == "pylance":
-        from .writers import PylanceWriter
+        from conformance.drivers import pylance_driver  # lazy: only pylance's connector runs need it
 
-        return PylanceWriter().is_conflict(failure)
+        return isinstance(failure, OSError) and pylance_driver._is_conflict(failure)
     from reference_impl.errors import CommitConflictError
 
     return isinstance(failure, CommitConflictError)

@@ -15,16 +15,19 @@ FAULTS = (FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE)
 
 #: The version of ``run.json``'s shape (bump it when a field changes meaning or
 #: goes away; CHANGELOG.md).
-RUN_FORMAT = 1
+RUN_FORMAT = 2
 
 
 @dataclass(frozen=True)
 class RunSpec:
     """Everything a run needs. ``writer`` is ``"pylance"``, ``"reference"``,
-    ``"faulty:NAME"`` or the module path of a writer plugged in from outside
-    (``conformance.harness.writers``). ``workloads`` maps workload kinds to
-    weights; ``naming`` is ``"v1"`` or ``"v2"``; ``fault`` injects one fault
-    into correct writers (:data:`FAULTS`)."""
+    ``"faulty:NAME"`` or any driver that writes (``conformance.harness.writers``).
+    ``workloads`` maps workload terms (``conformance.harness.workloads``: a
+    write kind such as ``append``, or ``upsert/shared-keys``) to weights;
+    ``writer_workloads``, when given, one such map per writer (taken in turn);
+    ``pace_seconds`` a pause each writer takes between its operations;
+    ``naming`` is ``"v1"`` or ``"v2"``; ``fault`` injects one fault into
+    correct writers (:data:`FAULTS`)."""
 
     uri: str
     storage_options: dict[str, str]
@@ -46,13 +49,17 @@ class RunSpec:
     #: page, "Unenforced Primary Key"): what pylance's upserts need to refuse
     #: a concurrent insert of the same new key (docs/spec-discrepancies.md).
     primary_key: bool = False
+    writer_workloads: tuple[dict[str, float], ...] = ()
+    pace_seconds: float = 0.0
 
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_json(cls, document: dict) -> RunSpec:
-        return cls(**document)
+        fields = dict(document)
+        fields["writer_workloads"] = tuple(fields.get("writer_workloads", ()))
+        return cls(**fields)
 
     def save(self, path: Path) -> None:
         document = {"format": RUN_FORMAT, **self.to_json()}

@@ -1,118 +1,149 @@
 """One writer's loop: the pure entry point a Spark task or a process calls.
 
-Each planned operation is one attempt: the writer takes a read version,
-performs the operation, and the attempt is recorded whatever happens: a
-conflict or an error is recorded and the writer goes on with its plan. With
-a journal the task appends each attempt to a file as it goes (a "started"
-line before the operation, the attempt after), so that an executor can
-recover the history of a task that died and mark its last operation
-indeterminate (:func:`read_journal`).
+Each planned operation is one attempt: the harness reads the latest
+version (with the reference reader: its number and schema), builds the
+vocabulary operation on it (:func:`~.workloads.to_write_op`; asked to build on
+that version when the writer declares ``write-at-version``, and named by its
+op id as the token the writer records in the transaction where it can),
+and hands it to the writer's ``write``. The attempt is recorded whatever
+happens: a :class:`~conformance.drivers.writes.WriteConflict` is a conflict,
+any other failure of the implementation an error, and the writer goes on
+with its plan. With a journal the task appends each attempt to a file as it
+goes (a "started" line before the operation, the attempt after), so that an
+executor can recover the history of a task that died and mark its last
+operation unknown (:func:`read_journal`).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .history import Attempt, AttemptOutcome
-from .spec import FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE, RunSpec, TaskSpec
-from .workloads import plan_all
-from .writers import ReferenceWriter, Writer, WriterLoadError
+from conformance.drivers import is_implementation_failure
+from conformance.drivers.writes import WriteConflict, WriteKind, WriteNotSupported, WriteOutcome, write_result
+from reference_impl.arrow_schema import schema_to_arrow
+from reference_impl.dataset import Dataset, dataset_storage
 
-#: Error messages kept in the history are cut to this many characters.
-MAX_ERROR_CHARS = 500
-#: With the kill-mid-commit fault, writer 0 dies just after committing its
-#: n-th manifest (the commit happened, unacknowledged) and writer 1 just
-#: before writing it (nothing visible).
-KILL_AT_MANIFEST = 3
+from .history import Attempt
+from .spec import RunSpec, TaskSpec
+from .workloads import PlannedOp, plan_all, to_write_op
+from .writers import LoadedWriter, load_writer
 
-
-def load_writer(name: str, writer_index: int, spec: RunSpec | None = None) -> Writer:
-    """The writer ``--writer NAME`` names, for writer ``writer_index``:
-    ``pylance``, ``reference``, ``faulty:NAME`` or a module path whose module
-    defines ``create_writer(writer_index) -> Writer``."""
-    from . import faulty, writers  # the shipped writers
-
-    if name == "pylance":
-        return writers.PylanceWriter()
-    if name == "reference":
-        return ReferenceWriter(slow_store=spec is not None and spec.fault == FAULT_SLOW_STORE)
-    if name.startswith("faulty:"):
-        return faulty.create(name.removeprefix("faulty:"))
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise WriterLoadError(f"writer {name!r}: no such module ({exc})") from None
-    create = getattr(module, "create_writer", None)
-    if create is None:
-        raise WriterLoadError(f"writer module {name!r} defines no create_writer(writer_index)")
-    writer = create(writer_index)
-    if not isinstance(writer, Writer):
-        raise WriterLoadError(f"writer module {name!r}: create_writer returned {writer!r}, not a Writer")
-    return writer
+#: Error messages kept in the history: this many characters of their head and of their tail.
+ERROR_HEAD_CHARS = 400
+ERROR_TAIL_CHARS = 800
 
 
-def _install_kill(writer: Writer, writer_index: int) -> None:
-    """The kill-mid-commit fault: this process SIGKILLs itself around its
-    n-th manifest write (reference writers only: pylance has no hook there)."""
-    if not isinstance(writer, ReferenceWriter) or writer_index > 1:
-        return
-    writer.kill_at_manifest = (KILL_AT_MANIFEST, "after" if writer_index == 0 else "before")
+def error_text(error: BaseException) -> str:
+    """``Type: message``, its head and tail kept when long (a Ray or Rust
+    traceback says what went wrong last)."""
+    text = f"{type(error).__name__}: {error}"
+    if len(text) <= ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
+        return text
+    cut = len(text) - ERROR_HEAD_CHARS - ERROR_TAIL_CHARS
+    return f"{text[:ERROR_HEAD_CHARS]} [... {cut} characters ...] {text[-ERROR_TAIL_CHARS:]}"
+
+
+class _Latest:
+    """The latest version of the run's dataset and its Arrow schema, as the
+    reference reads them (what an operation is built on)."""
+
+    def __init__(self, spec: RunSpec):
+        self.storage = dataset_storage(spec.uri, spec.storage_options or None, writable=False)
+
+    def read(self):
+        dataset = Dataset.open(self.storage, with_fragments=False)
+        return dataset.version, schema_to_arrow(dataset.schema)
 
 
 def run_writer_task(task: TaskSpec, *, ready: Callable[[], object] | None = None) -> list[Attempt]:
     """Run writer ``task.writer_index``'s plan and return its attempts.
-    ``ready`` is called once the writer is loaded, before its first
-    operation (an executor's start barrier, so that writers race from the start)."""
+    ``ready`` is called once the writer is loaded and warm (its
+    implementation imported and the dataset read once), before its first
+    operation: an executor's start barrier, so that writers race from the start."""
     spec = task.run
     writer = load_writer(spec.writer, task.writer_index, spec)
-    if spec.fault == FAULT_KILL_MID_COMMIT:
-        _install_kill(writer, task.writer_index)
-    plan = plan_all(spec, writer.supported_kinds)[task.writer_index]
-    writer.open(spec.uri, spec.storage_options)
+    plan = plan_all(spec, writer.performed)[task.writer_index]
+    latest = _Latest(spec)
+    _warm_up(writer, spec)
+    latest.read()
     if ready is not None:
         ready()
     journal = Path(task.journal).open("a") if task.journal else None
     attempts = []
     try:
-        for op in plan:
-            start = time.time()
-            read_version = None
-            outcome, version, error, args = AttemptOutcome.ACKNOWLEDGED, None, None, dict(op.args)
-            try:
-                read_version = writer.read_version()
-                if journal is not None:
-                    _journal(
-                        journal,
-                        {
-                            "started": {
-                                "op_id": op.op_id,
-                                "kind": op.kind,
-                                "args": op.args,
-                                "read_version": read_version,
-                                "start": start,
-                            }
-                        },
-                    )
-                performed = writer.perform(op)
-                version = performed.version
-                args.update(performed.args)
-            except Exception as exc:  # any failure of the writer is recorded, never fatal
-                outcome = AttemptOutcome.CONFLICT if writer.is_conflict(exc) else AttemptOutcome.ERROR
-                error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
-            attempt = Attempt(
-                op.op_id, task.writer_index, op.kind, args, read_version, outcome, version, error, start, time.time()
-            )
+        for planned in plan:
+            if spec.pace_seconds:
+                time.sleep(spec.pace_seconds)
+            attempt = _attempt(writer, spec, task.writer_index, planned, latest, journal)
+            if attempt is None:
+                continue
             attempts.append(attempt)
             if journal is not None:
                 _journal(journal, {"attempt": attempt.to_json()})
     finally:
         if journal is not None:
             journal.close()
+        writer.close()
     return attempts
+
+
+def _warm_up(writer: LoadedWriter, spec: RunSpec) -> None:
+    """Load what the writer's first operation would (its implementation, the
+    dataset), so that the start barrier is passed warm."""
+    warm = getattr(writer.driver, "warm_up", None)
+    if callable(warm):
+        warm(spec.uri, storage_options=spec.storage_options or None)
+
+
+def _attempt(
+    writer: LoadedWriter, spec: RunSpec, writer_index: int, planned: PlannedOp, latest: _Latest, journal
+) -> Attempt | None:
+    start = time.time()
+    read: int | None = None
+    outcome, error = WriteOutcome.ACKNOWLEDGED, None
+    versions: tuple[int, ...] = ()
+    engine_reads: tuple[int, ...] = ()
+    args = dict(planned.args)
+    planned = PlannedOp(planned.op_id, planned.kind, args)
+    try:
+        read, schema = latest.read()
+        op = to_write_op(
+            planned, schema, read, read_version=read if writer.writes_at_version else None, token=planned.op_id
+        )
+        if op is None:
+            return None  # nothing to do (no column of the writer's own left to drop or rename)
+        if journal is not None:
+            started = {"op_id": planned.op_id, "kind": planned.kind.value, "args": args, "read_version": read}
+            _journal(journal, {"started": {**started, "start": start}})
+        result = write_result(writer.driver.write(spec.uri, op, storage_options=spec.storage_options or None))
+        outcome, versions, engine_reads = result.outcome, result.versions, result.read_versions
+        args.update(result.detail)
+    except WriteConflict as exc:
+        outcome, error = WriteOutcome.CONFLICT, error_text(exc)
+    except WriteNotSupported as exc:
+        outcome, error = WriteOutcome.ERROR, error_text(exc)
+    except BaseException as exc:  # any failure of the implementation is recorded, never fatal
+        if not is_implementation_failure(exc):
+            raise
+        outcome, error = WriteOutcome.ERROR, error_text(exc)
+    return Attempt(
+        planned.op_id,
+        writer_index,
+        planned.kind,
+        args,
+        read,
+        outcome,
+        versions[-1] if versions else None,
+        error,
+        start,
+        time.time(),
+        versions=versions,
+        engine_read_versions=engine_reads,
+        read_asked=writer.writes_at_version,
+    )
 
 
 def _journal(out, record: dict) -> None:
@@ -142,10 +173,10 @@ def read_journal(path: Path, writer_index: int, *, died_at: float) -> list[Attem
             Attempt(
                 started["op_id"],
                 writer_index,
-                started["kind"],
+                WriteKind(started["kind"]),
                 started["args"],
                 started["read_version"],
-                AttemptOutcome.INDETERMINATE,
+                WriteOutcome.UNKNOWN,
                 None,
                 "the writer died during the operation",
                 started["start"],

@@ -92,33 +92,33 @@ def test_check_of_a_directory_without_a_run_exits_2(tmp_path, capsys):
 
 
 def test_a_writer_plugs_in_by_module_path(tmp_path, capsys, monkeypatch):
-    """An appends-only writer on pylance, from a module outside the package:
-    the kinds it cannot do are skipped and listed."""
+    """An appends-only driver on pylance, from a module outside the package:
+    it enters the harness as any driver that writes does, and the kinds it
+    does not perform are skipped and listed."""
     (tmp_path / "my_appender.py").write_text(
         textwrap.dedent(
             """
             import lance
-            from conformance.harness.writers import Performed, rows_table
+            from conformance.drivers.protocol import Capability, DriverInfo
+            from conformance.drivers.writes import Append, WriteConflict, WriteNotSupported
 
-            class Appender:
-                supported_kinds = frozenset({"append"})
+            def info():
+                return DriverInfo(
+                    name="my_appender",
+                    implementation="pylance",
+                    version=lance.__version__,
+                    lance_version=None,
+                    capabilities=frozenset({Capability.WRITE}),
+                    write_operations=frozenset({"append"}),
+                )
 
-                def open(self, uri, storage_options):
-                    self.uri = uri
-
-                def read_version(self):
-                    self.dataset = lance.dataset(self.uri)
-                    return self.dataset.version
-
-                def perform(self, op):
-                    table = rows_table(op.args["ids"], 0, self.dataset.schema)
-                    return Performed(lance.write_dataset(table, self.dataset, mode="append").version)
-
-                def is_conflict(self, error):
-                    return "conflict" in str(error).lower()
-
-            def create_writer(writer_index):
-                return Appender()
+            def write(uri, op, *, storage_options=None):
+                if not isinstance(op, Append):
+                    raise WriteNotSupported(op.kind.value)
+                try:
+                    return lance.write_dataset(op.rows, uri, mode="append").version
+                except OSError as exc:
+                    raise WriteConflict(str(exc)) from exc
             """
         )
     )

@@ -8,10 +8,11 @@ import pytest
 
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError, create
-from conformance.harness.history import AttemptOutcome
+from conformance.drivers.writes import WriteOutcome
+from conformance.harness.anomalies import Anomaly
 from conformance.harness.runner import run
 from conformance.harness.spec import FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE, RunSpec
-from conformance.harness.workloads import parse_workloads
+from conformance.harness.workloads import parse_workload, workload_to_json
 
 
 def _spec(tmp_path, writer: str, workload: str, **changes) -> RunSpec:
@@ -21,7 +22,7 @@ def _spec(tmp_path, writer: str, workload: str, **changes) -> RunSpec:
         writer=writer,
         writers=4,
         operations=8,
-        workloads=parse_workloads(workload),
+        workloads=workload_to_json(parse_workload(workload)),
         seed=3,
         stable_row_ids=True,
         naming="v2",
@@ -35,9 +36,15 @@ def test_each_faulty_writer_is_caught_by_name(tmp_path, name):
     info = FAULTY_WRITERS[name]
     result = run(_spec(tmp_path, f"faulty:{name}", info.workload), ProcessExecutor(), tmp_path / "out", validate=False)
     names = result.report.names()
-    assert info.anomaly in names, f"{name}: expected {info.anomaly!r}, found {sorted(names)}"
-    witness = next(a.witness for a in result.report.anomalies if a.name == info.anomaly)
+    assert info.anomaly.value in names, f"{name}: expected {info.anomaly.value!r}, found {sorted(names)}"
+    witness = next(a.witness for a in _every(result.report.anomalies) if a.kind is info.anomaly)
     assert witness.versions and (witness.op_ids or witness.rows)
+
+
+def _every(anomalies: list[Anomaly]):
+    for anomaly in anomalies:
+        yield anomaly
+        yield from _every(list(anomaly.consequences))
 
 
 def test_an_unknown_faulty_writer_is_refused():
@@ -48,13 +55,13 @@ def test_an_unknown_faulty_writer_is_refused():
 def test_writers_killed_mid_commit_leave_indeterminate_operations_the_checker_accepts(tmp_path):
     spec = _spec(tmp_path, "reference", "rows", writers=3, operations=6, fault=FAULT_KILL_MID_COMMIT)
     result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
-    unsure = [a for a in result.history if a.outcome is AttemptOutcome.INDETERMINATE]
+    unsure = [a for a in result.history if a.outcome is WriteOutcome.UNKNOWN]
     # Writer 0 died just after its manifest was written, writer 1 just before.
     assert sorted(a.writer for a in unsure) == [0, 1]
     assert all(a.read_version is not None and a.version is None for a in unsure)
     assert max(a.op_id for a in result.history if a.writer == 0) == next(a.op_id for a in unsure if a.writer == 0)
     # Writer 0's last commit is there, unacknowledged: one version more than acknowledged commits.
-    acknowledged = [a for a in result.history if a.outcome is AttemptOutcome.ACKNOWLEDGED]
+    acknowledged = [a for a in result.history if a.outcome is WriteOutcome.ACKNOWLEDGED]
     assert result.report.versions == len(acknowledged) + 1
     assert result.report.anomalies == []
 
@@ -63,7 +70,7 @@ def test_a_slow_store_shows_no_anomaly(tmp_path):
     spec = _spec(tmp_path, "reference", "rows", writers=4, operations=5, fault=FAULT_SLOW_STORE)
     result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
     assert result.report.anomalies == []
-    assert any(a.outcome is AttemptOutcome.ACKNOWLEDGED for a in result.history if a.writer >= 0)
+    assert any(a.outcome is WriteOutcome.ACKNOWLEDGED for a in result.history if a.writer >= 0)
 
 
 @pytest.mark.parametrize("primary_key", [False, True])
@@ -73,12 +80,12 @@ def test_pylance_upserts_racing_on_new_keys_duplicate_them_unless_the_key_is_dec
     on the same new keys commits every insert, so the checker names a
     duplicate; with ``id`` declared the unenforced primary key, the later
     inserts are refused as conflicts and the run is clean."""
-    spec = _spec(tmp_path, "pylance", "upsert_race", operations=3, primary_key=primary_key)
+    spec = _spec(tmp_path, "pylance", "upsert/shared-keys", operations=3, primary_key=primary_key)
     result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
     if primary_key:
         assert result.report.anomalies == []
-        assert any(a.outcome is AttemptOutcome.CONFLICT for a in result.history)
+        assert any(a.outcome is WriteOutcome.CONFLICT for a in result.history)
     else:
-        duplicates = [a for a in result.report.anomalies if a.name == "duplicate"]
+        duplicates = [a for a in _every(result.report.anomalies) if a.name == "duplicate"]
         assert duplicates, result.report.anomalies
         assert all(len(a.witness.op_ids) >= 2 and a.witness.rows for a in duplicates)

@@ -9,10 +9,11 @@ import pytest
 
 from conformance.harness.checker import check
 from conformance.harness.executors import ProcessExecutor
-from conformance.harness.history import AttemptOutcome, load_history
+from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, RUN_FILE, run
 from conformance.harness.spec import RunSpec
-from conformance.harness.workloads import parse_workloads
+from conformance.harness.workloads import parse_workload, workload_to_json
 from reference_impl.dataset import Dataset
 
 
@@ -23,7 +24,7 @@ def _spec(tmp_path, writer: str, **changes) -> RunSpec:
         writer=writer,
         writers=8,
         operations=6,
-        workloads=parse_workloads("mixed"),
+        workloads=workload_to_json(parse_workload("mixed")),
         seed=11,
         stable_row_ids=True,
         naming="v2",
@@ -40,7 +41,7 @@ def test_eight_writers_mixed_workload_show_no_anomaly(tmp_path, writer):
     assert len(attempts) == 8 * 6
     assert {a.writer for a in attempts} == set(range(8))
     assert len({a.op_id for a in result.history}) == len(result.history)
-    acknowledged = [a for a in attempts if a.outcome is AttemptOutcome.ACKNOWLEDGED]
+    acknowledged = [a for a in attempts if a.outcome is WriteOutcome.ACKNOWLEDGED]
     assert acknowledged and all(a.version is not None and a.read_version is not None for a in acknowledged)
     # Saved as the plan says, and the saved history checks the same.
     assert load_history(tmp_path / "out" / HISTORY_FILE) == result.history
@@ -79,15 +80,15 @@ def test_v1_naming_without_stable_row_ids(tmp_path):
     assert (tmp_path / "t.lance" / "_versions" / "1.manifest").exists()
     # A history that lost an acknowledged append is caught on the same dataset.
     history = list(result.history)
-    appended = next(a for a in history if a.kind == "append" and a.outcome is AttemptOutcome.ACKNOWLEDGED)
+    appended = next(a for a in history if a.kind is WriteKind.APPEND and a.outcome is WriteOutcome.ACKNOWLEDGED)
     history.append(
         type(appended)(
             "forged-1",
             0,
-            "append",
+            WriteKind.APPEND,
             {"ids": [999_999_999_999]},
             1,
-            AttemptOutcome.ACKNOWLEDGED,
+            WriteOutcome.ACKNOWLEDGED,
             appended.version,
             None,
             0.0,

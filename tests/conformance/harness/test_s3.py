@@ -9,7 +9,7 @@ import pytest
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.runner import run
 from conformance.harness.spec import RunSpec
-from conformance.harness.workloads import parse_workloads
+from conformance.harness.workloads import parse_workload, workload_to_json
 
 
 @pytest.mark.parametrize("writer", ["reference", pytest.param("pylance", marks=pytest.mark.slow)])
@@ -20,7 +20,7 @@ def test_a_run_on_s3_shows_no_anomaly(writer, s3_options, s3_bucket, tmp_path):
         writer=writer,
         writers=3,
         operations=3,
-        workloads=parse_workloads("rows"),
+        workloads=workload_to_json(parse_workload("rows")),
         seed=5,
         stable_row_ids=False,
         naming="v2",

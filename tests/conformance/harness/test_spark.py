@@ -22,11 +22,12 @@ from conformance.harness.command import LOCAL_PROCESSES, UnknownMasterError, exe
 from conformance.harness.connector import connector_run
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
-from conformance.harness.history import AttemptOutcome, load_history
+from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
 from conformance.harness.spark import IMPLEMENTATIONS, SparkError, SparkExecutor
 from conformance.harness.spec import RunSpec
-from conformance.harness.workloads import parse_workloads
+from conformance.harness.workloads import parse_workload, workload_to_json
 from reference_impl.dataset import Dataset
 
 
@@ -37,7 +38,7 @@ def _spec(tmp_path, writer: str, **changes) -> RunSpec:
         writer=writer,
         writers=8,
         operations=4,
-        workloads=parse_workloads("mixed"),
+        workloads=workload_to_json(parse_workload("mixed")),
         seed=14,
         stable_row_ids=True,
         naming="v2",
@@ -51,7 +52,7 @@ def _check_clean_run(result, spec: RunSpec) -> None:
     attempts = [a for a in result.history if a.writer >= 0]
     assert len(attempts) == spec.writers * spec.operations
     assert {a.writer for a in attempts} == set(range(spec.writers))
-    acknowledged = [a for a in attempts if a.outcome is AttemptOutcome.ACKNOWLEDGED]
+    acknowledged = [a for a in attempts if a.outcome is WriteOutcome.ACKNOWLEDGED]
     assert acknowledged, "no writer committed anything"
     # The history the driver saved is the one the executors sent back.
     assert load_history(result.out_dir / HISTORY_FILE) == result.history
@@ -73,7 +74,7 @@ def test_a_writer_killed_mid_commit_on_an_executor_is_indeterminate(spark_local,
     flight indeterminate, and the run stays consistent."""
     spec = _spec(tmp_path, "reference", writers=3, operations=5, workloads={"append": 1.0}, fault="kill-mid-commit")
     result = run(spec, spark_local, tmp_path / "out", validate=False)
-    indeterminate = [a for a in result.history if a.outcome is AttemptOutcome.INDETERMINATE]
+    indeterminate = [a for a in result.history if a.outcome is WriteOutcome.UNKNOWN]
     assert sorted(a.writer for a in indeterminate) == [0, 1]
     assert result.report.anomalies == []
 
@@ -100,7 +101,7 @@ def test_each_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_pat
     anomaly's name, as with local processes (test_faulty.py)."""
     info = FAULTY_WRITERS[name]
     assert spark_local.default_parallelism >= 4
-    spec = _spec(tmp_path, f"faulty:{name}", writers=4, operations=8, workloads=parse_workloads(info.workload), seed=3)
+    spec = _spec(tmp_path, f"faulty:{name}", writers=4, operations=8, workloads=workload_to_json(parse_workload(info.workload)), seed=3)
     result = run(spec, spark_local, tmp_path / "out", validate=False)
     assert info.anomaly in result.report.names(), f"{name}: expected {info.anomaly!r}, found {result.report.names()}"
     witness = next(a.witness for a in result.report.anomalies if a.name == info.anomaly)
@@ -128,7 +129,7 @@ def _check_connector_run(result, implementation: str, jobs) -> None:
     job_attempts = [a for a in result.history if a.writer >= 0]
     assert sorted(a.op_id for a in job_attempts) == [f"job{j}" for j in range(len(jobs))]
     assert {a.kind for a in job_attempts} == {"append"}
-    assert all(a.outcome is AttemptOutcome.ACKNOWLEDGED for a in job_attempts)
+    assert all(a.outcome is WriteOutcome.ACKNOWLEDGED for a in job_attempts)
     assert sorted(a.version for a in job_attempts) == list(range(2, 2 + len(jobs)))  # type: ignore[type-var]
     for attempt in job_attempts:
         assert sorted(attempt.args["ids"]) == sorted(i for share in jobs[attempt.writer] for i in share)
@@ -159,7 +160,7 @@ def test_connector_jobs_pinned_on_one_version_are_recorded_and_checked(spark_loc
     _check_connector_run(result, implementation, jobs)
     assert main(["harness", "check", str(tmp_path / "out")]) == 0
     forged = [
-        dataclasses.replace(a, outcome=AttemptOutcome.CONFLICT, version=None, error="refused")
+        dataclasses.replace(a, outcome=WriteOutcome.CONFLICT, version=None, error="refused")
         if a.op_id == "job1"
         else a
         for a in result.history

@@ -112,7 +112,7 @@ def test_the_harness_page_shows_the_timeline_and_an_anomaly_witness(browser, tmp
     from conformance.harness.faulty import FAULTY_WRITERS
     from conformance.harness.runner import run
     from conformance.harness.spec import RunSpec
-    from conformance.harness.workloads import parse_workloads
+    from conformance.harness.workloads import parse_workload, workload_to_json
 
     faulty = FAULTY_WRITERS["stale-read"]
     spec = RunSpec(
@@ -121,7 +121,7 @@ def test_the_harness_page_shows_the_timeline_and_an_anomaly_witness(browser, tmp
         writer=f"faulty:{faulty.name}",
         writers=4,
         operations=8,
-        workloads=parse_workloads(faulty.workload),
+        workloads=workload_to_json(parse_workload(faulty.workload)),
         seed=3,
         stable_row_ids=True,
         naming="v2",
