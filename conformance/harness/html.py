@@ -9,12 +9,12 @@ elsewhere: it opens from a CI artifact or an e-mail as it is):
   the workload kinds skipped (the writer cannot do them), and the numbers of
   :mod:`.report` (the same as the command line's: attempts by outcome, the
   overlap, acknowledged commits per second over the commit window);
-* each anomaly as a sentence, with each operation's role (and what that
-  operation was), the versions where it shows, and its consequences nested
-  under it;
 * the timeline: one row per writer, a bar per attempt coloured by its
   outcome, drawn from the first attempt (not the run's start, which may
   include an engine's start-up) to the last attempt's end;
+* each anomaly as a sentence, with each operation's role (and what that
+  operation was), the versions where it shows, and its consequences nested
+  under it;
 * the attempts that failed (conflict, error, unknown) with their errors;
 * the versions, each with the attempt that committed it.
 
