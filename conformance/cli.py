@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError
 
+from .exit_codes import ExitCode
 from .harness.command import add_harness_parser
 
 if TYPE_CHECKING:
     from .validator import Report
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_NOT_A_DATASET = 2
+# The exit statuses are defined once, in conformance/exit_codes.py; these names are the handlers' (and tests').
+EXIT_OK = ExitCode.OK
+EXIT_FINDINGS = ExitCode.FINDINGS
+EXIT_NOT_A_DATASET = ExitCode.NOT_A_DATASET
 #: A malformed baseline, an unknown tag or branch: the command line asked for something that is not there.
-EXIT_USAGE = 2
+EXIT_USAGE = ExitCode.USAGE
 
 
 def _selected(args: argparse.Namespace) -> tuple[str, int | None]:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
@@ -90,6 +91,7 @@ __all__ = [
     "installed_drivers",
     "is_implementation_failure",
     "load_driver",
+    "missing_members",
     "read_rows",
 ]
 
@@ -135,6 +137,13 @@ class ClosableDriver(Driver, Protocol):
 REQUIRED_NAMES = ("versions", "describe", "read_table")
 
 
+def missing_members(obj: object, required: Iterable[str]) -> list[str]:
+    """The names of ``required`` that ``obj`` (a module, a class, an object)
+    lacks, in the order given: what a refusal of something that is not a
+    driver (or a writer) names."""
+    return [name for name in required if not hasattr(obj, name)]
+
+
 class DriverError(Exception):
     """A driver name that names no usable driver."""
 
@@ -174,9 +183,9 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     except ImportError as exc:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
-    missing = [attribute for attribute in _required_members(module, name) if not hasattr(module, attribute)]
+    missing = missing_members(module, _required_members(module, name))
     if missing:
-        raise DriverError(f"driver {name!r} ({module_name}) lacks {', '.join(missing)}")
+        raise DriverError(f"driver {name!r} ({module_name}) is not a driver: it lacks {', '.join(missing)}")
     # The module is checked for the protocol's names just above; their
     # signatures are the module author's promise.
     return cast(Driver, module)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..exit_codes import ExitCode
 from ..spark_session import DEFAULT_MASTER
+from .errors import error_text
 from .spec import FAULTS, RunSpec
 
 # The rest of the harness (writers, executors, Spark, pyarrow under them) is
@@ -19,9 +22,18 @@ if TYPE_CHECKING:
     from .executors import Executor
     from .runner import RunResult
 
-EXIT_CLEAN = 0
-EXIT_ANOMALIES = 1
-EXIT_USAGE = 2
+#: Where ``harness run`` leaves the traceback of an internal error (the terminal gets one line).
+TRACEBACK_FILE = "traceback.txt"
+#: The characters of an error's text a one-line message keeps (head and tail, :func:`.errors.error_text`).
+MESSAGE_CHARS = 600
+#: The exit statuses of ``harness run`` and ``harness check`` (conformance/exit_codes.py), for ``--help``.
+EPILOG = f"""exit status:
+  {ExitCode.OK:d}  clean: the checker found no anomaly
+  {ExitCode.ANOMALIES:d}  anomalies (listed in the summary, report.json and report.html)
+  {ExitCode.USAGE:d}  usage: a bad option, an --out that already holds a run or a dataset, a saved run that
+     cannot be read back
+  {ExitCode.INTERNAL:d}  the run could not be made: a writer that cannot load, an internal error (one line on
+     the terminal; run writes the traceback to OUT/{TRACEBACK_FILE})"""
 #: ``--master`` values that run the writers as local processes.
 LOCAL_PROCESSES = "local-processes"
 
@@ -60,11 +72,19 @@ def _storage_option(text: str) -> tuple[str, str]:
 
 def add_harness_parser(commands) -> None:
     harness = commands.add_parser(
-        "harness", help="race writers on one dataset and check that no committed work was lost"
+        "harness",
+        help="race writers on one dataset and check that no committed work was lost",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     group = harness.add_subparsers(dest="harness_command", required=True)
 
-    run_parser = group.add_parser("run", help="run writers against one dataset, save the history, check it")
+    run_parser = group.add_parser(
+        "run",
+        help="run writers against one dataset, save the history, check it",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run_parser.add_argument(
         "--writer",
         required=True,
@@ -91,7 +111,10 @@ def add_harness_parser(commands) -> None:
     )
     run_parser.add_argument("--seed", type=int, default=0)
     run_parser.add_argument(
-        "--out", required=True, type=Path, help="directory for history.jsonl, run.json, report.json"
+        "--out",
+        required=True,
+        type=Path,
+        help="a new directory for history.jsonl, run.json, writer.json, report.json, report.html",
     )
     run_parser.add_argument("--uri", default=None, help="the dataset (default: OUT/dataset.lance); s3:// works too")
     run_parser.add_argument(
@@ -122,7 +145,12 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument("--format", choices=("text", "json"), default="text")
     run_parser.set_defaults(run=_run)
 
-    check_parser = group.add_parser("check", help="check a saved run again")
+    check_parser = group.add_parser(
+        "check",
+        help="check a saved run again (its writer is not loaded)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     check_parser.add_argument("dir", type=Path)
     check_parser.add_argument("--format", choices=("text", "json"), default="text")
     check_parser.set_defaults(run=_check)
@@ -139,20 +167,71 @@ def _print(result: RunResult, output_format: str) -> int:
         print(json.dumps(report_document(result), indent=2))
     else:
         print(summary_text(result))
-    return EXIT_CLEAN if result.report.clean else EXIT_ANOMALIES
+    return ExitCode.OK if result.report.clean else ExitCode.ANOMALIES
+
+
+def _say(message: str) -> None:
+    """One line on stderr (an error's text with its head and tail, on one line)."""
+    text = " ".join(error_text(message, MESSAGE_CHARS).split())
+    print(f"lance-conformance harness: {text}", file=sys.stderr)
 
 
 def _usage(message: str) -> int:
-    print(f"lance-conformance harness: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    _say(message)
+    return ExitCode.USAGE
+
+
+def _cannot_run(message: str) -> int:
+    _say(message)
+    return ExitCode.INTERNAL
+
+
+def _internal(exc: Exception, out: Path | None) -> int:
+    """An error nothing else expected: one line here, the traceback in
+    ``OUT/traceback.txt`` when the run's directory exists."""
+    where = ""
+    if out is not None and out.is_dir():
+        path = out / TRACEBACK_FILE
+        try:
+            path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            where = f" (traceback in {path})"
+        except OSError:
+            pass
+    return _cannot_run(f"internal error: {type(exc).__name__}: {exc}{where}")
+
+
+def _existing_run(out: Path, uri: str | None) -> str | None:
+    """Why ``--out`` (or ``--uri``) cannot take a new run, if it cannot: a
+    run is never written over another, nor a dataset created over one."""
+    from .runner import HISTORY_FILE, RUN_FILE
+
+    for name in (RUN_FILE, HISTORY_FILE):
+        if (out / name).exists():
+            return f"--out {out} already holds a run ({name}): choose a new directory, or check it with harness check"
+    if uri is None:
+        dataset: Path | None = out / "dataset.lance"
+    elif "://" in uri:
+        dataset = None  # on an object store: the writer's create refuses an existing dataset itself
+    else:
+        dataset = Path(uri)
+    if dataset is not None and dataset.exists():
+        return f"{dataset} already exists: a run creates its dataset (choose a new --out or --uri)"
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .executors import TaskFailedError
+    from .faulty import UnknownFaultyWriterError
     from .runner import RunSpecError, run
     from .spark import SparkError
     from .workloads import WorkloadError, parse_workload, workload_to_json
     from .writers import WriterLoadError
 
+    if args.writers < 1 or args.operations < 0:
+        return _usage("--writers must be at least 1 and --operations at least 0")
+    existing = _existing_run(args.out, args.uri)
+    if existing is not None:
+        return _usage(existing)
     workloads = args.workload or ["mixed"]
     try:
         spec = RunSpec(
@@ -173,8 +252,6 @@ def _run(args: argparse.Namespace) -> int:
             fault=args.fault,
             primary_key=args.primary_key,
         )
-        if spec.writers < 1 or spec.operations < 0:
-            return _usage("--writers must be at least 1 and --operations at least 0")
         executor = executor_for(args.master)
         try:
             result = run(spec, executor, args.out)
@@ -182,17 +259,30 @@ def _run(args: argparse.Namespace) -> int:
             stop = getattr(executor, "stop", None)  # a Spark session this run started
             if stop is not None:
                 stop()
-    except (WorkloadError, WriterLoadError, RunSpecError, UnknownMasterError, SparkError) as exc:
+    except (WorkloadError, RunSpecError, UnknownMasterError, SparkError) as exc:
         return _usage(str(exc))
+    except (WriterLoadError, UnknownFaultyWriterError) as exc:
+        return _cannot_run(f"the writer cannot be loaded: {exc}")
+    except TaskFailedError as exc:
+        return _cannot_run(str(exc))
+    except Exception as exc:  # anything else is ours: one line, the traceback saved (exit 3)
+        return _internal(exc, args.out)
     return _print(result, args.format)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .runner import recheck
+    from .history import HistoryError
+    from .runner import HISTORY_FILE, RUN_FILE, SavedRunError, recheck
 
-    if not (args.dir / "run.json").is_file() or not (args.dir / "history.jsonl").is_file():
-        return _usage(f"{args.dir} holds no saved run (run.json and history.jsonl)")
-    return _print(recheck(args.dir), args.format)
+    if not (args.dir / RUN_FILE).is_file() or not (args.dir / HISTORY_FILE).is_file():
+        return _usage(f"{args.dir} holds no saved run ({RUN_FILE} and {HISTORY_FILE})")
+    try:
+        result = recheck(args.dir)
+    except (SavedRunError, HistoryError) as exc:
+        return _usage(str(exc))
+    except Exception as exc:  # anything else is ours: one line (exit 3); a check writes nothing
+        return _internal(exc, None)
+    return _print(result, args.format)
 
 
 def _faulty(args: argparse.Namespace) -> int:
@@ -212,4 +302,4 @@ def _faulty(args: argparse.Namespace) -> int:
     else:
         for row in rows:
             print(f"{row['writer']:<32} {row['bug_class']} -> {row['anomaly']} (workload {row['workload']})")
-    return EXIT_CLEAN
+    return ExitCode.OK

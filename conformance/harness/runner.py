@@ -25,8 +25,7 @@ from .writers import FAULTY_PREFIX, LoadedWriter, engine_session, load_writer
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.json"
-#: What the writer declared (``DriverInfo.to_json()``) and the kinds it skipped:
-#: ``harness check`` reads it instead of loading the writer again.
+#: What the run learnt from its writer (its driver, the kinds it skipped): ``harness check`` reads it.
 WRITER_FILE = "writer.json"
 
 
@@ -40,10 +39,45 @@ class RunResult:
     history: list[Attempt]
     report: CheckReport
     out_dir: Path
-    #: Workload kinds asked for that the writer cannot perform (left out).
-    skipped: list[str] = field(default_factory=list)
-    #: Seconds the writers ran (for throughput: acknowledged commits per second).
+    #: Workload kinds asked for that the writer cannot perform (left out);
+    #: None when not known (a saved run from before ``writer.json``).
+    skipped: list[str] | None = field(default_factory=list)
+    #: Seconds the writers ran, start-up included (the reports' throughput is
+    #: taken over the commit window instead: :func:`.report.throughput`).
     seconds: float = 0.0
+    #: The writer's driver declaration (``DriverInfo.to_json()``), when known.
+    driver: dict | None = None
+
+
+class SavedRunError(ValueError):
+    """A run directory whose files cannot be read back (the file and the problem named)."""
+
+
+def save_writer_file(out_dir: Path, skipped: list[str], driver: dict | None = None) -> None:
+    """``DIR/writer.json``: what the run learnt from its writer, so that
+    ``harness check DIR`` never needs to load it again."""
+    document = {"driver": driver, "skipped": list(skipped)}
+    (Path(out_dir) / WRITER_FILE).write_text(json.dumps(document, indent=2) + "\n")
+
+
+def load_writer_file(out_dir: Path) -> tuple[list[str] | None, dict | None]:
+    """The skipped kinds and the driver saved in ``DIR/writer.json``; (None,
+    None) for a run saved before the file existed. :class:`SavedRunError`
+    when it is there but unreadable."""
+    path = Path(out_dir) / WRITER_FILE
+    if not path.is_file():
+        return None, None
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SavedRunError(f"{path}: cannot be read ({exc})") from None
+    skipped = document.get("skipped") if isinstance(document, dict) else None
+    driver = document.get("driver") if isinstance(document, dict) else None
+    if not isinstance(skipped, list) or not all(isinstance(kind, str) for kind in skipped):
+        raise SavedRunError(f"{path}: 'skipped' is not a list of workload kinds")
+    if driver is not None and not isinstance(driver, dict):
+        raise SavedRunError(f"{path}: 'driver' is not an object")
+    return skipped, driver
 
 
 def _setup_attempt(spec: RunSpec, start: float) -> Attempt:
@@ -122,9 +156,8 @@ def run(spec: RunSpec, executor: Executor, out_dir: Path, *, validate: bool = Tr
     try:
         workloads = [writer_workload(spec, index) for index in range(spec.writers)]
         skipped = [kind.value for kind in skipped_kinds(workloads, writer.performed)]
-        (out_dir / WRITER_FILE).write_text(
-            json.dumps({"driver": writer.info.to_json(), "skipped": skipped}, indent=2) + "\n"
-        )
+        driver = writer.info.to_json()
+        save_writer_file(out_dir, skipped, driver)
         session = engine_session(spec.writer)
         with session if session is not None else contextlib.nullcontext():
             setup = prepare(spec, writer)
@@ -137,26 +170,43 @@ def run(spec: RunSpec, executor: Executor, out_dir: Path, *, validate: bool = Tr
     save_history(out_dir / HISTORY_FILE, history)
     spec.save(out_dir / RUN_FILE)
     report = check(history, spec, validate=validate)
-    result = RunResult(spec, history, report, out_dir, skipped, seconds)
+    result = RunResult(spec, history, report, out_dir, skipped, seconds, driver=driver)
     save_report(result)
     return result
 
 
 def save_report(result: RunResult) -> None:
-    from .report import report_document  # the report module formats; the runner only saves
+    """Write what the run says: ``DIR/report.json``, ``DIR/report.html``, and
+    ``DIR/writer.json`` when the skipped kinds are known."""
+    from .html import write_html  # lazy: the report modules format; the runner only saves
+    from .report import report_document
 
+    if result.skipped is not None:
+        save_writer_file(result.out_dir, result.skipped, result.driver)
     (result.out_dir / REPORT_FILE).write_text(json.dumps(report_document(result), indent=2) + "\n")
-    from .html import write_html  # DIR/report.html, the page people look at
-
-    write_html(result.out_dir, result.history, result.spec, result.report.anomalies)
+    write_html(
+        result.out_dir,
+        result.history,
+        result.spec,
+        result.report.anomalies,
+        skipped=result.skipped,
+        known_departures=result.report.known_departures,
+        versions=result.report.versions,
+        driver=result.driver,
+    )
 
 
 def recheck(out_dir: Path, *, validate: bool = True) -> RunResult:
-    """Check a saved run again (``harness check DIR``)."""
+    """Check a saved run again (``harness check DIR``) from its files alone:
+    the writer is never loaded (its module may be gone), what the run learnt
+    from it is in ``DIR/writer.json``. :class:`SavedRunError` or
+    :class:`~.history.HistoryError` name a file that cannot be read back."""
     out_dir = Path(out_dir)
-    spec = RunSpec.load(out_dir / RUN_FILE)
+    try:
+        spec = RunSpec.load(out_dir / RUN_FILE)
+    except (OSError, ValueError, TypeError) as exc:
+        raise SavedRunError(f"{out_dir / RUN_FILE}: not a saved run spec ({exc})") from None
     history = load_history(out_dir / HISTORY_FILE)
-    declared = out_dir / WRITER_FILE
-    skipped = json.loads(declared.read_text()).get("skipped", []) if declared.is_file() else []
+    skipped, driver = load_writer_file(out_dir)
     report = check(history, spec, validate=validate)
-    return RunResult(spec, history, report, out_dir, skipped)
+    return RunResult(spec, history, report, out_dir, skipped, driver=driver)

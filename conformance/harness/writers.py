@@ -19,11 +19,10 @@ cluster on loopback).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.drivers import DriverError, close_driver, load_driver
+from conformance.drivers import DriverError, close_driver, load_driver, missing_members
 from conformance.drivers.protocol import Capability, DriverInfo, DriverInfoError, driver_info
 from conformance.drivers.writes import WriteKind
 
@@ -58,11 +57,6 @@ class LoadedWriter:
 
     def close(self) -> None:
         close_driver(self.driver)
-
-
-def missing_members(candidate: object, required: Iterable[str]) -> list[str]:
-    """The names of ``required`` that ``candidate`` lacks or has but cannot call."""
-    return [name for name in required if not callable(getattr(candidate, name, None))]
 
 
 def load_writer(name: str, writer_index: int = 0, spec: RunSpec | None = None) -> LoadedWriter:

@@ -5,6 +5,8 @@ from outside the package by its module path."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,6 +16,8 @@ import jsonschema
 import pytest
 
 from conformance.cli import main
+from conformance.exit_codes import ExitCode
+from conformance.harness.command import LOCAL_PROCESSES, TRACEBACK_FILE
 from conformance.harness.faulty import FAULTY_WRITERS
 from reference_impl.dataset import Dataset
 from tests.spark import LOCAL_MASTER
@@ -50,8 +54,13 @@ def test_a_clean_run_on_the_default_master_exits_0_and_check_says_the_same(tmp_p
     jsonschema.validate(document, _schema())
     assert document["anomalies"] == [] and document["skipped_workloads"] == ["upsert"]
     assert document["operations"] == 12 and document["acknowledged"] > 0
-    assert document["report_format"] == 1
-    assert json.loads((out / "report.json").read_text())["report_format"] == 1
+    assert (
+        document["report_format"] == 2
+        and document["operations"]
+        == document["acknowledged"] + document["conflicts"] + document["errors"] + document["unknown"]
+    )
+    assert json.loads((out / "report.json").read_text())["report_format"] == 2
+    assert json.loads((out / "writer.json").read_text())["skipped"] == ["upsert"]
     assert json.loads((out / "run.json").read_text())["data_storage_version"] == "2.1"
     assert Dataset.open(out / "dataset.lance").manifest.data_format.version == "2.1"
     checked = _cli("harness", "check", str(out))
@@ -76,19 +85,89 @@ def test_a_faulty_writer_exits_1_with_its_anomaly_in_the_json(tmp_path, capsys):
     "extra, message",
     [
         (["--workload", "teleport"], "unknown workload 'teleport'"),
-        (["--writer", "no_such_module_here"], "no such module"),
         (["--master", "spark://nowhere:7077"], "--master"),
+        (["--writers", "0"], "--writers must be at least 1"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, capsys, extra, message):
     argv = ["harness", "run", "--writer", "reference", "--out", str(tmp_path), *extra]
-    assert main(argv) == 2
-    assert message in capsys.readouterr().err
+    assert main(argv) == ExitCode.USAGE == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_option_exits_2(tmp_path):
+    ran = _cli("harness", "run", "--writer", "reference", "--out", str(tmp_path), "--naming", "v3")
+    assert ran.returncode == ExitCode.USAGE and "invalid choice: 'v3'" in ran.stderr
+
+
+@pytest.mark.parametrize("writer", ["no_such_module_here", "faulty:no-such-bug"])
+def test_a_writer_that_cannot_load_exits_3_in_one_line(tmp_path, capsys, writer):
+    argv = ["harness", "run", "--writer", writer, "--out", str(tmp_path / "out"), "--master", LOCAL_PROCESSES]
+    assert main(argv) == ExitCode.WRITER_CANNOT_LOAD == 3
+    err = capsys.readouterr().err
+    assert "the writer cannot be loaded" in err and writer.removeprefix("faulty:") in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out" / "dataset.lance").exists()
+
+
+def test_an_internal_error_exits_3_in_one_line_with_the_traceback_saved(tmp_path, capsys, monkeypatch):
+    """Anything the command does not expect (here a writer module whose
+    create_writer raises) is one line on stderr, exit 3, and the traceback
+    is in OUT/traceback.txt."""
+    (tmp_path / "raising_writer.py").write_text(
+        "def create_writer(writer_index):\n    raise ZeroDivisionError('a bug in the writer factory')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    argv = ["harness", "run", "--writer", "raising_writer", "--out", str(out), "--master", LOCAL_PROCESSES]
+    assert main(argv) == ExitCode.INTERNAL == 3
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError: a bug in the writer factory" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    saved = (out / TRACEBACK_FILE).read_text()
+    assert saved.startswith("Traceback") and "raising_writer.py" in saved
+    sys.modules.pop("raising_writer", None)
+
+
+def test_an_existing_run_is_not_run_over(tmp_path, capsys):
+    """--out holding a run (or a dataset) is a usage error in one line, exit
+    2, and leaves what is there untouched."""
+    out = tmp_path / "out"
+    argv = ["harness", "run", "--writer", "reference", "--writers", "2", "--operations", "2"]
+    argv += ["--master", LOCAL_PROCESSES, "--out", str(out)]
+    assert main(argv) == ExitCode.OK
+    capsys.readouterr()
+    history = (out / "history.jsonl").read_bytes()
+    assert main(argv) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "already holds a run" in err and len(err.strip().splitlines()) == 1
+    assert (out / "history.jsonl").read_bytes() == history
+    (out / "run.json").unlink()
+    (out / "history.jsonl").unlink()
+    assert main(argv) == ExitCode.USAGE
+    assert "dataset.lance already exists" in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_statuses():
+    shown = _cli("harness", "run", "--help")
+    assert shown.returncode == 0
+    for code in ExitCode:
+        assert f"  {code.value}  " in shown.stdout, code
+    assert "writer that cannot load" in shown.stdout and "already holds a run" in shown.stdout
 
 
 def test_check_of_a_directory_without_a_run_exits_2(tmp_path, capsys):
     assert main(["harness", "check", str(tmp_path)]) == 2
     assert "no saved run" in capsys.readouterr().err
+
+
+def test_check_of_a_run_with_a_broken_history_exits_2_naming_the_line(tmp_path, capsys):
+    (tmp_path / "run.json").write_text("{}")
+    (tmp_path / "history.jsonl").write_text("not json\n")
+    assert main(["harness", "check", str(tmp_path)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "run.json" in err and "Traceback" not in err
 
 
 def test_a_writer_plugs_in_by_module_path(tmp_path, capsys, monkeypatch):
@@ -131,3 +210,53 @@ def test_a_writer_plugs_in_by_module_path(tmp_path, capsys, monkeypatch):
     assert document["skipped_workloads"] == ["delete"]
     assert document["acknowledged"] == 6 and document["anomalies"] == []
     sys.modules.pop("my_appender", None)
+
+
+def test_check_never_loads_the_writer_so_a_run_whose_module_is_gone_still_checks(tmp_path):
+    """A run with a writer plugged in by module path, its module deleted
+    afterwards: ``harness check`` (a process of its own, where importing the
+    module would fail) checks the saved run to the run's verdict, with the
+    skipped kinds saved in writer.json; without writer.json (a run saved
+    before it) they are said to be unknown."""
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "short_lived_writer.py").write_text(
+        textwrap.dedent(
+            """
+            from conformance.harness.writers import ReferenceWriter
+
+            class AppendsOnly(ReferenceWriter):
+                supported_kinds = frozenset({"append"})
+
+            def create_writer(writer_index):
+                return AppendsOnly()
+            """
+        )
+    )
+    out = tmp_path / "run"
+    argv = ["harness", "run", "--writer", "short_lived_writer", "--workload", "append:3,delete:1"]
+    argv += ["--writers", "2", "--operations", "3", "--master", LOCAL_PROCESSES, "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(modules), os.environ.get("PYTHONPATH", "")])}
+    ran = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *argv, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert ran.returncode == ExitCode.OK, ran.stderr[-2000:]
+    assert json.loads(ran.stdout)["skipped_workloads"] == ["delete"]
+
+    shutil.rmtree(modules)
+    checked = _cli("harness", "check", str(out), "--format", "json")
+    assert checked.returncode == ExitCode.OK, checked.stderr[-2000:]
+    assert "Traceback" not in checked.stderr
+    document = json.loads(checked.stdout)
+    jsonschema.validate(document, _schema())
+    assert document["skipped_workloads"] == ["delete"] and document["acknowledged"] == 6
+
+    (out / "writer.json").unlink()
+    checked = _cli("harness", "check", str(out))
+    assert checked.returncode == ExitCode.OK, checked.stderr[-2000:]
+    assert "skipped workloads (the writer cannot do them): unknown" in checked.stdout
+    assert json.loads(_cli("harness", "check", str(out), "--format", "json").stdout)["skipped_workloads"] is None

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.harness import checker
-from conformance.harness.checker import analyze
 from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.harness import checker
 from conformance.harness.anomalies import AnomalyKind
+from conformance.harness.checker import analyze
 from conformance.harness.history import Attempt
 from conformance.harness.observe import ConflictObservation, VersionObservation
 from conformance.harness.serial_model import SerialRun, serial_run
@@ -231,7 +231,11 @@ def test_concurrent_upserts_of_one_new_key_are_a_duplicate_unless_one_gives_way(
         return
     assert [a.name for a in anomalies] == [AnomalyKind.DUPLICATE]
     witness = anomalies[0].witness
-    assert (witness.op_ids, list(witness.versions), list(witness.rows)) == (["first", "second"], [read + 1, read + 2], [key])
+    assert (witness.op_ids, list(witness.versions), list(witness.rows)) == (
+        ["first", "second"],
+        [read + 1, read + 2],
+        [key],
+    )
 
 
 def test_a_key_visible_three_times_is_one_anomaly_naming_every_copy():

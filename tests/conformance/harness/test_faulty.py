@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness.executors import ProcessExecutor
-from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError, create
 from conformance.drivers.writes import WriteOutcome
 from conformance.harness.anomalies import Anomaly
+from conformance.harness.executors import ProcessExecutor
+from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError, create
 from conformance.harness.runner import run
 from conformance.harness.spec import FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE, RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json

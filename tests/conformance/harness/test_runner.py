@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.harness.checker import check
 from conformance.harness.executors import ProcessExecutor
-from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, RUN_FILE, run
 from conformance.harness.spec import RunSpec

@@ -17,12 +17,12 @@ import sys
 import lance
 import pytest
 
+from conformance.drivers.writes import WriteOutcome
 from conformance.harness.checker import check
 from conformance.harness.command import LOCAL_PROCESSES, UnknownMasterError, executor_for
 from conformance.harness.connector import connector_run
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
-from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
 from conformance.harness.spark import IMPLEMENTATIONS, SparkError, SparkExecutor
@@ -101,7 +101,14 @@ def test_each_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_pat
     anomaly's name, as with local processes (test_faulty.py)."""
     info = FAULTY_WRITERS[name]
     assert spark_local.default_parallelism >= 4
-    spec = _spec(tmp_path, f"faulty:{name}", writers=4, operations=8, workloads=workload_to_json(parse_workload(info.workload)), seed=3)
+    spec = _spec(
+        tmp_path,
+        f"faulty:{name}",
+        writers=4,
+        operations=8,
+        workloads=workload_to_json(parse_workload(info.workload)),
+        seed=3,
+    )
     result = run(spec, spark_local, tmp_path / "out", validate=False)
     assert info.anomaly in result.report.names(), f"{name}: expected {info.anomaly!r}, found {result.report.names()}"
     witness = next(a.witness for a in result.report.anomalies if a.name == info.anomaly)
@@ -160,9 +167,7 @@ def test_connector_jobs_pinned_on_one_version_are_recorded_and_checked(spark_loc
     _check_connector_run(result, implementation, jobs)
     assert main(["harness", "check", str(tmp_path / "out")]) == 0
     forged = [
-        dataclasses.replace(a, outcome=WriteOutcome.CONFLICT, version=None, error="refused")
-        if a.op_id == "job1"
-        else a
+        dataclasses.replace(a, outcome=WriteOutcome.CONFLICT, version=None, error="refused") if a.op_id == "job1" else a
         for a in result.history
     ]
     report = check(forged, result.spec, validate=False, cross_check=False)

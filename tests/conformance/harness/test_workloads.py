@@ -63,7 +63,9 @@ def test_kinds_the_writer_cannot_do_are_skipped():
     assert not any(op.kind is WriteKind.UPSERT for plan in plan_all(_spec(), performed) for op in plan)
 
 
-@pytest.mark.parametrize("text", ["teleport", "append:-1", "append:x", "", "create", "append/shared-keys", "add_column"])
+@pytest.mark.parametrize(
+    "text", ["teleport", "append:-1", "append:x", "", "create", "append/shared-keys", "add_column"]
+)
 def test_bad_workloads_are_refused(text):
     with pytest.raises(WorkloadError):
         parse_workload(text)

@@ -1,7 +1,7 @@
 """The HTML pages in a real browser: headless Chromium (Debian's, through
 chromedriver and selenium; tests/browser.py) opens the ecosystem matrix page
-and a harness run's page as a user would, clicks, reads what is shown, and
-saves screenshots as test artifacts."""
+as a user would, clicks, reads what is shown, and saves screenshots as test
+artifacts (a harness run's page: tests/conformance/harness/test_browser.py)."""
 
 from __future__ import annotations
 
@@ -102,45 +102,3 @@ def test_the_feature_filter_hides_cells_without_the_feature_and_recounts_the_oth
             statuses = [o.status for o in cell.outcomes]
             assert shown[f"grid-{grid.id}", cell.row, cell.column] == (cell.status.value, status_label(statuses))
     assert "n/a" in {count for _, count in shown.values()}  # the script labels as the page was rendered
-
-
-def test_the_harness_page_shows_the_timeline_and_an_anomaly_witness(browser, tmp_path):
-    """A real run of a faulty writer (processes racing on one dataset): its
-    page shows one timeline row per committed version and the anomaly the
-    checker named, with its witness's operations and versions."""
-    from conformance.harness.executors import ProcessExecutor
-    from conformance.harness.faulty import FAULTY_WRITERS
-    from conformance.harness.runner import run
-    from conformance.harness.spec import RunSpec
-    from conformance.harness.workloads import parse_workload, workload_to_json
-
-    faulty = FAULTY_WRITERS["stale-read"]
-    spec = RunSpec(
-        uri=str(tmp_path / "t.lance"),
-        storage_options={},
-        writer=f"faulty:{faulty.name}",
-        writers=4,
-        operations=8,
-        workloads=workload_to_json(parse_workload(faulty.workload)),
-        seed=3,
-        stable_row_ids=True,
-        naming="v2",
-    )
-    result = run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
-    anomaly = next(a for a in result.report.anomalies if a.name == faulty.anomaly)
-
-    browser.get((tmp_path / "out" / "report.html").as_uri())
-    committed = [a for a in result.history if a.version is not None and a.outcome.value == "acknowledged"]
-    rows = browser.find_elements(By.CSS_SELECTOR, "#timeline tbody tr")
-    assert len(rows) == len(committed) and all(row.is_displayed() for row in rows)
-    assert [int(row.get_attribute("data-version")) for row in rows] == sorted(a.version for a in committed)
-    assert browser.find_element(By.ID, "verdict").text == f"{len(result.report.anomalies)} anomalies"
-    items = browser.find_elements(By.CSS_SELECTOR, "#anomalies li.anomaly")
-    shown = next(item for item in items if item.find_element(By.TAG_NAME, "strong").text == anomaly.name)
-    assert shown.is_displayed()
-    witness = shown.find_element(By.TAG_NAME, "pre").text
-    for op_id in anomaly.witness.op_ids:
-        assert f'"{op_id}"' in witness
-    for version in anomaly.witness.versions:
-        assert str(version) in witness
-    save_screenshot(browser, "harness-anomaly", tmp_path)
