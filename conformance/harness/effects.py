@@ -418,6 +418,9 @@ class _Judge:
                             renamers=(*column.renamers, attempt.op_id),
                             former=(*column.former, column.path),
                         )
+                for ident, index in list(facts.indices.items()):
+                    if _under(index.column, old):
+                        facts.indices[ident] = replace(index, column=new + index.column[len(old) :])
                 for ident, dropped in list(facts.dropped.items()):
                     if _under(dropped.path, new):
                         del facts.dropped[ident]

@@ -722,3 +722,16 @@ def test_observing_no_dataset_says_so_without_a_traceback(tmp_path):
     observations = observe_effects(str(tmp_path / "nothing"))
     assert observations.versions == []
     assert observations.unreadable and observations.unreadable[0][0] == 0
+
+
+def test_an_index_follows_its_column_through_a_rename_to_the_drop():
+    index = op("a1", WriteKind.CREATE_INDEX, 2, name="i", column="value")
+    rename = op("a2", WriteKind.ALTER_COLUMNS, 3, renames=[["value", "v2"]])
+    append = op("a3", WriteKind.APPEND, 4, ids=[9])
+    drop = op("a4", WriteKind.DROP_COLUMNS, 5, columns=["v2"])
+    idx = [seg("i", "u", (1,))]
+    renamed = {"id": 0, "v2": 1}
+    # The renamed column is missing at 4 (one lost column); its drop at 5 still takes the index along.
+    states = [at(1), at(2, indices=idx), at(3, renamed, indices=idx), at(4, {"id": 0}, indices=idx), at(5, {"id": 0})]
+    [anomaly] = judge(states, CREATE, index, rename, append, drop)
+    assert (anomaly.kind, anomaly.witness.versions) == (AnomalyKind.LOST_COLUMN, (4,))
