@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.drivers.writes import NON_COMMITTING, WriteKind, WriteOutcome
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness
 from .history import SETUP_WRITER, Attempt
@@ -86,16 +86,18 @@ def attribute(history: Sequence[Attempt], observations: Observations) -> Attribu
             tokened[observed.token].append(observed.version)
     pending: list[Attempt] = []
     for attempt in history:
+        if attempt.kind in NON_COMMITTING:
+            continue  # a tag names a version, it commits none
         if attempt.writer == SETUP_WRITER:
             for version in attempt.versions:
                 found.claim(version, attempt)
             continue
         mine = tokened.get(attempt.op_id, [])
         if mine:
-            _by_token(found, attempt, mine)
+            _by_token(found, attempt, mine, by_version)
         elif attempt.outcome is WriteOutcome.ACKNOWLEDGED and attempt.versions:
             _by_word(found, attempt, by_version)
-        elif attempt.outcome is WriteOutcome.ACKNOWLEDGED and attempt.kind is not WriteKind.TAG:
+        elif attempt.outcome is WriteOutcome.ACKNOWLEDGED:
             pending.append(attempt)
     claimed = set(found.claims) | {v for versions in tokened.values() for v in versions}
     for attempt in sorted(pending, key=lambda a: (a.start, a.op_id)):
@@ -113,16 +115,25 @@ def attribute(history: Sequence[Attempt], observations: Observations) -> Attribu
     return found
 
 
-def _by_token(found: Attribution, attempt: Attempt, versions: list[int]) -> None:
+#: Transactions a failed operation may leave committed: a compaction reserves
+#: fragment ids in a version of its own before its rewrite, which may then lose
+#: (upstream ``transaction.md``, ReserveFragments); nothing of it is visible.
+EFFECTLESS_OPERATIONS = frozenset({"reserve_fragments"})
+
+
+def _by_token(
+    found: Attribution, attempt: Attempt, versions: list[int], by_version: dict[int, VersionObservation]
+) -> None:
     for version in versions:
         found.claim(version, attempt)
-    if attempt.outcome in (WriteOutcome.CONFLICT, WriteOutcome.ERROR):
+    effective = [v for v in versions if by_version[v].operation not in EFFECTLESS_OPERATIONS]
+    if effective and attempt.outcome in (WriteOutcome.CONFLICT, WriteOutcome.ERROR):
         found.anomalies.append(
             Anomaly(
                 AnomalyKind.PHANTOM,
                 Witness.of(
                     [(attempt.op_id, Role.FAILED)],
-                    versions,
+                    effective,
                     detail=f"{attempt.kind.value} ended in {attempt.outcome.value}, yet its transaction committed",
                 ),
             )
@@ -146,6 +157,8 @@ def _by_word(found: Attribution, attempt: Attempt, by_version: dict[int, Version
     for version in attempt.versions:
         if version not in others:
             found.claim(version, attempt)
+    if set(others) == set(attempt.versions):
+        found.unresolved.append(attempt)  # no version of its own left: its effects decide
 
 
 def _misreported(attempt: Attempt, versions: list[int], detail: str = "") -> Anomaly:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
@@ -36,6 +36,7 @@ from conformance.validator.facts.pylance_departures import pylance_departure
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness
 from .attribution import Attribution, attribute
+from .effects import EffectObservations, effect_anomalies
 from .history import Attempt
 from .observe import Observations, VersionObservation
 from .spec import RunSpec
@@ -55,17 +56,18 @@ class CheckReport:
 
     def names(self) -> set[str]:
         """The kinds found, the consequences' included."""
-        return {name for a in self.anomalies for name in _names(a)}
+        return {a.name for a in every_anomaly(self.anomalies)}
 
     def count(self) -> int:
         """Every anomaly, consequences included (what the reports count)."""
         return sum(a.count() for a in self.anomalies)
 
 
-def _names(anomaly: Anomaly) -> Iterable[str]:
-    yield anomaly.name
-    for consequence in anomaly.consequences:
-        yield from _names(consequence)
+def every_anomaly(anomalies: Iterable[Anomaly]) -> Iterator[Anomaly]:
+    """Each anomaly, then its consequences, depth first."""
+    for anomaly in anomalies:
+        yield anomaly
+        yield from every_anomaly(anomaly.consequences)
 
 
 def check(
@@ -75,14 +77,17 @@ def check(
     with the reference reader, the conflict rules, the validator on every
     version (``validate``) and, for pylance and the reference as writers,
     pylance's rows at every version (``cross_check``)."""
-    from .observe import observe, pylance_disagreements  # reading the dataset: observe is the only module that does
+    # Reading the dataset: observe and effects are the only modules that do.
+    from .effects import observe_effects
+    from .observe import observe, pylance_disagreements
 
     observations = observe(spec.uri, spec.storage_options)
+    effects = observe_effects(spec.uri, spec.storage_options)
     if validate:
         observations.validator_errors = _validator_errors(spec)
     if cross_check if cross_check is not None else spec.writer in ("pylance", "reference"):
         observations.disagreements = pylance_disagreements(spec.uri, spec.storage_options, observations)
-    anomalies, known = split_known_departures(analyze(history, observations))
+    anomalies, known = split_known_departures(analyze(history, observations, effects))
     return CheckReport(anomalies, len(observations.versions), list(history), known)
 
 
@@ -106,6 +111,8 @@ def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
 
 
 _KNOWN_MARK = "known departure: "
+#: The most versions an operation whose read version is unknown is tried on.
+MAX_READ_WINDOW = 32
 _HASH_MASK = (1 << 64) - 1
 
 
@@ -288,20 +295,33 @@ class _Analysis:
             actual[(row_id, value)] -= 1
         actual = Counter({k: n for k, n in actual.items() if n})
         claimers = list(self.claims.get(v, []))
-        expected = _Expected()
-        for attempt in claimers:
-            self._expect(expected, attempt, self._read_of(attempt, observed))
+        candidates = {attempt.op_id: self._reads_of(attempt, observed) for attempt in claimers}
+        reads = {op_id: options[0] for op_id, options in candidates.items()}
+        expected = self._expected(claimers, reads)
         unexplained = self._unexplained(actual, expected)
+        # An operation whose read version is not known is judged on the one
+        # of its possible reads that explains the version, if any does.
+        for op_id, options in candidates.items():
+            for read in options[1:] if unexplained else ():
+                trial = self._expected(claimers, {**reads, op_id: read})
+                if not self._unexplained(actual, trial):
+                    reads[op_id], expected, unexplained = read, trial, Counter()
+                    break
         self._pending_actual = actual
         if unexplained:
             # Operations whose writer died or whose versions were not found
-            # may have committed here, once.
-            for attempt in self._candidates(unexplained, v):
-                self.absorbed.add(attempt.op_id)
-                self._expect(expected, attempt, self._read_of(attempt, observed))
-                claimers.append(attempt)
-                self.claims.setdefault(v, []).append(attempt)
-            unexplained = self._unexplained(actual, expected)
+            # may have committed here, once: taken as having done so when
+            # that explains more of the version than without them.
+            candidates = self._candidates(unexplained, v)
+            guessed = {a.op_id: self._reads_of(a, observed)[0] for a in candidates}
+            trial = self._expected(claimers + candidates, {**reads, **guessed})
+            remaining = self._unexplained(actual, trial)
+            if sum(map(abs, remaining.values())) < sum(map(abs, unexplained.values())):
+                for attempt in candidates:
+                    self.absorbed.add(attempt.op_id)
+                    claimers.append(attempt)
+                    self.claims.setdefault(v, []).append(attempt)
+                expected, unexplained = trial, remaining
         for key, surplus in sorted(unexplained.items()):
             self._classify(key, surplus, expected, claimers, v)
         copies_before = {row_id: self.count.get(row_id, 0) for row_id, _, _ in observed.added}
@@ -309,20 +329,33 @@ class _Analysis:
         self._fragments(observed, claimers)
         self._duplicates(copies_before, claimers, v)
 
-    def _read_of(self, attempt: Attempt, observed: VersionObservation) -> int | None:
-        """The version ``attempt``'s commit at ``observed`` is judged on: the
-        read version its transaction records (what the commit was built on),
-        else the one the attempt recorded. A recorded read newer than the one
-        the operation was to build on is noted as a rebase."""
+    def _reads_of(self, attempt: Attempt, observed: VersionObservation) -> list[int | None]:
+        """The versions ``attempt``'s commit at ``observed`` may have been
+        computed on, the likeliest first: the last read version its
+        implementation reported, or the one it was asked to build on; else
+        (an engine that reads for itself and does not say) each version from
+        the one the harness saw before the call to the one the transaction
+        records. A transaction recording a newer read version than the one
+        the operation was computed on is a rebase, noted for the grouping of
+        anomalies."""
         recorded = observed.read_version
-        if recorded is None:
-            return attempt.read_version
-        started = max(attempt.engine_read_versions, default=None)
-        if started is None and attempt.read_asked:
-            started = attempt.read_version
-        if started is not None and recorded > started:
-            self.rebases[(attempt.op_id, observed.version)] = (started, recorded)
-        return recorded
+        known = max(attempt.engine_read_versions, default=None)
+        if known is None and attempt.read_asked:
+            known = attempt.read_version
+        if known is not None:
+            if recorded is not None and recorded > known:
+                self.rebases[(attempt.op_id, observed.version)] = (known, recorded)
+            return [known]
+        seen = attempt.read_version
+        if seen is None or recorded is None or recorded <= seen:
+            return [seen if seen is not None else recorded]
+        return list(range(seen, min(recorded, seen + MAX_READ_WINDOW) + 1))
+
+    def _expected(self, claimers: list[Attempt], reads: Mapping[str, int | None]) -> _Expected:
+        expected = _Expected()
+        for attempt in claimers:
+            self._expect(expected, attempt, reads[attempt.op_id])
+        return expected
 
     def _duplicates(self, copies_before: Mapping[int, int], claimers: list[Attempt], v: int) -> None:
         """A key visible more than once, where this version added a copy
@@ -546,9 +579,12 @@ def _updates(kind: WriteKind) -> bool:
 _LOST_WHEN_MISSING = {WriteKind.APPEND: AnomalyKind.LOST_APPEND, WriteKind.DELETE: AnomalyKind.LOST_DELETE}
 
 
-def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]:
+def analyze(
+    history: list[Attempt], observations: Observations, effects: EffectObservations | None = None
+) -> list[Anomaly]:
     """The anomalies of ``history`` given what every version holds (pure;
-    one pass over the versions, each costing what it changed), grouped: each
+    one pass over the versions, each costing what it changed), and, with
+    ``effects``, of its schema, config, index and tag effects; grouped: each
     root anomaly with the anomalies that follow from it."""
     attribution = attribute(history, observations)
     analysis = _Analysis(history, observations, attribution)
@@ -578,7 +614,8 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
     for attempt in history:
         if attempt.op_id in analysis.unresolved and attempt.op_id not in analysis.absorbed and _adds_rows(attempt):
             detail = "acknowledged, but no version holds its rows"
-            analysis.report(AnomalyKind.LOST_APPEND, [(attempt, Role.LOST)], [], _added_ids(attempt), detail)
+            versions = attempt.versions or [v for v in observed_versions if v > (attempt.read_version or 0)][:1]
+            analysis.report(AnomalyKind.LOST_APPEND, [(attempt, Role.LOST)], versions, _added_ids(attempt), detail)
     for conflict in observations.conflicts:
         departure = pylance_departure(conflict.requirement_ids, conflict.writer_library)
         mark = (
@@ -603,8 +640,9 @@ def analyze(history: list[Attempt], observations: Observations) -> list[Anomaly]
     for version, detail in observations.disagreements:
         committed = analysis.committed_by(analysis.claims.get(version, []))
         analysis.report(AnomalyKind.READER_DISAGREEMENT, committed, [version], [], detail)
-    found = [*attribution.anomalies, *analysis.anomalies]
-    rows = [*(frozenset() for _ in attribution.anomalies), *analysis.full_rows]
+    judged = effect_anomalies(history, effects, analysis.claims) if effects is not None else []
+    found = [*attribution.anomalies, *analysis.anomalies, *judged]
+    rows = [*(frozenset() for _ in attribution.anomalies), *analysis.full_rows, *(frozenset() for _ in judged)]
     # pylance's known departures stay findings of their own (split off by check), never grouped.
     known = [i for i, a in enumerate(found) if _is_known_departure(a)]
     rest = [(a, r) for i, (a, r) in enumerate(zip(found, rows, strict=True)) if i not in known]
@@ -654,7 +692,7 @@ def grouped(
     than it was to build on) becomes the consequence of one *blind rebase*
     anomaly naming it."""
     ordered = sorted(found, key=lambda item: (min(item[0].witness.versions, default=0), item[0].kind.value))
-    roots: list[list] = []  # [anomaly, rows, committer op ids at versions, consequences]
+    roots: list[list] = []  # [anomaly, rows, committers at versions, consequences, the root's own committers]
     for anomaly, rows in ordered:
         committers = {
             (op_id, version)
@@ -664,15 +702,15 @@ def grouped(
         }
         parent = next((root for root in roots if (rows and rows & root[1]) or committers & root[2]), None)
         if parent is None:
-            roots.append([anomaly, set(rows), set(committers), []])
+            roots.append([anomaly, set(rows), set(committers), [], committers])
         else:
             parent[1] |= rows
             parent[2] |= committers
             parent[3].append(anomaly)
     result = []
-    for anomaly, _, committers, consequences in roots:
+    for anomaly, _, _, consequences, own_committers in roots:
         root = anomaly.with_consequences(consequences)
-        rebased = sorted((key, rebases[key]) for key in committers if key in rebases)
+        rebased = sorted((key, rebases[key]) for key in own_committers if key in rebases)
         if rebased:
             (op_id, version), (started, recorded) = rebased[0]
             detail = (

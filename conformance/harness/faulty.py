@@ -390,7 +390,7 @@ FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
         FaultyWriterInfo(
             "stale-retry",
             "retries a conflicted commit with the fragment metadata it built before",
-            AnomalyKind.BLIND_REBASE,
+            AnomalyKind.LOST_COLUMN,
             "add-columns:2,delete:2",
         ),
         FaultyWriterInfo(
@@ -415,43 +415,49 @@ FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
 }
 
 
-def create(name: str) -> ReferenceWithFault:
-    """The faulty writer ``name`` (:data:`FAULTY_WRITERS`)."""
+def create(name: str, fault: str | None = None, writer_index: int = 0) -> ReferenceWithFault:
+    """The faulty writer ``name`` (:data:`FAULTY_WRITERS`), for writer
+    ``writer_index`` of a run with ``fault`` injected into its store (as
+    into the reference's: :func:`with_fault`)."""
     info = FAULTY_WRITERS.get(name)
     if info is None:
         raise UnknownFaultyWriterError(f"no faulty writer {name!r}; shipped: {', '.join(sorted(FAULTY_WRITERS))}")
     label = f"faulty:{name}"
+    store = _store_fault(fault, writer_index)
     if name == "skip-conflicts":
-        return ReferenceWithFault(label, _SkipConflicts)
+        return ReferenceWithFault(label, _SkipConflicts, storage=store)
     if name == "stale-read":
-        return ReferenceWithFault(label, _ClaimsLatest, stale=True)
+        return ReferenceWithFault(label, _ClaimsLatest, stale=True, storage=store)
     if name == "plain-put":
         return ReferenceWithFault(label, storage=_local_only(lambda s: PlainPutStorage(s.root)))
     if name == "restart-fragment-ids":
-        return ReferenceWithFault(label, _RestartIds)
+        return ReferenceWithFault(label, _RestartIds, storage=store)
     if name == "upsert-no-key-check":
-        return ReferenceWithFault(label, _UpsertByAppend, upserts=True)
+        return ReferenceWithFault(label, _UpsertByAppend, upserts=True, storage=store)
     if name == "stale-retry":
-        return ReferenceWithFault(label, _StaleRetry)
+        return ReferenceWithFault(label, _StaleRetry, storage=store)
     if name == "merge-twice":
-        return ReferenceWithFault(label, _MergeTwice, upserts=True)
+        return ReferenceWithFault(label, _MergeTwice, upserts=True, storage=store)
     if name == "late-read-update":
-        return ReferenceWithFault(label, _LateReadUpdate)
+        return ReferenceWithFault(label, _LateReadUpdate, storage=store)
     if name == "partial-retry":
-        return ReferenceWithFault(label, _PartialRetry)
-    return ReferenceWithFault(label, _WrongMerge)
+        return ReferenceWithFault(label, _PartialRetry, storage=store)
+    return ReferenceWithFault(label, _WrongMerge, storage=store)
+
+
+def _store_fault(fault: str | None, writer_index: int) -> StorageWrapper | None:
+    """The store ``fault`` gives writer ``writer_index``: a slow one, or
+    (writers 0 and 1) one that kills its process around the
+    :data:`KILL_AT_MANIFEST`-th manifest write, after it for writer 0 and
+    before it for writer 1; None for no fault."""
+    if fault == FAULT_SLOW_STORE:
+        return _local_only(lambda s: SlowLocalStorage(s.root))
+    if fault == FAULT_KILL_MID_COMMIT and writer_index <= 1:
+        when = "after" if writer_index == 0 else "before"
+        return _local_only(lambda s: KillingLocalStorage(s.root, KILL_AT_MANIFEST, when))
+    return None
 
 
 def with_fault(fault: str, writer_index: int) -> ReferenceWithFault:
-    """The reference writer with ``fault`` (``RunSpec.fault``) injected into
-    its store: a slow store, or (writers 0 and 1) a kill around the
-    :data:`KILL_AT_MANIFEST`-th manifest write, after it for writer 0 and
-    before it for writer 1."""
-    if fault == FAULT_SLOW_STORE:
-        return ReferenceWithFault("reference", storage=_local_only(lambda s: SlowLocalStorage(s.root)), delay=0.0)
-    if fault == FAULT_KILL_MID_COMMIT and writer_index <= 1:
-        when = "after" if writer_index == 0 else "before"
-        return ReferenceWithFault(
-            "reference", storage=_local_only(lambda s: KillingLocalStorage(s.root, KILL_AT_MANIFEST, when)), delay=0.0
-        )
-    return ReferenceWithFault("reference", delay=0.0)
+    """The reference writer with ``fault`` (``RunSpec.fault``) injected into its store."""
+    return ReferenceWithFault("reference", storage=_store_fault(fault, writer_index), delay=0.0)

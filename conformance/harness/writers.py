@@ -65,7 +65,8 @@ def load_writer(name: str, writer_index: int = 0, spec: RunSpec | None = None) -
 
     if name.startswith(FAULTY_PREFIX):
         try:
-            driver: Any = faulty.create(name.removeprefix(FAULTY_PREFIX))
+            fault = spec.fault if spec is not None else None
+            driver: Any = faulty.create(name.removeprefix(FAULTY_PREFIX), fault, writer_index)
         except faulty.UnknownFaultyWriterError as exc:
             raise WriterLoadError(str(exc)) from None
     elif name == "reference" and spec is not None and spec.fault is not None:

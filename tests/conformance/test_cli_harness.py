@@ -116,7 +116,14 @@ def test_an_internal_error_exits_3_in_one_line_with_the_traceback_saved(tmp_path
     create_writer raises) is one line on stderr, exit 3, and the traceback
     is in OUT/traceback.txt."""
     (tmp_path / "raising_writer.py").write_text(
-        "def create_writer(writer_index):\n    raise ZeroDivisionError('a bug in the writer factory')\n"
+        textwrap.dedent(
+            """
+            from conformance.drivers.reference import describe, info, read_table, versions, write
+
+            def create_writer(writer_index):
+                raise ZeroDivisionError('a bug in the writer factory')
+            """
+        )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "out"
@@ -223,13 +230,17 @@ def test_check_never_loads_the_writer_so_a_run_whose_module_is_gone_still_checks
     (modules / "short_lived_writer.py").write_text(
         textwrap.dedent(
             """
-            from conformance.harness.writers import ReferenceWriter
+            import dataclasses
 
-            class AppendsOnly(ReferenceWriter):
-                supported_kinds = frozenset({"append"})
+            from conformance.drivers import reference
+            from conformance.drivers.protocol import Capability
 
-            def create_writer(writer_index):
-                return AppendsOnly()
+            def info():
+                declared = reference.info()
+                capabilities = frozenset({Capability.WRITE, Capability.WRITE_AT_VERSION})
+                return dataclasses.replace(declared, capabilities=capabilities, write_operations=frozenset({"append"}))
+
+            write = reference.write
             """
         )
     )

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from conformance.drivers import pylance_driver, reference
 from conformance.drivers import writes as w
 from conformance.drivers.writes import WriteKind
+from conformance.drivers.writes import WriteOutcome as AttemptOutcome
 from conformance.harness.anomalies import Anomaly, AnomalyKind, Role
 from conformance.harness.effects import (
     EffectObservations,
@@ -30,7 +31,7 @@ from conformance.harness.effects import (
     effect_anomalies,
     observe_effects,
 )
-from conformance.harness.history import Attempt, AttemptOutcome
+from conformance.harness.history import Attempt
 from reference_impl.dataset import Dataset
 from reference_impl.naming import NamingScheme
 
@@ -38,7 +39,7 @@ ACK, CONFLICT, ERROR, UNSURE = (
     AttemptOutcome.ACKNOWLEDGED,
     AttemptOutcome.CONFLICT,
     AttemptOutcome.ERROR,
-    AttemptOutcome.INDETERMINATE,
+    AttemptOutcome.UNKNOWN,
 )
 BASE = {"id": 0, "value": 1}
 

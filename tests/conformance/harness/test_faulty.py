@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.drivers.writes import WriteOutcome
-from conformance.harness.anomalies import Anomaly
+from conformance.harness.checker import every_anomaly
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError, create
 from conformance.harness.runner import run
@@ -37,14 +37,8 @@ def test_each_faulty_writer_is_caught_by_name(tmp_path, name):
     result = run(_spec(tmp_path, f"faulty:{name}", info.workload), ProcessExecutor(), tmp_path / "out", validate=False)
     names = result.report.names()
     assert info.anomaly.value in names, f"{name}: expected {info.anomaly.value!r}, found {sorted(names)}"
-    witness = next(a.witness for a in _every(result.report.anomalies) if a.kind is info.anomaly)
+    witness = next(a.witness for a in every_anomaly(result.report.anomalies) if a.kind is info.anomaly)
     assert witness.versions and (witness.op_ids or witness.rows)
-
-
-def _every(anomalies: list[Anomaly]):
-    for anomaly in anomalies:
-        yield anomaly
-        yield from _every(list(anomaly.consequences))
 
 
 def test_an_unknown_faulty_writer_is_refused():
@@ -86,6 +80,6 @@ def test_pylance_upserts_racing_on_new_keys_duplicate_them_unless_the_key_is_dec
         assert result.report.anomalies == []
         assert any(a.outcome is WriteOutcome.CONFLICT for a in result.history)
     else:
-        duplicates = [a for a in _every(result.report.anomalies) if a.name == "duplicate"]
+        duplicates = [a for a in every_anomaly(result.report.anomalies) if a.name == "duplicate"]
         assert duplicates, result.report.anomalies
         assert all(len(a.witness.op_ids) >= 2 and a.witness.rows for a in duplicates)

@@ -4,12 +4,12 @@ read as sentences with correct plurals."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.harness.anomalies import Anomaly, AnomalyKind, Role, Witness, sentence
+from conformance.harness.history import Attempt
 from conformance.harness.report import (
     anomalies_phrase,
     anomaly_document,
@@ -21,15 +21,19 @@ from conformance.harness.report import (
 )
 
 
-def _attempt(writer: int, start: float, end: float, outcome: str = "acknowledged", op_id: str = "") -> SimpleNamespace:
-    return SimpleNamespace(
-        op_id=op_id or f"w{writer}-{start}",
-        writer=writer,
-        kind="append",
-        outcome=SimpleNamespace(value=outcome),
-        start=start,
-        end=end,
-        version=None,
+def _attempt(writer: int, start: float, end: float, outcome: str = "acknowledged", op_id: str = "") -> Attempt:
+    acknowledged = outcome == "acknowledged"
+    return Attempt(
+        op_id or f"w{writer}-{start}",
+        writer,
+        WriteKind.APPEND,
+        {},
+        None,
+        WriteOutcome(outcome),
+        1 if acknowledged else None,
+        None,
+        start,
+        end,
     )
 
 
@@ -65,8 +69,7 @@ def test_the_commit_window_starts_at_the_first_attempt_and_ends_at_the_last_ackn
     assert throughput(history) == 2 / 3.0
     assert outcome_counts(history) == {"acknowledged": 2, "conflict": 1, "error": 0, "unknown": 0}
     assert commit_window([_attempt(0, 1.0, 2.0, "error")]) is None and throughput([]) is None
-    # The history's name before WriteOutcome, "indeterminate", counts as unknown.
-    assert outcome_counts([_attempt(0, 1.0, 2.0, "indeterminate")])["unknown"] == 1
+    assert outcome_counts([_attempt(0, 1.0, 2.0, "unknown")])["unknown"] == 1
 
 
 def test_anomalies_are_counted_with_their_consequences_and_phrased_with_plurals():

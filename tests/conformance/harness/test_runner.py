@@ -8,9 +8,11 @@ import json
 import pytest
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.harness.attribution import attribute
 from conformance.harness.checker import check
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.history import load_history
+from conformance.harness.observe import observe
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, RUN_FILE, run
 from conformance.harness.spec import RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json
@@ -42,7 +44,12 @@ def test_eight_writers_mixed_workload_show_no_anomaly(tmp_path, writer):
     assert {a.writer for a in attempts} == set(range(8))
     assert len({a.op_id for a in result.history}) == len(result.history)
     acknowledged = [a for a in attempts if a.outcome is WriteOutcome.ACKNOWLEDGED]
-    assert acknowledged and all(a.version is not None and a.read_version is not None for a in acknowledged)
+    assert acknowledged and all(a.read_version is not None for a in acknowledged)
+    # Every version the writers committed is attributed to one operation, from
+    # the dataset itself (tokens, then the writer's word, then the window).
+    claims = attribute(result.history, observe(result.spec.uri)).claims
+    assert sorted(claims) == list(range(1, result.report.versions + 1))
+    assert all(len(claimers) == 1 for claimers in claims.values()), claims
     # Saved as the plan says, and the saved history checks the same.
     assert load_history(tmp_path / "out" / HISTORY_FILE) == result.history
     assert json.loads((tmp_path / "out" / RUN_FILE).read_text())["writer"] == writer
