@@ -294,6 +294,8 @@ def write(
         if op.token is not None:
             dataset = dataset.with_properties({writes.TOKEN_PROPERTY: op.token})
         committed = perform(dataset, op)
+        if committed.version == dataset.version:
+            return writes.WriteResult(read_versions=(dataset.version,))  # nothing to commit (a compaction with no work)
         return writes.WriteResult(versions=(committed.version,), read_versions=(dataset.version,))
     except CommitConflictError as exc:
         raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc

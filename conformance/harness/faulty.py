@@ -339,6 +339,8 @@ class ReferenceWithFault:
                 committed = reference.perform(dataset, op)
         except CommitConflictError as exc:
             raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc
+        if committed.version == read:
+            return WriteResult(read_versions=(read,))  # nothing to commit
         return WriteResult(versions=(committed.version,), read_versions=(read,))
 
 
