@@ -23,6 +23,8 @@ EXIT_FINDINGS = ExitCode.FINDINGS
 EXIT_NOT_A_DATASET = ExitCode.NOT_A_DATASET
 #: A malformed baseline, an unknown tag or branch: the command line asked for something that is not there.
 EXIT_USAGE = ExitCode.USAGE
+#: A driver that exists but cannot load or describe itself here.
+EXIT_DRIVER_UNAVAILABLE = ExitCode.DRIVER_CANNOT_LOAD
 
 
 def _selected(args: argparse.Namespace) -> tuple[str, int | None]:
@@ -314,12 +316,23 @@ def _fixtures_promote(args: argparse.Namespace) -> int:
 
 
 def _conflicts(args: argparse.Namespace) -> int:
-    """The stored conflict matrix (conformance/data/conflict_matrix.json)."""
+    """The stored conflict matrix (conformance/data/conflict_matrix.json);
+    with --driver, the matrix raced by that driver (conformance.conflict_matrix.driver_run)."""
     import json
 
     from .conflict_matrix.model import stored_matrix
     from .conflict_matrix.render import to_markdown, to_text
 
+    if args.driver is not None:
+        return _conflicts_of_driver(args)
+    given = [
+        option
+        for option, value in (("--expectations", args.expectations), ("--cells", args.cells), ("--out", args.out))
+        if value is not None
+    ]
+    if given:
+        print(f"lance-conformance: conflicts: {', '.join(given)} needs --driver", file=sys.stderr)
+        return EXIT_USAGE
     matrix = stored_matrix()
     if args.format == "json":
         print(json.dumps(matrix.to_json(), indent=2))
@@ -328,6 +341,31 @@ def _conflicts(args: argparse.Namespace) -> int:
     else:
         print(to_text(matrix))
     return EXIT_OK
+
+
+def _conflicts_of_driver(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .conflict_matrix import driver_run
+    from .conflict_matrix.races import UnknownCellsError
+    from .expectations import ExpectationsError
+
+    if args.format == "markdown":
+        print("lance-conformance: conflicts --driver prints text or json, not markdown", file=sys.stderr)
+        return EXIT_USAGE
+    cells = None if args.cells is None else args.cells.split(",")
+    try:
+        report = driver_run.run_named(args.driver, cells=cells, expectations_path=args.expectations)
+    except (driver_run.UnknownDriverError, UnknownCellsError, ExpectationsError) as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except driver_run.DriverUnavailableError as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_DRIVER_UNAVAILABLE
+    print(driver_run.to_json_text(report) if args.format == "json" else driver_run.to_text(report), end="\n")
+    if args.out is not None:
+        Path(args.out).write_text(driver_run.to_json_text(report), encoding="utf-8")
+    return EXIT_OK if report.passed else EXIT_FINDINGS
 
 
 def _show_progress() -> bool:
@@ -391,6 +429,34 @@ def _add_matrix(commands) -> None:
         help="golden corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
     )
     matrix.set_defaults(run=_matrix)
+
+
+def _add_conflicts(commands) -> None:
+    conflicts = commands.add_parser(
+        "conflicts",
+        help="print the conflict matrix (two writers racing, measured with pylance and the reference); "
+        "with --driver, race its cells with that driver",
+    )
+    conflicts.add_argument(
+        "--format", choices=("text", "json", "markdown"), default="text", help="markdown: the stored matrix only"
+    )
+    conflicts.add_argument(
+        "--driver",
+        default=None,
+        help="race every cell the write vocabulary expresses with this writing driver (a name, a module path, "
+        "worker:NAME, cmd:COMMAND LINE); exit 1 when a cell differs from the stored matrix, 3 when it cannot load",
+    )
+    conflicts.add_argument(
+        "--expectations", default=None, help="the implementation's expectations file (suite conflicts, case: cell id)"
+    )
+    conflicts.add_argument(
+        "--cells",
+        default=None,
+        metavar="PATTERNS",
+        help="comma-separated cell ids or shell patterns (delete/*, *:same-rows); default: every raced cell",
+    )
+    conflicts.add_argument("--out", default=None, metavar="FILE", help="also write the JSON report to FILE")
+    conflicts.set_defaults(run=_conflicts)
 
 
 def _add_writer_check(commands) -> None:
@@ -587,11 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rules.set_defaults(run=_rules)
 
-    conflicts = commands.add_parser(
-        "conflicts", help="print the conflict matrix: two writers racing, measured with pylance and the reference"
-    )
-    conflicts.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    conflicts.set_defaults(run=_conflicts)
+    _add_conflicts(commands)
 
     demo = commands.add_parser("demo", help="write datasets with pylance and check them with the suite")
     demo.add_argument("--out", default=None, help="directory for the demo datasets (default: a temporary one)")

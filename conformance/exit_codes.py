@@ -35,3 +35,5 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 3
     #: The harness's name for INTERNAL when the writer itself cannot be loaded.
     WRITER_CANNOT_LOAD = 3
+    #: ... and the other commands' when a driver that exists cannot load here.
+    DRIVER_CANNOT_LOAD = 3

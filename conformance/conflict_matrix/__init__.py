@@ -21,8 +21,8 @@ Modules, bottom up:
 - :mod:`.model`: operations, sub-cases, modes, outcomes, and the stored
   matrix with its typed loader;
 - :mod:`.page`: the outcome the upstream page gives for each cell;
-- :mod:`.signals`: how pylance 14 and the reference tell a retryable from an
-  incompatible conflict;
+- :mod:`.signals`: a driver's conflict (each driver's ``conflict_from``) as an
+  outcome, retryable or incompatible;
 - :mod:`.actions`: each operation, done with pylance and with the reference;
 - :mod:`.cells`: the cells (pairs x sub-cases) and the base tables;
 - :mod:`.measure`: runs a cell in a mode and checks the result;

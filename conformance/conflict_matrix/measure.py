@@ -160,7 +160,7 @@ def _run_cell(cell: CellSpec, mode: Mode, space: Workspace) -> Observation:
         try:
             second_run(second_handle, Context(uri, read_version, cell_dir, "second"))
         except Exception as error:
-            outcome = outcome_of(mode.second.value, error)
+            outcome = outcome_of(mode.second, error)
             if outcome is None:
                 return Observation(Outcome.ERROR, f"the second writer failed: {_summary(error)}")
             # The refused writer must leave the table as the first left it

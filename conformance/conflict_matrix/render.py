@@ -53,6 +53,51 @@ def to_text(matrix: ConflictMatrix) -> str:
     return "\n".join(lines)
 
 
+#: How an implementation races the matrix itself (``lance-conformance conflicts --driver``).
+RACING_YOUR_IMPLEMENTATION = (
+    "## Racing your implementation",
+    "",
+    "```sh",
+    "lance-conformance conflicts --driver DRIVER [--cells PATTERNS] [--expectations FILE] \\",
+    "    [--format text|json] [--out FILE]",
+    "```",
+    "",
+    "races every cell whose two operations the write vocabulary (`conformance/drivers/writes.py`)",
+    "expresses (appends, deletes, row updates, overwrites, scalar indices, compactions, column",
+    "additions and drops, restores, config changes) with one writing driver as both writers:",
+    "any name a driver option takes (`reference`, `pylance`, `lancedb`, your module, `worker:NAME`,",
+    "`cmd:COMMAND LINE` for a worker in any language; `docs/drivers.md`). On the base table above,",
+    "written by the reference, the driver commits the first operation with `read_version` set to the",
+    "base version, then the second from that same version. The second write's outcome (a commit, or",
+    "`WriteConflict`: retryable, incompatible, or a conflict whose kind the driver does not say, as",
+    "a worker's conflict today, which agrees with either kind) is",
+    "compared with the stored `ref/ref` outcome, `pylance/pylance` shown beside it: the reference",
+    "follows the page in every cell where the two differ. Whatever the outcome, the table left behind",
+    "must validate without errors and read with the reference.",
+    "",
+    "- A driver needs the `write` and `write-at-version` capabilities; without them every cell is",
+    "  *not-applicable* (LanceDB writes only on the latest version: no cell is raced). A cell whose",
+    "  operation the driver does not declare, or refuses with `WriteNotSupported`, is *unsupported*:",
+    "  nothing is emulated.",
+    "- Each driver reads its implementation's conflict signal in one function, `conflict_from(error)`",
+    "  (`conformance.drivers.pylance_driver`, `.reference`, `.lancedb_driver`), returning a",
+    "  `WriteConflict` whose `retryable` says the kind, or None; a driver of your own raises",
+    "  `WriteConflict(message, retryable=...)` from its `write`.",
+    "- `--cells` takes comma-separated cell ids or shell patterns (`delete/*`, `*:same-rows`).",
+    "- `--expectations FILE` lists the cells your implementation is known to answer otherwise (the",
+    "  project's expectations file, `conformance/schemas/expectations.schema.json`: suite",
+    "  `conflicts`, case the cell id); without it the file shipped for the implementation applies",
+    "  (pylance's records its four known discrepancies). A listed cell that differs is an",
+    "  *expected-difference*; a listed cell that agrees is *fixed* and fails the run.",
+    "- Exit codes: 0 every cell as the matrix (or the expectations) says, 1 a cell differs or an",
+    "  expectation is stale, 2 a usage error (unknown driver or cell, a bad option), 3 a driver that",
+    "  cannot load. `--format json` (and `--out FILE`) give the report as JSON",
+    "  (`conformance/schemas/conflict-races-report.schema.json`).",
+    "- The same races run in the pytest plugin: `pytest --pyargs conformance.suite --lance-driver",
+    "  DRIVER --lance-suite conflicts`.",
+)
+
+
 def to_markdown(matrix: ConflictMatrix) -> str:
     out = [
         "# The conflict matrix",
@@ -89,6 +134,8 @@ def to_markdown(matrix: ConflictMatrix) -> str:
         "",
         "Regenerate the data with `python -m conformance.conflict_matrix measure --output",
         "conformance/data/conflict_matrix.json`; `tests/conformance/conflict_matrix/` re-runs it.",
+        "",
+        *RACING_YOUR_IMPLEMENTATION,
         "",
         "## Not covered",
         "",

@@ -1,59 +1,40 @@
-"""How each implementation tells the second writer that it lost.
+"""How a lost race reads in the matrix: a driver's
+:class:`~conformance.drivers.protocol.WriteConflict` as an :class:`Outcome`.
 
-pylance 14 (measured; nothing here is documented upstream beyond the
-exception class):
-
-- ``lance.LanceDataset.commit(uri, operation, read_version=v)`` raises
-  ``lance.commit.CommitConflictError`` (a subclass of ``OSError``) whose
-  ``retryable`` attribute is True for a retryable conflict; its message
-  starts "Retryable commit conflict for version N: ...".
-- An incompatible conflict arrives as a plain ``OSError`` whose message starts
-  "Incompatible transaction: This <Op> transaction is incompatible with
-  concurrent transaction <Op> at version N", from ``commit`` and from the
-  high-level calls alike.
-- The high-level ``delete`` and ``update`` re-run the whole operation on a
-  retryable conflict (``conflict_retries``, 10 by default). The matrix passes
-  ``conflict_retries=0``: a retryable conflict then surfaces as a plain
-  ``OSError`` "Too many concurrent writers. Attempted 0 retries."
-
-The reference (``reference_impl.errors``): ``RetryableConflictError`` and
-``IncompatibleConflictError``, both subclasses of ``CommitConflictError``
-whose ``retryable`` attribute says which (an exhausted commit loop is a
-``CommitAttemptsExhaustedError``, retryable).
+Each implementation's own conflict signal (pylance's ``CommitConflictError``
+and messages, the reference's ``CommitConflictError``, LanceDB's messages) is
+read in one place, its driver's ``conflict_from``
+(:func:`conformance.drivers.pylance_driver.conflict_from` documents what was
+measured with pylance 14); this module only names the outcome.
 """
 
 from __future__ import annotations
 
-from reference_impl.errors import CommitConflictError
+from collections.abc import Callable
 
-from .model import Outcome
+from ..drivers import pylance_driver
+from ..drivers import reference as reference_driver
+from ..drivers.protocol import WriteConflict
+from .model import Implementation, Outcome
 
-_PYLANCE_RETRYABLE_PREFIXES = ("Retryable commit conflict", "Too many concurrent writers")
-_PYLANCE_INCOMPATIBLE_PREFIXES = ("Incompatible transaction", "Commit conflict for version")
-
-
-def pylance_outcome(error: BaseException) -> Outcome | None:
-    """The conflict ``error`` (raised by pylance 14) signals, None when it is
-    not a conflict."""
-    retryable = getattr(error, "retryable", None)
-    if isinstance(retryable, bool) and isinstance(error, OSError):
-        return Outcome.RETRYABLE if retryable else Outcome.INCOMPATIBLE
-    if isinstance(error, OSError):
-        message = str(error)
-        if message.startswith(_PYLANCE_RETRYABLE_PREFIXES):
-            return Outcome.RETRYABLE
-        if message.startswith(_PYLANCE_INCOMPATIBLE_PREFIXES):
-            return Outcome.INCOMPATIBLE
-    return None
+#: The driver function that reads each measured implementation's conflict signal.
+CONFLICT_SIGNALS: dict[Implementation, Callable[[BaseException], WriteConflict | None]] = {
+    Implementation.PYLANCE: pylance_driver.conflict_from,
+    Implementation.REFERENCE: reference_driver.conflict_from,
+}
 
 
-def reference_outcome(error: BaseException) -> Outcome | None:
-    """The conflict ``error`` (raised by the reference) signals, None when it
-    is not a conflict."""
-    if not isinstance(error, CommitConflictError):
+def conflict_outcome(conflict: WriteConflict) -> Outcome | None:
+    """RETRYABLE or INCOMPATIBLE as the conflict says; None when it does not
+    say which (a driver whose implementation does not tell)."""
+    retryable = getattr(conflict, "retryable", None)  # a worker's conflict may not carry it
+    if retryable is None:
         return None
-    return Outcome.RETRYABLE if error.retryable else Outcome.INCOMPATIBLE
+    return Outcome.RETRYABLE if retryable else Outcome.INCOMPATIBLE
 
 
-def outcome_of(implementation: str, error: BaseException) -> Outcome | None:
-    return pylance_outcome(error) if implementation == "pylance" else reference_outcome(error)
+def outcome_of(implementation: Implementation, error: BaseException) -> Outcome | None:
+    """The conflict ``error`` (raised by ``implementation``) signals, None
+    when it is not a conflict."""
+    conflict = CONFLICT_SIGNALS[implementation](error)
+    return None if conflict is None else conflict_outcome(conflict)

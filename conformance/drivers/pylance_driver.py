@@ -67,7 +67,8 @@ from ..describe import (
 
 # DebugUnit is not used here; it stays importable from this module, where the
 # parser lived before it had a module of its own.
-from .protocol import Capability, DriverInfo
+from .lance_core_conflicts import conflict_from_message
+from .protocol import Capability, DriverInfo, WriteConflict
 from .rust_debug import DebugStruct, DebugTuple, DebugUnit, parse_rust_debug  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -803,22 +804,35 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         read = (opened,) if isinstance(op, (writes.Delete, writes.Update, writes.Upsert)) else ()
         return writes.WriteResult(versions=(version,), read_versions=read)
     except OSError as exc:
-        if _is_conflict(exc):
-            raise writes.WriteConflict(str(exc)) from exc
+        conflict = conflict_from(exc)
+        if conflict is not None:
+            raise conflict from exc
         raise
 
 
-#: How pylance 14 words a commit conflict (``conformance.conflict_matrix.signals`` measured them).
-_CONFLICT_PREFIXES = (
-    "Retryable commit conflict",
-    "Too many concurrent writers",
-    "Incompatible transaction",
-    "Commit conflict for version",
-)
+def conflict_from(error: BaseException) -> WriteConflict | None:
+    """The commit conflict ``error`` (raised by pylance) signals, as a
+    :class:`~conformance.drivers.protocol.WriteConflict` saying whether it is
+    retryable; None when it is not a conflict. The one place pylance's
+    conflict signal is read (the write driver, the conflict matrix and the
+    concurrency harness all ask here).
 
-
-def _is_conflict(error: OSError) -> bool:
-    return isinstance(getattr(error, "retryable", None), bool) or str(error).startswith(_CONFLICT_PREFIXES)
+    Measured with pylance 14 (nothing is documented upstream beyond the
+    exception class): ``LanceDataset.commit(uri, operation, read_version=v)``
+    raises ``lance.commit.CommitConflictError``, an ``OSError`` whose
+    ``retryable`` attribute is True for a retryable conflict, False for an
+    incompatible one. The high-level calls raise a plain ``OSError`` whose
+    message is the Lance core's ("Incompatible transaction: ...";
+    ``delete``/``update``/``merge_insert`` re-run themselves on a retryable
+    conflict, ``conflict_retries`` times, then say "Too many concurrent
+    writers. Attempted N retries.", retryable): those are told apart by the
+    message (:mod:`.lance_core_conflicts`)."""
+    if not isinstance(error, OSError):
+        return None
+    retryable = getattr(error, "retryable", None)
+    if isinstance(retryable, bool):
+        return WriteConflict(str(error), retryable=retryable)
+    return conflict_from_message(str(error))
 
 
 def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict[str, str] | None) -> int:

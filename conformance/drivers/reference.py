@@ -30,7 +30,7 @@ from ..describe import (
     metadata_value,
 )
 from . import writes
-from .protocol import Capability, DriverInfo
+from .protocol import Capability, DriverInfo, WriteConflict
 from .writes import WriteKind, WriteOp
 
 #: Everything in the document comes from the reference reader.
@@ -298,7 +298,21 @@ def write(
             return writes.WriteResult(read_versions=(dataset.version,))  # nothing to commit (a compaction with no work)
         return writes.WriteResult(versions=(committed.version,), read_versions=(dataset.version,))
     except CommitConflictError as exc:
-        raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc
+        conflict = conflict_from(exc)
+        assert conflict is not None  # every CommitConflictError is a conflict
+        raise conflict from exc
+
+
+def conflict_from(error: BaseException) -> WriteConflict | None:
+    """The commit conflict ``error`` (raised by the reference) signals, None
+    when it is not a conflict: ``reference_impl.errors.CommitConflictError``,
+    whose ``retryable`` says which kind (``RetryableConflictError``,
+    ``IncompatibleConflictError``; a commit loop out of attempts,
+    ``CommitAttemptsExhaustedError``, is retryable). The one place the
+    reference's conflict signal is read."""
+    if not isinstance(error, CommitConflictError):
+        return None
+    return WriteConflict(str(error), retryable=error.retryable)
 
 
 def perform(dataset: Dataset, op: WriteOp) -> Dataset:

@@ -27,6 +27,7 @@ VERSION_FIELDS = {
     "fixture-case.schema.json": "format",
     "fixture-expected.schema.json": "format",
     "writer-conformance-report.schema.json": "report_format",
+    "conflict-races-report.schema.json": "report_format",
     "ecosystem-matrix.schema.json": "format",
     "conflict-matrix.schema.json": "format",
     "harness-history.schema.json": "format",

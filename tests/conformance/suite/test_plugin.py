@@ -186,7 +186,7 @@ def test_conflict_cells_pass_for_the_reference_and_fail_for_a_writer_ignoring_th
     blind.stdout.fnmatch_lines(
         [
             "conflicts delete/delete:same-rows: fail",
-            "  the second write ended in a commit, where the matrix records retryable for the reference*",
+            "  the second write ended in committed, where the stored matrix records reference/reference retryable*",
         ]
     )
 
