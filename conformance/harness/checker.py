@@ -312,12 +312,12 @@ class _Analysis:
             # Operations whose writer died or whose versions were not found
             # may have committed here, once: taken as having done so when
             # that explains more of the version than without them.
-            candidates = self._candidates(unexplained, v)
-            guessed = {a.op_id: self._reads_of(a, observed)[0] for a in candidates}
-            trial = self._expected(claimers + candidates, {**reads, **guessed})
+            unsure = self._candidates(unexplained, v)
+            guessed = {a.op_id: self._reads_of(a, observed)[0] for a in unsure}
+            trial = self._expected(claimers + unsure, {**reads, **guessed})
             remaining = self._unexplained(actual, trial)
             if sum(map(abs, remaining.values())) < sum(map(abs, unexplained.values())):
-                for attempt in candidates:
+                for attempt in unsure:
                     self.absorbed.add(attempt.op_id)
                     claimers.append(attempt)
                     self.claims.setdefault(v, []).append(attempt)

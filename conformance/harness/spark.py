@@ -384,21 +384,22 @@ def _commit_append(
 
 
 def _is_commit_conflict(implementation: str, failure: BaseException) -> bool:
-    """Whether the driver's commit was refused because another commit conflicts."""
-    if implementation == "pylance":
-        from conformance.drivers import pylance_driver  # lazy: only pylance's connector runs need it
+    """Whether the driver's commit was refused because another commit
+    conflicts (each driver's ``conflict_from``, the one place its
+    implementation's signal is read)."""
+    from conformance.drivers import pylance_driver, reference  # lazy: only connector runs need them
 
-        return isinstance(failure, OSError) and pylance_driver._is_conflict(failure)
-    from reference_impl.errors import CommitConflictError
-
-    return isinstance(failure, CommitConflictError)
+    driver = pylance_driver if implementation == "pylance" else reference
+    return driver.conflict_from(failure) is not None
 
 
 def short_error(failure: BaseException) -> str:
-    """One line for a failure: a Python worker's exception comes back inside
-    Spark's with the worker's whole traceback; its last line is the error."""
-    lines = [line.strip() for line in str(failure).splitlines() if line.strip() and "SQLSTATE" not in line]
-    return f"{type(failure).__name__}: {lines[-1] if lines else ''}"
+    """A failure as the history keeps it: a Python worker's exception comes
+    back inside Spark's with the worker's whole traceback, whose head says
+    where and whose tail says what (:func:`.errors.error_text` keeps both)."""
+    from .errors import error_text  # lazy: only failed connector jobs need it
+
+    return error_text(failure)
 
 
 def _json(fragment: Any) -> str:

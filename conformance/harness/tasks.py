@@ -26,24 +26,11 @@ from conformance.drivers.writes import WriteConflict, WriteKind, WriteNotSupport
 from reference_impl.arrow_schema import schema_to_arrow
 from reference_impl.dataset import Dataset, dataset_storage
 
+from .errors import error_text
 from .history import Attempt
 from .spec import RunSpec, TaskSpec
 from .workloads import PlannedOp, plan_all, to_write_op
 from .writers import LoadedWriter, load_writer
-
-#: Error messages kept in the history: this many characters of their head and of their tail.
-ERROR_HEAD_CHARS = 400
-ERROR_TAIL_CHARS = 800
-
-
-def error_text(error: BaseException) -> str:
-    """``Type: message``, its head and tail kept when long (a Ray or Rust
-    traceback says what went wrong last)."""
-    text = f"{type(error).__name__}: {error}"
-    if len(text) <= ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
-        return text
-    cut = len(text) - ERROR_HEAD_CHARS - ERROR_TAIL_CHARS
-    return f"{text[:ERROR_HEAD_CHARS]} [... {cut} characters ...] {text[-ERROR_TAIL_CHARS:]}"
 
 
 class _Latest:
