@@ -166,10 +166,9 @@ def _harness_runs(root: Path) -> int:
     from .harness.faulty import FAULTY_WRITERS
     from .harness.report import summary_text
     from .harness.runner import run
-    from .harness.spark import SparkError, SparkExecutor
+    from .harness.spark import HARNESS_MASTER, SparkError, SparkExecutor
     from .harness.spec import RunSpec
     from .harness.workloads import parse_workload, workload_to_json
-    from .spark_session import DEFAULT_MASTER
 
     def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
         name = writer.replace(":", "-")
@@ -186,10 +185,10 @@ def _harness_runs(root: Path) -> int:
         )
 
     faulty = FAULTY_WRITERS[DEMO_FAULTY_WRITER]
-    print("concurrency harness on Spark local[*] (HTML pages under each run's directory):")
+    print(f"concurrency harness on Spark {HARNESS_MASTER} (HTML pages under each run's directory):")
     failures = 0
     try:
-        with SparkExecutor(DEFAULT_MASTER, app_name="lance-conformance demo") as executor:
+        with SparkExecutor(HARNESS_MASTER, app_name="lance-conformance demo") as executor:
             # The faulty writers race from one barrier: as many as there are slots (cores).
             racers = max(2, min(4, executor.default_parallelism))
             runs: list[tuple[RunSpec, str | None]] = [

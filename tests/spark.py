@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.harness.spark import HARNESS_MASTER
 from tests.servers import _free_port
 
 #: How long the cluster may take to come up (two JVMs after the master's).
@@ -37,14 +38,9 @@ STARTUP_SECONDS = 120
 WORKERS = 2
 
 
-#: The embedded master of the tests: eight task slots whatever the cores.
-#: Writers wait on storage, not on the CPU, and a run's writers race only when
-#: they all have a slot (then they run as one barrier stage and start
-#: together); on ``local[*]`` with two cores, four writers run two at a time
-#: and a short run misses bugs that need three writers in one window. The
-#: command line's default stays ``local[*]`` (tests/conformance/test_cli_harness.py
-#: runs it in a process of its own).
-LOCAL_MASTER = "local[8]"
+#: The embedded master of the tests: the harness's own default (eight task
+#: slots whatever the cores, so that a run's writers race as one barrier stage).
+LOCAL_MASTER = HARNESS_MASTER
 
 
 @pytest.fixture(scope="session")

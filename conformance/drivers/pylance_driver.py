@@ -756,6 +756,15 @@ def writes_supported() -> bool:
     return delete_takes_retries and all(hasattr(dataset, name) for name in ("merge_insert", "tags", "update_config"))
 
 
+def warm_up(uri: str | os.PathLike[str], *, storage_options: dict[str, str] | None = None) -> None:
+    """Import pylance and open the dataset once, so that a writer's first
+    operation does not carry the second an import takes (the concurrency
+    harness calls it before its writers' start barrier)."""
+    import lance
+
+    lance.dataset(str(uri), storage_options=dict(storage_options) if storage_options else None)
+
+
 def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> Any:
     """Perform ``op`` (a :data:`conformance.drivers.writes.WriteOp`) through
     pylance's public API: a :class:`~conformance.drivers.writes.WriteResult`

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..exit_codes import ExitCode
-from ..spark_session import DEFAULT_MASTER
 from .errors import error_text
+from .spark import HARNESS_MASTER
 from .spec import FAULTS, RunSpec
 
 # The rest of the harness (writers, executors, Spark, pyarrow under them) is
@@ -42,19 +42,18 @@ class UnknownMasterError(ValueError):
     """A ``--master`` this build cannot run on."""
 
 
-#: The Spark master ``harness run`` uses without ``--master``.
-
 
 def executor_for(master: str | None) -> Executor:
     """The executor ``--master`` names: ``local-processes``, one process per
-    writer on this machine; any Spark master URL (``local[*]``, the default,
-    ``local[N]``, ``spark://HOST:PORT``), the writers as Spark tasks."""
+    writer on this machine; any Spark master URL (``local[N]``, by default
+    :data:`~.spark.HARNESS_MASTER`; ``local[*]``, ``spark://HOST:PORT``), the
+    writers as Spark tasks."""
     from .executors import ProcessExecutor
     from .spark import SparkExecutor, unreachable_masters
 
     if master == LOCAL_PROCESSES:
         return ProcessExecutor()
-    master = master or DEFAULT_MASTER
+    master = master or HARNESS_MASTER
     if not master.startswith(("local", "spark://", "yarn", "k8s://")):
         raise UnknownMasterError(f"--master {master!r}: not a Spark master URL nor {LOCAL_PROCESSES!r}")
     unreachable = unreachable_masters(master)
@@ -107,7 +106,7 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument(
         "--master",
         default=None,
-        help=f"a Spark master URL (default: {DEFAULT_MASTER}; spark://HOST:PORT for a cluster) or {LOCAL_PROCESSES}",
+        help=f"a Spark master URL (default: {HARNESS_MASTER}; spark://HOST:PORT for a cluster) or {LOCAL_PROCESSES}",
     )
     run_parser.add_argument("--seed", type=int, default=0)
     run_parser.add_argument(

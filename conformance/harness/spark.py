@@ -5,10 +5,10 @@ job (the plan's ``Executor``: ``run_tasks``): one task per
 :class:`~conformance.harness.spec.TaskSpec`, each calling
 :func:`conformance.harness.tasks.run_writer_task` in a Python worker of an
 executor and sending its attempts back to the driver as JSON-able dicts.
-``master`` is any Spark master URL: ``local[*]`` (the embedded default: the
-driver's own JVM, one Python worker per running task), ``local[N]`` (N
-writers at once: they wait on storage, not on cores) or
-``spark://HOST:PORT`` (a standalone cluster).
+``master`` is any Spark master URL: ``local[N]`` (the driver's own JVM, N
+writers at once, each in a Python worker: writers wait on storage, not on
+cores; :data:`HARNESS_MASTER`, eight, is the embedded default), ``local[*]``
+(a task per core) or ``spark://HOST:PORT`` (a standalone cluster).
 
 :func:`connector_appends` is the other pattern (recorded and checked as a
 harness run by :mod:`.connector`): the way Lance's Spark
@@ -40,10 +40,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..spark_session import DEFAULT_MASTER, SparkError, spark_conf, unreachable_masters
+from ..spark_session import SparkError, spark_conf, unreachable_masters
 from ..spark_session import start_session as _start_session
 
-__all__ = ["SparkError", "SparkExecutor", "spark_conf", "unreachable_masters"]
+__all__ = ["HARNESS_MASTER", "SparkError", "SparkExecutor", "spark_conf", "unreachable_masters"]
+
+#: The harness's embedded master: eight task slots whatever the cores. A
+#: run's writers race only when each has a slot (they then run as one barrier
+#: stage and start together, once warm); on ``local[*]`` with two cores, four
+#: writers would run two at a time.
+HARNESS_MASTER = "local[8]"
 
 
 def _default_task() -> Callable[..., list[Any]]:
@@ -180,7 +186,7 @@ class SparkExecutor:
 
     def __init__(
         self,
-        master: str = DEFAULT_MASTER,
+        master: str = HARNESS_MASTER,
         *,
         app_name: str = "lance-conformance harness",
         conf: Mapping[str, str] | None = None,
