@@ -41,6 +41,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .protocol import WriteKind
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
@@ -210,23 +212,7 @@ def info() -> Any:
 
 #: The write operations :func:`write` performs through LanceDB's native table
 #: API. Not ``config``: LanceDB has no call that sets table config keys.
-WRITE_OPERATIONS: frozenset[str] = frozenset(
-    {
-        "create",
-        "append",
-        "overwrite",
-        "delete",
-        "update",
-        "upsert",
-        "add-columns",
-        "drop-columns",
-        "alter-columns",
-        "compact",
-        "create-index",
-        "tag",
-        "restore",
-    }
-)
+WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.CONFIG.value}
 #: The data storage versions LanceDB writes (``create_table(data_storage_version=...)``).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
 #: What LanceDB puts in front of its embedded Lance's error messages (measured with 0.40).

@@ -39,6 +39,28 @@ class WriteNotSupported(Exception):
     """The driver does not perform this operation (or this form of it)."""
 
 
+class WriteKind(str, Enum):
+    """The kinds of write a driver may perform (``DriverInfo.write_operations``):
+    the one vocabulary of write operations. Each kind's operation is a
+    dataclass of :mod:`conformance.drivers.writes` (which needs pyarrow; this
+    module does not, so that any environment can name the kinds)."""
+
+    CREATE = "create"
+    APPEND = "append"
+    OVERWRITE = "overwrite"
+    DELETE = "delete"
+    UPDATE = "update"
+    UPSERT = "upsert"
+    ADD_COLUMNS = "add-columns"
+    DROP_COLUMNS = "drop-columns"
+    ALTER_COLUMNS = "alter-columns"
+    COMPACT = "compact"
+    CREATE_INDEX = "create-index"
+    TAG = "tag"
+    RESTORE = "restore"
+    CONFIG = "config"
+
+
 #: The driver protocol's version. It grows by one whenever a driver written
 #: against the previous version would be misread (a capability changes
 #: meaning, a required method or field appears); CHANGELOG.md says what
@@ -208,5 +230,6 @@ __all__ = [
     "Capability",
     "DriverInfo",
     "DriverInfoError",
+    "WriteKind",
     "driver_info",
 ]

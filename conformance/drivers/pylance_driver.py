@@ -68,7 +68,7 @@ from ..describe import (
 # DebugUnit is not used here; it stays importable from this module, where the
 # parser lived before it had a module of its own.
 from .lance_core_conflicts import conflict_from_message
-from .protocol import Capability, DriverInfo, WriteConflict
+from .protocol import Capability, DriverInfo, WriteConflict, WriteKind
 from .rust_debug import DebugStruct, DebugTuple, DebugUnit, parse_rust_debug  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -714,25 +714,8 @@ def _optional_int(value: Any) -> int | None:
 
 # -- writing (conformance.drivers.writes) ---------------------------------------------
 
-#: The write operations :func:`write` performs through pylance's public API.
-WRITE_OPERATIONS: frozenset[str] = frozenset(
-    {
-        "create",
-        "append",
-        "overwrite",
-        "delete",
-        "update",
-        "upsert",
-        "add-columns",
-        "drop-columns",
-        "alter-columns",
-        "compact",
-        "create-index",
-        "tag",
-        "restore",
-        "config",
-    }
-)
+#: The write operations :func:`write` performs through pylance's public API: every kind.
+WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind)
 #: The data storage versions pylance 14 writes (``data_storage_version``; 2.2 by default).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
 WRITE_CAPABILITIES = frozenset({Capability.WRITE, Capability.WRITE_AT_VERSION})

@@ -33,7 +33,6 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Union, cast
 
@@ -41,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from .protocol import WriteConflict, WriteNotSupported
+from .protocol import WriteConflict, WriteKind, WriteNotSupported
 from .write_predicates import (
     Compare,
     Comparison,
@@ -57,26 +56,6 @@ from .write_predicates import (
     sql_literal,
 )
 from .write_results import TOKEN_PROPERTY, WriteOutcome, WriteResult, write_result
-
-
-class WriteKind(str, Enum):
-    """The kinds of write a driver may perform (``DriverInfo.write_operations``)."""
-
-    CREATE = "create"
-    APPEND = "append"
-    OVERWRITE = "overwrite"
-    DELETE = "delete"
-    UPDATE = "update"
-    UPSERT = "upsert"
-    ADD_COLUMNS = "add-columns"
-    DROP_COLUMNS = "drop-columns"
-    ALTER_COLUMNS = "alter-columns"
-    COMPACT = "compact"
-    CREATE_INDEX = "create-index"
-    TAG = "tag"
-    RESTORE = "restore"
-    CONFIG = "config"
-
 
 # -- operation parts ------------------------------------------------------------------
 

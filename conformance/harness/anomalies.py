@@ -13,7 +13,7 @@ one bug reads as one finding with its effects under it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 #: Rows kept in one witness: enough to find them, few enough to read.
@@ -163,3 +163,73 @@ def sentence(anomaly: Anomaly) -> str:
     if w.detail:
         parts.append(f"; {w.detail}")
     return "".join(parts) + "."
+
+
+def every_anomaly(anomalies: Iterable[Anomaly]) -> Iterator[Anomaly]:
+    """Each anomaly, then its consequences, depth first."""
+    for anomaly in anomalies:
+        yield anomaly
+        yield from every_anomaly(anomaly.consequences)
+
+
+# -- one bug, one finding ----------------------------------------------------------------
+
+
+def merged(found: list[tuple[Anomaly, frozenset[int]]]) -> list[tuple[Anomaly, frozenset[int]]]:
+    """One anomaly per kind, operations and versions, its rows together
+    (the witness stays minimal), each with every row id it concerns."""
+    merged: dict[tuple, tuple[Anomaly, frozenset[int]]] = {}
+    for anomaly, its_rows in found:
+        w = anomaly.witness
+        key = (anomaly.kind, tuple(w.roles.items()), w.versions)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = (anomaly, its_rows)
+        else:
+            all_rows = seen[1] | its_rows
+            witness = Witness.of(w.roles.items(), w.versions, all_rows, seen[0].witness.detail)
+            merged[key] = (Anomaly(anomaly.kind, witness), all_rows)
+    return list(merged.values())
+
+
+def grouped(
+    found: list[tuple[Anomaly, frozenset[int]]], rebases: Mapping[tuple[str, int], tuple[int, int]]
+) -> list[Anomaly]:
+    """The root anomalies, each with its consequences.
+
+    In version order, an anomaly follows from an earlier root when it shares
+    a row with the root or its consequences, or when the same operation
+    committed the version both show at. A root whose committing operation
+    rebased blindly at that version (its commit records a newer read version
+    than it was to build on) becomes the consequence of one *blind rebase*
+    anomaly naming it."""
+    ordered = sorted(found, key=lambda item: (min(item[0].witness.versions, default=0), item[0].kind.value))
+    roots: list[list] = []  # [anomaly, rows, committers at versions, consequences, the root's own committers]
+    for anomaly, rows in ordered:
+        committers = {
+            (op_id, version)
+            for op_id, role in anomaly.witness.roles.items()
+            if role in (Role.COMMITTED, Role.CONFLICTING)
+            for version in anomaly.witness.versions
+        }
+        parent = next((root for root in roots if (rows and rows & root[1]) or committers & root[2]), None)
+        if parent is None:
+            roots.append([anomaly, set(rows), set(committers), [], committers])
+        else:
+            parent[1] |= rows
+            parent[2] |= committers
+            parent[3].append(anomaly)
+    result = []
+    for anomaly, _, _, consequences, own_committers in roots:
+        root = anomaly.with_consequences(consequences)
+        rebased = sorted((key, rebases[key]) for key in own_committers if key in rebases)
+        if rebased:
+            (op_id, version), (started, recorded) = rebased[0]
+            detail = (
+                f"{op_id} was to build on version {started}; its commit at version {version} records read version "
+                f"{recorded}, and did not keep what came between"
+            )
+            witness = Witness.of([(op_id, Role.REBASED)], [started, recorded, version], (), detail)
+            root = Anomaly(AnomalyKind.BLIND_REBASE, witness, (root,))
+        result.append(root)
+    return result

@@ -26,20 +26,20 @@ its consequences, so that one bug reads as one finding.
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
 from conformance.validator.facts.pylance_departures import pylance_departure
 
-from .anomalies import Anomaly, AnomalyKind, Role, Witness
+from .anomalies import Anomaly, AnomalyKind, Role, Witness, every_anomaly, grouped, merged
 from .attribution import Attribution, attribute
 from .effects import EffectObservations, effect_anomalies
 from .history import Attempt
 from .observe import Observations, VersionObservation
 from .spec import RunSpec
+from .visibility import HASH_MASK, Expected, Intervals, row_hash
 
 
 @dataclass
@@ -61,13 +61,6 @@ class CheckReport:
     def count(self) -> int:
         """Every anomaly, consequences included (what the reports count)."""
         return sum(a.count() for a in self.anomalies)
-
-
-def every_anomaly(anomalies: Iterable[Anomaly]) -> Iterator[Anomaly]:
-    """Each anomaly, then its consequences, depth first."""
-    for anomaly in anomalies:
-        yield anomaly
-        yield from every_anomaly(anomaly.consequences)
 
 
 def check(
@@ -113,58 +106,6 @@ def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
 _KNOWN_MARK = "known departure: "
 #: The most versions an operation whose read version is unknown is tried on.
 MAX_READ_WINDOW = 32
-_HASH_MASK = (1 << 64) - 1
-
-
-def _row_hash(key: tuple[int, int]) -> int:
-    """A row's share of the multiset hash of a table (sums of these compare
-    two tables in O(1); ints hash the same in every process)."""
-    return hash(key) & _HASH_MASK
-
-
-class _Intervals:
-    """When each id was visible: sorted, disjoint [from, to) version ranges."""
-
-    def __init__(self) -> None:
-        self.starts: dict[int, list[int]] = defaultdict(list)
-        self.ends: dict[int, list[int | None]] = defaultdict(list)
-
-    def appear(self, row_id: int, version: int) -> None:
-        self.starts[row_id].append(version)
-        self.ends[row_id].append(None)
-
-    def disappear(self, row_id: int, version: int) -> None:
-        ends = self.ends.get(row_id)
-        if ends and ends[-1] is None:
-            ends[-1] = version
-
-    def visible_at(self, row_id: int, version: int | None) -> bool:
-        if version is None:
-            return False
-        starts = self.starts.get(row_id)
-        if not starts:
-            return False
-        position = bisect.bisect_right(starts, version) - 1
-        if position < 0:
-            return False
-        end = self.ends[row_id][position]
-        return end is None or version < end
-
-
-@dataclass
-class _Expected:
-    """What the operations committed at one version should change."""
-
-    delta: Counter = field(default_factory=Counter)
-    #: (id, value) -> the op expected to add / remove that row.
-    adds: dict = field(default_factory=dict)
-    removes: dict = field(default_factory=dict)
-    #: The whole table the version must hold (an overwrite or a restore), with its op.
-    whole: tuple[Counter, Attempt] | None = None
-    #: The multiset hash of that table (:func:`_row_hash`), to skip building it when it matches.
-    whole_hash: int | None = None
-    #: Builds ``whole`` when the hashes differ (a restore's table is costly to rebuild).
-    whole_later: tuple[object, Attempt] | None = None
 
 
 class _Analysis:
@@ -206,7 +147,7 @@ class _Analysis:
         self.copies: dict[int, Counter] = defaultdict(Counter)
         self.rows: Counter = Counter()  # (id, value) -> copies
         self.row_id_count: Counter = Counter()
-        self.intervals = _Intervals()
+        self.intervals = Intervals()
         self.value_intervals: dict[tuple[int, int], list[list]] = defaultdict(list)
         self.deleted_by: dict[int, Attempt] = {}
         self.absorbed: set[str] = set()
@@ -242,7 +183,7 @@ class _Analysis:
 
     # -- expectations ------------------------------------------------------------
 
-    def _expect(self, expected: _Expected, attempt: Attempt, read: int | None) -> None:
+    def _expect(self, expected: Expected, attempt: Attempt, read: int | None) -> None:
         """What ``attempt`` committed at this version changes, judged on ``read``."""
         args = attempt.args
         kind = attempt.kind
@@ -267,7 +208,7 @@ class _Analysis:
                     expected.adds[(row_id, new_value)] = attempt
         elif kind in (WriteKind.OVERWRITE, WriteKind.CREATE):
             expected.whole = (Counter({(row_id, 0): 1 for row_id in args.get("ids", [])}), attempt)
-            expected.whole_hash = sum(_row_hash(key) for key in expected.whole[0]) & _HASH_MASK
+            expected.whole_hash = sum(row_hash(key) for key in expected.whole[0]) & HASH_MASK
         elif kind is WriteKind.RESTORE and "version" in args and 0 < args["version"] <= len(self.hashes):
             target = args["version"]
             expected.whole_hash = self.hashes[target - 1]
@@ -312,16 +253,15 @@ class _Analysis:
             # Operations whose writer died or whose versions were not found
             # may have committed here, once: taken as having done so when
             # that explains more of the version than without them.
-            unsure = self._candidates(unexplained, v)
-            guessed = {a.op_id: self._reads_of(a, observed)[0] for a in unsure}
-            trial = self._expected(claimers + unsure, {**reads, **guessed})
-            remaining = self._unexplained(actual, trial)
-            if sum(map(abs, remaining.values())) < sum(map(abs, unexplained.values())):
-                for attempt in unsure:
+            for attempt in self._candidates(unexplained, v):
+                trial_reads = {**reads, attempt.op_id: self._reads_of(attempt, observed)[0]}
+                trial = self._expected([*claimers, attempt], trial_reads)
+                remaining = self._unexplained(actual, trial)
+                if sum(map(abs, remaining.values())) < sum(map(abs, unexplained.values())):
                     self.absorbed.add(attempt.op_id)
                     claimers.append(attempt)
                     self.claims.setdefault(v, []).append(attempt)
-                expected, unexplained = trial, remaining
+                    reads, expected, unexplained = trial_reads, trial, remaining
         for key, surplus in sorted(unexplained.items()):
             self._classify(key, surplus, expected, claimers, v)
         copies_before = {row_id: self.count.get(row_id, 0) for row_id, _, _ in observed.added}
@@ -351,8 +291,8 @@ class _Analysis:
             return [seen if seen is not None else recorded]
         return list(range(seen, min(recorded, seen + MAX_READ_WINDOW) + 1))
 
-    def _expected(self, claimers: list[Attempt], reads: Mapping[str, int | None]) -> _Expected:
-        expected = _Expected()
+    def _expected(self, claimers: list[Attempt], reads: Mapping[str, int | None]) -> Expected:
+        expected = Expected()
         for attempt in claimers:
             self._expect(expected, attempt, reads[attempt.op_id])
         return expected
@@ -384,9 +324,9 @@ class _Analysis:
             else:
                 self.duplicate_anomaly[row_id] = len(self.anomalies) - 1
 
-    def _unexplained(self, actual: Counter, expected: _Expected) -> Counter:
+    def _unexplained(self, actual: Counter, expected: Expected) -> Counter:
         if expected.whole_hash is not None:
-            hashed = (self.hash + sum(_row_hash(key) * n for key, n in actual.items())) & _HASH_MASK
+            hashed = (self.hash + sum(row_hash(key) * n for key, n in actual.items())) & HASH_MASK
             if hashed == expected.whole_hash:
                 return Counter()
             if expected.whole is None and expected.whole_later is not None:
@@ -435,13 +375,13 @@ class _Analysis:
         # An overwrite or a restore whose writer died: does it explain the whole table?
         for attempt in self.unsure_whole:
             if possible(attempt):
-                trial = _Expected()
+                trial = Expected()
                 self._expect(trial, attempt, attempt.read_version)
                 if not self._unexplained(self._pending_actual, trial):
                     return [attempt]
         return []
 
-    def _classify(self, key: tuple[int, int], n: int, expected: _Expected, claimers, v: int) -> None:
+    def _classify(self, key: tuple[int, int], n: int, expected: Expected, claimers, v: int) -> None:
         row_id, value = key
         committed = self.committed_by(claimers)
         if n < 0:  # a row expected but missing, or gone without cause
@@ -499,10 +439,10 @@ class _Analysis:
     def _apply(self, observed: VersionObservation, claimers: list[Attempt]) -> None:
         v = observed.version
         for row_id, value, _ in observed.added:
-            self.hash += _row_hash((row_id, value))
+            self.hash += row_hash((row_id, value))
         for row_id, value, _ in observed.removed:
-            self.hash -= _row_hash((row_id, value))
-        self.hash &= _HASH_MASK
+            self.hash -= row_hash((row_id, value))
+        self.hash &= HASH_MASK
         self.hashes.extend([self.hash] * (v - len(self.hashes)))
         deleting = {a.op_id: a for a in claimers if a.kind is WriteKind.DELETE}
         for row_id, value, stable in observed.removed:
@@ -646,7 +586,7 @@ def analyze(
     # pylance's known departures stay findings of their own (split off by check), never grouped.
     known = [i for i, a in enumerate(found) if _is_known_departure(a)]
     rest = [(a, r) for i, (a, r) in enumerate(zip(found, rows, strict=True)) if i not in known]
-    return [*grouped(_merged(rest), analysis.rebases), *(found[i] for i in known)]
+    return [*grouped(merged(rest), analysis.rebases), *(found[i] for i in known)]
 
 
 def _is_known_departure(anomaly: Anomaly) -> bool:
@@ -661,66 +601,6 @@ def _adds_rows(attempt: Attempt) -> bool:
 
 def _added_ids(attempt: Attempt) -> list[int]:
     return list(attempt.args.get("new_ids" if attempt.kind is WriteKind.UPSERT else "ids", []))
-
-
-def _merged(found: list[tuple[Anomaly, frozenset[int]]]) -> list[tuple[Anomaly, frozenset[int]]]:
-    """One anomaly per kind, operations and versions, its rows together
-    (the witness stays minimal), each with every row id it concerns."""
-    merged: dict[tuple, tuple[Anomaly, frozenset[int]]] = {}
-    for anomaly, its_rows in found:
-        w = anomaly.witness
-        key = (anomaly.kind, tuple(w.roles.items()), w.versions)
-        seen = merged.get(key)
-        if seen is None:
-            merged[key] = (anomaly, its_rows)
-        else:
-            all_rows = seen[1] | its_rows
-            witness = Witness.of(w.roles.items(), w.versions, all_rows, seen[0].witness.detail)
-            merged[key] = (Anomaly(anomaly.kind, witness), all_rows)
-    return list(merged.values())
-
-
-def grouped(
-    found: list[tuple[Anomaly, frozenset[int]]], rebases: Mapping[tuple[str, int], tuple[int, int]]
-) -> list[Anomaly]:
-    """The root anomalies, each with its consequences.
-
-    In version order, an anomaly follows from an earlier root when it shares
-    a row with the root or its consequences, or when the same operation
-    committed the version both show at. A root whose committing operation
-    rebased blindly at that version (its commit records a newer read version
-    than it was to build on) becomes the consequence of one *blind rebase*
-    anomaly naming it."""
-    ordered = sorted(found, key=lambda item: (min(item[0].witness.versions, default=0), item[0].kind.value))
-    roots: list[list] = []  # [anomaly, rows, committers at versions, consequences, the root's own committers]
-    for anomaly, rows in ordered:
-        committers = {
-            (op_id, version)
-            for op_id, role in anomaly.witness.roles.items()
-            if role in (Role.COMMITTED, Role.CONFLICTING)
-            for version in anomaly.witness.versions
-        }
-        parent = next((root for root in roots if (rows and rows & root[1]) or committers & root[2]), None)
-        if parent is None:
-            roots.append([anomaly, set(rows), set(committers), [], committers])
-        else:
-            parent[1] |= rows
-            parent[2] |= committers
-            parent[3].append(anomaly)
-    result = []
-    for anomaly, _, _, consequences, own_committers in roots:
-        root = anomaly.with_consequences(consequences)
-        rebased = sorted((key, rebases[key]) for key in own_committers if key in rebases)
-        if rebased:
-            (op_id, version), (started, recorded) = rebased[0]
-            detail = (
-                f"{op_id} was to build on version {started}; its commit at version {version} records read version "
-                f"{recorded}, and did not keep what came between"
-            )
-            witness = Witness.of([(op_id, Role.REBASED)], [started, recorded, version], (), detail)
-            root = Anomaly(AnomalyKind.BLIND_REBASE, witness, (root,))
-        result.append(root)
-    return result
 
 
 def summary_counts(history: Iterable[Attempt]) -> Mapping[str, int]:

@@ -42,7 +42,6 @@ class UnknownMasterError(ValueError):
     """A ``--master`` this build cannot run on."""
 
 
-
 def executor_for(master: str | None) -> Executor:
     """The executor ``--master`` names: ``local-processes``, one process per
     writer on this machine; any Spark master URL (``local[N]``, by default

@@ -119,7 +119,8 @@ def test_every_write_is_read_alike_by_the_reference_and_accepted_by_the_validato
     uri = str(tmp_path / "dataset")
     committed = []
     for op in _script():
-        version = worker.write(uri, op)
+        version = worker.write(uri, op).version
+        assert version is not None, f"{op.kind.value}: the worker says the version it committed"
         committed.append(version)
         ours, theirs = reference.read_table(uri, version), worker.read_table(uri, version)
         assert content_problems(_by_id(ours), _by_id(theirs)) == [], op.kind.value

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.drivers.writes import WriteOutcome
-from conformance.harness.checker import every_anomaly
+from conformance.harness.anomalies import every_anomaly
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError, create
 from conformance.harness.runner import run

@@ -18,7 +18,8 @@ import lance
 import pytest
 
 from conformance.drivers.writes import WriteOutcome
-from conformance.harness.checker import check, every_anomaly
+from conformance.harness.anomalies import every_anomaly
+from conformance.harness.checker import check
 from conformance.harness.command import LOCAL_PROCESSES, UnknownMasterError, executor_for
 from conformance.harness.connector import connector_run
 from conformance.harness.executors import ProcessExecutor
