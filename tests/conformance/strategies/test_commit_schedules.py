@@ -11,8 +11,8 @@ The property every run must have (checked by :func:`check_race`):
   applied twice, and none sees less than what was committed before it;
 * every rejection was required by conflict resolution: the writer failed with
   a ``WriteConflict``, some version committed after the one it read is one
-  ``decide`` (its transaction, that version's transaction, the manifest it
-  read) does not call compatible, and the first such says retryable or
+  over which ``decide`` (its transaction, that version's transaction, the
+  manifest it read) refuses it, and the first such is retryable or
   incompatible as the conflict's ``retryable`` says;
 * ``validate --all-versions`` finds no error and no warning in the history.
 """
@@ -33,9 +33,10 @@ from conformance.drivers.writes import WriteOutcome
 from conformance.strategies import ScheduledOutcome, ScheduleRun, TableState
 from conformance.validator import Severity, validate
 from reference_impl.commit import new_transaction
-from reference_impl.commit.conflicts import Outcome, decide
+from reference_impl.commit.conflicts import Decision, Outcome, decide
 from reference_impl.dataset import Dataset
-from reference_impl.errors import CommitConflictError
+from reference_impl.naming import LATEST_HINT, list_versions
+from reference_impl.storage import LocalStorage
 from reference_impl.transactions import Operation, read_transaction_file
 from tests.hypothesis_budget import examples
 from tests.race_checks import rows_both_delete
@@ -65,18 +66,19 @@ def check_race(run: ScheduleRun) -> None:
     assert not problems, "\n".join(problems)
 
 
-class _Recorded(Exception):
-    """Raised by a recording handle instead of committing twice."""
-
-
-def _asked_commit(path: str, op: writes.WriteOp, scratch: Path) -> tuple[int, Operation]:
-    """The last commit the reference asks for when it performs ``op`` on
-    the version ``op`` read, as ``(version asked on, operation)``: found by
-    performing it again on a copy of the dataset (``scratch``) through a
-    handle that records each commit it asks for (a compaction asks two:
-    the reservation, then the Rewrite, on the version it read)."""
+def _asked_commits(path: str, op: writes.WriteOp, scratch: Path) -> list[tuple[int, Operation]]:
+    """The commits the reference asks for when it performs ``op`` on the
+    version ``op`` read, uncontested, each as ``(version asked on,
+    operation)``: found by performing it again on a copy of the dataset (in
+    ``scratch``) whose later versions are removed, through a handle that
+    records each commit it asks for (a compaction asks two: the reservation,
+    then the Rewrite, both on the version it read)."""
     copy = scratch / "copy"
     shutil.copytree(path, copy)
+    for version, name in list_versions(LocalStorage(copy)).manifests().items():
+        if version > op.read_version:
+            (copy / name).unlink()
+    (copy / LATEST_HINT).unlink(missing_ok=True)
     asked: list[tuple[int, Operation]] = []
 
     class RecordingDataset(Dataset):
@@ -84,41 +86,49 @@ def _asked_commit(path: str, op: writes.WriteOp, scratch: Path) -> tuple[int, Op
             asked.append((self.version, operation))
             return super().commit(operation, **options)
 
-    handle = RecordingDataset.open(copy, op.read_version)
-    try:
-        # The reference driver's own dispatch: the same calls its write makes.
-        reference._perform(handle, op)
-    except CommitConflictError:
-        pass  # on the copy too: what matters is what it asked for
+    # The reference driver's own dispatch: the calls its write makes.
+    reference._perform(RecordingDataset.open(copy, op.read_version), op)
     assert asked, f"performing {op.kind.value} asks for no commit"
-    return asked[-1]
+    return asked
+
+
+def _first_refusal(run: ScheduleRun, copy: Path, asked_on: int, mine: Operation) -> tuple[int, Decision] | None:
+    """The first version committed after ``asked_on`` over which ``decide``
+    refuses ``mine`` (retryable or incompatible), with its decision."""
+    read = Dataset.open(copy, asked_on)  # the copy: where mine's own files are
+    for version in range(asked_on + 1, reference.versions(run.path)[-1] + 1):
+        theirs = Dataset.open(run.path, version)
+        other = read_transaction_file(theirs.storage, theirs.manifest.transaction_file)
+        decision = decide(
+            new_transaction(asked_on, mine), other, read=read.manifest, rows=rows_both_delete(read, mine, theirs)
+        )
+        if decision.outcome in (Outcome.RETRYABLE, Outcome.INCOMPATIBLE):
+            return version, decision
+    return None
 
 
 def _check_rejection(run: ScheduleRun, outcome: ScheduledOutcome) -> None:
-    """The rejection was one ``decide`` requires (the module docstring)."""
+    """The rejection was one ``decide`` requires (the module docstring): of
+    the commits the writer asks for, one is refused by ``decide`` over a
+    version committed since the one it was asked on, as retryable as the
+    conflict says (a compaction may be refused at its reservation or at its
+    Rewrite)."""
     op = run.operations[outcome.writer]
-    assert op.read_version is not None
     with tempfile.TemporaryDirectory(prefix="race-copy-") as scratch:
-        asked_on, mine = _asked_commit(run.path, op, Path(scratch))
-        read = Dataset.open(Path(scratch) / "copy", asked_on)
-        latest = reference.versions(run.path)[-1]
-        for version in range(asked_on + 1, latest + 1):
-            theirs = Dataset.open(Path(scratch) / "copy", version)
-            other = read_transaction_file(theirs.storage, theirs.manifest.transaction_file)
-            decision = decide(
-                new_transaction(asked_on, mine), other, read=read.manifest, rows=rows_both_delete(read, mine, theirs)
-            )
-            if decision.outcome is not Outcome.COMPATIBLE:
-                break
-        else:
-            raise AssertionError(
-                f"writer {outcome.writer} ({op.kind.value} on version {asked_on}) was rejected, but decide calls "
-                f"every version committed since compatible: {outcome.message}"
-            )
-    assert outcome.retryable == (decision.outcome is Outcome.RETRYABLE), (
-        f"writer {outcome.writer} ({op.kind.value} on version {asked_on}) was rejected with retryable="
-        f"{outcome.retryable}, but decide says {decision.outcome.value} over version {version} "
-        f"({other.operation_name}): {decision.reason}"
+        asked = _asked_commits(run.path, op, Path(scratch))
+        refusals = [_first_refusal(run, Path(scratch) / "copy", asked_on, mine) for asked_on, mine in asked]
+    found = [
+        f"{type(mine).__name__} on version {asked_on}: "
+        + (
+            "allowed over every later version"
+            if r is None
+            else f"{r[1].outcome.value} over version {r[0]} ({r[1].reason})"
+        )
+        for (asked_on, mine), r in zip(asked, refusals, strict=True)
+    ]
+    assert any(r is not None and outcome.retryable == (r[1].outcome is Outcome.RETRYABLE) for r in refusals), (
+        f"writer {outcome.writer} ({op.kind.value}) was rejected with retryable={outcome.retryable} "
+        f"({outcome.message}), but decide says: {'; '.join(found)}"
     )
 
 
