@@ -9,7 +9,7 @@ import multiprocessing
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -22,21 +22,32 @@ from ._writing import resolve_driver, write
 
 @dataclass(frozen=True)
 class ScheduledOutcome:
-    """What one writer got: its ``outcome``, the driver's ``result`` (the
-    versions it committed; empty when the write failed), and for a failure
-    the error's type and message and, for a :class:`WriteConflict`, whether
-    the implementation called it retryable (None: it did not say)."""
+    """What one writer got: ``result``, the driver's :class:`WriteResult` for
+    an acknowledged write (the versions it committed), or one saying only
+    how it failed (its ``outcome``; no version); for a failure, the error's
+    type and message and, for a :class:`WriteConflict`, whether the
+    implementation called it retryable (None: it did not say)."""
 
     writer: int
-    outcome: WriteOutcome
-    result: WriteResult = field(default_factory=WriteResult)
+    result: WriteResult
     error_type: str | None = None
     message: str | None = None
     retryable: bool | None = None
 
     @property
+    def outcome(self) -> WriteOutcome:
+        return self.result.outcome
+
+    @property
     def acknowledged(self) -> bool:
         return self.outcome is WriteOutcome.ACKNOWLEDGED
+
+    @classmethod
+    def failed(
+        cls, writer: int, outcome: WriteOutcome, error_type: str, message: str, retryable: bool | None = None
+    ) -> ScheduledOutcome:
+        """A write that did not commit (or may have: ``UNKNOWN``)."""
+        return cls(writer, WriteResult(outcome=outcome), error_type, message, retryable)
 
 
 def perform(
@@ -49,12 +60,10 @@ def perform(
     try:
         result = write(driver, path, op)
     except WriteConflict as exc:
-        return ScheduledOutcome(
-            writer, WriteOutcome.CONFLICT, error_type=type(exc).__name__, message=str(exc), retryable=exc.retryable
-        )
+        return ScheduledOutcome.failed(writer, WriteOutcome.CONFLICT, type(exc).__name__, str(exc), exc.retryable)
     except Exception as exc:  # reported in the outcome; the property tests judge it
-        return ScheduledOutcome(writer, WriteOutcome.ERROR, error_type=type(exc).__name__, message=str(exc))
-    return ScheduledOutcome(writer, WriteOutcome.ACKNOWLEDGED, result)
+        return ScheduledOutcome.failed(writer, WriteOutcome.ERROR, type(exc).__name__, str(exc))
+    return ScheduledOutcome(writer, result)
 
 
 #: How long a writer process waits for the one before it to start.
@@ -170,7 +179,7 @@ def in_processes(driver_name: str, path: str, ordered: list[tuple[int, WriteOp]]
                 process.join()
     for (writer, _), process in zip(ordered, processes, strict=True):
         if writer not in collected:  # the process died without an outcome: it may have committed
-            collected[writer] = ScheduledOutcome(
-                writer, WriteOutcome.UNKNOWN, error_type="WriterProcessDied", message=f"exit code {process.exitcode}"
+            collected[writer] = ScheduledOutcome.failed(
+                writer, WriteOutcome.UNKNOWN, "WriterProcessDied", f"exit code {process.exitcode}"
             )
     return list(collected.values())
