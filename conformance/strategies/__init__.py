@@ -46,22 +46,19 @@ The strategies, by domain (one private module each):
 * transactions: :func:`transactions`, :func:`wire_transactions` (anything
   the transaction proto can carry, for codec round trips);
 * races: :func:`commit_schedules` (a :class:`CommitSchedule`: a base
-  dataset and :class:`ScheduledWriter` entries, each a stale handle and one
-  :data:`ScheduledOperation`, one frozen dataclass per kind in
-  :data:`SCHEDULED_KINDS`: :class:`AppendRows`, :class:`DeleteRows`,
-  :class:`UpdateRows`, :class:`AddColumn`, :class:`DropColumn`,
-  :class:`CompactFiles`, :class:`RestoreVersion`, :class:`OverwriteRows`,
-  :class:`SetConfig`, :class:`IndexColumn`; ``run(path, how)`` performs it
-  through the reference commit loop, serially, in threads or in processes,
-  and gives a :class:`ScheduleRun` of one :class:`WriteResult` per writer,
-  whose ``serial()`` is the :class:`TableState` the acknowledged writes give
-  in version order);
-* recipes: :func:`dataset_recipes` (whole datasets on disk, written by the
-  reference writer: a :class:`DatasetRecipe` of :data:`DatasetStep` values,
-  one frozen dataclass per kind in :data:`STEP_KINDS`: :class:`AppendStep`,
-  :class:`DeleteStep`, :class:`AddColumnStep`, :class:`DropColumnStep`,
-  :class:`CompactStep`, :class:`RestoreStep`, :class:`OverwriteStep`,
-  :class:`TagStep`, :class:`ConfigStep`);
+  dataset and :class:`ScheduledWriter` entries, each the version it read and
+  one operation of the write vocabulary (:mod:`conformance.drivers.writes`)
+  built on it, of the kinds in :data:`SCHEDULED_KINDS`; ``run(path, how,
+  driver=...)`` performs it through a driver's ``write`` (the reference's by
+  default; any driver declaring ``write-at-version``), serially, in threads
+  or in processes (:class:`RunMode`), and gives a :class:`ScheduleRun` of one
+  :class:`ScheduledOutcome` per writer, whose ``serial()`` is the
+  :class:`TableState` the acknowledged writes give in version order);
+* recipes: :func:`dataset_recipes` (whole datasets on disk: a
+  :class:`DatasetRecipe` of write-vocabulary operations of the kinds in
+  :data:`STEP_KINDS`, written by ``build(path, driver=...)`` through a
+  driver's ``write``, the reference's by default; :class:`ManifestNaming`
+  names the manifest scheme of recipes and schedules);
 * mutations: :func:`mutations` (a :class:`DatasetMutation`: a requirement
   and a registered dataset mutation that breaks it,
   :mod:`conformance.mutations`), :func:`mutated_requirements` (the
@@ -81,74 +78,28 @@ from ._manifests import (
     sorted_row_ids,
 )
 from ._mutations import DatasetMutation, ManifestMutation, manifest_mutations, mutated_requirements, mutations
-from ._recipes import (
-    STEP_KINDS,
-    AddColumnStep,
-    AppendStep,
-    CompactStep,
-    ConfigStep,
-    DatasetRecipe,
-    DatasetStep,
-    DeleteStep,
-    DropColumnStep,
-    OverwriteStep,
-    RestoreStep,
-    TagStep,
-    dataset_recipes,
-)
-from ._schedule_operations import (
-    SCHEDULED_KINDS,
-    AddColumn,
-    AppendRows,
-    CompactFiles,
-    DeleteRows,
-    DropColumn,
-    IndexColumn,
-    OverwriteRows,
-    RestoreVersion,
-    ScheduledOperation,
-    SetConfig,
-    TableState,
-    UpdateRows,
-)
-from ._schedule_runs import ScheduleRun, WriteResult
+from ._recipes import STEP_KINDS, DatasetRecipe, dataset_recipes
+from ._schedule_operations import SCHEDULED_KINDS, TableState
+from ._schedule_runs import RunMode, ScheduledOutcome, ScheduleRun
 from ._schedules import CommitSchedule, ScheduledWriter, commit_schedules
 from ._tables import arrow_data_types, arrow_tables, arrow_values
 from ._transactions import transactions, wire_transactions
 from ._types import arrow_fields, arrow_schemas, logical_types, schemas
+from ._writing import ManifestNaming
 
 __all__ = [
     "SCHEDULED_KINDS",
     "STEP_KINDS",
-    "AddColumn",
-    "AddColumnStep",
-    "AppendRows",
-    "AppendStep",
     "CommitSchedule",
-    "CompactFiles",
-    "CompactStep",
-    "ConfigStep",
     "DatasetMutation",
     "DatasetRecipe",
-    "DatasetStep",
-    "DeleteRows",
-    "DeleteStep",
-    "DropColumn",
-    "DropColumnStep",
-    "IndexColumn",
     "ManifestMutation",
-    "OverwriteRows",
-    "OverwriteStep",
-    "RestoreStep",
-    "RestoreVersion",
+    "ManifestNaming",
+    "RunMode",
     "ScheduleRun",
-    "ScheduledOperation",
+    "ScheduledOutcome",
     "ScheduledWriter",
-    "SetConfig",
     "TableState",
-    "TagStep",
-    "UpdateRows",
-    "WriteResult",
     "arrow_data_types",
     "arrow_fields",
     "arrow_schemas",

@@ -1,27 +1,46 @@
-"""The operations of racing writers (:mod:`._schedules`): one frozen
-dataclass per kind, the table they work on as plain values
-(:class:`TableState`), and a writer's plan (:class:`PlannedWrite`: an
-operation resolved against the version its writer read), which both
-performs the write through the reference implementation and models it.
+"""The operations of racing writers (:mod:`._schedules`): write-vocabulary
+operations (:mod:`conformance.drivers.writes`) resolved against the version
+their writer read, the table they work on as plain values
+(:class:`TableState`), and the serial model (:func:`apply`: what one
+operation makes of a table, by its :class:`WriteKind`).
 
 The table every schedule works on has a key column ``id`` (unique, never
 updated), an int64 column ``v`` and a string column ``s``; writers add int64
-columns named after themselves. Choices that depend on what a writer read
-(which rows, which version) are stored as plain integers ("picks") and
-resolved against the version it read, so every drawn operation applies.
+columns named after themselves. What depends on what a writer read (which
+rows, which column, which version) is drawn from the state of the version it
+read, so every drawn operation applies to it.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Union, get_args
+from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
+from hypothesis import strategies as st
 
-if TYPE_CHECKING:
-    from reference_impl.dataset import Dataset
+from conformance.drivers import read_rows
+from conformance.drivers.writes import (
+    AddColumns,
+    Append,
+    Compact,
+    Compare,
+    Comparison,
+    Config,
+    CreateIndex,
+    Delete,
+    DropColumns,
+    IsIn,
+    NewColumn,
+    Overwrite,
+    Predicate,
+    Restore,
+    Update,
+    WriteKind,
+    WriteOp,
+)
 
 KEY = "id"
 VALUE = "v"
@@ -32,109 +51,22 @@ CONFIG_PREFIX = "key."
 KEYS_PER_WRITER = 1000
 #: The base dataset's writer (its rows' keys start at 0).
 BASE_WRITER = -1
+#: The file size limit of the rows writers append or overwrite with.
+ROWS_PER_FILE = 2
 
-
-# -- the operations a writer performs ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AppendRows:
-    """Append ``count`` rows with fresh keys (an Append)."""
-
-    KIND: ClassVar[str] = "append"
-    count: int
-
-
-@dataclass(frozen=True)
-class DeleteRows:
-    """Delete the picked rows of the version read (a Delete)."""
-
-    KIND: ClassVar[str] = "delete"
-    picks: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class UpdateRows:
-    """Set ``v`` to ``value`` on the picked rows of the version read (an Update)."""
-
-    KIND: ClassVar[str] = "update"
-    picks: tuple[int, ...]
-    value: int
-
-
-@dataclass(frozen=True)
-class AddColumn:
-    """Add the int64 column ``c<writer>`` holding ``id * scale`` (a Merge)."""
-
-    KIND: ClassVar[str] = "add_column"
-    scale: int
-
-
-@dataclass(frozen=True)
-class DropColumn:
-    """Drop the picked non-key column of the version read (a Project)."""
-
-    KIND: ClassVar[str] = "drop_column"
-    pick: int
-
-
-@dataclass(frozen=True)
-class CompactFiles:
-    """Compact towards ``target_rows`` rows per fragment (ReserveFragments,
-    then a Rewrite; nothing when no fragment needs it)."""
-
-    KIND: ClassVar[str] = "compact"
-    target_rows: int
-
-
-@dataclass(frozen=True)
-class RestoreVersion:
-    """Restore the picked version, at most the one read (a Restore)."""
-
-    KIND: ClassVar[str] = "restore"
-    pick: int
-
-
-@dataclass(frozen=True)
-class OverwriteRows:
-    """Replace the table with ``count`` rows with fresh keys (an Overwrite)."""
-
-    KIND: ClassVar[str] = "overwrite"
-    count: int
-
-
-@dataclass(frozen=True)
-class SetConfig:
-    """Set config key ``key.<key>`` to ``str(value)`` (an UpdateConfig)."""
-
-    KIND: ClassVar[str] = "config"
-    key: int
-    value: int
-
-
-@dataclass(frozen=True)
-class IndexColumn:
-    """Record an index named ``idx<name>`` over ``id`` (a CreateIndex)."""
-
-    KIND: ClassVar[str] = "create_index"
-    name: int
-
-
-#: One writer's operation.
-ScheduledOperation = Union[
-    AppendRows,
-    DeleteRows,
-    UpdateRows,
-    AddColumn,
-    DropColumn,
-    CompactFiles,
-    RestoreVersion,
-    OverwriteRows,
-    SetConfig,
-    IndexColumn,
-]
-#: Every kind of :data:`ScheduledOperation`, in the order schedules shrink through them.
-SCHEDULED_KINDS: tuple[Any, ...] = get_args(ScheduledOperation)
+#: Every kind of operation a writer may perform, in the order schedules shrink through them.
+SCHEDULED_KINDS: tuple[WriteKind, ...] = (
+    WriteKind.APPEND,
+    WriteKind.DELETE,
+    WriteKind.UPDATE,
+    WriteKind.ADD_COLUMNS,
+    WriteKind.DROP_COLUMNS,
+    WriteKind.COMPACT,
+    WriteKind.RESTORE,
+    WriteKind.OVERWRITE,
+    WriteKind.CONFIG,
+    WriteKind.CREATE_INDEX,
+)
 
 
 # -- the table as plain values --------------------------------------------------------------
@@ -153,14 +85,26 @@ class TableState:
         return copy.deepcopy(self)
 
     @classmethod
-    def read(cls, dataset) -> TableState:
-        """The state of a reference :class:`~reference_impl.dataset.Dataset` version."""
-        from reference_impl.arrow_schema import schema_to_arrow
+    def read(cls, driver: Any, uri: str, version: int | None = None) -> TableState:
+        """The state of ``version`` (the latest by default) of the dataset at
+        ``uri``, as ``driver`` reads and describes it."""
+        table = read_rows(driver, str(uri), version)
+        rows = {row[KEY]: row for row in table.to_pylist()}
+        described = driver.describe(str(uri), version)
+        config = {k: v for k, v in described["config"].items() if k.startswith(CONFIG_PREFIX)}
+        return cls(list(table.column_names), rows, config)
 
-        columns = schema_to_arrow(dataset.schema).names
-        rows = {row[KEY]: row for row in dataset.to_table().to_pylist()}
-        config = {k: v for k, v in dataset.manifest.config.items() if k.startswith(CONFIG_PREFIX)}
-        return cls(list(columns), rows, config)
+    def to_arrow(self) -> pa.Table:
+        """The rows as a table (``s`` a string column, every other one int64)."""
+        schema = pa.schema([(c, pa.string() if c == TEXT else pa.int64()) for c in self.columns])
+        return pa.Table.from_pylist(list(self.rows.values()), schema=schema)
+
+    def selected(self, where: Predicate | None) -> list[int]:
+        """The keys of the rows ``where`` selects (every row when None), as
+        the predicate's own Arrow expression selects them."""
+        if where is None:
+            return list(self.rows)
+        return self.to_arrow().filter(where.to_arrow()).column(KEY).to_pylist()
 
 
 def _value(column: str, key: int):
@@ -168,7 +112,9 @@ def _value(column: str, key: int):
     return f"r{key}" if column == TEXT else key
 
 
-def rows_table(keys, columns) -> pa.Table:
+def rows_table(keys: Iterable[int], columns: Iterable[str]) -> pa.Table:
+    """The rows a writer writes with ``keys``, in ``columns``."""
+    keys = list(keys)
     arrays = {}
     for column in columns:
         kind = pa.string() if column == TEXT else pa.int64()
@@ -176,109 +122,140 @@ def rows_table(keys, columns) -> pa.Table:
     return pa.table(arrays)
 
 
-# -- a writer's plan: the operation resolved against the version it read ---------------------
+# -- the serial model: what each kind makes of a table ----------------------------------------
 
 
-@dataclass(frozen=True)
-class PlannedWrite:
-    """What writer ``writer`` does, resolved against the version it read:
-    the keys it writes or selects, the column it names, the version it
-    restores. Plain values, so a plan crosses into another process."""
-
-    writer: int
-    read_version: int
-    operation: ScheduledOperation
-    columns_read: tuple[str, ...]
-    keys: tuple[int, ...] = ()
-    column: str | None = None
-    version: int | None = None
-
-    def perform(self, dataset: Dataset) -> Dataset:
-        """Perform the write through ``dataset`` (opened at the version read);
-        returns the dataset the last commit returned."""
-        operation = self.operation
-        if isinstance(operation, (AppendRows, OverwriteRows)):
-            columns = self.columns_read if isinstance(operation, AppendRows) else (KEY, VALUE, TEXT)
-            table = rows_table(self.keys, columns)
-            if isinstance(operation, AppendRows):
-                return dataset.append(table, max_rows_per_file=2)
-            return dataset.overwrite(table, max_rows_per_file=2)
-        if isinstance(operation, DeleteRows):
-            return dataset.delete(pc.field(KEY).isin(list(self.keys)))
-        if isinstance(operation, UpdateRows):
-            return dataset.update({self.column: operation.value}, pc.field(KEY).isin(list(self.keys)))
-        if isinstance(operation, AddColumn):
-            return dataset.add_columns({pa.field(self.column, pa.int64()): pc.field(KEY) * operation.scale})
-        if isinstance(operation, DropColumn):
-            return dataset.drop_columns([self.column])
-        if isinstance(operation, CompactFiles):
-            return dataset.compact(target_rows_per_fragment=operation.target_rows)
-        if isinstance(operation, RestoreVersion) and self.version is not None:
-            return dataset.restore(self.version)
-        if isinstance(operation, SetConfig):
-            return dataset.update_metadata(config={f"{CONFIG_PREFIX}{operation.key}": str(operation.value)})
-        if isinstance(operation, IndexColumn):
-            return dataset.create_index([KEY], name=f"idx{operation.name}")
-        raise TypeError(f"not a scheduled operation: {operation!r}")
-
-    def apply(self, state: TableState, history: dict[int, TableState]) -> TableState:
-        """The model: what this write makes of ``state`` when applied on it
-        serially (``history``: the states of the versions it may restore)."""
-        operation = self.operation
-        state = state.copy()
-        if isinstance(operation, AppendRows):
-            for key in self.keys:
-                state.rows[key] = {c: (_value(c, key) if c in self.columns_read else None) for c in state.columns}
-        elif isinstance(operation, OverwriteRows):
-            state.columns = [KEY, VALUE, TEXT]
-            state.rows = {key: {c: _value(c, key) for c in state.columns} for key in self.keys}
-        elif isinstance(operation, DeleteRows):
-            for key in self.keys:
-                state.rows.pop(key, None)
-        elif isinstance(operation, UpdateRows):
-            if self.column in state.columns:
-                for key in self.keys:
-                    if key in state.rows:
-                        state.rows[key][self.column] = operation.value
-        elif isinstance(operation, AddColumn):
-            if self.column is not None and self.column not in state.columns:
-                state.columns.append(self.column)
-                for key, row in state.rows.items():
-                    row[self.column] = key * operation.scale
-        elif isinstance(operation, DropColumn):
-            if self.column in state.columns:
-                state.columns.remove(self.column)
-                for row in state.rows.values():
-                    row.pop(self.column, None)
-        elif isinstance(operation, RestoreVersion) and self.version is not None:
-            return history[self.version].copy()
-        elif isinstance(operation, SetConfig):
-            state.config[f"{CONFIG_PREFIX}{operation.key}"] = str(operation.value)
-        # CompactFiles and IndexColumn leave the rows, columns and config alone.
-        return state
+def _append(state: TableState, op: Append, history: dict[int, TableState]) -> None:
+    for row in op.rows.to_pylist():
+        state.rows[row[KEY]] = {c: row.get(c) for c in state.columns}
 
 
-def plan(writer: int, operation: ScheduledOperation, read: TableState, read_version: int) -> PlannedWrite:
-    """Resolve ``operation``'s picks against ``read``, the state writer
-    ``writer`` read at ``read_version``."""
-    columns = tuple(read.columns)
-    first_key = (writer + 1) * KEYS_PER_WRITER
-    visible = sorted(read.rows)
-    others = [c for c in columns if c != KEY]
-    if isinstance(operation, (AppendRows, OverwriteRows)):
-        # Each writer and each base step writes keys of its own range.
-        offset = first_key + read_version * 50 if writer == BASE_WRITER else first_key
-        return PlannedWrite(writer, read_version, operation, columns, tuple(range(offset, offset + operation.count)))
-    if isinstance(operation, (DeleteRows, UpdateRows)):
-        keys = tuple(sorted({visible[p % len(visible)] for p in operation.picks})) if visible else ()
+def _overwrite(state: TableState, op: Overwrite, history: dict[int, TableState]) -> None:
+    state.columns = list(op.rows.column_names)
+    state.rows = {row[KEY]: row for row in op.rows.to_pylist()}
+
+
+def _delete(state: TableState, op: Delete, history: dict[int, TableState]) -> None:
+    for key in state.selected(op.where):
+        del state.rows[key]
+
+
+def _update(state: TableState, op: Update, history: dict[int, TableState]) -> None:
+    keys = state.selected(op.where)
+    for column, value in op.values:
+        if column in state.columns:
+            for key in keys:
+                state.rows[key][column] = value
+
+
+def _add_columns(state: TableState, op: AddColumns, history: dict[int, TableState]) -> None:
+    for new in op.columns:
+        if new.name in state.columns:
+            continue
+        state.columns.append(new.name)
+        for row in state.rows.values():
+            source = row.get(new.source)
+            row[new.name] = None if source is None else source + new.offset
+
+
+def _drop_columns(state: TableState, op: DropColumns, history: dict[int, TableState]) -> None:
+    for column in op.columns:
+        if column in state.columns:
+            state.columns.remove(column)
+            for row in state.rows.values():
+                row.pop(column, None)
+
+
+def _config(state: TableState, op: Config, history: dict[int, TableState]) -> None:
+    for key, value in op.values:
+        if value is None:
+            state.config.pop(key, None)
+        else:
+            state.config[key] = value
+
+
+def _unchanged(state: TableState, op: WriteOp, history: dict[int, TableState]) -> None:
+    """Compaction and indexing leave the rows, columns and config alone."""
+
+
+#: What each kind the model knows does to a table (in place).
+_MODEL: dict[WriteKind, Callable[[TableState, Any, dict[int, TableState]], None]] = {
+    WriteKind.APPEND: _append,
+    WriteKind.OVERWRITE: _overwrite,
+    WriteKind.DELETE: _delete,
+    WriteKind.UPDATE: _update,
+    WriteKind.ADD_COLUMNS: _add_columns,
+    WriteKind.DROP_COLUMNS: _drop_columns,
+    WriteKind.CONFIG: _config,
+    WriteKind.COMPACT: _unchanged,
+    WriteKind.CREATE_INDEX: _unchanged,
+}
+
+
+def apply(state: TableState, op: WriteOp, history: dict[int, TableState]) -> TableState:
+    """The model: what ``op`` makes of ``state`` when applied on it serially
+    (``history``: the states of the versions a restore may go back to)."""
+    if isinstance(op, Restore):
+        return history[op.version].copy()
+    model = _MODEL.get(op.kind)
+    if model is None:
+        raise ValueError(f"the serial model of schedules has no {op.kind.value}")
+    state = state.copy()
+    model(state, op, history)
+    return state
+
+
+# -- resolving an operation against what its writer read ------------------------------------
+
+
+def _rows_selected(draw, read: TableState) -> Predicate:
+    """A predicate selecting one to three of the rows read, or none when
+    nothing is visible (a key below every writer's range)."""
+    if not read.rows:
+        return Compare(KEY, Comparison.LT, 0)
+    keys = draw(st.lists(st.sampled_from(sorted(read.rows)), min_size=1, max_size=3, unique=True))
+    return IsIn(KEY, tuple(sorted(keys)))
+
+
+def fresh_keys(writer: int, read_version: int, count: int) -> range:
+    """The keys writer ``writer`` writes: a range of its own (each base
+    version's append one of its own too)."""
+    first = (writer + 1) * KEYS_PER_WRITER
+    offset = first + read_version * 50 if writer == BASE_WRITER else first
+    return range(offset, offset + count)
+
+
+@st.composite
+def scheduled_operations(draw, kinds: tuple[WriteKind, ...], writer: int, read: TableState, read_version: int):
+    """One operation of ``kinds`` for writer ``writer``, resolved against
+    ``read``, the state it read at ``read_version`` (its ``read_version``)."""
+    kind = draw(st.sampled_from(kinds))
+    if kind is WriteKind.APPEND:
+        keys = fresh_keys(writer, read_version, draw(st.integers(1, 4)))
+        return Append(rows_table(keys, read.columns), max_rows_per_file=ROWS_PER_FILE, read_version=read_version)
+    if kind is WriteKind.OVERWRITE:
+        keys = fresh_keys(writer, read_version, draw(st.integers(0, 4)))
+        return Overwrite(
+            rows_table(keys, (KEY, VALUE, TEXT)), max_rows_per_file=ROWS_PER_FILE, read_version=read_version
+        )
+    if kind is WriteKind.DELETE:
+        return Delete(_rows_selected(draw, read), read_version=read_version)
+    if kind is WriteKind.UPDATE:
         # Every base version has ``v`` (only writers drop columns).
-        column = VALUE if isinstance(operation, UpdateRows) else None
-        return PlannedWrite(writer, read_version, operation, columns, keys, column)
-    if isinstance(operation, AddColumn):
-        return PlannedWrite(writer, read_version, operation, columns, column=f"c{writer}")
-    if isinstance(operation, DropColumn):
-        column = others[operation.pick % len(others)] if others else None
-        return PlannedWrite(writer, read_version, operation, columns, column=column)
-    if isinstance(operation, RestoreVersion):
-        return PlannedWrite(writer, read_version, operation, columns, version=1 + operation.pick % read_version)
-    return PlannedWrite(writer, read_version, operation, columns)
+        return Update(((VALUE, draw(st.integers(-5, 5))),), _rows_selected(draw, read), read_version=read_version)
+    if kind is WriteKind.ADD_COLUMNS:
+        return AddColumns((NewColumn(f"c{writer}", KEY, draw(st.integers(-3, 3))),), read_version=read_version)
+    if kind is WriteKind.DROP_COLUMNS:
+        others = [c for c in read.columns if c != KEY]  # never empty: the base keeps v and s
+        return DropColumns((draw(st.sampled_from(others)),), read_version=read_version)
+    if kind is WriteKind.COMPACT:
+        return Compact(target_rows_per_fragment=draw(st.integers(1, 8)), read_version=read_version)
+    if kind is WriteKind.RESTORE:
+        return Restore(draw(st.integers(1, read_version)), read_version=read_version)
+    if kind is WriteKind.CONFIG:
+        return Config(
+            ((f"{CONFIG_PREFIX}{draw(st.integers(0, 2))}", str(draw(st.integers(0, 3)))),), read_version=read_version
+        )
+    if kind is WriteKind.CREATE_INDEX:
+        return CreateIndex(KEY, name=f"idx{draw(st.integers(0, 1))}", read_version=read_version)
+    raise ValueError(f"schedules draw no {kind.value}")

@@ -20,6 +20,7 @@ from hypothesis.errors import InvalidArgument
 
 import conformance
 from conformance import strategies
+from conformance.drivers import reference, writes
 from conformance.mutations import manifest_mutators
 from conformance.requirements import load_requirements
 from conformance.strategies._schedules import BASE_KINDS
@@ -153,47 +154,50 @@ def test_generated_datasets_draw_no_error_or_warning(recipe):
     stable row ids or not, both naming schemes, every kind of step) draws no
     error and no warning in any version, and has one version per commit."""
     with tempfile.TemporaryDirectory(prefix="recipe-") as directory:
-        dataset = recipe.build(Path(directory) / "ds")
-        assert dataset.versions() == list(range(1, dataset.version + 1))
-        assert _serious(dataset.uri) == []
+        root = Path(directory) / "ds"
+        latest = recipe.build(root)
+        assert reference.versions(root) == list(range(1, latest + 1))
+        assert _serious(root) == []
 
 
 _STEP_TABLE = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", None, "c"]})
-#: One small step of each kind.
-_ONE_STEP_OF_EACH_KIND = {
-    strategies.AppendStep: strategies.AppendStep(_STEP_TABLE),
-    strategies.OverwriteStep: strategies.OverwriteStep(_STEP_TABLE),
-    strategies.DeleteStep: strategies.DeleteStep(((0, 1), (2, 0))),
-    strategies.AddColumnStep: strategies.AddColumnStep(1),
-    strategies.DropColumnStep: strategies.DropColumnStep(1),
-    strategies.CompactStep: strategies.CompactStep(3, True),
-    strategies.RestoreStep: strategies.RestoreStep(1),
-    strategies.TagStep: strategies.TagStep(1),
-    strategies.ConfigStep: strategies.ConfigStep(1, 2),
+#: One small step of each kind a recipe draws.
+_ONE_STEP_OF_EACH_KIND: dict[writes.WriteKind, writes.WriteOp] = {
+    writes.WriteKind.APPEND: writes.Append(_STEP_TABLE, max_rows_per_file=1),
+    writes.WriteKind.OVERWRITE: writes.Overwrite(_STEP_TABLE, max_rows_per_file=1),
+    writes.WriteKind.DELETE: writes.Delete(writes.IsIn("id", (1, 3))),
+    writes.WriteKind.ADD_COLUMNS: writes.AddColumns((writes.NewColumn("added_0", "id"),)),
+    writes.WriteKind.DROP_COLUMNS: writes.DropColumns(("name",)),
+    writes.WriteKind.COMPACT: writes.Compact(target_rows_per_fragment=3, materialize_deletions=True),
+    writes.WriteKind.RESTORE: writes.Restore(1),
+    writes.WriteKind.TAG: writes.Tag("tag-0", version=1),
+    writes.WriteKind.CONFIG: writes.Config((("key.1", "2"),)),
 }
 
 
-@pytest.mark.parametrize("kind", strategies.STEP_KINDS, ids=lambda kind: kind.KIND)
+@pytest.mark.parametrize("kind", strategies.STEP_KINDS, ids=lambda kind: kind.value)
 def test_every_step_kind_applies(kind, tmp_path):
     """Each kind of step commits on a small dataset (a compaction of three
     one-row fragments included) and leaves it valid."""
     step = _ONE_STEP_OF_EACH_KIND[kind]
     recipe = strategies.DatasetRecipe(_STEP_TABLE, stable_row_ids=True, naming="v2", max_rows_per_file=1, steps=[step])
-    dataset = recipe.build(tmp_path / "ds")
-    if kind is strategies.TagStep:
-        assert set(dataset.tags()) == {"tag-0"}
+    latest = recipe.build(tmp_path / "ds")
+    if kind is writes.WriteKind.TAG:
+        assert [(t["name"], t["version"]) for t in reference.describe(tmp_path / "ds")["tags"]] == [("tag-0", 1)]
     else:
-        assert dataset.version >= 2, f"the {kind.KIND} step committed nothing"
+        assert latest >= 2, f"the {kind.value} step committed nothing"
     assert _serious(tmp_path / "ds") == []
 
 
-def test_a_recipe_refuses_a_step_that_is_not_a_step_kind(tmp_path):
-    """Steps are dispatched on their type; a stray value (the old string
-    kinds included) is a TypeError naming it, not a silent no-op."""
+def test_a_recipe_refuses_a_step_that_is_not_a_write_operation(tmp_path):
+    """Steps are write-vocabulary operations; a stray value (a kind's name
+    included) is a TypeError naming it, not a silent no-op, and nothing is
+    written."""
     table = pa.table({"id": pa.array([1], pa.int64())})
     recipe = strategies.DatasetRecipe(table, stable_row_ids=False, naming="v2", max_rows_per_file=1, steps=["append"])
     with pytest.raises(TypeError, match="'append'"):
         recipe.build(tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
 
 
 @settings(max_examples=examples(1 / 10), **_TOLERANT)
@@ -218,10 +222,11 @@ def test_commit_schedules_read_one_of_the_last_base_versions(schedule):
     latest = 1 + len(schedule.base_steps)
     assert sorted(schedule.order) == list(range(len(schedule.writers)))
     assert len(schedule.writers) >= 2
-    assert all(type(step) in BASE_KINDS for step in schedule.base_steps)
+    assert all(step.kind in BASE_KINDS for step in schedule.base_steps)
     for writer in schedule.writers:
         assert max(1, latest - 2) <= writer.read_version <= latest
-        assert type(writer.operation) in strategies.SCHEDULED_KINDS
+        assert writer.operation.read_version == writer.read_version
+        assert writer.operation.kind in strategies.SCHEDULED_KINDS
 
 
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
@@ -612,14 +617,14 @@ _SHRINK_CLAIMS |= {
     "commit_schedules": (
         lambda: strategies.commit_schedules(max_writers=2),
         lambda s: (
-            all(isinstance(w.operation, strategies.AppendRows) and w.read_version == 1 for w in s.writers)
+            all(w.operation.kind is writes.WriteKind.APPEND and w.read_version == 1 for w in s.writers)
             and (s.base_steps, s.first_rows) == ([], 1)
         ),
     ),
     "dataset_recipes": (
         lambda: strategies.dataset_recipes(min_steps=1, max_steps=1, max_rows=1),
         lambda r: (
-            [type(step) for step in r.steps] == [strategies.AppendStep]
+            [step.kind for step in r.steps] == [writes.WriteKind.APPEND]
             and r.first.num_rows == 0
             and (r.naming, r.stable_row_ids, r.max_rows_per_file) == ("v2", False, 1)
         ),
