@@ -782,17 +782,11 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         dataset = lance.dataset(str(uri), version=op.read_version, storage_options=options)
         opened = dataset.version
         version = _perform_write(lance, writes, dataset, op, options)
-        if not isinstance(
-            op, (writes.Append, writes.Overwrite, writes.Delete, writes.Update, writes.Upsert, writes.Tag)
-        ):
-            # After the other calls the handle's version need not be the
-            # commit's (under concurrency another writer's version was seen):
-            # unsaid, the harness finds the version in the transaction files.
-            return writes.WriteResult()
         if version == opened and not isinstance(op, writes.Tag):
-            return writes.WriteResult()  # nothing committed (a delete or update that matched no row)
-        # write_dataset returns its commit; the rest run with pylance's own
-        # retries off, so their handle is at their commit, computed on the version opened.
+            # Nothing committed (a delete matching no row, a compaction with
+            # nothing to do): the handle is still at the version opened.
+            return writes.WriteResult()
+        # Delete, update and upsert run with pylance's own retries off: computed on the version opened.
         read = (opened,) if isinstance(op, (writes.Delete, writes.Update, writes.Upsert)) else ()
         return writes.WriteResult(versions=(version,), read_versions=read)
     except OSError as exc:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
-from conformance.harness.attribution import attribute
+from conformance.harness.attribution import EFFECTLESS_OPERATIONS, attribute
 from conformance.harness.checker import check
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.history import load_history
@@ -45,10 +45,13 @@ def test_eight_writers_mixed_workload_show_no_anomaly(tmp_path, writer):
     assert len({a.op_id for a in result.history}) == len(result.history)
     acknowledged = [a for a in attempts if a.outcome is WriteOutcome.ACKNOWLEDGED]
     assert acknowledged and all(a.read_version is not None for a in acknowledged)
-    # Every version the writers committed is attributed to one operation, from
-    # the dataset itself (tokens, then the writer's word, then the window).
-    claims = attribute(result.history, observe(result.spec.uri)).claims
-    assert sorted(claims) == list(range(1, result.report.versions + 1))
+    # Every version that changed something is attributed to one operation, from
+    # the dataset itself (tokens, then the writer's word, then the window); a
+    # compaction's reservation of fragment ids changes nothing.
+    observations = observe(result.spec.uri)
+    claims = attribute(result.history, observations).claims
+    changed = [o.version for o in observations.versions if o.operation not in EFFECTLESS_OPERATIONS]
+    assert set(changed) <= set(claims), sorted(set(changed) - set(claims))
     assert all(len(claimers) == 1 for claimers in claims.values()), claims
     # Saved as the plan says, and the saved history checks the same.
     assert load_history(tmp_path / "out" / HISTORY_FILE) == result.history

@@ -87,7 +87,7 @@ def _asked_commits(path: str, op: writes.WriteOp, scratch: Path) -> list[tuple[i
             return super().commit(operation, **options)
 
     # The reference driver's own dispatch: the calls its write makes.
-    reference._perform(RecordingDataset.open(copy, op.read_version), op)
+    reference.perform(RecordingDataset.open(copy, op.read_version), op)
     assert asked, f"performing {op.kind.value} asks for no commit"
     return asked
 
