@@ -393,7 +393,7 @@ FAULTY_WRITERS: dict[str, FaultyWriterInfo] = {
             "stale-retry",
             "retries a conflicted commit with the fragment metadata it built before",
             AnomalyKind.LOST_COLUMN,
-            "add-columns:2,delete:2",
+            "add-columns:3,delete:1",
         ),
         FaultyWriterInfo(
             "merge-twice",

@@ -142,6 +142,23 @@ def attempt_from_json(record: dict[str, Any]) -> Any:
     return Attempt.from_json(record)
 
 
+#: How long after the last writer passed the barrier every writer starts:
+#: more than the barrier's replies take to reach every task on a busy machine.
+START_GRACE_SECONDS = 0.5
+
+
+def _start_together() -> None:
+    """The stage's barrier, then one start time for every writer: each task
+    passes its clock through ``allGather`` (itself a barrier) and all wait
+    until the latest plus :data:`START_GRACE_SECONDS`, so that writers
+    released a few hundred milliseconds apart still start together."""
+    from pyspark import BarrierTaskContext  # lazy: runs on an executor, inside a barrier stage
+
+    clocks = BarrierTaskContext.get().allGather(repr(time.time()))
+    start = max(float(clock) for clock in clocks) + START_GRACE_SECONDS
+    time.sleep(max(0.0, start - time.time()))
+
+
 class _TaskRunner:
     """What one Spark task runs: the writer task for each TaskSpec of its
     partition (exactly one), its attempts encoded for the trip back. In a
@@ -161,11 +178,7 @@ class _TaskRunner:
         if self.python_path:
             inherited = os.environ.get("PYTHONPATH", "")
             os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (self.python_path, inherited) if p)
-        ready = None
-        if self.barrier:
-            from pyspark import BarrierTaskContext
-
-            ready = BarrierTaskContext.get().barrier
+        ready = _start_together if self.barrier else None
         for spec in specs:
             for attempt in self.task(spec, ready):
                 yield self.encode(attempt)

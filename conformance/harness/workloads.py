@@ -343,9 +343,10 @@ def to_write_op(
 ) -> writes.WriteOp | None:
     """The vocabulary operation ``planned`` is, built on version ``read``
     whose Arrow schema is ``schema``; ``read_version`` and ``token`` are set
-    on it. None when there is nothing to do (a drop with no column of the
-    writer's own left), and the ``args`` gain what only now is known (a
-    restore's target version)."""
+    on it. None when there is nothing to do (a drop or a rename with no
+    column of the writer's own in the version read); the ``args`` gain or
+    lose what only now is known (a restore's target version, the columns
+    that are there to drop or rename)."""
     kind, args = planned.kind, planned.args
     if kind is WriteKind.APPEND:
         return writes.Append(rows_table(args["ids"], 0, schema), read_version=read_version, token=token)
@@ -377,13 +378,15 @@ def to_write_op(
             read_version=read_version,
             token=token,
         )
+    # A column the writer added is absent when its addition lost a race: what
+    # is dropped or renamed is what the version read has (the args say so).
+    present = set(schema.names)
     if kind is WriteKind.DROP_COLUMNS:
-        return (
-            writes.DropColumns(tuple(args["columns"]), read_version=read_version, token=token)
-            if args["columns"]
-            else None
-        )
+        args["columns"] = [column for column in args["columns"] if column in present]
+        columns = tuple(args["columns"])
+        return writes.DropColumns(columns, read_version=read_version, token=token) if columns else None
     if kind is WriteKind.ALTER_COLUMNS:
+        args["renames"] = [[old, new] for old, new in args["renames"] if old in present]
         alterations = tuple(writes.Alteration(old, rename=new) for old, new in args["renames"])
         return writes.AlterColumns(alterations, read_version=read_version, token=token) if alterations else None
     if kind is WriteKind.RESTORE:

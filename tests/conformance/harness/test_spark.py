@@ -26,7 +26,7 @@ from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
-from conformance.harness.spark import IMPLEMENTATIONS, SparkError, SparkExecutor
+from conformance.harness.spark import HARNESS_MASTER, IMPLEMENTATIONS, SparkError, SparkExecutor
 from conformance.harness.spec import RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json
 from reference_impl.dataset import Dataset
@@ -119,10 +119,11 @@ def test_each_faulty_writer_racing_on_local_spark_is_caught(spark_local, tmp_pat
 
 
 def test_harness_run_defaults_to_local_spark_and_takes_a_master():
-    """The command line's executor choice: Spark on local[*] without
-    --master, any master URL as given, local processes on request; a
-    spark:// master that does not answer is refused at once."""
-    assert isinstance(executor_for(None), SparkExecutor) and executor_for(None).master == "local[*]"
+    """The command line's executor choice: Spark on the harness's local
+    master (a slot per writer) without --master, any master URL as given,
+    local processes on request; a spark:// master that does not answer is
+    refused at once."""
+    assert isinstance(executor_for(None), SparkExecutor) and executor_for(None).master == HARNESS_MASTER == "local[8]"
     assert executor_for("local[3]").master == "local[3]"
     assert isinstance(executor_for(LOCAL_PROCESSES), ProcessExecutor)
     with pytest.raises(UnknownMasterError, match="no Spark master answers at 127.0.0.1:9"):
