@@ -85,7 +85,9 @@ async function read(request) {
 }
 
 // LanceDB's words for a lost commit race: the Lance core's messages, after "lance error: ".
-const CONFLICT = /^(lance error: )?(Retryable commit conflict|Too many concurrent writers|Incompatible transaction|Commit conflict for version)/;
+const CONFLICTS = [
+  "Retryable commit conflict", "Too many concurrent writers", "Incompatible transaction", "Commit conflict for version",
+];
 
 async function write(request) {
   const op = request.operation;
@@ -98,7 +100,8 @@ async function write(request) {
   try {
     return { version: await commit(request.uri, op) };
   } catch (error) {
-    if (CONFLICT.test(error?.message)) {
+    const message = String(error?.message).replace(/^lance error: /, "");
+    if (CONFLICTS.some((start) => message.startsWith(start))) {
       throw new Failure("conflict", error.message);
     }
     throw error;
@@ -125,7 +128,7 @@ async function commit(uri, op) {
       return (await table.delete(sqlWhere(op.where))).version;
     case "update": {
       const valuesSql = Object.fromEntries(op.values.map(([column, value]) => [column, sqlValue(value)]));
-      const where = op.where === null ? {} : { where: sqlWhere(op.where) };
+      const where = op.where ? { where: sqlWhere(op.where) } : {}; // no where: every row
       return (await table.update({ valuesSql, ...where })).version;
     }
     case "upsert": {
@@ -134,7 +137,8 @@ async function commit(uri, op) {
     }
     case "add-columns": {
       const sql = ({ source, offset }) => (offset ? `${sqlName(source)} + ${sqlValue(offset)}` : sqlName(source));
-      return (await table.addColumns(op.columns.map((column) => ({ name: column.name, valueSql: sql(column) })))).version;
+      const columns = op.columns.map((column) => ({ name: column.name, valueSql: sql(column) }));
+      return (await table.addColumns(columns)).version;
     }
     case "alter-columns": {
       const change = ({ path, rename, nullable, data_type }) => ({ path, rename, nullable, dataType: data_type });
