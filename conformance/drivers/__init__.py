@@ -66,6 +66,10 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
     "lancedb": "conformance.drivers.lancedb_driver",
     "lancedb-node": "conformance.drivers.lancedb_node",
+    # Write-only drivers of distributed engines (conformance/drivers/engines).
+    "pylance-distributed": "conformance.drivers.engines.pylance_distributed",
+    "lance-ray": "conformance.drivers.engines.lance_ray",
+    "daft": "conformance.drivers.engines.daft",
 }
 
 #: Shipped driver name -> the Python module its implementation needs;
@@ -73,6 +77,9 @@ DRIVERS: dict[str, str] = {
 REQUIRED_MODULES: dict[str, str] = {
     "pylance": "lance",
     "lancedb": "lancedb",
+    "pylance-distributed": "lance",
+    "lance-ray": "lance_ray",
+    "daft": "daft_lance",
 }
 
 __all__ = [
