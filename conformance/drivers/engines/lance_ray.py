@@ -35,7 +35,10 @@ driver declares no write-at-version.
 Ray on loopback. Ray replaces 127.0.0.1 by the machine's routable address
 unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (its single-machine mode), set
 here before Ray is imported; its servers then listen on 127.0.0.1 only.
-A writer process joins the Ray whose address ``RAY_ADDRESS`` names, else
+Ray reads that setting when it is imported: a process that imported Ray
+before its first write is refused (:class:`RayOffLoopback`) rather than let
+onto the network. A writer process joins the Ray whose address
+``RAY_ADDRESS`` names, else
 starts one of its own in-process (``ray.init`` on 127.0.0.1, no
 dashboard), stopped by :func:`close` (``ray.shutdown``) or at exit.
 
@@ -102,12 +105,22 @@ def read_table(uri: str | os.PathLike[str], version: int | None = None, *, schem
 # -- Ray ----------------------------------------------------------------------------------------
 
 
+class RayOffLoopback(RuntimeError):
+    """Ray in this process would not keep to loopback (it was imported before
+    the loopback setting)."""
+
+
 def _ray() -> Any:
     """Ray, joined or started on loopback (module docstring)."""
     for key, value in LOOPBACK_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
     import ray  # lazy: after the loopback setting, which Ray reads at import
 
+    if getattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False):
+        raise RayOffLoopback(
+            "Ray was imported before RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 was set: it would take the "
+            "machine's routable address instead of 127.0.0.1; set it before importing ray or lance_ray"
+        )
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")
         if address:

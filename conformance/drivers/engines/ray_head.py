@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 #: What makes Ray keep to loopback, read by Ray when it is imported.
@@ -38,6 +39,14 @@ _STARTED = "Ray runtime started."
 #: Wide guards against a head that hangs (never a measurement): start, stop.
 START_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class RayHead:
+    """A running head: the address writers join, and the pid of its ``ray start``."""
+
+    address: str
+    pid: int
 
 
 class RayHeadError(RuntimeError):
@@ -57,8 +66,8 @@ def _ray_command() -> list[str]:
 
 
 @contextlib.contextmanager
-def engine_session(num_cpus: int = 2) -> Iterator[str]:
-    """A Ray head on loopback for the duration of the block; yields its address."""
+def engine_session(num_cpus: int = 2) -> Iterator[RayHead]:
+    """A Ray head on loopback for the duration of the block."""
     port = _free_port()
     address = f"127.0.0.1:{port}"
     log_dir = Path(tempfile.mkdtemp(prefix="lance-conformance-ray-head-"))
@@ -86,7 +95,7 @@ def engine_session(num_cpus: int = 2) -> Iterator[str]:
         _wait_started(head, log_path)
         os.environ.update(session_environment)
         os.environ["RAY_ADDRESS"] = address
-        yield address
+        yield RayHead(address, head.pid)
     finally:
         for key, value in saved.items():
             if value is None:
