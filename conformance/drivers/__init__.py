@@ -72,6 +72,10 @@ DRIVERS: dict[str, str] = {
     "daft": "conformance.drivers.engines.daft",
 }
 
+#: Shipped drivers that write only (conformance/drivers/engines): they declare
+#: no reading capability, so default reader lists leave them out.
+WRITE_ONLY: frozenset[str] = frozenset({"pylance-distributed", "lance-ray", "daft"})
+
 #: Shipped driver name -> the Python module its implementation needs;
 #: :func:`installed_drivers` lists the driver only when it is importable.
 REQUIRED_MODULES: dict[str, str] = {
@@ -85,6 +89,7 @@ REQUIRED_MODULES: dict[str, str] = {
 __all__ = [
     "DRIVERS",
     "PROTOCOL_VERSION",
+    "WRITE_ONLY",
     "Capability",
     "ClosableDriver",
     "DescribedDriver",
@@ -189,17 +194,20 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
     return cast(Driver, module)
 
 
-def installed_drivers() -> list[str]:
+def installed_drivers(*, readers: bool = False) -> list[str]:
     """The shipped drivers that can run here, cheaply (nothing is imported or
     installed): those of :data:`DRIVERS` whose implementation is importable
     (a driver module may add ``available() -> bool`` for what an import
     cannot tell, such as a Node.js runtime), then ``pylance@VERSION`` for
-    every pinned release whose venv is already built."""
+    every pinned release whose venv is already built. ``readers`` leaves out
+    the drivers that write only (:data:`WRITE_ONLY`)."""
     from ..peers.old_pylance import PINNED_REQUIREMENTS, venv_ready
     from .release import RELEASE_SEPARATOR
 
     names = []
     for name, module_name in DRIVERS.items():
+        if readers and name in WRITE_ONLY:
+            continue
         required = REQUIRED_MODULES.get(name)
         if required is not None and importlib.util.find_spec(required) is None:
             continue
