@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import Capability, DriverInfo, WriteNotSupported
 from .common import conflict_from, refuse_read
+from .ray_head import keep_ray_on_loopback
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -88,6 +89,8 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         raise WriteNotSupported(f"the daft driver does not perform {op.kind.value}")
     if op.read_version is not None and isinstance(op, (writes.Append, writes.Overwrite)):
         raise WriteNotSupported(f"daft's write_lance reads the latest version itself, not version {op.read_version}")
+    # Daft imports Ray when it runs: Ray must keep to loopback in this process too.
+    keep_ray_on_loopback()
     import daft_lance
 
     try:

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import Capability, DriverInfo, WriteNotSupported
 from .common import conflict_from, refuse_read
-from .ray_head import LOOPBACK_ENVIRONMENT, engine_session
+from .ray_head import engine_session, keep_ray_on_loopback
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -112,8 +112,7 @@ class RayOffLoopback(RuntimeError):
 
 def _ray() -> Any:
     """Ray, joined or started on loopback (module docstring)."""
-    for key, value in LOOPBACK_ENVIRONMENT.items():
-        os.environ.setdefault(key, value)
+    keep_ray_on_loopback()
     import ray  # lazy: after the loopback setting, which Ray reads at import
 
     if getattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False):

@@ -2,8 +2,8 @@
 
 :func:`engine_session` starts ``ray start --head --block`` bound to
 127.0.0.1 (a free port of loopback for the head and for Ray's client
-server; Ray's token authentication on, with a token of its own), waits
-until the head says it started, exports ``RAY_ADDRESS``, the token and
+server; Ray's token authentication off, see :func:`engine_session`), waits
+until the head says it started, exports ``RAY_ADDRESS`` and
 :data:`LOOPBACK_ENVIRONMENT` to this process's environment (so that the
 writer processes started inside the session inherit them and join that head
 instead of starting their own), and on leaving stops the head by its pid:
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -34,6 +33,16 @@ from pathlib import Path
 
 #: What makes Ray keep to loopback, read by Ray when it is imported.
 LOOPBACK_ENVIRONMENT: dict[str, str] = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+def keep_ray_on_loopback() -> None:
+    """Set :data:`LOOPBACK_ENVIRONMENT` in this process (where not set), for
+    a Ray imported afterwards: by lance-ray, or by Daft, which imports Ray
+    when it runs."""
+    for key, value in LOOPBACK_ENVIRONMENT.items():
+        os.environ.setdefault(key, value)
+
+
 #: The line ``ray start --block`` prints once the head runs.
 _STARTED = "Ray runtime started."
 #: Wide guards against a head that hangs (never a measurement): start, stop.
@@ -83,9 +92,11 @@ def engine_session(num_cpus: int = 2) -> Iterator[RayHead]:
         f"--num-cpus={num_cpus}",
         "--disable-usage-stats",
     ]
-    # Ray's token authentication, with a token of this session's own that
-    # the writer processes inherit (none is written to the user's ~/.ray).
-    session_environment = {**LOOPBACK_ENVIRONMENT, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    # No token authentication: a Ray client decides whether to send a token
+    # when Ray is imported (Daft imports it before any session may start), and
+    # clients send none by default, so a head asking for one would refuse
+    # writers depending on import order. The head listens on loopback only.
+    session_environment = {**LOOPBACK_ENVIRONMENT, "RAY_AUTH_MODE": "disabled"}
     environment = {**os.environ, **session_environment}
     log_path = log_dir / "head.log"
     saved = {key: os.environ.get(key) for key in ("RAY_ADDRESS", *session_environment)}
