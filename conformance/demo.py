@@ -163,6 +163,7 @@ SHOWN_ANOMALIES = 3
 def _harness_runs(root: Path) -> int:
     """Short harness runs on local Spark; the number of failures (a correct
     writer with anomalies, or a faulty one without its anomaly)."""
+    from .harness.anomalies import AnomalyKind
     from .harness.faulty import FAULTY_WRITERS
     from .harness.report import summary_text
     from .harness.runner import run
@@ -191,7 +192,7 @@ def _harness_runs(root: Path) -> int:
         with SparkExecutor(HARNESS_MASTER, app_name="lance-conformance demo") as executor:
             # The faulty writers race from one barrier: as many as there are slots.
             racers = max(2, min(4, executor.default_parallelism))
-            runs: list[tuple[RunSpec, str | None]] = [
+            runs: list[tuple[RunSpec, AnomalyKind | None]] = [
                 (spec("pylance", "mixed", 4, 4), None),
                 (spec("reference", "mixed", 4, 4), None),
                 (spec(f"faulty:{faulty.name}", faulty.workload, racers, 8), faulty.anomaly),

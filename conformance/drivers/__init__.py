@@ -67,18 +67,30 @@ DRIVERS: dict[str, str] = {
     "pylance": "conformance.drivers.pylance_driver",
     "lancedb": "conformance.drivers.lancedb_driver",
     "lancedb-node": "conformance.drivers.lancedb_node",
+    # Write-only drivers of distributed engines (conformance/drivers/engines).
+    "pylance-distributed": "conformance.drivers.engines.pylance_distributed",
+    "lance-ray": "conformance.drivers.engines.lance_ray",
+    "daft": "conformance.drivers.engines.daft",
 }
+
+#: Shipped drivers that write only (conformance/drivers/engines): they declare
+#: no reading capability, so default reader lists leave them out.
+WRITE_ONLY: frozenset[str] = frozenset({"pylance-distributed", "lance-ray", "daft"})
 
 #: Shipped driver name -> the Python module its implementation needs;
 #: :func:`installed_drivers` lists the driver only when it is importable.
 REQUIRED_MODULES: dict[str, str] = {
     "pylance": "lance",
     "lancedb": "lancedb",
+    "pylance-distributed": "lance",
+    "lance-ray": "lance_ray",
+    "daft": "daft_lance",
 }
 
 __all__ = [
     "DRIVERS",
     "PROTOCOL_VERSION",
+    "WRITE_ONLY",
     "Capability",
     "ClosableDriver",
     "DescribedDriver",
@@ -204,17 +216,20 @@ def _required_members(module: object, name: str) -> list[str]:
     return sorted({CAPABILITY_MEMBERS[capability] for capability in declared.capabilities})
 
 
-def installed_drivers() -> list[str]:
+def installed_drivers(*, readers: bool = False) -> list[str]:
     """The shipped drivers that can run here, cheaply (nothing is imported or
     installed): those of :data:`DRIVERS` whose implementation is importable
     (a driver module may add ``available() -> bool`` for what an import
     cannot tell, such as a Node.js runtime), then ``pylance@VERSION`` for
-    every pinned release whose venv is already built."""
+    every pinned release whose venv is already built. ``readers`` leaves out
+    the drivers that write only (:data:`WRITE_ONLY`)."""
     from ..peers.old_pylance import PINNED_REQUIREMENTS, venv_ready
     from .release import RELEASE_SEPARATOR
 
     names = []
     for name, module_name in DRIVERS.items():
+        if readers and name in WRITE_ONLY:
+            continue
         required = REQUIRED_MODULES.get(name)
         if required is not None and importlib.util.find_spec(required) is None:
             continue

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..conflict_matrix.model import stored_matrix
-from ..drivers import DriverError, close_driver, installed_drivers, load_driver
+from ..drivers import WRITE_ONLY, DriverError, close_driver, installed_drivers, load_driver
 from ..drivers.protocol import Capability
 from ..drivers.release import RELEASE_SEPARATOR
 from ..expectations import Expectations, shipped_expectations
@@ -133,8 +133,9 @@ def requirement_links(grids: Sequence[Grid]) -> dict[str, RequirementLink]:
 def writer_readers(drivers: Sequence[str]) -> list[str]:
     """The readers writer conformance reads back with: the run's drivers but
     older pylance releases (``pylance@VERSION``), which predate features the
-    script uses (their view of the corpus is in the readers grid)."""
-    return [name for name in drivers if RELEASE_SEPARATOR not in name]
+    script uses (their view of the corpus is in the readers grid), and the
+    drivers that write only."""
+    return [name for name in drivers if RELEASE_SEPARATOR not in name and name not in WRITE_ONLY]
 
 
 def run_writers(

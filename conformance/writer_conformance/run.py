@@ -72,11 +72,11 @@ class WriterCheckError(Exception):
 
 
 def installed_readers() -> list[str]:
-    """The reader drivers a run uses by default: every installed driver
-    (:func:`conformance.drivers.installed_drivers`) but the pinned old pylance
+    """The reader drivers a run uses by default: every installed driver that
+    reads (:func:`conformance.drivers.installed_drivers`) but the pinned old pylance
     releases, each a child process in a virtual environment of its own (ask
     for one with ``readers``/``--reader``)."""
-    return [name for name in installed_drivers() if RELEASE_SEPARATOR not in name]
+    return [name for name in installed_drivers(readers=True) if RELEASE_SEPARATOR not in name]
 
 
 @dataclasses.dataclass(frozen=True)

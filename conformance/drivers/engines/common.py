@@ -1,0 +1,77 @@
+"""What the engine drivers share: the refusal to read, the conflict signal
+of the pylance inside every engine, the token's transaction properties, and
+how rows are cut into the slices workers write.
+
+Every engine here commits through the pylance installed beside it, so a
+commit conflict reaches the driver as pylance's error (directly, or wrapped
+by the engine: :func:`conflict_from` follows ``__cause__`` and
+``__context__``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..protocol import WriteConflict
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pyarrow as pa
+
+
+class NotAReader(NotImplementedError):
+    """An engine driver writes only: its ``info()`` declares no read
+    capability, so the suite never asks it to read."""
+
+
+def refuse_read(name: str) -> NoReturn:
+    raise NotAReader(f"the {name} driver writes only; read its datasets with the reference or pylance")
+
+
+#: How pylance 14 words a commit conflict, and whether a retry from the newer
+#: version may resolve it (``conformance.conflict_matrix.signals`` measured them).
+_CONFLICT_PREFIXES: tuple[tuple[str, bool], ...] = (
+    ("Retryable commit conflict", True),
+    ("Too many concurrent writers", True),
+    ("Incompatible transaction", False),
+    ("Commit conflict for version", False),
+)
+
+
+def conflict_from(error: BaseException) -> WriteConflict | None:
+    """The :class:`WriteConflict` a pylance commit conflict means, looking
+    through the engine's wrapping (``__cause__``, ``__context__``, and the
+    message of an error that carries the conflict's words, as a Ray task's
+    error does); None for any other error.
+
+    The one place the engine drivers classify conflicts; to be replaced by
+    the pylance driver's own ``conflict_from`` when it has one."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        retryable = getattr(current, "retryable", None)
+        if isinstance(retryable, bool):
+            return WriteConflict(str(current), retryable=retryable)
+        message = str(current)
+        for prefix, prefix_retryable in _CONFLICT_PREFIXES:
+            if prefix in message:
+                return WriteConflict(message, retryable=prefix_retryable)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def token_properties(op: Any) -> dict[str, str] | None:
+    """The transaction properties naming ``op`` (its token), None without one."""
+    from ..writes import TOKEN_PROPERTY
+
+    return None if op.token is None else {TOKEN_PROPERTY: op.token}
+
+
+def slices(rows: pa.Table, parts: int) -> list[pa.Table]:
+    """``rows`` cut into at most ``parts`` contiguous, non-empty slices, in
+    order (one empty slice for an empty table, so that its schema still
+    travels)."""
+    if rows.num_rows == 0:
+        return [rows]
+    size = -(-rows.num_rows // max(1, parts))
+    return [rows.slice(start, size) for start in range(0, rows.num_rows, size)]
