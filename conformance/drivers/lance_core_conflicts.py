@@ -29,10 +29,12 @@ RETRYABLE_PREFIXES = ("Retryable commit conflict", "Too many concurrent writers"
 INCOMPATIBLE_PREFIXES = ("Incompatible transaction", "Commit conflict for version")
 
 
-def conflict_from_message(message: str) -> WriteConflict | None:
-    """The conflict a Lance core error message says, None when it says none."""
-    if message.startswith(RETRYABLE_PREFIXES):
-        return WriteConflict(message, retryable=True)
-    if message.startswith(INCOMPATIBLE_PREFIXES):
-        return WriteConflict(message, retryable=False)
+def conflict_from_message(message: str, *, anywhere: bool = False) -> WriteConflict | None:
+    """The conflict a Lance core error message says, None when it says none.
+    With ``anywhere``, the core's words may stand inside a longer message (an
+    engine's error that quotes the one it caught, as a Ray task's does)."""
+    for prefixes, retryable in ((RETRYABLE_PREFIXES, True), (INCOMPATIBLE_PREFIXES, False)):
+        found = any(p in message for p in prefixes) if anywhere else message.startswith(prefixes)
+        if found:
+            return WriteConflict(message, retryable=retryable)
     return None

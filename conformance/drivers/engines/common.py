@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .. import pylance_driver
+from ..lance_core_conflicts import conflict_from_message
 from ..protocol import WriteConflict
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -27,35 +29,19 @@ def refuse_read(name: str) -> NoReturn:
     raise NotAReader(f"the {name} driver writes only; read its datasets with the reference or pylance")
 
 
-#: How pylance 14 words a commit conflict, and whether a retry from the newer
-#: version may resolve it (``conformance.conflict_matrix.signals`` measured them).
-_CONFLICT_PREFIXES: tuple[tuple[str, bool], ...] = (
-    ("Retryable commit conflict", True),
-    ("Too many concurrent writers", True),
-    ("Incompatible transaction", False),
-    ("Commit conflict for version", False),
-)
-
-
 def conflict_from(error: BaseException) -> WriteConflict | None:
     """The :class:`WriteConflict` a pylance commit conflict means, looking
     through the engine's wrapping (``__cause__``, ``__context__``, and the
-    message of an error that carries the conflict's words, as a Ray task's
-    error does); None for any other error.
-
-    The one place the engine drivers classify conflicts; to be replaced by
-    the pylance driver's own ``conflict_from`` when it has one."""
+    message of an error that quotes the conflict's words, as a Ray task's
+    error does); None for any other error. pylance's own signal is read by
+    :func:`conformance.drivers.pylance_driver.conflict_from`."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        retryable = getattr(current, "retryable", None)
-        if isinstance(retryable, bool):
-            return WriteConflict(str(current), retryable=retryable)
-        message = str(current)
-        for prefix, prefix_retryable in _CONFLICT_PREFIXES:
-            if prefix in message:
-                return WriteConflict(message, retryable=prefix_retryable)
+        found = pylance_driver.conflict_from(current) or conflict_from_message(str(current), anywhere=True)
+        if found is not None:
+            return found
         current = current.__cause__ or current.__context__
     return None
 
