@@ -111,7 +111,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     built), instead of each test building its release in turn. Under xdist
     the first worker builds them for both; the builds are separate processes,
     so the tests beside them keep the cores."""
-    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or session.config.option.collectonly:
         return
     from conformance.peers import old_pylance
 
