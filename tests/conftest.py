@@ -14,6 +14,7 @@ reproduction blob of a failing example.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,88 @@ def pytest_sessionstart(session):
         missing = [name for name in ("lance", "grpc_tools") if importlib.util.find_spec(name) is None]
         if missing:
             pytest.exit(f"CI run without the test extra ({', '.join(missing)} missing): pip install -e '.[test]'", 3)
+
+
+#: Tests that share something expensive a worker starts once per session run
+#: on one xdist worker (``--dist loadgroup``, pyproject's addopts), so that it
+#: is started once rather than on both: the group of the first that applies.
+#: The rest of the suite is dealt out test by test.
+XDIST_GROUPS: tuple[tuple[str, str], ...] = (
+    # A Spark session on local[8] (tests/spark.py): a JVM of its own.
+    ("fixture", "spark_local"),
+    # A Spark standalone cluster (tox -e spark): three JVMs.
+    ("fixture", "spark_cluster"),
+    # Headless Chromium and its chromedriver (tests/browser.py).
+    ("fixture", "browser"),
+    # LanceDB for Node.js: installed into the cache on first use, by one process.
+    ("marker", "node"),
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests of each :data:`XDIST_GROUPS` entry in one xdist group
+    (before xdist reads the groups; without ``-n`` groups change nothing)."""
+    for item in items:
+        for kind, name in XDIST_GROUPS:
+            if (name in getattr(item, "fixturenames", ())) if kind == "fixture" else item.get_closest_marker(name):
+                item.add_marker(pytest.mark.xdist_group(name))
+                break
+
+
+#: How many release venvs the session builds at once (they wait on the
+#: network and the disk more than on the two cores the tests run on).
+CONCURRENT_VENV_BUILDS = 3
+#: The pool building them, kept to be shut down when the session ends.
+_VENV_BUILDS = pytest.StashKey[ThreadPoolExecutor]()
+
+
+def releases_used(item: pytest.Item) -> set[str]:
+    """The pinned pylance releases whose venvs a test marked ``old_pylance``
+    uses: the marker's arguments, else the test's ``release`` parameter,
+    else :data:`OLD_PYLANCE_VERSION`."""
+    from conformance.peers.old_pylance import PINNED_REQUIREMENTS
+
+    marker = item.get_closest_marker("old_pylance")
+    if marker is None:
+        return set()
+    if marker.args:
+        return set(marker.args)
+    callspec = getattr(item, "callspec", None)
+    release = callspec.params.get("release") if callspec is not None else None
+    return {release} if release in PINNED_REQUIREMENTS else {OLD_PYLANCE_VERSION}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building, in the background, the venvs of every release the
+    selected tests use, a few at once: the first test that needs one finds it
+    built or waits for its build (``ensure_venv`` locks each venv while it is
+    built), instead of each test building its release in turn. Under xdist
+    the first worker builds them for both; the builds are separate processes,
+    so the tests beside them keep the cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or session.config.option.collectonly:
+        return
+    from conformance.peers import old_pylance
+
+    # In the order the tests come, so that the first tests to run wait least.
+    releases = dict.fromkeys(release for item in session.items for release in sorted(releases_used(item)))
+    missing = [release for release in releases if not old_pylance.venv_ready(release)]
+    if not missing:
+        return
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT_VENV_BUILDS, thread_name_prefix="release-venv")
+    for release in missing:
+        # A build that fails here fails again, with its reason, in the test
+        # that calls ensure_venv itself.
+        pool.submit(old_pylance.ensure_venv, release)
+    session.config.stash[_VENV_BUILDS] = pool
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Builds not yet started are dropped; those under way are waited for
+    (an installer is never left running after the session)."""
+    pool = session.config.stash.get(_VENV_BUILDS, None)
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,16 @@ than pylance 14), so it is installed into
 built in a temporary directory next to its final place and renamed into place
 only once complete, so a half-built venv is never used and two processes that
 race to create it both end up with a working one (the loser of the rename
-discards its copy).
+discards its copy). A lock file beside the venv (``.pylance-{version}.lock``)
+makes a second process wait for a build under way instead of building its
+own copy.
+
+The venvs are built with uv (PyPI's ``uv``, in the test extra) when it is
+installed: it creates a venv without seeding pip and installs from a shared
+wheel cache in a few seconds, where ``python -m venv`` and pip take most of a
+minute per release on a fresh machine; without uv, pip builds them as before.
+The test suite starts building the venvs its selected tests need, several at
+once, when the session starts (``tests/conftest.py``).
 
 :func:`write_scenarios` runs ``old_pylance_writer.py`` with that venv's Python
 and returns the datasets it wrote.
@@ -21,6 +30,8 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,41 +199,104 @@ def _discard(venv: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def uv_executable() -> str | None:
+    """The uv that builds the venvs: PyPI's ``uv`` package installed beside
+    the project, else a ``uv`` on ``PATH``; None when neither is there (pip
+    builds them then)."""
+    try:
+        # lazy: uv is optional (the test extra installs it); pip is the fallback.
+        import uv
+    except ImportError:
+        return shutil.which("uv")
+    try:
+        return uv.find_uv_bin()
+    except FileNotFoundError:
+        return shutil.which("uv")
+
+
+@contextmanager
+def _build_lock(final: Path) -> Iterator[None]:
+    """Hold ``.pylance-{version}.lock`` beside the venv while it is checked and
+    built, so that a second process (or thread) waits for the first's build
+    rather than building its own copy. Where ``fcntl`` is missing (Windows)
+    there is no lock: the staging-and-rename protocol alone keeps the venv
+    sound, at the cost of duplicated builds."""
+    try:
+        # lazy: POSIX only.
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(final.with_name(f".{final.name}.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _install(staging: Path, version: str, requirements: tuple[str, ...]) -> None:
+    """Create a venv at ``staging`` and install ``requirements`` (binary wheels only)."""
+    uv = uv_executable()
+    python = str(_venv_python(staging))
+    if uv is not None:
+        _run(
+            [uv, "venv", "--quiet", "--no-python-downloads", "--python", peer_interpreter(), str(staging)],
+            what=f"creating a venv for pylance {version} (uv)",
+            timeout=300,
+        )
+        install = [uv, "pip", "install", "--quiet", "--python", python, "--only-binary", ":all:", *requirements]
+        what = f"uv pip install {' '.join(requirements)}"
+    else:
+        _run(
+            [peer_interpreter(), "-m", "venv", str(staging)],
+            what=f"creating a venv for pylance {version}",
+            timeout=300,
+        )
+        install = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--only-binary=:all:",
+            *requirements,
+        ]
+        what = f"pip install {' '.join(requirements)}"
+    _run(install, what=what, timeout=INSTALL_TIMEOUT_SECONDS)
+
+
 def ensure_venv(version: str) -> Path:
     """The Python executable of a venv holding pylance ``version``.
 
     Creates the venv on first use (needs network access to the package index);
-    raises :class:`PeerUnavailableError` with pip's output when that fails.
+    raises :class:`PeerUnavailableError` with the installer's output when that
+    fails.
     """
     requirements = _requirements(version)
     final = venv_dir(version)
-    if final.exists():
+    if _is_complete(final, requirements):
+        return _venv_python(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(final):
+        # Built by another process while this one waited for the lock?
         if _is_complete(final, requirements):
             return _venv_python(final)
-        _discard(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():
+            _discard(final)
+        _build(final, version, requirements)
+    # The venv's python finds its site-packages relative to its own location,
+    # so the renamed venv works; its activate scripts are never used.
+    return _venv_python(final)
 
+
+def _build(final: Path, version: str, requirements: tuple[str, ...]) -> None:
     staging = final.with_name(f".{final.name}.building-{os.getpid()}-{uuid.uuid4().hex}")
     try:
-        _run(
-            [peer_interpreter(), "-m", "venv", str(staging)], what=f"creating a venv for pylance {version}", timeout=300
-        )
+        _install(staging, version, requirements)
         python = str(_venv_python(staging))
-        _run(
-            [
-                python,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--only-binary=:all:",
-                *requirements,
-            ],
-            what=f"pip install {' '.join(requirements)}",
-            timeout=INSTALL_TIMEOUT_SECONDS,
-        )
         probe = _run(
             [python, "-c", "import lance, pyarrow; print(lance.__version__)"],
             what=f"importing pylance {version} in its venv",
@@ -235,15 +309,13 @@ def ensure_venv(version: str) -> Path:
         try:
             staging.rename(final)
         except OSError:
-            # Another process finished first; use its venv if it is sound.
+            # Another process finished first (one without the lock); use its
+            # venv if it is sound.
             if not _is_complete(final, requirements):
                 raise
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    # The venv's python finds its site-packages relative to its own location,
-    # so the renamed venv works; its pip/activate scripts are never used.
-    return _venv_python(final)
 
 
 def release_lines() -> dict[str, str]:

@@ -59,7 +59,7 @@ def early_files(tmp_path_factory):
     return out
 
 
-@pytest.mark.old_pylance
+@pytest.mark.old_pylance(EARLY_RELEASE)
 @pytest.mark.parametrize(
     "name, schemes",
     [
