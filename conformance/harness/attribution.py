@@ -10,8 +10,10 @@ operations from the transaction files, most trusted source first:
    operation by its op id);
 2. the versions the writer said it committed (``Attempt.versions``), for a
    version whose transaction carries no other operation's token;
-3. for an acknowledged operation that left neither, an unclaimed version
-   whose transaction's operation is one its kind commits
+3. for an acknowledged operation that left neither, the unclaimed version
+   where its own effect first shows (a column, config value or index that
+   only it names, :func:`_located`), else an unclaimed version whose
+   transaction's operation is one its kind commits
    (:data:`TRANSACTION_OPERATIONS`) and whose manifest was written within
    the attempt (timestamps of one machine's clock; :data:`CLOCK_SLACK_SECONDS`).
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from conformance.drivers.writes import NON_COMMITTING, WriteKind, WriteOutcome
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness
+from .effects import EffectObservations, VersionEffects
 from .history import SETUP_WRITER, Attempt
 from .observe import Observations, VersionObservation
 
@@ -76,8 +79,11 @@ class Attribution:
             self.versions_of[attempt.op_id].append(version)
 
 
-def attribute(history: Sequence[Attempt], observations: Observations) -> Attribution:
-    """Every attempt's versions (see the module docstring)."""
+def attribute(
+    history: Sequence[Attempt], observations: Observations, effects: EffectObservations | None = None
+) -> Attribution:
+    """Every attempt's versions (see the module docstring); ``effects``, when
+    read, locates an operation by the column, config value or index it names."""
     found = Attribution()
     by_version = {o.version: o for o in observations.versions}
     tokened: dict[str, list[int]] = defaultdict(list)
@@ -101,6 +107,11 @@ def attribute(history: Sequence[Attempt], observations: Observations) -> Attribu
             pending.append(attempt)
     claimed = set(found.claims) | {v for versions in tokened.values() for v in versions}
     for attempt in sorted(pending, key=lambda a: (a.start, a.op_id)):
+        located = _located(attempt, effects)
+        if located is not None and located not in claimed:
+            found.claim(located, attempt)
+            claimed.add(located)
+            continue
         candidates = [
             observed.version
             for observed in observations.versions
@@ -179,3 +190,29 @@ def _fits(observed: VersionObservation, attempt: Attempt) -> bool:
     if observed.timestamp is None:
         return False
     return attempt.start - CLOCK_SLACK_SECONDS <= observed.timestamp <= attempt.end + CLOCK_SLACK_SECONDS
+
+
+def _located(attempt: Attempt, effects: EffectObservations | None) -> int | None:
+    """The first version where what only ``attempt`` names appears: a
+    column it adds, a config value it sets (values are the operation's own),
+    an index it creates; None for other kinds, or when it never appears."""
+    if effects is None:
+        return None
+    previous: VersionEffects | None = None
+    for state in effects.versions:
+        if _shows(attempt, state) and (previous is None or not _shows(attempt, previous)):
+            return state.version
+        previous = state
+    return None
+
+
+def _shows(attempt: Attempt, state: VersionEffects) -> bool:
+    args = attempt.args
+    if attempt.kind is WriteKind.ADD_COLUMNS:
+        return bool(args.get("columns")) and set(args["columns"]) <= state.paths()
+    if attempt.kind is WriteKind.CONFIG:
+        values = [(key, value) for key, value in args.get("values", []) if value is not None]
+        return bool(values) and all(state.config.get(key) == value for key, value in values)
+    if attempt.kind is WriteKind.CREATE_INDEX:
+        return args.get("name") in state.index_names()
+    return False

@@ -526,7 +526,7 @@ def analyze(
     one pass over the versions, each costing what it changed), and, with
     ``effects``, of its schema, config, index and tag effects; grouped: each
     root anomaly with the anomalies that follow from it."""
-    attribution = attribute(history, observations)
+    attribution = attribute(history, observations, effects)
     analysis = _Analysis(history, observations, attribution)
     observed_versions = [o.version for o in observations.versions]
     expected_versions = list(range(1, len(observed_versions) + 1))

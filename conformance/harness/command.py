@@ -86,8 +86,10 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument(
         "--writer",
         required=True,
+        action="append",
         help="any driver that writes: reference, pylance, lancedb, pylance-distributed, lance-ray, daft, "
-        "worker:MODULE, cmd:COMMAND or a module path; or faulty:NAME",
+        "worker:MODULE, cmd:COMMAND or a module path; or faulty:NAME; given more than once, one per writer "
+        "(writer i runs the i-th, in turn: an engine's writes racing another implementation's)",
     )
     run_parser.add_argument("--writers", type=int, default=4, help="writers racing at once (default 4)")
     run_parser.add_argument("--operations", type=int, default=10, help="operations per writer (default 10)")
@@ -235,7 +237,8 @@ def _run(args: argparse.Namespace) -> int:
         spec = RunSpec(
             uri=args.uri or str(args.out / "dataset.lance"),
             storage_options=dict(args.storage_options),
-            writer=args.writer,
+            writer=args.writer[0],
+            writer_names=tuple(args.writer) if len(args.writer) > 1 else (),
             writers=args.writers,
             operations=args.operations,
             workloads=workload_to_json(parse_workload(workloads[0])),

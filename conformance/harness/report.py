@@ -191,7 +191,7 @@ def _anomaly_lines(document: dict, depth: int) -> list[str]:
 def summary_text(result: RunResult) -> str:
     numbers = counts(result)
     lines = [
-        f"writer {result.spec.writer}: {plural(result.spec.writers, 'writer')}, "
+        f"writer {' and '.join(result.spec.distinct_writers())}: {plural(result.spec.writers, 'writer')}, "
         f"{plural(numbers['operations'], 'operation')}, {numbers['acknowledged']} acknowledged, "
         f"{plural(numbers['conflicts'], 'conflict')}, {plural(numbers['errors'], 'error')}, "
         f"{numbers['unknown']} unknown; {plural(result.report.versions, 'version')}",

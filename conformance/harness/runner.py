@@ -152,20 +152,31 @@ def run(spec: RunSpec, executor: Executor, out_dir: Path, *, validate: bool = Tr
     history."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    writer = load_writer(spec.writer, 0, spec)
-    try:
-        workloads = [writer_workload(spec, index) for index in range(spec.writers)]
-        skipped = [kind.value for kind in skipped_kinds(workloads, writer.performed)]
-        driver = writer.info.to_json()
-        save_writer_file(out_dir, skipped, driver)
-        session = engine_session(spec.writer)
-        with session if session is not None else contextlib.nullcontext():
-            setup = prepare(spec, writer)
+    with contextlib.ExitStack() as sessions:
+        for name in spec.distinct_writers():
+            session = engine_session(name)
+            if session is not None:
+                sessions.enter_context(session)
+        writers = {name: load_writer(name, 0, spec) for name in spec.distinct_writers()}
+        # Closed inside the sessions: a client of an engine (a Ray driver)
+        # must leave before the engine it joined stops.
+        try:
+            skipped = sorted(
+                {
+                    kind.value
+                    for index in range(spec.writers)
+                    for kind in skipped_kinds([writer_workload(spec, index)], writers[spec.writer_of(index)].performed)
+                }
+            )
+            driver = writers[spec.writer].info.to_json()
+            save_writer_file(out_dir, skipped, driver)
+            setup = prepare(spec, writers[spec.writer])
             started = time.monotonic()
             attempts = executor.run_tasks([TaskSpec(spec, index) for index in range(spec.writers)])
             seconds = time.monotonic() - started
-    finally:
-        writer.close()
+        finally:
+            for writer in writers.values():
+                writer.close()
     history = [setup, *sorted(attempts, key=lambda a: (a.start, a.op_id))]
     save_history(out_dir / HISTORY_FILE, history)
     spec.save(out_dir / RUN_FILE)

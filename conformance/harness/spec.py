@@ -51,6 +51,17 @@ class RunSpec:
     primary_key: bool = False
     writer_workloads: tuple[dict[str, float], ...] = ()
     pace_seconds: float = 0.0
+    #: One writer name per writer, taken in turn (``writer`` is the first):
+    #: an engine's column backfill racing an application's deletes.
+    writer_names: tuple[str, ...] = ()
+
+    def writer_of(self, index: int) -> str:
+        """The writer writer ``index`` runs (``writer_names`` in turn, else ``writer``)."""
+        return self.writer_names[index % len(self.writer_names)] if self.writer_names else self.writer
+
+    def distinct_writers(self) -> list[str]:
+        """Every writer name the run uses, in order of first use."""
+        return list(dict.fromkeys(self.writer_of(index) for index in range(self.writers)))
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -59,6 +70,7 @@ class RunSpec:
     def from_json(cls, document: dict) -> RunSpec:
         fields = dict(document)
         fields["writer_workloads"] = tuple(fields.get("writer_workloads", ()))
+        fields["writer_names"] = tuple(fields.get("writer_names", ()))
         return cls(**fields)
 
     def save(self, path: Path) -> None:

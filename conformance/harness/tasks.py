@@ -51,7 +51,7 @@ def run_writer_task(task: TaskSpec, *, ready: Callable[[], object] | None = None
     implementation imported and the dataset read once), before its first
     operation: an executor's start barrier, so that writers race from the start."""
     spec = task.run
-    writer = load_writer(spec.writer, task.writer_index, spec)
+    writer = load_writer(spec.writer_of(task.writer_index), task.writer_index, spec)
     plan = plan_all(spec, writer.performed)[task.writer_index]
     latest = _Latest(spec)
     _warm_up(writer, spec)
