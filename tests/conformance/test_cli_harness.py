@@ -271,3 +271,29 @@ def test_check_never_loads_the_writer_so_a_run_whose_module_is_gone_still_checks
     assert checked.returncode == ExitCode.OK, checked.stderr[-2000:]
     assert "skipped workloads (the writer cannot do them): unknown" in checked.stdout
     assert json.loads(_cli("harness", "check", str(out), "--format", "json").stdout)["skipped_workloads"] is None
+
+
+def test_any_driver_that_writes_is_a_writer_lancedb_included(tmp_path, capsys):
+    """LanceDB for Python enters the harness as it is, through its driver:
+    the kinds it has no call for (config) are skipped and listed, the
+    versions it commits are attributed to its operations, and it is clean."""
+    argv = ["harness", "run", "--writer", "lancedb", "--writers", "2", "--operations", "3", "--workload", "rows"]
+    argv += ["--master", LOCAL_PROCESSES, "--out", str(tmp_path / "out"), "--format", "json"]
+    assert main(argv) == ExitCode.OK
+    document = json.loads(capsys.readouterr().out)
+    assert document["anomalies"] == [] and document["acknowledged"] + document["conflicts"] == 6
+    assert json.loads((tmp_path / "out" / "writer.json").read_text())["driver"]["implementation"] == "lancedb"
+
+
+def test_writers_in_turn_race_one_implementation_against_another(tmp_path, capsys):
+    """--writer given twice: writer 0 is the reference, writer 1 pylance,
+    each with its own workload; both kinds of attempt are in the history."""
+    argv = ["harness", "run", "--writer", "reference", "--writer", "pylance", "--writers", "2", "--operations", "3"]
+    argv += ["--workload", "append", "--workload", "delete", "--master", LOCAL_PROCESSES]
+    argv += ["--out", str(tmp_path / "out"), "--format", "json"]
+    assert main(argv) == ExitCode.OK
+    assert json.loads(capsys.readouterr().out)["anomalies"] == []
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["writer_names"] == ["reference", "pylance"]
+    kinds = {json.loads(line)["kind"] for line in (tmp_path / "out" / "history.jsonl").read_text().splitlines()}
+    assert kinds == {"create", "append", "delete"}

@@ -12,8 +12,8 @@ writer conformance judge what the engine commits:
 * :mod:`.daft`: Daft with daft-lance, on Daft's native runner.
 
 They read nothing themselves (readers are the reference and pylance): they
-declare only the ``write`` capability, and their ``versions``, ``describe``
-and ``read_table`` raise :class:`~.common.NotAReader`. Engine packages are
+declare only the ``write`` capability and have no read member, which the
+driver protocol asks only of drivers declaring a read capability. Engine packages are
 imported inside the functions, so every module imports without them; the
 optional extra ``engines`` installs them (``pip install
 lance-conformance[engines]``). ``docs/engines/`` has a page per engine.

@@ -1,6 +1,6 @@
-"""What the engine drivers share: the refusal to read, the conflict signal
-of the pylance inside every engine, the token's transaction properties, and
-how rows are cut into the slices workers write.
+"""What the engine drivers share: their declaration (write-only), the
+conflict signal of the pylance inside every engine, the token's transaction
+properties, and how rows are cut into the slices workers write.
 
 Every engine here commits through the pylance installed beside it, so a
 commit conflict reaches the driver as pylance's error (directly, or wrapped
@@ -10,23 +10,37 @@ by the engine: :func:`conflict_from` follows ``__cause__`` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .. import pylance_driver
 from ..lance_core_conflicts import conflict_from_message
-from ..protocol import WriteConflict
+from ..protocol import Capability, DriverInfo, WriteConflict, WriteKind
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
 
-class NotAReader(NotImplementedError):
-    """An engine driver writes only: its ``info()`` declares no read
-    capability, so the suite never asks it to read."""
+def engine_info(name: str, package: str, operations: Iterable[WriteKind], *, at_version: bool = False) -> DriverInfo:
+    """An engine driver's declaration: it writes (and, with ``at_version``,
+    honours a read version), the kinds ``operations`` name, the data file
+    versions its pylance writes; ``package`` is the PyPI distribution whose
+    release is under test. Nothing to read: the readers are the reference
+    and pylance, so the protocol asks it for no read member."""
+    import importlib.metadata
 
+    from ..pylance_driver import lance_core_version
 
-def refuse_read(name: str) -> NoReturn:
-    raise NotAReader(f"the {name} driver writes only; read its datasets with the reference or pylance")
+    capabilities = {Capability.WRITE, *([Capability.WRITE_AT_VERSION] if at_version else [])}
+    return DriverInfo(
+        name=name,
+        implementation=name,
+        version=importlib.metadata.version(package),
+        lance_version=lance_core_version(),
+        capabilities=frozenset(capabilities),
+        write_operations=frozenset(kind.value for kind in operations),
+        data_storage_versions=("2.0", "2.1", "2.2"),
+    )
 
 
 def conflict_from(error: BaseException) -> WriteConflict | None:

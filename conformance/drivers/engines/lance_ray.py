@@ -55,51 +55,31 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import Capability, DriverInfo, WriteNotSupported
-from .common import conflict_from, refuse_read
+from ..protocol import DriverInfo, WriteKind, WriteNotSupported
+from .common import conflict_from, engine_info
 from .ray_head import engine_session, keep_ray_on_loopback
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
-    from ...describe import Description
 
-__all__ = ["engine_session", "info", "write", "close", "versions", "describe", "read_table"]
+__all__ = ["engine_session", "info", "write", "close"]
 
 NAME = "lance-ray"
 #: Ray tasks a write is cut into, and workers of compaction and indexing.
 PARALLELISM = 2
-WRITE_OPERATIONS: frozenset[str] = frozenset(
-    {"create", "append", "overwrite", "add-columns", "compact", "create-index"}
+WRITE_OPERATIONS: tuple[WriteKind, ...] = (
+    WriteKind.CREATE,
+    WriteKind.APPEND,
+    WriteKind.OVERWRITE,
+    WriteKind.ADD_COLUMNS,
+    WriteKind.COMPACT,
+    WriteKind.CREATE_INDEX,
 )
 
 
 def info() -> DriverInfo:
-    import importlib.metadata
-
-    from ..pylance_driver import lance_core_version
-
-    return DriverInfo(
-        name=NAME,
-        implementation=NAME,
-        version=importlib.metadata.version("lance-ray"),
-        lance_version=lance_core_version(),
-        capabilities=frozenset({Capability.WRITE}),
-        write_operations=WRITE_OPERATIONS,
-        data_storage_versions=("2.0", "2.1", "2.2"),
-    )
-
-
-def versions(uri: str | os.PathLike[str]) -> list[int]:
-    refuse_read(NAME)
-
-
-def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:
-    refuse_read(NAME)
-
-
-def read_table(uri: str | os.PathLike[str], version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
-    refuse_read(NAME)
+    return engine_info(NAME, "lance-ray", WRITE_OPERATIONS)
 
 
 # -- Ray ----------------------------------------------------------------------------------------

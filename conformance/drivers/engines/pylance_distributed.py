@@ -50,21 +50,27 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import Capability, DriverInfo, WriteNotSupported
-from .common import conflict_from, refuse_read, slices, token_properties
+from ..protocol import DriverInfo, WriteKind, WriteNotSupported
+from .common import conflict_from, engine_info, slices, token_properties
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from concurrent.futures import ProcessPoolExecutor
 
     import pyarrow as pa
 
-    from ...describe import Description
 
 NAME = "pylance-distributed"
 #: Worker processes (spawned, so that no Rust runtime state is forked).
 WORKERS = 2
 #: The write kinds :func:`write` performs (``WriteKind`` values).
-WRITE_OPERATIONS: frozenset[str] = frozenset({"create", "append", "overwrite", "delete", "add-columns", "compact"})
+WRITE_OPERATIONS: tuple[WriteKind, ...] = (
+    WriteKind.CREATE,
+    WriteKind.APPEND,
+    WriteKind.OVERWRITE,
+    WriteKind.DELETE,
+    WriteKind.ADD_COLUMNS,
+    WriteKind.COMPACT,
+)
 #: What :func:`write` says about a compaction's ReserveFragments commit.
 RESERVE_NOT_REPORTED = (
     "Compaction.commit commits ReserveFragments before the Rewrite and reports neither; "
@@ -73,31 +79,7 @@ RESERVE_NOT_REPORTED = (
 
 
 def info() -> DriverInfo:
-    import lance
-
-    from ..pylance_driver import lance_core_version
-
-    return DriverInfo(
-        name=NAME,
-        implementation=NAME,
-        version=lance.__version__,
-        lance_version=lance_core_version(),
-        capabilities=frozenset({Capability.WRITE, Capability.WRITE_AT_VERSION}),
-        write_operations=WRITE_OPERATIONS,
-        data_storage_versions=("2.0", "2.1", "2.2"),
-    )
-
-
-def versions(uri: str | os.PathLike[str]) -> list[int]:
-    refuse_read(NAME)
-
-
-def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:
-    refuse_read(NAME)
-
-
-def read_table(uri: str | os.PathLike[str], version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
-    refuse_read(NAME)
+    return engine_info(NAME, "pylance", WRITE_OPERATIONS, at_version=True)
 
 
 # -- the worker processes -------------------------------------------------------------------
