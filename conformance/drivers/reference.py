@@ -4,7 +4,7 @@ implementation reads it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from reference_impl._version import __version__
 from reference_impl.commit.external_store import ExternalManifestStore
@@ -287,20 +287,39 @@ def write(
             )
             return writes.WriteResult(versions=(created.version,))
         dataset = Dataset.open(uri, op.read_version, storage_options=storage_options)
+    except CommitConflictError as exc:
+        raise _conflict(exc) from exc
+    return write_on(dataset, op)
+
+
+def write_on(
+    dataset: Dataset, op: WriteOp, *, commit: Callable[[Dataset, WriteOp], Dataset] | None = None
+) -> writes.WriteResult:
+    """:func:`write` on an opened ``dataset`` (the version ``op`` is built on),
+    committing with ``commit`` (:func:`perform`; the harness's faulty writers
+    pass one with their fault): a tag names a version, ``op.token`` goes into
+    the transaction's properties, a call that commits nothing says no version,
+    and a conflict is a :class:`~conformance.drivers.writes.WriteConflict`."""
+    try:
         if isinstance(op, writes.Tag):
             version = dataset.version if op.version is None else op.version
             dataset.create_tag(op.name, version)
             return writes.WriteResult(versions=(version,))
+        read = dataset.version
         if op.token is not None:
             dataset = dataset.with_properties({writes.TOKEN_PROPERTY: op.token})
-        committed = perform(dataset, op)
-        if committed.version == dataset.version:
-            return writes.WriteResult(read_versions=(dataset.version,))  # nothing to commit (a compaction with no work)
-        return writes.WriteResult(versions=(committed.version,), read_versions=(dataset.version,))
+        committed = (commit or perform)(dataset, op)
     except CommitConflictError as exc:
-        conflict = conflict_from(exc)
-        assert conflict is not None  # every CommitConflictError is a conflict
-        raise conflict from exc
+        raise _conflict(exc) from exc
+    if committed.version == read:
+        return writes.WriteResult(read_versions=(read,))  # nothing to commit (a compaction with no work)
+    return writes.WriteResult(versions=(committed.version,), read_versions=(read,))
+
+
+def _conflict(error: CommitConflictError) -> WriteConflict:
+    conflict = conflict_from(error)
+    assert conflict is not None  # every CommitConflictError is a conflict
+    return conflict
 
 
 def conflict_from(error: BaseException) -> WriteConflict | None:

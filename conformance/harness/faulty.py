@@ -318,30 +318,18 @@ class ReferenceWithFault:
         return self._storage[uri]
 
     def write(self, uri: str, op: Any, *, storage_options: Mapping[str, str] | None = None) -> WriteResult:
-        storage = self.storage(str(uri), storage_options)
-        try:
-            if self.stale and self._first is not None:
-                dataset = self._first  # never refreshed: the version first read
-            else:
-                dataset = self.dataset_class.open(storage, op.read_version)
-                self._first = self._first or dataset
-            if isinstance(op, writes.Tag):
-                version = dataset.version if op.version is None else op.version
-                dataset.create_tag(op.name, version)
-                return WriteResult(versions=(version,))
-            read = dataset.version
-            if op.token is not None:
-                dataset = dataset.with_properties({writes.TOKEN_PROPERTY: op.token})
-            time.sleep(self.delay)
-            if isinstance(op, writes.Upsert) and self.upserts:
-                committed = _upsert_without_key_check(dataset, op)
-            else:
-                committed = reference.perform(dataset, op)
-        except CommitConflictError as exc:
-            raise writes.WriteConflict(str(exc), retryable=exc.retryable) from exc
-        if committed.version == read:
-            return WriteResult(read_versions=(read,))  # nothing to commit
-        return WriteResult(versions=(committed.version,), read_versions=(read,))
+        if self.stale and self._first is not None:
+            dataset = self._first  # never refreshed: the version first read
+        else:
+            dataset = self.dataset_class.open(self.storage(str(uri), storage_options), op.read_version)
+            self._first = self._first or dataset
+        return reference.write_on(dataset, op, commit=self._commit)
+
+    def _commit(self, dataset: Dataset, op: Any) -> Dataset:
+        time.sleep(self.delay)
+        if isinstance(op, writes.Upsert) and self.upserts:
+            return _upsert_without_key_check(dataset, op)
+        return reference.perform(dataset, op)
 
 
 def _upsert_without_key_check(dataset: Dataset, op: writes.Upsert) -> Dataset:

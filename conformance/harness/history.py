@@ -29,7 +29,7 @@ SETUP_WRITER = -1
 
 
 #: What format-1 histories called a kind, where the vocabulary's name differs.
-_FORMAT_1_KINDS = {"add_column": "add-columns", "create_index": "create-index", "upsert_race": "upsert"}
+FORMAT_1_KINDS = {"add_column": "add-columns", "create_index": "create-index", "upsert_race": "upsert"}
 #: ... and an outcome.
 _FORMAT_1_OUTCOMES = {"indeterminate": WriteOutcome.UNKNOWN.value}
 
@@ -100,7 +100,7 @@ class Attempt:
         return cls(
             op_id=document["op_id"],
             writer=document["writer"],
-            kind=WriteKind(_FORMAT_1_KINDS.get(kind, kind)),
+            kind=WriteKind(FORMAT_1_KINDS.get(kind, kind)),
             args=args,
             read_version=document["read_version"],
             outcome=WriteOutcome(_FORMAT_1_OUTCOMES.get(outcome, outcome)),

@@ -40,6 +40,7 @@ import pyarrow as pa
 from conformance.drivers import writes
 from conformance.drivers.writes import WriteKind
 
+from .history import FORMAT_1_KINDS
 from .spec import RunSpec
 
 
@@ -170,11 +171,8 @@ def workload_to_json(workload: Mapping[Term, float]) -> dict[str, float]:
 def workload_from_json(document: Mapping[str, float]) -> Workload:
     """The inverse of :func:`workload_to_json` (format-1 names such as
     ``add_column`` and ``upsert_race`` read as their vocabulary terms)."""
-    renamed = {
-        "add_column": "add-columns",
-        "create_index": "create-index",
-        "upsert_race": f"upsert/{Pattern.SHARED_KEYS.value}",
-    }
+    # Format 1's racing upserts were a kind; they are the shared-keys pattern of upsert.
+    renamed = {**FORMAT_1_KINDS, "upsert_race": f"upsert/{Pattern.SHARED_KEYS.value}"}
     workload: Workload = {}
     for name, weight in document.items():
         for term, w in _terms(renamed.get(name, name)).items():
