@@ -84,9 +84,7 @@ def readme_examples(text: str, source: str = "README.md") -> list[Example]:
             body.append(lines[index])
             index += 1
         before = next((lines[i].strip() for i in range(start - 1, -1, -1) if lines[i].strip()), "")
-        examples.append(
-            Example(fence[3:].strip(), "\n".join(body) + "\n", start + 1, before == OWN_CODE_MARK, source)
-        )
+        examples.append(Example(fence[3:].strip(), "\n".join(body) + "\n", start + 1, before == OWN_CODE_MARK, source))
         index += 1
     return examples
 
