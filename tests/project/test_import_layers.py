@@ -1,4 +1,4 @@
-"""The layering of both packages holds (README, "Layout"; the contracts are in
+"""The layering of both packages holds (docs/layout.md, "Layers"; the contracts are in
 pyproject.toml, ``[tool.importlinter]``), reference_impl imports inside
 functions only where a comment says why, and no module imports another's
 private names."""

@@ -1,8 +1,9 @@
-"""The README's code examples run as written.
+"""The code examples of the README and of the docs pages its reference
+material lives in run as written.
 
-Every fenced ``python`` block of README.md runs in a fresh namespace, in a
-temporary working directory. A block that stands for a user's own code (it
-calls the user's writer or validator) is marked in the README with
+Every fenced ``python`` block of README.md and of :data:`DOC_PAGES` runs in a
+fresh namespace, in a temporary working directory. A block that stands for a
+user's own code (it calls the user's writer or validator) is marked with
 :data:`OWN_CODE_MARK` on the line before its fence; such a block is only
 compiled, and every name it takes from this project must exist. The
 ``lance-conformance validate PATH ...`` shell examples run through
@@ -30,6 +31,20 @@ from reference_impl.dataset import Dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+#: The hand-written pages the README links to for its reference material
+#: (the generated ones, docs/rules.md and the like, have tests of their own).
+DOC_PAGES = tuple(
+    ROOT / "docs" / name
+    for name in (
+        "validating.md",
+        "testing-an-implementation.md",
+        "property-tests.md",
+        "harness.md",
+        "reference-implementation.md",
+        "layout.md",
+    )
+)
+DOCUMENTS = (README, *DOC_PAGES)
 
 #: The marker, alone on the line before a fence, of an example that stands for
 #: the reader's own code (names starting with ``my_`` are theirs).
@@ -41,17 +56,19 @@ PROJECT_PACKAGES = ("reference_impl", "conformance")
 class Example:
     language: str
     code: str
-    #: 1-based line of the opening fence in the README.
+    #: 1-based line of the opening fence in its document.
     line: int
     stands_for_own_code: bool
+    #: The document's path relative to the repository.
+    source: str = "README.md"
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.source}:{self.line}"
 
 
-def readme_examples(text: str) -> list[Example]:
-    """Every fenced block of ``text``, in order."""
+def readme_examples(text: str, source: str = "README.md") -> list[Example]:
+    """Every fenced block of ``text`` (the document ``source``), in order."""
     lines = text.splitlines()
     examples: list[Example] = []
     index = 0
@@ -67,12 +84,16 @@ def readme_examples(text: str) -> list[Example]:
             body.append(lines[index])
             index += 1
         before = next((lines[i].strip() for i in range(start - 1, -1, -1) if lines[i].strip()), "")
-        examples.append(Example(fence[3:].strip(), "\n".join(body) + "\n", start + 1, before == OWN_CODE_MARK))
+        examples.append(Example(fence[3:].strip(), "\n".join(body) + "\n", start + 1, before == OWN_CODE_MARK, source))
         index += 1
     return examples
 
 
-EXAMPLES = readme_examples(README.read_text())
+EXAMPLES = [
+    example
+    for document in DOCUMENTS
+    for example in readme_examples(document.read_text(encoding="utf-8"), str(document.relative_to(ROOT)))
+]
 RUNNABLE_PYTHON = [e for e in EXAMPLES if e.language == "python" and not e.stands_for_own_code]
 OWN_CODE_PYTHON = [e for e in EXAMPLES if e.language == "python" and e.stands_for_own_code]
 
@@ -129,9 +150,11 @@ def project_names_missing(tree: ast.AST) -> list[str]:
     return missing
 
 
-def test_the_readme_has_examples_of_both_kinds():
-    """The README's Python examples are found, the marked ones among them."""
+def test_the_documents_have_examples_of_both_kinds():
+    """The Python examples are found, the marked ones among them, and the
+    README has a runnable one of its own."""
     assert RUNNABLE_PYTHON and OWN_CODE_PYTHON
+    assert any(example.source == "README.md" for example in RUNNABLE_PYTHON)
 
 
 @pytest.mark.parametrize("example", RUNNABLE_PYTHON, ids=lambda e: e.name)
@@ -144,10 +167,10 @@ def test_python_example_runs_as_written(example, tmp_path, monkeypatch, capsys):
 def test_own_code_example_uses_only_names_that_exist(example):
     """An example standing for the reader's own code compiles, every name it
     takes from this project exists, and every name it uses is defined by it,
-    by a README example before it, or is the reader's own (``my_...``)."""
+    by an example of the same document before it, or is the reader's own (``my_...``)."""
     tree = ast.parse(compile(example.code, example.name, "exec", ast.PyCF_ONLY_AST))
     assert project_names_missing(tree) == []
-    earlier = [e for e in OWN_CODE_PYTHON if e.line <= example.line]
+    earlier = [e for e in OWN_CODE_PYTHON if e.source == example.source and e.line <= example.line]
     bound = set().union(*(_bound_names(ast.parse(e.code)) for e in earlier))
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     unknown = sorted(used - bound - set(dir(builtins)))
