@@ -6,7 +6,7 @@ request's host names one of its service packages, and it answers that by
 listing and stat-ing its own package directory (``list_of_moto_modules``:
 about 180 entries) twice per request. Profiled under the benchmark's load
 that is about 40% of the server's CPU, and on two cores the server is what
-bounds the parallel run (see "The object store" in README.md). The listing
+bounds the parallel run (docs/reference-implementation.md, "On an object store"). The listing
 cannot change while the server runs, so this launcher computes it once;
 every S3 request and answer is still moto's own, unchanged.
 

@@ -1,10 +1,10 @@
 """A minimal, readable reference implementation of the Lance table format.
 
 One module per topic of the specification; each cites the section it
-implements. See README.md for the map.
+implements; docs/reference-implementation.md maps the modules to the topics.
 
-Layers, top down (README, "Layers"; enforced by the import-linter contracts
-in pyproject.toml): the dataset API (``dataset``), the operations
+Layers, top down (docs/layout.md, "Layers"; enforced by the import-linter
+contracts in pyproject.toml): the dataset API (``dataset``), the operations
 (``operations/``), the commit (``commit``), reading and writing rows
 (``scan``, ``fragment_writer``), the data file format (``file_format/``), the
 format core (manifests, schema and types, fragments, deletions, row ids,
@@ -13,11 +13,7 @@ indices, transactions, refs, naming, storage) and the foundation (``wire/``,
 own layer and those below; nothing here imports ``conformance``.
 
 Conflict resolution lives in ``commit/conflicts.py``, the commit loop in
-``commit/loop.py``. Where the next parts go (README, "Where the next parts
-go"): commit handlers (an external manifest store among them) in
-``commit/handlers.py``; object storage in ``storage/``, when
-``storage.py`` becomes a package behind the same ``Storage``; the 2.1 file
-format as modules of its own in ``file_format/``.
+``commit/loop.py``, the external manifest store in ``commit/external_store/``.
 """
 
 from typing import TYPE_CHECKING

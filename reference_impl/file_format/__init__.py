@@ -16,8 +16,8 @@
   encodings behind :func:`.v2_1.compression.decode_values` and
   :func:`.v2_1.compression.decode_chunk_values`, one module per scheme).
   Legacy (v1) files are inspected but not decoded: the upstream
-  specification no longer documents their page encodings (README, "Writing
-  with the reference implementation").
+  specification no longer documents their page encodings
+  (docs/reference-implementation.md, "Writing").
 * :mod:`.read_plan` maps requested fields to the columns a data file lists
   (in 2.1+ only leaves and packed structs own columns).
 
