@@ -60,7 +60,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
     either."""
     import lance
 
-    from . import writes
+    from . import writes  # lazy: the vocabulary needs pyarrow; this module imports without it
 
     options = dict(storage_options) if storage_options else None
     try:
