@@ -741,41 +741,6 @@ def _operation_from_proto(name: str, msg, decode_fragment: FragmentDecoder) -> O
     return operation_class.from_proto(msg)
 
 
-def _field_numbers(data: bytes) -> tuple[int, ...]:
-    """Field numbers of a run of serialized protobuf fields (as produced by the
-    protobuf library, so well formed)."""
-    numbers = []
-    pos = 0
-
-    def varint() -> int:
-        nonlocal pos
-        shift = value = 0
-        while True:
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    while pos < len(data):
-        key = varint()
-        number, wire_type = key >> 3, key & 7
-        numbers.append(number)
-        if wire_type == 0:
-            varint()
-        elif wire_type == 1:
-            pos += 8
-        elif wire_type == 2:
-            length = varint()
-            pos += length
-        elif wire_type == 5:
-            pos += 4
-        else:  # groups: nothing this format uses; stop rather than guess
-            break
-    return tuple(dict.fromkeys(numbers))
-
-
 # -- the transaction ----------------------------------------------------------------
 
 
@@ -823,11 +788,14 @@ class Transaction:
         (as a manifest's are: :meth:`Manifest.from_proto`)."""
         which = msg.WhichOneof("operation")
         unknown = b""
+        # The numbers of the top-level fields this proto does not know, in
+        # the order they came, each once.
+        unknown_numbers = tuple(dict.fromkeys(field.field_number for field in UnknownFieldSet(msg)))
         # Every top-level field this proto knows is one of those cleared
         # below, so without unknown fields nothing is left: the copy (of
         # every fragment an Overwrite lists, say) is made only when there is
         # something to keep.
-        if len(UnknownFieldSet(msg)):
+        if unknown_numbers:
             leftover = transaction_pb2.Transaction()
             leftover.CopyFrom(msg)
             for name in ("read_version", "uuid", "tag", "transaction_properties"):
@@ -837,7 +805,7 @@ class Transaction:
             unknown = leftover.SerializeToString()
         try:
             if which is None:
-                operation: Operation = UnknownOperation(_field_numbers(unknown))
+                operation: Operation = UnknownOperation(unknown_numbers)
             else:
                 operation = _operation_from_proto(which, getattr(msg, which), decode_fragment)
         except _Invalid as exc:

@@ -298,6 +298,18 @@ def test_unknown_operation_round_trips_and_is_flagged():
     assert known.has_known_operation and known.operation_name == "restore"
 
 
+def test_unknown_operation_names_each_unknown_field_once_in_order():
+    """Several unknown top-level fields (one repeated): their numbers in the
+    order they came, each once; the bytes still round-trip."""
+    base = transaction_pb2.Transaction(read_version=3, uuid="u").SerializeToString()
+    data = base + _field_bytes(151, b"\x08\x01") + _field_bytes(150, b"") + _field_bytes(151, b"\x10\x02")
+    msg = transaction_pb2.Transaction()
+    msg.ParseFromString(data)
+    txn = Transaction.from_proto(msg)
+    assert txn.operation == UnknownOperation((151, 150))
+    assert txn.to_proto().SerializeToString() == data
+
+
 def test_unknown_top_level_field_next_to_a_known_operation_is_kept():
     msg = Transaction.create(1, Append()).to_proto()
     data = msg.SerializeToString() + _field_bytes(7, b"future")

@@ -382,8 +382,10 @@ def _fixed_size_list(target: pa.FixedSizeListType, values: DecodedValues, count,
     item_validity = _bitmap(levels[0]) if levels else None
     if item_bits == 0 and not pa.types.is_fixed_size_list(inner):
         # Items of a constant without a value (.compression.constant): all
-        # null, as the item validity must say.
-        if not levels or levels[0] is None or levels[0].any():
+        # null, as the item validity must say when the list carries one
+        # (pylance 14); Lance 6.0 writes the constant bare, without item
+        # validity (.full_zip, "Values of zero bits").
+        if levels and (levels[0] is None or levels[0].any()):
             raise corrupt("fixed-size list items without values are not all null")
         child = pa.nulls(count * dimension, inner)
     elif pa.types.is_fixed_size_list(inner):

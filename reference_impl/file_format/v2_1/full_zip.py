@@ -10,6 +10,16 @@ length (``bits_per_offset / 8`` bytes) and bytes, a null item nothing more.
 Buffer 1, the repetition index (a position per row), serves random access
 and is not needed to read the whole page.
 
+Values of zero bits: Lance 6.0 (the release the SQL engine's Lance extension
+embeds) writes a fixed-size list of primitive items whose items are all null
+with ``bits_per_value`` 0 and a bare ``Constant`` without a value as the value
+compression, where the page's "Fixed Size List" section says the item validity
+is zipped with the values (as pylance 14 writes it, under a ``FixedSizeList``
+encoding) and the compression table marks ``Constant`` unused in the full zip
+context. Each item is then its control word alone; the reader takes such values
+as items that are all null (docs/spec-discrepancies.md, "File format 2.1 and
+2.2", item 19).
+
 Unzipping a page of fixed-width values without lists is one reshape of the
 buffer. Otherwise each item's position depends on the ones before it, so the
 reader walks the items one by one: this layout is chosen for large values
@@ -42,13 +52,11 @@ def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
         raise page.corrupt(f"control words of {layout.bits_rep} repetition and {layout.bits_def} definition bits")
     word_bytes = control_word_bytes(layout.bits_rep + layout.bits_def)
     num_items = layout.num_items
-    # Every item takes at least its control word, and without control words
-    # every item is a value of at least one byte.
-    if num_items > len(data) // max(word_bytes, 1) + (0 if word_bytes else 1) and num_items > 0:
-        raise page.corrupt(f"{num_items} items cannot fit in {len(data)} bytes")
     kind = layout.WhichOneof("details")
     if kind == "bits_per_value":
-        if layout.bits_per_value == 0 or layout.bits_per_value % 8:
+        if layout.bits_per_value == 0 and not _values_without_bytes(layout.value_compression):
+            raise page.corrupt("full zip values of 0 bits under an encoding that stores values")
+        if layout.bits_per_value % 8:
             raise page.corrupt(f"full zip values of {layout.bits_per_value} bits (not whole bytes)")
         width = layout.bits_per_value // 8
         variable = False
@@ -59,6 +67,7 @@ def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
         variable = True
     else:
         raise page.corrupt("a full zip layout with neither bits per value nor bits per offset")
+    _check_item_count(page, num_items, len(data), word_bytes, width, variable)
     limit = max_visible_level(layers)
     if not variable and layout.bits_rep == 0:
         rep, definition, unzipped = _fixed_without_lists(page, data, num_items, word_bytes, width, layout.bits_def)
@@ -76,6 +85,31 @@ def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
         context=ValueContext.FULL_ZIP,
     )
     return DecodedPage(layers, rep, definition, num_items, values, num_visible)
+
+
+def _values_without_bytes(encoding: enc.CompressiveEncoding) -> bool:
+    """Whether the values are a ``Constant`` without a value: null items
+    that take no bytes (the module docstring says who writes them)."""
+    return encoding.WhichOneof("compression") == "constant" and not encoding.constant.HasField("value")
+
+
+def _check_item_count(
+    page: PageContext, num_items: int, size: int, word_bytes: int, width: int, variable: bool
+) -> None:
+    """Refuse an item count the buffer cannot hold, before anything is
+    allocated for it: every item takes at least its control word; without
+    control words (so no lists either) every item is a value of at least one
+    byte, or, for values of zero bytes, a row of the page."""
+    if num_items == 0:
+        return
+    if word_bytes:
+        fits = size // word_bytes
+    elif variable or width:
+        fits = size + 1
+    else:
+        fits = page.num_rows
+    if num_items > fits:
+        raise page.corrupt(f"{num_items} items cannot fit in {size} bytes")
 
 
 def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
