@@ -58,6 +58,8 @@ MAX_ROWS = 20
 #: Seconds spent shrinking a counterexample, from its first failure, before
 #: the smallest one found so far is reported.
 SHRINK_SECONDS = 60.0
+#: Characters of each Hypothesis note kept in a failure's report.
+MAX_NOTE_CHARS = 2000
 
 
 class PropertyFailure(AssertionError):
@@ -194,8 +196,14 @@ def _holds(
 
 
 def _notes(exc: BaseException) -> list[str]:
-    """Hypothesis's notes on a failure: the falsifying example and the ``@reproduce_failure`` line."""
-    return [str(note) for note in getattr(exc, "__notes__", [])]
+    """Hypothesis's notes on a failure: the falsifying example (cut to
+    :data:`MAX_NOTE_CHARS`: an unshrunk table prints tens of kilobytes) and
+    the ``@reproduce_failure`` line that replays it whole."""
+    notes = [str(note) for note in getattr(exc, "__notes__", [])]
+    return [
+        note if len(note) <= MAX_NOTE_CHARS else f"{note[:MAX_NOTE_CHARS]}... ({len(note)} characters)"
+        for note in notes
+    ]
 
 
 def _cut_short(deadline: ShrinkDeadline) -> list[str]:
