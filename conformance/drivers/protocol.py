@@ -120,9 +120,7 @@ def implied_capabilities(driver: Any) -> frozenset[Capability]:
     without ``info()`` has: ``versions`` and ``describe`` are optional, as
     they are for a driver that declares itself."""
     return frozenset(
-        capability
-        for capability in DEFAULT_CAPABILITIES
-        if callable(getattr(driver, CAPABILITY_MEMBERS[capability], None))
+        capability for capability in DEFAULT_CAPABILITIES if hasattr(driver, CAPABILITY_MEMBERS[capability])
     )
 
 
