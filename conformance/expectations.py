@@ -12,9 +12,15 @@ Each entry names the suite and the case in it, the requirement the
 implementation breaks and why, and when the failure is a bug of the
 implementation (:attr:`ExpectationKind.BUG`) a reproducer: a short
 description of how to trigger it. An entry may concern only some releases
-(:attr:`Expectation.releases`, a version range such as ``<0.17`` or
-``>=0.11,<0.16``); :func:`shipped_expectations` keeps the entries that hold
-for the release under test.
+(:attr:`Expectation.releases`, a version specifier set such as ``<0.17`` or
+``>=0.11,<0.16``, read by ``packaging.specifiers``); :func:`shipped_expectations`
+keeps the entries that hold for the release under test.
+
+An entry of the readers suite may name one column (:attr:`Expectation.column`)
+or one Arrow type (:attr:`Expectation.arrow_type`, every column holding it)
+instead of the whole case: only those columns' differences are expected, and
+every other column of the case is still compared. With a type, the case may
+be ``*``: every golden case (:class:`ColumnExpectations` applies them).
 
 A check listed here that fails is an *expected failure*; one that passes is
 *fixed* and fails the run (like a strict xfail), so the file stays true.
@@ -24,11 +30,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 #: The version of the expectations file format (its ``format`` field).
 EXPECTATIONS_FORMAT = 1
@@ -46,7 +56,8 @@ DISTRIBUTIONS = {"pylance": "pylance", "lancedb": "lancedb"}
 #: What a shipped file's name (the implementation) may be: nothing that
 #: could lead out of the directory (``cmd:...`` drivers name command lines).
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_BOUND = re.compile(r"^(?P<op><=|>=|<|>|==)(?P<version>\d+(?:\.\d+)*)$")
+#: ``case`` of an entry naming a column or a type: every case of the suite.
+EVERY_CASE = "*"
 _NUMERIC_PREFIX = re.compile(r"^\d+(?:\.\d+)*")
 
 
@@ -86,6 +97,22 @@ class Expectation:
     #: The releases it concerns, a version range (:func:`release_in_range`);
     #: None: every release.
     releases: str | None = None
+    #: Only this top-level column of the case's rows (readers suite).
+    column: str | None = None
+    #: Only the columns holding this Arrow type at any depth (readers suite),
+    #: an :class:`conformance.type_capabilities.ArrowType` value.
+    arrow_type: str | None = None
+
+    @property
+    def per_column(self) -> bool:
+        """Whether it concerns some columns of the case rather than the whole case."""
+        return self.column is not None or self.arrow_type is not None
+
+    def covers(self, column: str, types: frozenset[str]) -> bool:
+        """Whether a column named ``column`` holding ``types`` is one it concerns."""
+        if self.column is not None:
+            return column == self.column
+        return self.arrow_type in types
 
     def concerns(self, version: str | None) -> bool:
         """Whether the entry holds for ``version`` of the implementation (an
@@ -102,7 +129,13 @@ class Expectation:
             "kind": self.kind.value,
             "reason": self.reason,
         }
-        optional = {"releases": self.releases, "reproducer": self.reproducer, "issue": self.issue}
+        optional = {
+            "releases": self.releases,
+            "reproducer": self.reproducer,
+            "issue": self.issue,
+            "column": self.column,
+            "type": self.arrow_type,
+        }
         document.update({key: value for key, value in optional.items() if value is not None})
         return document
 
@@ -118,6 +151,8 @@ class Expectation:
             reproducer=document.get("reproducer"),
             kind=ExpectationKind(document.get("kind", ExpectationKind.BUG.value)),
             releases=document.get("releases"),
+            column=document.get("column"),
+            arrow_type=document.get("type"),
         )
 
 
@@ -129,8 +164,15 @@ class Expectations:
     entries: tuple[Expectation, ...] = ()
 
     def lookup(self, suite: str, case: str) -> Expectation | None:
-        """The first entry for ``case`` of ``suite``, or None."""
-        return next((e for e in self.entries if e.suite == suite and e.case == case), None)
+        """The first entry for the whole of ``case`` of ``suite``, or None
+        (entries naming a column or a type are :meth:`per_column`'s)."""
+        return next((e for e in self.entries if e.suite == suite and e.case == case and not e.per_column), None)
+
+    def per_column(self, suite: str, case: str) -> ColumnExpectations:
+        """The entries naming a column or a type of ``case`` of ``suite`` (or of every case)."""
+        return ColumnExpectations(
+            tuple(e for e in self.entries if e.suite == suite and e.case in (case, EVERY_CASE) and e.per_column)
+        )
 
     def for_release(self, version: str | None) -> Expectations:
         """The entries that hold for ``version`` of the implementation."""
@@ -144,6 +186,45 @@ class Expectations:
         }
 
 
+@dataclass
+class ColumnExpectations:
+    """The entries naming a column or a type for one case, and what they met.
+
+    :meth:`excuse` takes the differences of a comparison by column
+    (``TableComparison.column_differences``) and keeps those no entry covers;
+    the others are expected. An entry that covers a column of the case whose
+    rows were compared, and met no difference in it, is *fixed*
+    (:meth:`stale`)."""
+
+    entries: tuple[Expectation, ...] = ()
+    #: Expected differences, each with the entry that covers it.
+    expected: list[tuple[Expectation, str]] = field(default_factory=list)
+    _relevant: set[Expectation] = field(default_factory=set)
+    _met: set[Expectation] = field(default_factory=set)
+
+    def excuse(
+        self, column_types: Mapping[str, frozenset[str]], differences: Mapping[str, tuple[str, ...]]
+    ) -> list[str]:
+        """The differences (of columns whose expected types are ``column_types``)
+        that no entry covers; the covered ones are recorded as expected."""
+        unexpected: list[str] = []
+        for column, types in column_types.items():
+            entry = next((e for e in self.entries if e.covers(column, types)), None)
+            if entry is None:
+                unexpected += differences.get(column, ())
+                continue
+            self._relevant.add(entry)
+            if differences.get(column):
+                self._met.add(entry)
+                self.expected += [(entry, message) for message in differences[column]]
+        unexpected += [m for column, found in differences.items() if column not in column_types for m in found]
+        return unexpected
+
+    def stale(self) -> list[Expectation]:
+        """Entries that concerned a compared column and met no difference there."""
+        return [entry for entry in self.entries if entry in self._relevant and entry not in self._met]
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """The leading dotted numbers of a version, compared as numbers, missing
     parts as 0 (``0.17 == 0.17.0``; ``1.0.0-beta.2`` counts as ``1.0.0``)."""
@@ -155,35 +236,32 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def range_problem(releases: str) -> str | None:
-    """What is wrong with a version range, or None: comma-separated bounds,
-    each ``<``, ``<=``, ``>``, ``>=`` or ``==`` and a dotted version; every
-    bound must hold."""
-    bounds = releases.split(",")
-    bad = [bound for bound in bounds if _BOUND.match(bound.strip()) is None]
-    if bad:
-        return f"release range {releases!r}: {bad[0].strip()!r} is not a bound like '<0.17' or '>=0.11'"
+    """What is wrong with a version range, or None: a PEP 440 version
+    specifier set (comma-separated bounds that must all hold: ``<0.17``,
+    ``>=0.11,<0.16``, ``==0.20.*``, ``~=0.20``)."""
+    try:
+        SpecifierSet(releases)
+    except InvalidSpecifier:
+        return f"release range {releases!r} is not a version specifier set like '<0.17' or '>=0.11,<0.16'"
     return None
 
 
 def release_in_range(version: str, releases: str) -> bool:
-    """Whether ``version`` satisfies every bound of ``releases`` (see :func:`range_problem`)."""
+    """Whether ``version`` satisfies every bound of ``releases`` (see
+    :func:`range_problem`). Pre-releases count (``1.0.0-beta.2`` is
+    ``1.0.0b2``, below ``1.0.0``); a version PEP 440 cannot read is taken by
+    its leading dotted numbers, and one without any is in no range."""
     problem = range_problem(releases)
     if problem is not None:
         raise ValueError(problem)
-    here = version_key(version)
-    compare = {
-        "<": lambda limit: here < limit,
-        "<=": lambda limit: here <= limit,
-        ">": lambda limit: here > limit,
-        ">=": lambda limit: here >= limit,
-        "==": lambda limit: here == limit,
-    }
-    for bound in releases.split(","):
-        parsed = _BOUND.match(bound.strip())
-        assert parsed is not None  # range_problem checked every bound
-        if not compare[parsed["op"]](version_key(parsed["version"])):
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        prefix = _NUMERIC_PREFIX.match(version.strip())
+        if prefix is None:
             return False
-    return True
+        parsed = Version(prefix.group(0))
+    return SpecifierSet(releases).contains(parsed, prereleases=True)
 
 
 def _schema_validator():
@@ -209,6 +287,13 @@ def expectations_problems(document: Any) -> list[str]:
             problems.append(f"{where}: unknown requirement id {entry['requirement']!r}")
         if "releases" in entry and (problem := range_problem(entry["releases"])) is not None:
             problems.append(f"{where}: {problem}")
+        naming = [key for key in ("column", "type") if key in entry]
+        if len(naming) > 1:
+            problems.append(f"{where}: names both a column and a type; name one")
+        if naming and entry["suite"] != "readers":
+            problems.append(f"{where}: a {naming[0]} can be named only in the readers suite (rows compared by column)")
+        if entry["case"] == EVERY_CASE and "type" not in entry:
+            problems.append(f"{where}: case {EVERY_CASE!r} (every case) needs a 'type'")
     return problems
 
 

@@ -17,6 +17,12 @@ class ObservationKind(str, Enum):
     DICTIONARY = "dictionary"
     WIDER_TYPE = "wider-type"
     EXTENSION = "extension"
+    #: A timestamp's zone under another name, or the zone the reader declares it reads in.
+    TIME_ZONE = "time-zone"
+    #: A coarser time unit the reader declares as its finest.
+    PRECISION = "precision"
+    #: A column of a type the reader declares it cannot represent: not compared.
+    NOT_APPLICABLE = "not-applicable"
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,15 @@ and the first few differing rows of each column described."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from .observations import Observation
-from .type_matching import match_fields
+from ..type_capabilities import TypeCapabilities
+from .arrow_types import types_held
+from .observations import Observation, ObservationKind
+from .type_matching import TYPE_CONVERSION_REQUIREMENT, match_fields
 from .values import mismatched_rows, readable
 
 #: Rows described per column; more differing rows are counted, not listed.
@@ -28,6 +31,9 @@ class TableComparison:
 
     differences: tuple[str, ...]
     observations: tuple[Observation, ...]
+    #: The differences of each column that has some (a subset of ``differences``):
+    #: what an expectation naming a column or a type is matched against.
+    column_differences: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def equal(self) -> bool:
@@ -42,18 +48,38 @@ class TableComparison:
         }
 
 
-def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
+def compare_tables(
+    expected: pa.Table,
+    actual: pa.Table,
+    capabilities: TypeCapabilities = TypeCapabilities(),  # noqa: B008 - immutable
+) -> TableComparison:
     """Compare ``actual`` (what an implementation returned) with ``expected``
     by meaning: representation differences become observations, value and
-    schema differences become differences. Chunking and metadata are ignored."""
+    schema differences become differences. Chunking and metadata are ignored.
+
+    ``capabilities`` are the reader's declared type limits: a column holding
+    a type it declares unsupported (at any depth) is not compared, whether
+    the reader returns it or not, and is noted as a ``not-applicable``
+    observation; zone and precision limits are applied by :func:`match_fields`.
+    Every other column is compared as usual."""
     differences: list[str] = []
     observations: list[Observation] = []
+    by_column: dict[str, list[str]] = {}
     duplicates = _duplicate_names(expected) + _duplicate_names(actual)
     if duplicates:
         return TableComparison((f"column names are not unique: {sorted(set(duplicates))}",), ())
-    expected_names, actual_names = expected.column_names, actual.column_names
-    differences += [f"column {name!r} missing" for name in expected_names if name not in actual_names]
-    differences += [f"unexpected column {name!r}" for name in actual_names if name not in expected_names]
+    skipped = _not_applicable(expected.schema, actual.schema, capabilities)
+    observations += skipped
+    left_out = {observation.column for observation in skipped}
+    expected_names = [name for name in expected.column_names if name not in left_out]
+    actual_names = [name for name in actual.column_names if name not in left_out]
+    for name in expected_names:
+        if name not in actual_names:
+            by_column[name] = [f"column {name!r} missing"]
+    for name in actual_names:
+        if name not in expected_names:
+            by_column[name] = [f"unexpected column {name!r}"]
+    differences += [message for messages in by_column.values() for message in messages]
     common = [name for name in expected_names if name in actual_names]
     in_actual_order = [name for name in actual_names if name in expected_names]
     if common != in_actual_order:
@@ -63,12 +89,40 @@ def compare_tables(expected: pa.Table, actual: pa.Table) -> TableComparison:
     if not same_rows:
         differences.append(f"expected {expected.num_rows} rows, got {actual.num_rows}")
     for name in common:
-        match = match_fields(expected.schema.field(name), actual.schema.field(name))
+        match = match_fields(expected.schema.field(name), actual.schema.field(name), capabilities=capabilities)
         observations += match.observations
-        differences += match.problems
+        found = list(match.problems)
         if match.comparable and same_rows:
-            differences += _value_differences(expected.schema.field(name), expected.column(name), actual.column(name))
-    return TableComparison(tuple(differences), tuple(dict.fromkeys(observations)))
+            found += _value_differences(expected.schema.field(name), expected.column(name), actual.column(name))
+        if found:
+            by_column[name] = found
+            differences += found
+    return TableComparison(
+        tuple(differences),
+        tuple(dict.fromkeys(observations)),
+        {name: tuple(messages) for name, messages in by_column.items()},
+    )
+
+
+def _not_applicable(expected: pa.Schema, actual: pa.Schema, capabilities: TypeCapabilities) -> list[Observation]:
+    """One observation per expected column holding a type the reader declares unsupported."""
+    if not capabilities.unsupported:
+        return []
+    found = []
+    for f in expected:
+        lacked = sorted(kind.value for kind in types_held(f) & capabilities.unsupported)
+        if lacked:
+            returned = str(actual.field(f.name).type) if f.name in actual.names else "(not returned)"
+            found.append(
+                Observation(
+                    f.name,
+                    ObservationKind.NOT_APPLICABLE.value,
+                    str(f.type),
+                    f"{returned}: not compared, the reader declares it lacks {', '.join(lacked)}",
+                    TYPE_CONVERSION_REQUIREMENT,
+                )
+            )
+    return found
 
 
 def _duplicate_names(table: pa.Table) -> list[str]:

@@ -8,6 +8,14 @@ logical types do not distinguish in values: the nullable flag is compared as
 a flag, child names of lists and maps carry no data, ``large_*`` types hold the
 same values as their plain counterparts, a dictionary decodes to its values,
 and a wider type holds every value of the narrower one exactly.
+
+Time zones are compared as zones (:mod:`.time_zones`: ``Etc/UTC`` is
+``UTC``). A reader's declared type capabilities
+(:class:`conformance.type_capabilities.TypeCapabilities`) widen what is
+representation: a zoned timestamp read in UTC (or without a zone) by a reader
+that declares so, and a timestamp, time or duration read at the coarser unit
+a reader declares as its finest, are observations, their values compared at
+that zone and unit (:mod:`.values`).
 """
 
 from __future__ import annotations
@@ -16,7 +24,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from ..type_capabilities import TimeUnit, TimeZones, TypeCapabilities
+from .arrow_types import BFLOAT16_EXTENSION, is_bfloat16
 from .observations import Observation, ObservationKind
+from .time_zones import same_zone
 
 # The requirement each kind of observation concerns (conformance/data/requirements.json).
 NULLABILITY_REQUIREMENT = "schema.non-nullable-has-no-nulls"
@@ -32,10 +43,6 @@ DECIMAL_REQUIREMENT = "schema.decimal-format"
 EXTENSION_REQUIREMENT = "schema.extension-metadata-namespace"
 BFLOAT16_REQUIREMENT = "schema.bfloat16-in-fixed-size-list"
 
-#: Extension name of bfloat16 values (schema format page, "BFloat16 Type"):
-#: two bytes, the upper half of a little-endian float32.
-BFLOAT16_EXTENSION = "lance.bfloat16"
-_EXTENSION_NAME_KEY = b"ARROW:extension:name"
 
 # Bits of an integer's magnitude a float's significand holds exactly, by float width.
 _SIGNIFICAND_BITS = {16: 11, 32: 24, 64: 53}
@@ -50,7 +57,6 @@ _INTEGER_DIGITS = {
     (False, 32): 10,
     (False, 64): 20,
 }
-_UNIT_RANK = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class TypeMatch:
 
 @dataclass
 class _Collector:
+    capabilities: TypeCapabilities
     observations: list[Observation] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -80,10 +87,16 @@ class _Collector:
         self.problems.append(f"column {path!r}: {message}")
 
 
-def match_fields(expected: pa.Field, actual: pa.Field, path: str | None = None) -> TypeMatch:
+def match_fields(
+    expected: pa.Field,
+    actual: pa.Field,
+    path: str | None = None,
+    capabilities: TypeCapabilities = TypeCapabilities(),  # noqa: B008 - immutable
+) -> TypeMatch:
     """Pair ``actual`` (what a reader returned) with ``expected``; ``path``
-    names the field in messages (default: the expected field's name)."""
-    collector = _Collector()
+    names the field in messages (default: the expected field's name);
+    ``capabilities`` are the reader's declared type limits."""
+    collector = _Collector(capabilities)
     _match_field(expected, actual, expected.name if path is None else path, collector)
     return TypeMatch(tuple(dict.fromkeys(collector.observations)), tuple(collector.problems))
 
@@ -97,14 +110,6 @@ def _match_field(expected: pa.Field, actual: pa.Field, path: str, out: _Collecto
         out.observe(path, ObservationKind.WIDER_TYPE, BFLOAT16_EXTENSION, actual.type, BFLOAT16_REQUIREMENT)
         return
     _match_type(expected.type, actual.type, path, out)
-
-
-def is_bfloat16(f: pa.Field) -> bool:
-    """Whether ``f`` holds bfloat16 values: two-byte fixed-size binary named
-    ``lance.bfloat16`` by a registered extension type or by field metadata."""
-    if isinstance(f.type, pa.BaseExtensionType):
-        return f.type.extension_name == BFLOAT16_EXTENSION and f.type.storage_type.equals(pa.binary(2))
-    return f.type.equals(pa.binary(2)) and (f.metadata or {}).get(_EXTENSION_NAME_KEY) == BFLOAT16_EXTENSION.encode()
 
 
 def bfloat16_widened_to(actual: pa.DataType) -> bool:
@@ -131,10 +136,72 @@ def _match_type(expected: pa.DataType, actual: pa.DataType, path: str, out: _Col
         _match_fixed_size_list(expected, actual, path, out)
     elif expected.equals(actual):
         pass
+    elif _is_temporal_with_unit(expected) and expected.id == actual.id:
+        _match_temporal(expected, actual, path, out)
     elif holds_exactly(expected, actual):
         out.observe(path, ObservationKind.WIDER_TYPE, expected, actual, _wider_type_requirement(expected))
     else:
         out.problem(path, f"expected type {expected}, got {actual}{_why(expected, actual)}")
+
+
+def _is_temporal_with_unit(t: pa.DataType) -> bool:
+    return pa.types.is_timestamp(t) or pa.types.is_duration(t) or pa.types.is_time(t)
+
+
+def _match_temporal(expected: pa.DataType, actual: pa.DataType, path: str, out: _Collector) -> None:
+    """A timestamp, time or duration read as the same kind of type: its zone
+    compared as a zone (and as the reader declares it reads zones), its unit
+    no coarser than the expected one unless the reader declares that finest."""
+    if pa.types.is_timestamp(expected) and not _zone_accepted(expected.tz, actual.tz, path, out):
+        out.problem(path, f"expected type {expected}, got {actual}{_why(expected, actual)}")
+        return
+    expected_unit, actual_unit = TimeUnit(expected.unit), TimeUnit(actual.unit)
+    if actual_unit.rank > expected_unit.rank:
+        out.observe(path, ObservationKind.WIDER_TYPE, expected, actual, _wider_type_requirement(expected))
+    elif actual_unit.rank < expected_unit.rank:
+        if actual_unit is not out.capabilities.finest_time_unit:
+            out.problem(
+                path, f"expected type {expected}, got {actual} (narrower: {actual} cannot hold every {expected} value)"
+            )
+            return
+        out.observe(
+            path,
+            ObservationKind.PRECISION,
+            expected_unit.value,
+            f"{actual_unit.value} (the reader declares {actual_unit.value} its finest unit)",
+            _wider_type_requirement(expected),
+        )
+
+
+def _zone_accepted(expected: str | None, actual: str | None, path: str, out: _Collector) -> bool:
+    """Whether a timestamp of zone ``expected`` read with zone ``actual``
+    holds the same instants (the same zone under another name, or the zone
+    the reader declares it reads every timestamp in); noted as an observation."""
+    if expected == actual:
+        return True
+    if same_zone(expected, actual):
+        out.observe(path, ObservationKind.TIME_ZONE, expected, f"{actual} (the same zone)", TIMESTAMP_REQUIREMENT)
+        return True
+    declared = out.capabilities.time_zones
+    if expected is not None and declared is TimeZones.UTC and same_zone(actual, "UTC"):
+        out.observe(
+            path,
+            ObservationKind.TIME_ZONE,
+            expected,
+            f"{actual} (the reader declares it reads zones as UTC)",
+            TIMESTAMP_REQUIREMENT,
+        )
+        return True
+    if expected is not None and declared is TimeZones.DROPPED and actual is None:
+        out.observe(
+            path,
+            ObservationKind.TIME_ZONE,
+            expected,
+            "none (the reader declares it drops zones: UTC wall-clock time)",
+            TIMESTAMP_REQUIREMENT,
+        )
+        return True
+    return False
 
 
 def _why(expected: pa.DataType, actual: pa.DataType) -> str:
@@ -279,7 +346,7 @@ def holds_exactly(expected: pa.DataType, actual: pa.DataType) -> bool:
             and actual.precision - actual.scale >= expected.precision - expected.scale
         )
     if pa.types.is_timestamp(expected):
-        return pa.types.is_timestamp(actual) and actual.tz == expected.tz and _finer(expected, actual)
+        return pa.types.is_timestamp(actual) and same_zone(actual.tz, expected.tz) and _finer(expected, actual)
     if pa.types.is_duration(expected):
         return pa.types.is_duration(actual) and _finer(expected, actual)
     if pa.types.is_time(expected):
@@ -302,7 +369,7 @@ def _integer_fits(expected: pa.DataType, actual: pa.DataType) -> bool:
 
 
 def _finer(expected: pa.DataType, actual: pa.DataType) -> bool:
-    return _UNIT_RANK[actual.unit] > _UNIT_RANK[expected.unit]
+    return TimeUnit(actual.unit).rank > TimeUnit(expected.unit).rank
 
 
 def _wider_type_requirement(expected: pa.DataType) -> str:

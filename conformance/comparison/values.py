@@ -6,7 +6,9 @@ compared, list lengths, struct fields by name and leaves after a cast to a type
 both hold exactly (:func:`conformance.comparison.type_matching.match_fields`
 has checked that one exists). Nested values are compared once, flattened, and
 a differing element marks the row that holds it. NaN equals NaN; a null list
-differs from an empty one.
+differs from an empty one. A timestamp, time or duration read at a coarser
+unit (which :func:`match_fields` accepts only when the reader declares that
+unit its finest) equals the expected value rounded either way to that unit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .type_matching import bfloat16_widened_to, is_bfloat16
+from ..type_capabilities import TimeUnit
+from .arrow_types import is_bfloat16
+from .type_matching import bfloat16_widened_to
 
 
 def mismatched_rows(expected: pa.Array, actual: pa.Array, expected_field: pa.Field | None = None) -> np.ndarray:
@@ -161,6 +165,8 @@ def _list_mismatch(expected: pa.Array, actual: pa.Array, both: np.ndarray) -> np
 
 def _leaf_mismatch(expected: pa.Array, actual: pa.Array) -> np.ndarray:
     """True where the values differ; only meaningful where both are valid."""
+    if _coarser_unit(expected.type, actual.type):
+        return _rounded_mismatch(expected, actual)
     expected, actual, unrepresentable = _common_type(expected, actual)
     if pa.types.is_floating(expected.type):
         want = expected.to_numpy(zero_copy_only=False)
@@ -174,6 +180,32 @@ def _leaf_mismatch(expected: pa.Array, actual: pa.Array) -> np.ndarray:
         pairs = zip(expected.to_pylist(), actual.to_pylist(), strict=True)
         equal = np.fromiter((a == b for a, b in pairs), dtype=bool, count=len(expected))
     return unrepresentable | ~equal
+
+
+def _coarser_unit(expected: pa.DataType, actual: pa.DataType) -> bool:
+    """Whether both are times of day, timestamps or durations and ``actual``'s unit is coarser."""
+    for is_kind in (pa.types.is_timestamp, pa.types.is_duration, pa.types.is_time):
+        if is_kind(expected) and is_kind(actual):
+            return TimeUnit(actual.unit).rank < TimeUnit(expected.unit).rank
+    return False
+
+
+def _rounded_mismatch(expected: pa.Array, actual: pa.Array) -> np.ndarray:
+    """True where ``actual`` (of a coarser unit) is neither the expected value
+    rounded down nor rounded up to its unit: a reader may truncate, floor or
+    round to its finest unit."""
+    factor = 1000 ** (TimeUnit(expected.type.unit).rank - TimeUnit(actual.type.unit).rank)
+    want = _stored_integers(expected)
+    got = _stored_integers(actual)
+    down = want // factor
+    up = -((-want) // factor)
+    return (got != down) & (got != up)
+
+
+def _stored_integers(array: pa.Array) -> np.ndarray:
+    """The integers a temporal array stores (nulls as 0: the caller masks them)."""
+    width = pa.int32() if array.type.bit_width == 32 else pa.int64()
+    return array.view(width).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _common_type(expected: pa.Array, actual: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:

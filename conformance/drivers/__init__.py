@@ -4,16 +4,18 @@ A driver is anything that satisfies :class:`Driver` (a module does, by its
 module-level names); ``docs/drivers.md`` documents the protocol
 (:data:`~.protocol.PROTOCOL_VERSION`):
 
-* ``versions(uri) -> list[int]``: the versions it lists, ascending;
-* ``describe(uri, version) -> Description``: the canonical description
-  (``conformance/schemas/describe.schema.json``) of one version;
+* ``versions(uri) -> list[int]`` (capability ``list-versions``): the
+  versions it lists, ascending;
+* ``describe(uri, version) -> Description`` (capability ``describe``): the
+  canonical description (``conformance/schemas/describe.schema.json``) of
+  one version;
 * ``read_table(uri, version, *, schema=None) -> pyarrow.Table``: the visible
   rows of one version; ``schema`` is the Arrow schema the suite expects,
   which the driver may use (to build its query, to name its columns) or ignore;
 * ``info() -> DriverInfo`` (optional): its name, implementation, exact
-  versions and capabilities (:mod:`.protocol`); without it
-  :func:`~.protocol.driver_info` assumes a driver that lists, describes and
-  reads any version;
+  versions, capabilities and type capabilities (:mod:`.protocol`); without
+  it :func:`~.protocol.driver_info` takes the driver to do what its members
+  allow (listing, describing, reading any version);
 * ``UNREPORTED`` (optional, superseded by ``DriverInfo.unreported``):
   document paths it cannot report (skipped in comparisons).
 
@@ -145,8 +147,10 @@ class ClosableDriver(Driver, Protocol):
     def close(self) -> None: ...
 
 
-#: The names :func:`load_driver` checks a driver module for: :class:`Driver`'s members.
-REQUIRED_NAMES = ("versions", "describe", "read_table")
+#: :class:`Driver`'s members: a driver module without ``info()`` needs at
+#: least one of them (each is a capability of its own, ``versions`` and
+#: ``describe`` as optional as ``read_table``).
+DRIVER_MEMBERS = ("versions", "describe", "read_table")
 
 
 def missing_members(obj: object, required: Iterable[str]) -> list[str]:
@@ -195,20 +199,26 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     except ImportError as exc:
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
+    if not callable(getattr(module, "info", None)) and len(missing_members(module, DRIVER_MEMBERS)) == len(
+        DRIVER_MEMBERS
+    ):
+        raise DriverError(
+            f"driver {name!r} ({module_name}) is not a driver: it has none of info, {', '.join(DRIVER_MEMBERS)}"
+        )
     missing = missing_members(module, _required_members(module, name))
     if missing:
-        raise DriverError(f"driver {name!r} ({module_name}) is not a driver: it lacks {', '.join(missing)}")
+        raise DriverError(
+            f"driver {name!r} ({module_name}) declares capabilities it has no member for: it lacks {', '.join(missing)}"
+        )
     # The module is checked for the protocol's names just above; their
     # signatures are the module author's promise.
     return cast(Driver, module)
 
 
 def _required_members(module: object, name: str) -> list[str]:
-    """The members ``module`` must have: those its declared capabilities
-    call (:data:`~.protocol.CAPABILITY_MEMBERS`), or, for a driver without
-    ``info()``, :data:`REQUIRED_NAMES`."""
-    if not callable(getattr(module, "info", None)):
-        return list(REQUIRED_NAMES)
+    """The members ``module`` must have: those its capabilities call
+    (:data:`~.protocol.CAPABILITY_MEMBERS`), declared by its ``info()`` or,
+    without one, implied by the members it has."""
     try:
         declared = driver_info(module, name)
     except Exception as exc:  # a driver's own info() failing: its author's bug, said as such

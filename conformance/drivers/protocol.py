@@ -10,7 +10,11 @@ It also defines the two errors a driver's ``write`` raises to refuse a
 write (:class:`WriteConflict`, :class:`WriteNotSupported`; the operations
 themselves are :mod:`conformance.drivers.writes`).
 
-This module imports only the standard library, so it runs inside an old
+Besides the calls it can make, a reader declares what it can represent of
+Arrow's types (:attr:`DriverInfo.types`, :mod:`conformance.type_capabilities`).
+
+This module imports only the standard library (and that standard-library
+module of the suite), so it runs inside an old
 release's own environment too (:mod:`conformance.drivers.release`) and can be
 read by a worker written in any language through :meth:`DriverInfo.to_json`.
 """
@@ -20,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from ..type_capabilities import TypeCapabilities, TypeCapabilitiesError
 
 
 class WriteConflict(Exception):
@@ -101,11 +107,21 @@ CAPABILITY_MEMBERS: dict[Capability, str] = {
     Capability.WRITE_AT_VERSION: "write",
 }
 
-#: What a driver without ``info()`` is taken to support: the four calls every
-#: driver of protocol version 1 has (list versions, describe and read any version).
+#: What a driver without ``info()`` is taken to support when it has every
+#: member: list versions, describe and read any version. One without some of
+#: them is taken to support what its members allow (:func:`implied_capabilities`).
 DEFAULT_CAPABILITIES: frozenset[Capability] = frozenset(
     {Capability.LIST_VERSIONS, Capability.READ_LATEST, Capability.TIME_TRAVEL, Capability.DESCRIBE}
 )
+
+
+def implied_capabilities(driver: Any) -> frozenset[Capability]:
+    """The capabilities of :data:`DEFAULT_CAPABILITIES` whose member a driver
+    without ``info()`` has: ``versions`` and ``describe`` are optional, as
+    they are for a driver that declares itself."""
+    return frozenset(
+        capability for capability in DEFAULT_CAPABILITIES if hasattr(driver, CAPABILITY_MEMBERS[capability])
+    )
 
 
 class DriverInfoError(ValueError):
@@ -136,6 +152,9 @@ class DriverInfo:
     #: ``.`` for nesting, ``[]`` for every element of a list.
     unreported: frozenset[str] = frozenset()
     protocol_version: int = PROTOCOL_VERSION
+    #: What it can represent of Arrow's types (a reader's unsupported types,
+    #: time-zone and precision limits): the comparison of its rows honours it.
+    types: TypeCapabilities = TypeCapabilities()
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -156,6 +175,7 @@ class DriverInfo:
             "write_operations": sorted(self.write_operations),
             "data_storage_versions": list(self.data_storage_versions),
             "unreported": sorted(self.unreported),
+            "types": self.types.to_json(),
         }
 
     @classmethod
@@ -183,6 +203,10 @@ class DriverInfo:
         unknown = sorted(set(names["capabilities"]) - known)
         if unknown:
             raise DriverInfoError(f"driver info: unknown capabilities {unknown}; known: {sorted(known)}")
+        try:
+            types = TypeCapabilities.from_json(document.get("types", {}))
+        except TypeCapabilitiesError as exc:
+            raise DriverInfoError(f"driver info: {exc}") from None
         return cls(
             name=document["name"],
             implementation=document["implementation"],
@@ -193,6 +217,7 @@ class DriverInfo:
             data_storage_versions=tuple(_strings(document, "data_storage_versions")),
             unreported=frozenset(_strings(document, "unreported")),
             protocol_version=protocol_version,
+            types=types,
         )
 
 
@@ -205,8 +230,9 @@ def _strings(document: dict, key: str) -> list[str]:
 
 def driver_info(driver: Any, name: str) -> DriverInfo:
     """What ``driver`` declares: its ``info()`` when it has one, else a
-    default for a protocol-1 driver (:data:`DEFAULT_CAPABILITIES`, its
-    ``UNREPORTED``, implementation and version unknown)."""
+    default for a protocol-1 driver (the capabilities its members allow,
+    :func:`implied_capabilities`; its ``UNREPORTED``; implementation and
+    version unknown; no type limits)."""
     info = getattr(driver, "info", None)
     if callable(info):
         declared = info()
@@ -218,7 +244,7 @@ def driver_info(driver: Any, name: str) -> DriverInfo:
         implementation=name,
         version="unknown",
         lance_version=None,
-        capabilities=DEFAULT_CAPABILITIES,
+        capabilities=implied_capabilities(driver),
         unreported=frozenset(getattr(driver, "UNREPORTED", frozenset())),
     )
 
@@ -232,4 +258,5 @@ __all__ = [
     "DriverInfoError",
     "WriteKind",
     "driver_info",
+    "implied_capabilities",
 ]

@@ -16,12 +16,21 @@ counterexample is shrunk and reported with the failing table.
 
 Rows are compared by meaning (:func:`conformance.comparison.compare_tables`):
 representation differences (nullability flags, offset widths, a wider type)
-do not fail, value differences do.
+do not fail, value differences do. The driver's declared type capabilities
+(``DriverInfo.types``) hold: columns of a type it cannot represent are not
+compared when it reads, and left out of the tables it is asked to write.
+
+A failure is reported short: the message, the falsifying example and the
+``@reproduce_failure`` line (the examples are derandomized, so a rerun finds
+it again). Shrinking a counterexample stops after :data:`SHRINK_SECONDS`
+(:class:`ShrinkDeadline`), reporting the smallest one found by then.
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,10 +41,12 @@ from reference_impl.dataset import Dataset
 from reference_impl.file_format.footer import NEWEST_VERSION, V2_0_VERSION
 
 from ..comparison import compare_tables
+from ..comparison.arrow_types import types_held
 from ..drivers import is_implementation_failure, writes
 from ..drivers.protocol import Capability
 from ..drivers.writes import WriteKind
 from ..strategies import arrow_tables
+from ..type_capabilities import TypeCapabilities
 from ..validator import Severity, validate
 from .checks import Check, Status, Suite, Verdict
 from .run import SuiteRun
@@ -44,6 +55,11 @@ from .run import SuiteRun
 #: few seconds per property with the reference.
 MAX_EXAMPLES = 40
 MAX_ROWS = 20
+#: Seconds spent shrinking a counterexample, from its first failure, before
+#: the smallest one found so far is reported.
+SHRINK_SECONDS = 60.0
+#: Characters of each Hypothesis note kept in a failure's report.
+MAX_NOTE_CHARS = 2000
 
 
 class PropertyFailure(AssertionError):
@@ -65,12 +81,21 @@ def reference_writes_driver_reads(run: SuiteRun, table: pa.Table) -> None:
             if not is_implementation_failure(exc):
                 raise
             raise PropertyFailure(f"the driver could not read it: {_failure(exc)}") from None
-        compared = compare_tables(table, read)
+        compared = compare_tables(table, read, run.info.types)
         if not compared.equal:
             raise PropertyFailure("; ".join(compared.differences))
 
 
+def representable(table: pa.Table, capabilities: TypeCapabilities) -> pa.Table:
+    """``table`` without the columns holding a type the driver declares it cannot represent."""
+    if not capabilities.unsupported:
+        return table
+    kept = [f.name for f in table.schema if not types_held(f) & capabilities.unsupported]
+    return table.select(kept)
+
+
 def driver_writes_reference_reads(run: SuiteRun, table: pa.Table) -> None:
+    table = representable(table, run.info.types)
     with tempfile.TemporaryDirectory(prefix="lance-suite-properties-") as scratch:
         uri = str(Path(scratch) / "table.lance")
         try:
@@ -92,7 +117,55 @@ def driver_writes_reference_reads(run: SuiteRun, table: pa.Table) -> None:
             raise PropertyFailure("; ".join(compared.differences))
 
 
-def _holds(run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None]) -> Verdict:
+class ShrinkDeadline:
+    """Shrinking bounded in time, around a property.
+
+    Hypothesis shrinks a counterexample for up to five minutes and has no
+    setting to shorten that (its maintainers keep the shrinker internal:
+    HypothesisWorks/hypothesis#3400). Once ``seconds`` have passed since the
+    first failure, this wrapper runs the property only on tables it has seen
+    fail (they fail again, as Hypothesis expects when it replays the example
+    it reports) and takes every other table to pass: the shrinker then finds
+    nothing smaller and ends, reporting the smallest failing table so far."""
+
+    def __init__(self, seconds: float = SHRINK_SECONDS):
+        self.seconds = seconds
+        self.first_failure: float | None = None
+        self._failing: set[bytes] = set()
+        #: Tables taken to pass without running the property (shrinking cut short).
+        self.skipped = 0
+
+    @property
+    def expired(self) -> bool:
+        return self.first_failure is not None and time.monotonic() - self.first_failure >= self.seconds
+
+    def run(self, prop: Callable[[SuiteRun, pa.Table], None], run: SuiteRun, table: pa.Table) -> None:
+        key = _fingerprint(table)
+        if self.expired and key not in self._failing:
+            self.skipped += 1
+            return
+        try:
+            prop(run, table)
+        except BaseException:
+            self._failing.add(key)
+            if self.first_failure is None:
+                self.first_failure = time.monotonic()
+            raise
+
+
+def _fingerprint(table: pa.Table) -> bytes:
+    """Equal for the same table drawn twice (the same schema and values in the same chunks)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).digest()
+
+
+def _holds(
+    run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None], shrink_seconds: float = SHRINK_SECONDS
+) -> Verdict:
+    deadline = ShrinkDeadline(shrink_seconds)
+
     @settings(
         max_examples=MAX_EXAMPLES,
         deadline=None,
@@ -105,17 +178,38 @@ def _holds(run: SuiteRun, prop: Callable[[SuiteRun, pa.Table], None]) -> Verdict
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         # The counterexample is the report; which of the project's lines ran is not.
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        # One counterexample, reported with the line that replays it.
+        report_multiple_bugs=False,
+        print_blob=True,
     )
     @given(arrow_tables(max_rows=MAX_ROWS))
     def check(table: pa.Table) -> None:
-        prop(run, table)
+        deadline.run(prop, run, table)
 
     try:
         check()
     except PropertyFailure as exc:
-        notes = [str(note) for note in getattr(exc, "__notes__", [])]
-        return Verdict.failed([str(exc), *notes])
+        return Verdict.failed([str(exc), *_notes(exc), *_cut_short(deadline)])
+    except Exception as exc:  # Hypothesis's own errors, or the suite's: said in a line, never as a traceback
+        return Verdict.failed([f"the property could not run: {_failure(exc)}", *_notes(exc), *_cut_short(deadline)])
     return Verdict.passed()
+
+
+def _notes(exc: BaseException) -> list[str]:
+    """Hypothesis's notes on a failure: the falsifying example (cut to
+    :data:`MAX_NOTE_CHARS`: an unshrunk table prints tens of kilobytes) and
+    the ``@reproduce_failure`` line that replays it whole."""
+    notes = [str(note) for note in getattr(exc, "__notes__", [])]
+    return [
+        note if len(note) <= MAX_NOTE_CHARS else f"{note[:MAX_NOTE_CHARS]}... ({len(note)} characters)"
+        for note in notes
+    ]
+
+
+def _cut_short(deadline: ShrinkDeadline) -> list[str]:
+    if not deadline.skipped:
+        return []
+    return [f"(shrinking stopped after {deadline.seconds:g} s: the example may not be the smallest)"]
 
 
 def _reference_writes_driver_reads(run: SuiteRun) -> Verdict:
