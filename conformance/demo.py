@@ -32,6 +32,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.dataset import Dataset
+
+from .describe import differences, validate_description
+from .drivers import pylance_driver, reference
+from .ecosystem.run import demo_drivers, run_ecosystem
+from .fixtures import default_corpus
+from .harness.anomalies import AnomalyKind
+from .harness.faulty import FAULTY_WRITERS
+from .harness.report import summary_text
+from .harness.runner import run
+from .harness.spark import HARNESS_MASTER, SparkError, SparkExecutor
+from .harness.spec import RunSpec
+from .harness.workloads import parse_workload, workload_to_json
+from .report.html import write_html
+from .report.text import render_grid
+from .validator import Severity, validate
+
 #: The file, in the demo's directory, that receives what the libraries print.
 THIRD_PARTY_LOG = "third-party.log"
 
@@ -63,14 +83,13 @@ def stderr_to(log: Path) -> Iterator[None]:
 
 
 def _rows(start: int, count: int):
-    import pyarrow as pa
 
     ids = list(range(start, start + count))
     return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"row-{i}" for i in ids]})
 
 
 def _write_with_pylance(root: Path) -> dict[str, Path]:
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); run_demo says so when it is missing
 
     datasets = {}
     path = root / "pylance_appends_and_deletes"
@@ -98,9 +117,6 @@ def _write_with_pylance(root: Path) -> dict[str, Path]:
 
 
 def _write_with_reference(root: Path) -> dict[str, Path]:
-    import pyarrow.compute as pc
-
-    from reference_impl.dataset import Dataset
 
     path = root / "reference_every_operation"
     dataset = Dataset.create(path, _rows(0, 120), stable_row_ids=True, max_rows_per_file=40)
@@ -116,7 +132,7 @@ def _write_with_reference(root: Path) -> dict[str, Path]:
 
 def run_demo(out: str | None = None) -> int:
     try:
-        import lance
+        import lance  # lazy: pylance is optional (the test extra)
     except ImportError:
         print("pylance is not installed: install the test extra (pip install -e '.[test]') to run the demo")
         return 1
@@ -141,9 +157,6 @@ def run_demo(out: str | None = None) -> int:
 def _check_datasets(datasets: dict[str, Path]) -> int:
     """Describe every version of each dataset with the reference and with
     pylance, validate it, print a line per version; the number of problems."""
-    from .describe import differences, validate_description
-    from .drivers import pylance_driver, reference
-    from .validator import Severity, validate
 
     failures = 0
     for name, path in datasets.items():
@@ -179,10 +192,6 @@ def _golden_fixture_matrix(root: Path) -> int:
     (``ROOT/matrix.html``); the number of failed golden-case cells (the
     conflict grid is shown, not counted: its departures from the upstream page
     are measured facts, listed in docs/spec-discrepancies.md)."""
-    from .ecosystem.run import demo_drivers, run_ecosystem
-    from .fixtures import default_corpus
-    from .report.html import write_html
-    from .report.text import render_grid
 
     corpus = default_corpus()
     if not (corpus / "cases").is_dir():
@@ -209,13 +218,6 @@ SHOWN_ANOMALIES = 3
 def _harness_runs(root: Path) -> int:
     """Short harness runs on local Spark; the number of failures (a correct
     writer with anomalies, or a faulty one without its anomaly)."""
-    from .harness.anomalies import AnomalyKind
-    from .harness.faulty import FAULTY_WRITERS
-    from .harness.report import summary_text
-    from .harness.runner import run
-    from .harness.spark import HARNESS_MASTER, SparkError, SparkExecutor
-    from .harness.spec import RunSpec
-    from .harness.workloads import parse_workload, workload_to_json
 
     def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
         name = writer.replace(":", "-")
