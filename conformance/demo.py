@@ -16,24 +16,80 @@ each of pylance and of the reference, which must be clean, and one faulty
 writer whose anomaly the checker must name.
 
 It prints one line per version, the matrix and a summary, and exits non-zero
-on any disagreement, violation or failed matrix cell.
+on any disagreement, violation or failed matrix cell. What the libraries it
+drives print on their own (pylance's and LanceDB's Rust log lines, LanceDB's
+fork warning, the JVM's and Spark's start-up notices) goes to
+``OUT/third-party.log``, which the demo names at the end: the screen holds
+the demo's own lines only.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.dataset import Dataset
+
+from .describe import differences, validate_description
+from .drivers import pylance_driver, reference
+from .ecosystem.run import demo_drivers, run_ecosystem
+from .fixtures import default_corpus
+from .harness.anomalies import AnomalyKind
+from .harness.faulty import FAULTY_WRITERS
+from .harness.report import summary_text
+from .harness.runner import run
+from .harness.spark import HARNESS_MASTER, SparkError, SparkExecutor
+from .harness.spec import RunSpec
+from .harness.workloads import parse_workload, workload_to_json
+from .report.html import write_html
+from .report.text import render_grid
+from .validator import Severity, validate
+
+#: The file, in the demo's directory, that receives what the libraries print.
+THIRD_PARTY_LOG = "third-party.log"
+
+
+@contextmanager
+def stderr_to(log: Path) -> Iterator[None]:
+    """Send this process's standard error (file descriptor 2) to ``log``
+    for the duration, and so the standard error of every process started
+    meanwhile (they inherit the descriptor: Spark's JVM, the workers).
+
+    The descriptor, not ``sys.stderr``: Rust's loggers and the JVM write to
+    it directly. Python's warnings are written there too. The demo prints its
+    own lines to standard output, which is left alone; the terminal's
+    standard error is restored on the way out, an exception's traceback
+    included (it is printed after this returns)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    terminal = os.dup(2)
+    try:
+        with open(log, "ab") as file:
+            os.dup2(file.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(terminal, 2)
+    finally:
+        os.close(terminal)
 
 
 def _rows(start: int, count: int):
-    import pyarrow as pa
 
     ids = list(range(start, start + count))
     return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"row-{i}" for i in ids]})
 
 
 def _write_with_pylance(root: Path) -> dict[str, Path]:
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); run_demo says so when it is missing
 
     datasets = {}
     path = root / "pylance_appends_and_deletes"
@@ -61,9 +117,6 @@ def _write_with_pylance(root: Path) -> dict[str, Path]:
 
 
 def _write_with_reference(root: Path) -> dict[str, Path]:
-    import pyarrow.compute as pc
-
-    from reference_impl.dataset import Dataset
 
     path = root / "reference_every_operation"
     dataset = Dataset.create(path, _rows(0, 120), stable_row_ids=True, max_rows_per_file=40)
@@ -78,12 +131,8 @@ def _write_with_reference(root: Path) -> dict[str, Path]:
 
 
 def run_demo(out: str | None = None) -> int:
-    from .describe import differences, validate_description
-    from .drivers import pylance_driver, reference
-    from .validator import Severity, validate
-
     try:
-        import lance
+        import lance  # lazy: pylance is optional (the test extra)
     except ImportError:
         print("pylance is not installed: install the test extra (pip install -e '.[test]') to run the demo")
         return 1
@@ -91,7 +140,23 @@ def run_demo(out: str | None = None) -> int:
     root = Path(out) if out else Path(tempfile.mkdtemp(prefix="lance-conformance-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"writing demo datasets with pylance {lance.__version__} and the reference writer under {root}")
-    datasets = {**_write_with_pylance(root), **_write_with_reference(root)}
+    log = root / THIRD_PARTY_LOG
+    with stderr_to(log):
+        datasets = {**_write_with_pylance(root), **_write_with_reference(root)}
+        failures = _check_datasets(datasets)
+        failures += _golden_fixture_matrix(root)
+        failures += _harness_runs(root / "harness")
+    print(f"third-party logs (pylance, LanceDB, Spark, Java): {log}")
+    print(
+        f"demo finished: {len(datasets)} datasets, "
+        + ("every description agrees and every version is valid" if not failures else f"{failures} problems")
+    )
+    return 0 if not failures else 1
+
+
+def _check_datasets(datasets: dict[str, Path]) -> int:
+    """Describe every version of each dataset with the reference and with
+    pylance, validate it, print a line per version; the number of problems."""
 
     failures = 0
     for name, path in datasets.items():
@@ -117,13 +182,7 @@ def run_demo(out: str | None = None) -> int:
             if finding.severity is not Severity.INFO:
                 failures += 1
                 print(f"  {name}: INVALID: {finding.rule}: {finding.message}")
-    failures += _golden_fixture_matrix(root)
-    failures += _harness_runs(root / "harness")
-    print(
-        f"demo finished: {len(datasets)} datasets, "
-        + ("every description agrees and every version is valid" if not failures else f"{failures} problems")
-    )
-    return 0 if not failures else 1
+    return failures
 
 
 def _golden_fixture_matrix(root: Path) -> int:
@@ -133,10 +192,6 @@ def _golden_fixture_matrix(root: Path) -> int:
     (``ROOT/matrix.html``); the number of failed golden-case cells (the
     conflict grid is shown, not counted: its departures from the upstream page
     are measured facts, listed in docs/spec-discrepancies.md)."""
-    from .ecosystem.run import demo_drivers, run_ecosystem
-    from .fixtures import default_corpus
-    from .report.html import write_html
-    from .report.text import render_grid
 
     corpus = default_corpus()
     if not (corpus / "cases").is_dir():
@@ -163,13 +218,6 @@ SHOWN_ANOMALIES = 3
 def _harness_runs(root: Path) -> int:
     """Short harness runs on local Spark; the number of failures (a correct
     writer with anomalies, or a faulty one without its anomaly)."""
-    from .harness.anomalies import AnomalyKind
-    from .harness.faulty import FAULTY_WRITERS
-    from .harness.report import summary_text
-    from .harness.runner import run
-    from .harness.spark import HARNESS_MASTER, SparkError, SparkExecutor
-    from .harness.spec import RunSpec
-    from .harness.workloads import parse_workload, workload_to_json
 
     def spec(writer: str, workload: str, writers: int, operations: int) -> RunSpec:
         name = writer.replace(":", "-")

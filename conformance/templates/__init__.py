@@ -7,8 +7,11 @@ and none of it may become markup. A context value that is missing is an
 error, not an empty string (``StrictUndefined``).
 
 ``base.html`` is the page every template extends: a self-contained document
-(its one stylesheet, ``page.css``, inline; no script, nothing fetched from
-elsewhere), so that a page opens from a CI artifact or an e-mail as it is.
+(the project's one stylesheet, ``page.css``, inline; a page's script, when it
+has one, inline in its ``scripts`` block; nothing fetched from elsewhere), so
+that a page opens from a CI artifact or an e-mail as it is. The pages:
+``harness-run.html`` (:mod:`conformance.harness.html`) and
+``ecosystem-matrix.html`` (:mod:`conformance.report.html`).
 """
 
 from __future__ import annotations

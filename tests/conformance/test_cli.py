@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -18,6 +19,18 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "conformance.cli", *args], capture_output=True, text=True, timeout=timeout
     )
 
+
+#: What the libraries the demo drives print on their own: pylance's and LanceDB's Rust log lines,
+#: Python warnings (LanceDB's at a fork), log4j and Spark's start-up notices, the JVM's and Hadoop's.
+THIRD_PARTY_MARKERS = (
+    r"\b(WARN|INFO|ERROR)\s+lance",
+    r"Warning:",
+    r"log4j",
+    r"Setting default log level",
+    r"setLogLevel",
+    r"NativeCodeLoader",
+    r"incubator modules",
+)
 
 #: The demo writes datasets, reads the corpus with three drivers, runs writer conformance and
 #: three harness runs on Spark: on a loaded 2-core machine that takes minutes.
@@ -100,3 +113,10 @@ def test_the_demo_runs_and_reports_agreement(tmp_path, browser):
     assert result.stdout.count("clean, as it must be") == 2, result.stdout
     assert "faulty:stale-read: caught: resurrected delete" in result.stdout
     assert (tmp_path / "demo" / "harness" / "faulty-stale-read-run" / "report.html").exists()
+    # The screen holds the demo's own lines: what pylance, LanceDB, Spark and the JVM print is in the log it names.
+    output = result.stdout + result.stderr
+    shown = [marker for marker in THIRD_PARTY_MARKERS if re.search(marker, output)]
+    assert not shown, output
+    log = tmp_path / "demo" / "third-party.log"
+    assert f"third-party logs (pylance, LanceDB, Spark, Java): {log}" in result.stdout
+    assert log.is_file()
