@@ -64,7 +64,7 @@ def test_the_page_shows_a_failed_attempts_error_and_the_anomalies_as_sentences(b
     # A killed writer's last attempt: its outcome unknown, its error the journal's (any conflict is listed too).
     killed = next(a for a in failed if outcome_of(a) == "unknown")
     row = next(row for row in rows if row.get_attribute("data-op-id") == killed.op_id)
-    error = row.find_element(By.CSS_SELECTOR, "pre.error")
+    error = row.find_element(By.CSS_SELECTOR, "pre.attempt-error")
     assert error.is_displayed() and error.text == killed.error == "the writer died during the operation"
     unknown = sum(outcome_of(a) == "unknown" for a in failed)
     assert browser.find_element(By.ID, "total-unknown").text == str(unknown)

@@ -185,7 +185,7 @@ def test_each_failed_attempt_is_listed_with_its_error():
     expected = [a for a in history if a.writer >= 0 and a.outcome is not Outcome.ACKNOWLEDGED]
     assert [row.attrs["data-op-id"] for row in failed] == [a.op_id for a in expected]
     for row, attempt in zip(failed, expected, strict=True):
-        assert row.select("pre", "error")[0].text == attempt.error
+        assert row.select("pre", "attempt-error")[0].text == attempt.error
         assert attempt.outcome.value.replace("indeterminate", "unknown") in row.text
 
 
@@ -241,7 +241,7 @@ def test_text_from_the_history_is_escaped():
     assert "<b>w0-1</b>" not in page_text and "<script>" not in page_text and "<img" not in page_text
     page = _read(page_text)
     assert page.root.by_id("versions").select("tr")[1].children_of("td")[2].text == "<b>w0-1</b>"
-    assert page.root.by_id("failed").select("pre", "error")[0].text == '<img src="x">&'
+    assert page.root.by_id("failed").select("pre", "attempt-error")[0].text == '<img src="x">&'
     assert page.external == []
 
 
