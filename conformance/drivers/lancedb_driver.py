@@ -301,14 +301,14 @@ def _perform_write(writes: Any, table: Any, op: Any) -> int:
     if isinstance(op, (writes.Append, writes.Overwrite)):
         table.add(op.rows, mode="append" if isinstance(op, writes.Append) else "overwrite")
     elif isinstance(op, writes.Delete):
-        table.delete(op.where.to_sql())
+        table.delete(op.where.to_sql(writes.SqlDialect.LANCE))
     elif isinstance(op, writes.Update):
         values = {column: writes.sql_literal(value) for column, value in op.values}
-        table.update(where=None if op.where is None else op.where.to_sql(), values_sql=values)
+        table.update(where=None if op.where is None else op.where.to_sql(writes.SqlDialect.LANCE), values_sql=values)
     elif isinstance(op, writes.Upsert):
         table.merge_insert(list(op.on)).when_matched_update_all().when_not_matched_insert_all().execute(op.rows)
     elif isinstance(op, writes.AddColumns):
-        table.add_columns({column.name: column.to_sql() for column in op.columns})
+        table.add_columns({column.name: column.to_sql(writes.SqlDialect.LANCE) for column in op.columns})
     elif isinstance(op, writes.DropColumns):
         table.drop_columns(list(op.columns))
     elif isinstance(op, writes.AlterColumns):

@@ -82,7 +82,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         if isinstance(op, writes.AddColumns):
             merged = daft_lance.merge_columns(
                 target,
-                transform={column.name: column.to_sql() for column in op.columns},
+                transform={column.name: column.to_sql(writes.SqlDialect.LANCE) for column in op.columns},
                 read_columns=sorted({column.source for column in op.columns}),
                 version=read_version,
                 storage_options=options,
