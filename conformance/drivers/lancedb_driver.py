@@ -201,7 +201,7 @@ def info() -> Any:
                 Capability.WRITE,
             }
         ),
-        write_operations=WRITE_OPERATIONS,
+        write_operations=_WRITE_OPERATIONS,
         data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
     )
 
@@ -210,9 +210,10 @@ def info() -> Any:
 # Writing (conformance.drivers.writes)
 # ---------------------------------------------------------------------------
 
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
 #: The write operations :func:`write` performs through LanceDB's native table
 #: API. Not ``config``: LanceDB has no call that sets table config keys.
-WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.CONFIG.value}
+_WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.CONFIG.value}
 #: The data storage versions LanceDB writes (``create_table(data_storage_version=...)``).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
 #: What LanceDB puts in front of its embedded Lance's error messages (measured with 0.40).

@@ -85,8 +85,9 @@ class _Writer:
 
     driver: Any
     info: DriverInfo
-    #: The write kinds it declares; None when it has no ``info()`` (each
-    #: operation is tried and ``WriteNotSupported`` says which it lacks).
+    #: The write kinds it declares (``DriverInfo.write_operations``, the one
+    #: declaration read); None when it has no ``info()``: each operation is
+    #: tried and ``WriteNotSupported`` says which it lacks.
     operations: frozenset[str] | None
 
 
@@ -101,8 +102,7 @@ def _writer(name: str, driver: Any) -> _Writer:
         if Capability.WRITE not in info.capabilities:
             raise WriterCheckError(f"driver {name!r} does not declare the {Capability.WRITE.value} capability")
         return _Writer(driver, info, frozenset(info.write_operations))
-    declared = getattr(driver, "WRITE_OPERATIONS", None)
-    return _Writer(driver, info, None if declared is None else frozenset(declared))
+    return _Writer(driver, info, None)
 
 
 @dataclasses.dataclass

@@ -62,8 +62,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 NAME = "pylance-distributed"
 #: Worker processes (spawned, so that no Rust runtime state is forked).
 WORKERS = 2
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
 #: The write kinds :func:`write` performs (``WriteKind`` values).
-WRITE_OPERATIONS: tuple[WriteKind, ...] = (
+_WRITE_OPERATIONS: tuple[WriteKind, ...] = (
     WriteKind.CREATE,
     WriteKind.APPEND,
     WriteKind.OVERWRITE,
@@ -79,7 +80,7 @@ RESERVE_NOT_REPORTED = (
 
 
 def info() -> DriverInfo:
-    return engine_info(NAME, "pylance", WRITE_OPERATIONS, at_version=True)
+    return engine_info(NAME, "pylance", _WRITE_OPERATIONS, at_version=True)
 
 
 # -- the worker processes -------------------------------------------------------------------

@@ -266,7 +266,7 @@ def test_drivers_perform_the_vocabulary(driver, tmp_path):
 def test_upsert_is_not_supported_by_the_reference(tmp_path):
     uri = str(tmp_path / "ds")
     reference.write(uri, Create(ROWS))
-    assert "upsert" not in reference.WRITE_OPERATIONS
+    assert "upsert" not in reference.info().write_operations
     with pytest.raises(WriteNotSupported):
         reference.write(uri, Upsert(ROWS, on=("id",)))
 
