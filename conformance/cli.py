@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError
+from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError, VersionNotFoundError
 
 from .exit_codes import ExitCode
 from .harness.command import add_harness_parser
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 EXIT_OK = ExitCode.OK
 EXIT_FINDINGS = ExitCode.FINDINGS
 EXIT_NOT_A_DATASET = ExitCode.NOT_A_DATASET
-#: A malformed baseline, an unknown tag or branch: the command line asked for something that is not there.
+#: A malformed baseline, an unknown tag, branch or version: the command line asked for something that is not there.
 EXIT_USAGE = ExitCode.USAGE
 #: A driver that exists but cannot load or describe itself here.
 EXIT_DRIVER_UNAVAILABLE = ExitCode.DRIVER_CANNOT_LOAD
@@ -741,7 +741,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK
-    except (BaselineError, RefNotFoundError, InvalidRefNameError, SparkError) as exc:
+    except (BaselineError, RefNotFoundError, InvalidRefNameError, SparkError, VersionNotFoundError) as exc:
+        # A version, tag or branch that is not there: the command line named it.
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except InvalidOperationError as exc:  # a malformed URI or storage option
