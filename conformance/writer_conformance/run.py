@@ -217,12 +217,12 @@ def _prepare(run: _Run, step: Step, by_id: dict[str, Step]) -> StepResult | None
                 notes=(f"the reference driver could not prepare step {need}: {failure_text(exc)}",),
             )
         appeared = [version for version in _listed(run.uri) if version not in before]
-        for version in appeared:
-            run.contents[version] = run.current
+        for number in appeared:
+            run.contents[number] = run.current
         run.committed += appeared
-        version = max(appeared) if appeared else said.version
-        if version is not None:
-            run.context.versions[need] = version
+        made = max(appeared) if appeared else said.version
+        if made is not None:
+            run.context.versions[need] = made
     return None
 
 
