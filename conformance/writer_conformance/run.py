@@ -58,7 +58,7 @@ from .checks import (
     versions_check,
 )
 from .report import StepResult, StepStatus, WriterReport
-from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step
+from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step, preparation
 
 #: The suite name expectations use for writer conformance (case: the step id).
 SUITE = "writers"
@@ -197,10 +197,10 @@ def _result(step: Step, status: StepStatus, **fields: Any) -> StepResult:
 
 
 def _prepare(run: _Run, step: Step, by_id: dict[str, Step]) -> StepResult | None:
-    """Perform the steps ``step`` needs on its table through the reference
-    driver, recording what each leaves; the skipped result naming the first
+    """Perform the steps ``step`` needs (:func:`.script.preparation`) on its
+    table through the reference driver, recording what each leaves; the skipped result naming the first
     it cannot prepare, or None when the table is ready."""
-    for need in step.needs:
+    for need in preparation(step, by_id):
         prerequisite = by_id.get(need)
         try:
             if prerequisite is None:

@@ -76,9 +76,10 @@ class Step:
     description: str
     make: Callable[[ScriptContext], WriteOp]
     requirements: tuple[str, ...] = ()
-    #: The steps that shape the table this one meets, in order: the run
-    #: replays them through the reference driver on a table of this step's
-    #: own (a step it cannot prepare is why this one is skipped).
+    #: The steps that shape the table this one meets (each with the steps it
+    #: needs in turn: :func:`preparation`): the run replays them through the
+    #: reference driver on a table of this step's own (one it cannot prepare
+    #: is why this step is skipped).
     needs: tuple[str, ...] = ()
     #: Facts of the latest description the step must leave.
     checks: tuple[DescriptionCheck, ...] = ()
@@ -185,7 +186,7 @@ SCRIPT: tuple[Step, ...] = (
         "delete the rows with id IN (7, 12), in two fragments",
         lambda context: writes.Delete(writes.IsIn("id", (7, 12))),
         ("transaction.delete-only-deletes", "deletion.at-most-one", "deletion.count-matches-metadata"),
-        needs=("create", "append"),
+        needs=("append",),
     ),
     Step(
         "update",
@@ -193,7 +194,7 @@ SCRIPT: tuple[Step, ...] = (
         "set name = 'updated' where id >= 13",
         lambda context: writes.Update((("name", "updated"),), where=writes.Compare("id", writes.Comparison.GE, 13)),
         ("transaction.update-keeps-row-count", "transaction.update-modes", "deletion.readers-filter"),
-        needs=("create", "append", "delete-in"),
+        needs=("delete-in",),
     ),
     Step(
         "upsert",
@@ -201,7 +202,7 @@ SCRIPT: tuple[Step, ...] = (
         "upsert on id: row 4 replaced, rows 20 and 21 inserted",
         lambda context: writes.Upsert(rows([4, 20, 21], name="upserted"), on=("id",)),
         ("transaction.update-keeps-row-count", "deletion.readers-filter"),
-        needs=("create", "delete"),
+        needs=("delete",),
     ),
     Step(
         "add-columns",
@@ -209,7 +210,7 @@ SCRIPT: tuple[Step, ...] = (
         "add column next_id = id + 1",
         lambda context: writes.AddColumns((writes.NewColumn("next_id", "id", 1),)),
         ("transaction.merge-covers-every-fragment", "schema.new-ids-incremental", "fragment.files-share-rows"),
-        needs=("create", "append", "delete"),
+        needs=("append", "delete"),
     ),
     Step(
         "alter-columns",
@@ -217,7 +218,7 @@ SCRIPT: tuple[Step, ...] = (
         "rename next_id to following_id",
         lambda context: writes.AlterColumns((writes.Alteration("next_id", rename="following_id"),)),
         ("transaction.project-metadata-only", "schema.ids-stable"),
-        needs=("create", "add-columns"),
+        needs=("add-columns",),
     ),
     Step(
         "alter-columns-cast",
@@ -233,7 +234,7 @@ SCRIPT: tuple[Step, ...] = (
         "drop following_id",
         lambda context: writes.DropColumns(("following_id",)),
         ("transaction.project-metadata-only", "fragment.columns-may-be-missing"),
-        needs=("create", "add-columns", "alter-columns"),
+        needs=("alter-columns",),
     ),
     Step(
         "create-index",
@@ -241,7 +242,7 @@ SCRIPT: tuple[Step, ...] = (
         "create a BTREE index id_idx on id",
         lambda context: writes.CreateIndex("id", "BTREE", name="id_idx"),
         ("transaction.create-index-only-indices", "index.fields-exist", "index.dataset-version-not-later"),
-        needs=("create", "append"),
+        needs=("append",),
         checks=(has_index("id_idx", "id"),),
     ),
     Step(
@@ -264,7 +265,7 @@ SCRIPT: tuple[Step, ...] = (
             "transaction.reserve-fragments-raises-max",
             "deletion.materialization-allowed",
         ),
-        needs=("create", "append", "delete", "delete-in"),
+        needs=("delete", "delete-in"),
     ),
     Step(
         "tag",
@@ -272,7 +273,7 @@ SCRIPT: tuple[Step, ...] = (
         "tag the version compaction committed as after-compaction",
         lambda context: writes.Tag("after-compaction", context.version_of("compact")),
         ("refs.tag-file-location", "refs.tag-file-content", "refs.tag-target-exists"),
-        needs=("create", "append", "delete", "delete-in", "compact"),
+        needs=("compact",),
         checks=(has_tag("after-compaction", "compact"),),
     ),
     Step(
@@ -281,7 +282,7 @@ SCRIPT: tuple[Step, ...] = (
         "restore the version the append committed (its schema and rows)",
         lambda context: writes.Restore(context.version_of("append")),
         ("transaction.restore-earlier-state",),
-        needs=("create", "append", "add-columns"),
+        needs=("add-columns",),
     ),
     Step(
         "overwrite",
@@ -302,3 +303,22 @@ SCRIPT: tuple[Step, ...] = (
 
 def step_ids() -> list[str]:
     return [step.id for step in SCRIPT]
+
+
+def preparation(step: Step, steps: Mapping[str, Step]) -> list[str]:
+    """The ids of the steps that build ``step``'s table, in the order they
+    run: each need after the steps it needs in turn, each once. A need that
+    ``steps`` does not hold is kept (preparing it fails, naming it)."""
+    order: list[str] = []
+
+    def visit(step_id: str) -> None:
+        if step_id in order:
+            return
+        needed = steps.get(step_id)
+        for need in needed.needs if needed is not None else ():
+            visit(need)
+        order.append(step_id)
+
+    for need in step.needs:
+        visit(need)
+    return order
