@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError
+from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError, VersionNotFoundError
 
 from .exit_codes import ExitCode
 from .harness.command import add_harness_parser
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 EXIT_OK = ExitCode.OK
 EXIT_FINDINGS = ExitCode.FINDINGS
 EXIT_NOT_A_DATASET = ExitCode.NOT_A_DATASET
-#: A malformed baseline, an unknown tag or branch: the command line asked for something that is not there.
+#: A malformed baseline, an unknown tag, branch or version: the command line asked for something that is not there.
 EXIT_USAGE = ExitCode.USAGE
 #: A driver that exists but cannot load or describe itself here.
 EXIT_DRIVER_UNAVAILABLE = ExitCode.DRIVER_CANNOT_LOAD
@@ -375,10 +375,36 @@ def _show_progress() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
+def _matrix_expectations(given: list[str], drivers: list[str]):
+    """``--expectations [DRIVER=]FILE`` as each driver's file, by driver name:
+    ``DRIVER=`` names one of ``--drivers``; a bare FILE is the sole driver's.
+    Raises ``ExpectationsError`` (a usage error) naming what is wrong."""
+    from .expectations import ExpectationsError, load_expectations
+
+    chosen = {}
+    for text in given:
+        owner = next((name for name in drivers if text.startswith(f"{name}=")), None)
+        if owner is None:
+            if len(drivers) != 1:
+                raise ExpectationsError(
+                    f"--expectations {text}: say whose it is (DRIVER=FILE, DRIVER one of --drivers), "
+                    f"or name one driver with --drivers"
+                )
+            owner, path = drivers[0], text
+        else:
+            path = text[len(owner) + 1 :]
+        if owner in chosen:
+            raise ExpectationsError(f"--expectations: two files for driver {owner!r}")
+        chosen[owner] = load_expectations(path)
+    return chosen
+
+
 def _matrix(args: argparse.Namespace) -> int:
-    """``matrix``: every installed driver through the suite, as a page (and JSON)."""
-    from .ecosystem.model import dumps
+    """``matrix``: the drivers asked for (every installed one by default)
+    through the suite, as a page (and JSON); only those drivers are judged."""
+    from .ecosystem.model import Status, dumps
     from .ecosystem.run import default_drivers, run_ecosystem
+    from .expectations import ExpectationsError
     from .report.html import write_html
     from .report.text import render_grid
 
@@ -387,12 +413,17 @@ def _matrix(args: argparse.Namespace) -> int:
         drivers = [name.strip() for name in args.drivers.split(",") if name.strip()]
     else:
         drivers = default_drivers()
+    try:
+        expectations = _matrix_expectations(args.expectations, drivers)
+    except ExpectationsError as exc:
+        print(f"lance-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     def progress(message: str) -> None:
         if _show_progress():
             print(message, file=sys.stderr, flush=True)
 
-    matrix = run_ecosystem(drivers, _corpus(args), progress=progress)
+    matrix = run_ecosystem(drivers, _corpus(args), progress=progress, expectations=expectations)
     page = write_html(args.html, matrix)
     print(f"saved {page}")
     if args.json:
@@ -402,10 +433,20 @@ def _matrix(args: argparse.Namespace) -> int:
         print(f"saved {args.json}")
     for grid in matrix.grids:
         print(render_grid(grid))
-    for driver in matrix.drivers:
-        if driver.error:
-            print(f"driver {driver.name} not run: {driver.error}")
-    return EXIT_OK if matrix.passed else EXIT_FINDINGS
+    for grid in matrix.grids:
+        for cell in grid.cells:
+            for outcome in cell.outcomes:
+                if outcome.status is Status.FIXED:
+                    print(
+                        f"unexpected pass: {grid.id} {cell.row} x {cell.column}: {outcome.case} "
+                        f"(remove the expectation: {outcome.expectation})"
+                    )
+    not_run = [driver for driver in matrix.drivers if driver.error]
+    for driver in not_run:
+        print(f"driver {driver.name} not run: {driver.error}")
+    if not matrix.passed:
+        return EXIT_FINDINGS
+    return EXIT_DRIVER_UNAVAILABLE if not_run else EXIT_OK
 
 
 def _add_matrix(commands) -> None:
@@ -421,7 +462,17 @@ def _add_matrix(commands) -> None:
         "--drivers",
         default=None,
         metavar="A,B",
-        help="comma-separated driver names (default: every installed driver)",
+        help="comma-separated driver names (default: every installed driver); only these are judged",
+    )
+    matrix.add_argument(
+        "--expectations",
+        action="append",
+        default=[],
+        metavar="[DRIVER=]FILE",
+        help="an implementation's expectations file (suites readers, writers, conflicts), in place of the shipped "
+        "one; DRIVER= names its driver, needed when --drivers names more than one (repeatable). Exit 0 when the "
+        "failures are exactly the listed ones, 1 on any other failure or an unexpected pass, 3 when a driver "
+        "cannot load",
     )
     matrix.add_argument(
         "--corpus",
@@ -690,7 +741,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK
-    except (BaselineError, RefNotFoundError, InvalidRefNameError, SparkError) as exc:
+    except (BaselineError, RefNotFoundError, InvalidRefNameError, SparkError, VersionNotFoundError) as exc:
+        # A version, tag or branch that is not there: the command line named it.
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except InvalidOperationError as exc:  # a malformed URI or storage option

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
@@ -167,14 +168,21 @@ def resolve_version(storage: Storage, version: int | None) -> tuple[int | None, 
     if version is None:
         version = max(manifests)
     if version not in manifests:
-        raise VersionNotFoundError(
-            str(storage.root), f"version {version} has no manifest (versions present: {_span(manifests)})"
-        )
+        raise version_not_found(str(storage.root), version, manifests)
     return version, manifests[version], scheme
 
 
-def _span(manifests: dict[int, str]) -> str:
-    versions = sorted(manifests)
+def version_not_found(root: str, version: int, present: Iterable[int]) -> VersionNotFoundError:
+    """The error for ``version`` of the dataset at ``root`` when it has no
+    manifest (never committed, or removed by a cleanup): it names the
+    dataset and the version and lists, briefly, the versions ``present``."""
+    return VersionNotFoundError(root, f"version {version} has no manifest (versions present: {_span(present)})")
+
+
+def _span(present: Iterable[int]) -> str:
+    versions = sorted(present)
+    if not versions:
+        return "none"
     if len(versions) > 6:
         return f"{versions[0]}..{versions[-1]} ({len(versions)} versions)"
     return ", ".join(str(v) for v in versions)

@@ -201,7 +201,7 @@ def info() -> Any:
                 Capability.WRITE,
             }
         ),
-        write_operations=WRITE_OPERATIONS,
+        write_operations=_WRITE_OPERATIONS,
         data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
     )
 
@@ -210,9 +210,10 @@ def info() -> Any:
 # Writing (conformance.drivers.writes)
 # ---------------------------------------------------------------------------
 
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
 #: The write operations :func:`write` performs through LanceDB's native table
 #: API. Not ``config``: LanceDB has no call that sets table config keys.
-WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.CONFIG.value}
+_WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind) - {WriteKind.CONFIG.value}
 #: The data storage versions LanceDB writes (``create_table(data_storage_version=...)``).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
 #: What LanceDB puts in front of its embedded Lance's error messages (measured with 0.40).
@@ -301,14 +302,14 @@ def _perform_write(writes: Any, table: Any, op: Any) -> int:
     if isinstance(op, (writes.Append, writes.Overwrite)):
         table.add(op.rows, mode="append" if isinstance(op, writes.Append) else "overwrite")
     elif isinstance(op, writes.Delete):
-        table.delete(op.where.to_sql())
+        table.delete(op.where.to_sql(writes.SqlDialect.LANCE))
     elif isinstance(op, writes.Update):
         values = {column: writes.sql_literal(value) for column, value in op.values}
-        table.update(where=None if op.where is None else op.where.to_sql(), values_sql=values)
+        table.update(where=None if op.where is None else op.where.to_sql(writes.SqlDialect.LANCE), values_sql=values)
     elif isinstance(op, writes.Upsert):
         table.merge_insert(list(op.on)).when_matched_update_all().when_not_matched_insert_all().execute(op.rows)
     elif isinstance(op, writes.AddColumns):
-        table.add_columns({column.name: column.to_sql() for column in op.columns})
+        table.add_columns({column.name: column.to_sql(writes.SqlDialect.LANCE) for column in op.columns})
     elif isinstance(op, writes.DropColumns):
         table.drop_columns(list(op.columns))
     elif isinstance(op, writes.AlterColumns):

@@ -144,7 +144,8 @@ class DriverInfo:
     lance_version: str | None
     capabilities: frozenset[Capability]
     #: The write operations it performs (``conformance.drivers.writes.WriteKind``
-    #: values); empty without :attr:`Capability.WRITE`.
+    #: values); empty without :attr:`Capability.WRITE`. The one authority on
+    #: them: every command reads this, never a module constant of the driver.
     write_operations: frozenset[str] = frozenset()
     #: Data storage (file format) versions it writes: ``"2.0"``, ``"2.1"``, ...
     data_storage_versions: tuple[str, ...] = ()

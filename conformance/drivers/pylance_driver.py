@@ -45,7 +45,6 @@ __all__ = [
     "UNREPORTED",
     "WRITE_CAPABILITIES",
     "WRITE_DATA_STORAGE_VERSIONS",
-    "WRITE_OPERATIONS",
     "DebugStruct",
     "DebugTuple",
     "DebugUnit",
@@ -104,7 +103,7 @@ def info() -> DriverInfo:
         version=lance.__version__,
         lance_version=lance_core_version(),
         capabilities=CAPABILITIES | (WRITE_CAPABILITIES if writes else frozenset()),
-        write_operations=WRITE_OPERATIONS if writes else frozenset(),
+        write_operations=_WRITE_OPERATIONS if writes else frozenset(),
         data_storage_versions=WRITE_DATA_STORAGE_VERSIONS if writes else (),
         unreported=unreported_keys(),
     )
@@ -198,8 +197,9 @@ def _take_blobs(dataset, row_ids: list[int], column: str) -> list:
 
 # -- writing (conformance.drivers.writes) ---------------------------------------------
 
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
 #: The write operations :func:`write` performs through pylance's public API: every kind.
-WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind)
+_WRITE_OPERATIONS: frozenset[str] = frozenset(kind.value for kind in WriteKind)
 #: The data storage versions pylance 14 writes (``data_storage_version``; 2.2 by default).
 WRITE_DATA_STORAGE_VERSIONS: tuple[str, ...] = ("2.0", "2.1", "2.2")
 WRITE_CAPABILITIES = frozenset({Capability.WRITE, Capability.WRITE_AT_VERSION})

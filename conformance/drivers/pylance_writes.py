@@ -132,10 +132,10 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
             **extra,
         ).version
     if isinstance(op, writes.Delete):
-        dataset.delete(op.where.to_sql(), conflict_retries=0)
+        dataset.delete(op.where.to_sql(writes.SqlDialect.LANCE), conflict_retries=0)
     elif isinstance(op, writes.Update):
         values = {column: writes.sql_literal(value) for column, value in op.values}
-        where = None if op.where is None else op.where.to_sql()
+        where = None if op.where is None else op.where.to_sql(writes.SqlDialect.LANCE)
         dataset.update(values, where=where, conflict_retries=0)
     elif isinstance(op, writes.Upsert):
         (
@@ -146,7 +146,7 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
             .execute(op.rows)
         )
     elif isinstance(op, writes.AddColumns):
-        dataset.add_columns({column.name: column.to_sql() for column in op.columns})
+        dataset.add_columns({column.name: column.to_sql(writes.SqlDialect.LANCE) for column in op.columns})
     elif isinstance(op, writes.DropColumns):
         dataset.drop_columns(list(op.columns))
     elif isinstance(op, writes.AlterColumns):

@@ -2,11 +2,14 @@
 
 A predicate compares one top-level column with literals: :class:`Compare`
 (``column op value``) and :class:`IsIn` (``column IN (values...)``). Each
-renders as SQL (:meth:`Compare.to_sql`, the filter language of pylance and
-LanceDB) and as a pyarrow compute expression (:meth:`Compare.to_arrow`, what
-the reference implementation takes); the two mean the same, SQL's null
-semantics included (a comparison with a null selects nothing). Data types are
-named by their pyarrow alias (:func:`arrow_type`).
+renders as SQL (:meth:`Compare.to_sql`: standard SQL by default, identifiers
+double-quoted, what a SQL engine takes; :attr:`SqlDialect.LANCE` for the
+filter language of Lance, which pylance, LanceDB and the engines embedding
+Lance parse) and as a pyarrow compute expression (:meth:`Compare.to_arrow`,
+what the reference implementation takes); they mean the same, SQL's null
+semantics included (a comparison with a null selects nothing). A
+comparison's operator is its SQL text (``str(Comparison.LT) == "<"``). Data
+types are named by their pyarrow alias (:func:`arrow_type`).
 """
 
 from __future__ import annotations
@@ -50,11 +53,25 @@ def check_column(column: object, what: str) -> str:
     return column
 
 
-def sql_identifier(column: str) -> str:
-    """``column`` as a SQL identifier: bare when it is one, else back-quoted."""
-    if _IDENTIFIER.match(column):
+class SqlDialect(Enum):
+    """How the SQL a predicate renders quotes identifiers (the value: the quote)."""
+
+    #: Standard SQL: every identifier double-quoted, a double quote in it doubled.
+    STANDARD = '"'
+    #: Lance's filter and expression language (pylance 14 and LanceDB): it
+    #: reads double-quoted text as a string literal (``"id" < 3`` compares the
+    #: text 'id'), so a name that is not a plain identifier is back-quoted and
+    #: a plain one left bare. A dialect, not a departure from the spec: the
+    #: format says nothing about filters.
+    LANCE = "`"
+
+
+def sql_identifier(column: str, dialect: SqlDialect = SqlDialect.STANDARD) -> str:
+    """``column`` as a SQL identifier of ``dialect``."""
+    if dialect is SqlDialect.LANCE and _IDENTIFIER.match(column):
         return column
-    return "`" + column.replace("`", "``") + "`"
+    quote = dialect.value
+    return quote + column.replace(quote, quote + quote) + quote
 
 
 def sql_literal(value: Literal) -> str:
@@ -77,6 +94,18 @@ class Comparison(str, Enum):
     LE = "<="
     GT = ">"
     GE = ">="
+
+    def __str__(self) -> str:
+        # The operator's SQL text, in f-strings and messages (not "Comparison.LT").
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def sql(self) -> str:
+        """The operator as SQL writes it (``<``)."""
+        return self.value
 
 
 _ARROW_COMPARISONS = {
@@ -103,8 +132,8 @@ class Compare:
         object.__setattr__(self, "op", Comparison(self.op))
         check_literal(self.value, f"compare {self.column}")
 
-    def to_sql(self) -> str:
-        return f"{sql_identifier(self.column)} {self.op.value} {sql_literal(self.value)}"
+    def to_sql(self, dialect: SqlDialect = SqlDialect.STANDARD) -> str:
+        return f"{sql_identifier(self.column, dialect)} {self.op.sql} {sql_literal(self.value)}"
 
     def to_arrow(self) -> pc.Expression:
         return _ARROW_COMPARISONS[self.op](pc.field(self.column), pc.scalar(self.value))
@@ -128,8 +157,9 @@ class IsIn:
             raise WriteOpError(f"in {self.column}: needs at least one value and no null")
         object.__setattr__(self, "values", values)
 
-    def to_sql(self) -> str:
-        return f"{sql_identifier(self.column)} IN ({', '.join(sql_literal(value) for value in self.values)})"
+    def to_sql(self, dialect: SqlDialect = SqlDialect.STANDARD) -> str:
+        values = ", ".join(sql_literal(value) for value in self.values)
+        return f"{sql_identifier(self.column, dialect)} IN ({values})"
 
     def to_arrow(self) -> pc.Expression:
         return pc.field(self.column).isin(pa.array(list(self.values)))

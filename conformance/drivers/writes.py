@@ -47,6 +47,7 @@ from .write_predicates import (
     IsIn,
     Literal,
     Predicate,
+    SqlDialect,
     WriteOpError,
     arrow_type,
     check_column,
@@ -76,10 +77,10 @@ class NewColumn:
         if isinstance(self.offset, bool) or not isinstance(self.offset, (int, float)):
             raise WriteOpError(f"new column {self.name}: offset must be a number, not {self.offset!r}")
 
-    def to_sql(self) -> str:
+    def to_sql(self, dialect: SqlDialect = SqlDialect.STANDARD) -> str:
         if self.offset == 0:
-            return sql_identifier(self.source)
-        return f"{sql_identifier(self.source)} + {sql_literal(self.offset)}"
+            return sql_identifier(self.source, dialect)
+        return f"{sql_identifier(self.source, dialect)} + {sql_literal(self.offset)}"
 
     def to_arrow(self) -> pc.Expression:
         if self.offset == 0:
@@ -509,6 +510,7 @@ __all__ = [
     "write_result",
     "arrow_type",
     "read_rows",
+    "SqlDialect",
     "sql_identifier",
     "sql_literal",
     "write_rows",

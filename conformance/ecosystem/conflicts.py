@@ -8,11 +8,15 @@ be the one the page implies. A known difference recorded in
 ``docs/spec-discrepancies.md`` is an expected failure; a pair that cannot
 race, or that an implementation cannot produce, is not applicable, as is a
 pair the page says nothing about.
+
+The measurements are stored, not raced by the run: a mode is judged only
+when its second writer's implementation is under test (:func:`judged_modes`), so a
+run of another driver is never failed by pylance's own cells.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ..conflict_matrix.model import Cell as ConflictCell
 from ..conflict_matrix.model import ConflictMatrix, Mode, Operation
@@ -97,12 +101,22 @@ def judge(
     )
 
 
+def judged_modes(implementations: Collection[str]) -> tuple[Mode, ...]:
+    """The modes whose second writer (the one the outcome concerns) is one of
+    ``implementations``, the implementations under test."""
+    return tuple(mode for mode in Mode if mode.second.value in implementations)
+
+
 def conflicts_grid(
-    matrix: ConflictMatrix, catalog: Iterable[str] = (), expectations: Mapping[str, Expectations] | None = None
+    matrix: ConflictMatrix,
+    catalog: Iterable[str] = (),
+    expectations: Mapping[str, Expectations] | None = None,
+    modes: Sequence[Mode] = tuple(Mode),
 ) -> Grid:
     """The grid of the stored ``matrix``; ``catalog``: the requirement ids to
-    cite from; ``expectations``: by driver name, those of the implementations
-    measured (``pylance``, ``reference``)."""
+    cite from; ``expectations``: by implementation (``pylance``,
+    ``reference``), those of the implementations measured; ``modes``: the
+    modes judged (:func:`judged_modes`), every one by default."""
     catalog = list(catalog)
     operations = [op.value for op in Operation if any(op in (c.first, c.second) for c in matrix.cells)]
     cells = []
@@ -114,16 +128,18 @@ def conflicts_grid(
                     Cell(
                         first,
                         second,
-                        tuple(judge(c, mode, cited(c, catalog), expectations) for c in mine for mode in Mode),
+                        tuple(judge(c, mode, cited(c, catalog), expectations) for c in mine for mode in modes),
                     )
                 )
+    seconds = sorted({mode.second.value for mode in modes})
     return Grid(
         id=GRID_ID,
         title="Conflict matrix: two writers racing",
         description=(
             f"The stored measurements (pylance {matrix.pylance} and the reference, in every order) of a second "
             "writer committing after a first on the same read version, against the upstream transaction page "
-            f"({matrix.spec.repository} {matrix.spec.path} at {matrix.spec.commit[:12]})."
+            f"({matrix.spec.repository} {matrix.spec.path} at {matrix.spec.commit[:12]}); judged where the second "
+            f"writer is {' or '.join(seconds)}."
         ),
         row_label="first writer",
         column_label="second writer",

@@ -64,9 +64,12 @@ class Outcome:
     features: tuple[str, ...] = ()
     #: The expectation applied to it, when one was: its requirement and reason.
     expectation: str | None = None
+    #: When a not-applicable case was skipped, what it needed and could not
+    #: have (``needs step add-columns``): a grid shows ``skipped: ...``, not ``n/a``.
+    skipped: str | None = None
 
     def to_json(self) -> dict:
-        return {
+        document = {
             "case": self.case,
             "status": self.status.value,
             "problems": list(self.problems),
@@ -75,6 +78,9 @@ class Outcome:
             "features": list(self.features),
             "expectation": self.expectation,
         }
+        if self.skipped is not None:
+            document["skipped"] = self.skipped
+        return document
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> Outcome:
@@ -86,6 +92,7 @@ class Outcome:
             requirements=tuple(entry["requirements"]),
             features=tuple(entry["features"]),
             expectation=entry["expectation"],
+            skipped=entry.get("skipped"),
         )
 
 

@@ -7,18 +7,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..conflict_matrix.model import stored_matrix
+from ..conflict_matrix.model import Implementation, stored_matrix
 from ..drivers import WRITE_ONLY, DriverError, close_driver, installed_drivers, load_driver
 from ..drivers.protocol import Capability
 from ..drivers.release import RELEASE_SEPARATOR
-from ..expectations import Expectations, shipped_expectations
+from ..expectations import Expectations, implementation_and_release, shipped_expectations
 from ..fixtures.case import Case, CaseError, case_dirs, load_case
 from ..fixtures.features import FEATURES
 from ..fixtures.verify import CaseResult, verify_corpus
 from ..requirements import load_requirements
 from ..spec_sources import load_documents
 from ..writer_conformance import WriterCheckError, run_writer_conformance
-from .conflicts import conflicts_grid
+from .conflicts import conflicts_grid, judged_modes
 from .model import DriverEntry, EcosystemMatrix, ExpectationEntry, Grid, RequirementLink
 from .readers import readers_grid
 from .versions import driver_report, environment_versions
@@ -69,14 +69,20 @@ class DriverRun:
     entries: list[DriverEntry] = field(default_factory=list)
     writers: list[str] = field(default_factory=list)
     results: list[CaseResult] = field(default_factory=list)
-    #: Each loaded driver's shipped expectations, for the release it reported.
+    #: Each loaded driver's expectations (its own file or the shipped one), for the release it reported.
     expectations: dict[str, Expectations] = field(default_factory=dict)
 
 
-def read_with_drivers(names: Iterable[str], corpus: Path | None, progress: Progress = _quiet) -> DriverRun:
+def read_with_drivers(
+    names: Iterable[str],
+    corpus: Path | None,
+    progress: Progress = _quiet,
+    given: Mapping[str, Expectations] | None = None,
+) -> DriverRun:
     """Load each driver once (a release driver is a child process): ask what
     it is, and read every case of ``corpus`` with it, its implementation's
-    shipped expectations applied."""
+    expectations applied: the file ``given`` for it (by driver name), else
+    the shipped one; either narrowed to the release the driver reports."""
     run = DriverRun()
     for name in names:
         try:
@@ -87,7 +93,11 @@ def read_with_drivers(names: Iterable[str], corpus: Path | None, progress: Progr
         try:
             info = driver_report(driver, name)
             run.entries.append(DriverEntry(name, info))
-            run.expectations[name] = shipped_expectations(name, info.get("version"))
+            version = info.get("version") if info.get("version") != "unknown" else None
+            mine = (given or {}).get(name)
+            run.expectations[name] = (
+                mine.for_release(version) if mine is not None else shipped_expectations(name, version)
+            )
             # A writer is one that declares it writes (docs/drivers.md): a
             # worker's client has a write() whatever its implementation does.
             if Capability.WRITE.value in info.get("capabilities", ()):
@@ -138,6 +148,20 @@ def writer_readers(drivers: Sequence[str]) -> list[str]:
     return [name for name in drivers if RELEASE_SEPARATOR not in name and name not in WRITE_ONLY]
 
 
+def conflict_expectations(drivers: Iterable[str], expectations: Mapping[str, Expectations]) -> dict[str, Expectations]:
+    """The expectations of each implementation the stored conflict matrix
+    measured (pylance, the reference) that a driver of the run runs, by
+    implementation: those implementations' modes are judged, no other. A
+    pinned release (``pylance@0.20.0``) is not the release measured."""
+    measured = {implementation.value for implementation in Implementation}
+    judged = {}
+    for name in drivers:
+        implementation, release = implementation_and_release(name)
+        if implementation in measured and release is None:
+            judged[implementation] = expectations.get(name, Expectations(implementation))
+    return judged
+
+
 def run_writers(
     writers: Sequence[str],
     readers: Sequence[str],
@@ -164,25 +188,32 @@ def run_ecosystem(
     writers: bool = True,
     conflicts: bool = True,
     progress: Progress = _quiet,
+    expectations: Mapping[str, Expectations] | None = None,
 ) -> EcosystemMatrix:
     """Read the golden ``corpus`` with every driver, run every writing driver
-    through writer conformance, add the conflict matrix, and gather the
-    versions and expectations of the run."""
+    through writer conformance, add the conflict matrix where it measured a
+    driver of the run, and gather the versions and expectations of the run.
+    ``expectations``: an implementation's own file by driver name, in place
+    of the shipped one. Only the drivers of the run are judged."""
     cases = load_cases(corpus) if (corpus / "cases").is_dir() else {}
     if not cases:
         progress(f"no golden corpus at {corpus}: the readers grid is left out")
-    run = read_with_drivers(drivers, corpus if cases else None, progress)
+    run = read_with_drivers(drivers, corpus if cases else None, progress, expectations)
     entries = run.entries
     usable = [entry.name for entry in entries if entry.error is None]
-    expectations = run.expectations
+    applied = run.expectations
     grids: list[Grid] = []
     if cases:
         grids.append(readers_grid(run.results, cases))
     if writers and run.writers:
-        grids.append(run_writers(run.writers, writer_readers(usable), expectations, progress))
-    if conflicts:
-        progress("conflict matrix: the stored measurements")
-        grids.append(conflicts_grid(stored_matrix(), load_requirements(), expectations))
+        grids.append(run_writers(run.writers, writer_readers(usable), applied, progress))
+    judged = conflict_expectations(usable, applied)
+    if conflicts and judged:
+        progress(f"conflict matrix: the stored measurements of {', '.join(sorted(judged))}")
+        modes = judged_modes(judged)
+        grids.append(conflicts_grid(stored_matrix(), load_requirements(), judged, modes))
+    elif conflicts:
+        progress("conflict matrix: left out (it measured pylance and the reference, neither under test)")
     features = {
         f: FEATURES[f].summary
         for grid in grids
@@ -195,7 +226,7 @@ def run_ecosystem(
         generated=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         versions=environment_versions(corpus if cases else None),
         drivers=tuple(entries),
-        expectations=tuple(expectation_entries(expectations)),
+        expectations=tuple(expectation_entries(applied)),
         grids=tuple(grids),
         requirements=requirement_links(grids),
         features=features,

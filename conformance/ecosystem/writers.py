@@ -4,8 +4,9 @@ the script (columns, in script order).
 Each cell is one step as :mod:`conformance.writer_conformance` reported it:
 the operation, then every version it committed checked by the validator and
 every reader of the run; its messages name the version and the check
-(``v3 rows:pylance: ...``). A step the driver does not perform, or that
-needs a step that failed, is not applicable here, with the reason.
+(``v3 rows:pylance: ...``). A step the driver does not perform is not
+applicable here, with the reason; one whose table the reference could not
+prepare is skipped, naming the step it needs (``skipped: needs step X``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def step_outcome(step: StepResult) -> Outcome:
         requirements=requirements,
         features=_features(step.kind),
         expectation=expectation,
+        skipped=step.reason if step.status is StepStatus.SKIPPED else None,
     )
 
 

@@ -2,7 +2,8 @@
 
 A cell reads ``passed/cases`` and then its failing kinds (``2 fail``,
 ``1 fixed``, ``3 xfail``), as on the HTML page; a cell with nothing
-applicable reads ``n/a``; ``-`` marks a pair that was not run. The failing
+applicable reads ``n/a``, or ``skipped: needs step X`` when its cases were
+skipped for that; ``-`` marks a pair that was not run. The failing
 cells follow the table, each with its failing cases.
 """
 
@@ -15,7 +16,8 @@ _SHORT = ((Status.FAIL, "fail"), (Status.FIXED, "fixed"), (Status.EXPECTED_FAILU
 
 def cell_text(cell: Cell) -> str:
     if all(o.status is Status.NOT_APPLICABLE for o in cell.outcomes):
-        return "n/a"
+        skipped = {o.skipped for o in cell.outcomes}
+        return f"skipped: {skipped.pop()}" if len(skipped) == 1 and None not in skipped else "n/a"
     text = f"{cell.count(Status.PASS)}/{len(cell.outcomes)}"
     return text + "".join(f" {cell.count(s)} {short}" for s, short in _SHORT if cell.count(s))
 

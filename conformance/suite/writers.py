@@ -1,14 +1,14 @@
 """The writers suite: the driver run through the writer conformance script.
 
 :func:`conformance.writer_conformance.run_writer_conformance` runs once per
-session (the steps build on each other: each writes on the table the step
-before left) and every version it commits is checked with the validator and
+session (each step on a table of its own, the steps it needs performed
+first by the reference driver) and every version it commits is checked with the validator and
 every installed reader; each step of :data:`~conformance.writer_conformance.SCRIPT`
 is then one check, and ``history`` a last one: every reader lists the
 versions the steps committed. A driver without the ``write`` capability gets
 not-applicable for each; a step the driver does not perform is not
-applicable, naming the operation; a step after a failed one it needs is
-skipped, its reason naming that step (the failure is counted once).
+applicable, naming the operation; a step whose table the reference could
+not prepare is skipped, its reason naming the step it needs.
 Expectations apply here per step (suite ``writers``, case the step id).
 """
 
@@ -52,7 +52,7 @@ def step_verdict(run: SuiteRun, step_id: str) -> Verdict:
         return Verdict.failed([f"the writer run could not start: {found}"])
     result = found.step(step_id)
     if result.status is StepStatus.SKIPPED:
-        # A step it needs failed: that failure is reported once, there.
+        # The reference could not prepare its table: nothing of the driver's to judge.
         return Verdict(Status.NOT_APPLICABLE, (f"skipped: {result.reason}",))
     if result.status is StepStatus.NOT_APPLICABLE:
         return Verdict(Status.NOT_APPLICABLE, (f"not applicable: {result.reason}",))

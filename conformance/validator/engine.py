@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import uri_manifest_store
 from reference_impl.errors import NotADatasetError, UnreadablePathError
-from reference_impl.naming import LEGACY_LATEST
+from reference_impl.naming import LEGACY_LATEST, version_not_found
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
 from ..collector import collector_paused
@@ -183,7 +183,10 @@ def validate(
     read_ahead: ReadAhead | None = DEFAULT_READ_AHEAD,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
-    ``all_versions``. ``rules`` selects rules by id or id prefix.
+    ``all_versions``. A ``version`` with no manifest (never committed, or
+    removed by a cleanup) raises
+    :class:`~reference_impl.errors.VersionNotFoundError`: there is nothing to
+    validate. ``rules`` selects rules by id or id prefix.
     ``spec_revision`` is the format revision to check conformance to (the
     newest the project knows by default); rules whose requirements all came
     with a later revision do not run. A revision may be given by name; an
@@ -257,6 +260,8 @@ def _validate(
     if all_versions:
         versions = available
     elif version is not None:
+        if version not in available:  # a usage error, as a missing tag is: nothing to validate
+            raise version_not_found(str(view.storage.root), version, available)
         versions = [version]
     else:
         versions = available[-1:]

@@ -7,8 +7,9 @@ A step's status:
 * ``pass``: the operation ran and every version it committed passed every check;
 * ``fail``: the operation raised, or a version it committed failed a check;
 * ``not-applicable``: the driver does not perform the operation (it does not
-  declare it, or it raised ``WriteNotSupported``), or a step it needs did not run;
-* ``skipped``: a step it needs failed (that failure is already counted);
+  declare it, or it raised ``WriteNotSupported``);
+* ``skipped``: the reference driver could not prepare the table it starts
+  from (the reason says ``needs step X``, the notes why);
 * ``expected-failure``: it failed and the implementation's expectations file
   lists it (suite ``writers``, case the step id);
 * ``fixed``: the expectations file lists it, but it passed: the run fails until

@@ -1,10 +1,14 @@
 """Run a writing driver through the script and check what it committed.
 
-:func:`run_writer_conformance` creates a dataset in a scratch directory with
-the driver under test and performs each step of :data:`.script.SCRIPT` with
-``driver.write``. After each step it lists the versions (through the
-reference reader: the ``_versions`` directory), and checks every version that
-appeared:
+:func:`run_writer_conformance` gives each step of :data:`.script.SCRIPT` a
+table of its own in a scratch directory: the run creates it and performs the
+steps it needs (``Step.needs``) through the reference driver, then the
+driver under test performs the step with ``driver.write`` (the ``create``
+step needs nothing: the driver under test creates its table). One failing
+step therefore never hides another, and a step is skipped only when the
+reference cannot prepare its table ("needs step X"). After the step it lists
+the versions (through the reference reader: the ``_versions`` directory),
+and checks every version that appeared:
 
 * the operation's own promises: a committing operation's returned version is
   the newest that appeared, a tag commits nothing;
@@ -18,9 +22,8 @@ appeared:
   description of the returned version.
 
 Versions are checked right after the step that committed them, so a reader
-that reads only the latest version is still checked on each step's result;
-when the driver protocol lands, such a reader is asked only for those. At the
-end, every reader must list the versions the run saw committed.
+that reads only the latest version is still checked on each step's result.
+Every reader must list the versions each step's table holds.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from .checks import (
     versions_check,
 )
 from .report import StepResult, StepStatus, WriterReport
-from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step
+from .script import DEFAULT_DATA_STORAGE_VERSION, SCRIPT, ScriptContext, Step, preparation
 
 #: The suite name expectations use for writer conformance (case: the step id).
 SUITE = "writers"
@@ -85,8 +88,9 @@ class _Writer:
 
     driver: Any
     info: DriverInfo
-    #: The write kinds it declares; None when it has no ``info()`` (each
-    #: operation is tried and ``WriteNotSupported`` says which it lacks).
+    #: The write kinds it declares (``DriverInfo.write_operations``, the one
+    #: declaration read); None when it has no ``info()``: each operation is
+    #: tried and ``WriteNotSupported`` says which it lacks.
     operations: frozenset[str] | None
 
 
@@ -101,12 +105,13 @@ def _writer(name: str, driver: Any) -> _Writer:
         if Capability.WRITE not in info.capabilities:
             raise WriterCheckError(f"driver {name!r} does not declare the {Capability.WRITE.value} capability")
         return _Writer(driver, info, frozenset(info.write_operations))
-    declared = getattr(driver, "WRITE_OPERATIONS", None)
-    return _Writer(driver, info, None if declared is None else frozenset(declared))
+    return _Writer(driver, info, None)
 
 
 @dataclasses.dataclass
 class _Run:
+    """One step's table and what is known of it."""
+
     uri: str
     writer: _Writer
     readers: dict[str, Driver]
@@ -115,9 +120,7 @@ class _Run:
     #: Expected content by version.
     contents: dict[int, pa.Table] = dataclasses.field(default_factory=dict)
     current: pa.Table | None = None
-    #: Steps that ran (performed their operation) and steps that failed.
-    failed: set[str] = dataclasses.field(default_factory=set)
-    not_applicable: set[str] = dataclasses.field(default_factory=set)
+    #: Every version committed on the table (the preparation's and the step's).
     committed: list[int] = dataclasses.field(default_factory=list)
     #: Dataset-wide validator findings already reported (each fails one step).
     dataset_findings: set[str] = dataclasses.field(default_factory=set)
@@ -135,10 +138,10 @@ def run_writer_conformance(
     steps: Sequence[Step] = SCRIPT,
 ) -> WriterReport:
     """Run the writer named ``writer`` (or the ``driver`` object given, named
-    ``writer`` in the report) through ``steps`` in ``scratch`` (a new
-    temporary directory, removed afterwards, by default) and check every
-    version it commits with the validator and ``readers`` (the installed
-    readers by default)."""
+    ``writer`` in the report) through ``steps``, each on a table of its own in
+    ``scratch`` (a new temporary directory, removed afterwards, by default),
+    and check every version it commits with the validator and ``readers``
+    (the installed readers by default)."""
     if driver is None:
         driver = load_driver(writer)
     under_test = _writer(writer, driver)
@@ -146,13 +149,21 @@ def run_writer_conformance(
     reader_drivers: dict[str, Driver] = {}
     owned = scratch is None
     root = Path(tempfile.mkdtemp(prefix="writer-check-")) if scratch is None else Path(scratch)
+    by_id = {step.id: step for step in steps}
+    results = []
+    history: list[str] = []
     try:
         for name in reader_names:
             reader_drivers[name] = driver if name == writer else load_driver(name)
         infos = {name: driver_info(reader, name) for name, reader in reader_drivers.items()}
-        run = _Run(str(root / "dataset.lance"), under_test, reader_drivers, infos, ScriptContext(data_storage_version))
-        results = [_expected(_step(run, step), expectations) for step in steps]
-        history = _history_problems(run)
+        for step in steps:
+            run = _Run(
+                str(root / f"{step.id}.lance"), under_test, reader_drivers, infos, ScriptContext(data_storage_version)
+            )
+            result = _step(run, step, by_id)
+            if result.status in (StepStatus.PASS, StepStatus.FAIL):
+                history += [f"{step.id}: {problem}" for problem in _history_problems(run)]
+            results.append(_expected(result, expectations))
     finally:
         for reader in reader_drivers.values():
             if reader is not driver:
@@ -169,6 +180,7 @@ def run_writer_conformance(
         notes=(
             f"tables are created with data storage version {data_storage_version or 'the writer default'} "
             "so that every reader compares rows",
+            "each step runs on a table of its own, the steps it needs performed first by the reference driver",
         ),
     )
 
@@ -184,30 +196,52 @@ def _result(step: Step, status: StepStatus, **fields: Any) -> StepResult:
     )
 
 
-def _step(run: _Run, step: Step) -> StepResult:
+def _prepare(run: _Run, step: Step, by_id: dict[str, Step]) -> StepResult | None:
+    """Perform the steps ``step`` needs (:func:`.script.preparation`) on its
+    table through the reference driver, recording what each leaves; the skipped result naming the first
+    it cannot prepare, or None when the table is ready."""
+    for need in preparation(step, by_id):
+        prerequisite = by_id.get(need)
+        try:
+            if prerequisite is None:
+                raise WriteOpError(f"the script has no step {need!r}")
+            op = prerequisite.make(run.context)
+            before = _listed(run.uri)
+            said = write_result(reference_driver.write(run.uri, op))
+            run.current = model.apply(run.current, op, run.contents)
+        except Exception as exc:  # the reference cannot prepare it (WriteNotSupported, a script fault)
+            return _result(
+                step,
+                StepStatus.SKIPPED,
+                reason=f"needs step {need}",
+                notes=(f"the reference driver could not prepare step {need}: {failure_text(exc)}",),
+            )
+        appeared = [version for version in _listed(run.uri) if version not in before]
+        for number in appeared:
+            run.contents[number] = run.current
+        run.committed += appeared
+        made = max(appeared) if appeared else said.version
+        if made is not None:
+            run.context.versions[need] = made
+    return None
+
+
+def _step(run: _Run, step: Step, by_id: dict[str, Step]) -> StepResult:
     declared = run.writer.operations
     if declared is not None and step.kind.value not in declared:
-        run.not_applicable.add(step.id)
         return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform {step.kind.value}")
-    blocked = [need for need in step.needs if need not in run.context.versions]
-    if blocked:
-        failed = [need for need in blocked if need in run.failed]
-        if failed:
-            run.failed.add(step.id)
-            return _result(step, StepStatus.SKIPPED, reason=f"needs step {failed[0]!r}, which failed")
-        run.not_applicable.add(step.id)
-        return _result(step, StepStatus.NOT_APPLICABLE, reason=f"needs step {blocked[0]!r}, which did not run")
+    skipped = _prepare(run, step, by_id)
+    if skipped is not None:
+        return skipped
     op = step.make(run.context)
     before = _listed(run.uri)
     try:
         returned = run.writer.driver.write(run.uri, op)
     except WriteNotSupported as exc:
-        run.not_applicable.add(step.id)
         return _result(step, StepStatus.NOT_APPLICABLE, reason=f"the driver does not perform it: {exc}")
     except BaseException as exc:  # WriteConflict, the implementation's own errors, a Rust panic
         if not is_implementation_failure(exc):
             raise
-        run.failed.add(step.id)
         appeared = [version for version in _listed(run.uri) if version not in before]
         run.committed += appeared
         problems = [f"the write raised {failure_text(exc)}"]
@@ -221,14 +255,14 @@ def _step(run: _Run, step: Step) -> StepResult:
     result: pa.Table | None
     try:
         result = model.apply(run.current, op, run.contents)
-    except model.ModelError as exc:
-        # The table an earlier wrong step left (later steps are judged against
-        # it) does not take this operation: what it should leave is unknown.
+    except model.ModelError as exc:  # a fault of the script: what the step should leave is unknown
         problems.append(f"the rows this step should leave cannot be known: {exc}")
         result = None
     # The newest version that appeared holds the operation's result, whatever
     # the driver returned (a wrong number is a problem of its own, above).
     final = max(appeared) if appeared else returned_version
+    if final is not None:
+        run.context.versions[step.id] = final
     checks: list[Check] = []
     for version in appeared:
         expected = result if version == final else run.current
@@ -237,22 +271,8 @@ def _step(run: _Run, step: Step) -> StepResult:
         checks += _version_checks(run, version, expected, step if version == final else None)
     if op.kind in NON_COMMITTING:
         checks += _facts(run, step, returned_version)
-    notes: list[str] = []
-    if final is not None and (
-        result is None
-        or any(
-            check.version == final and check.check.startswith("rows:") and check.status is CheckStatus.FAIL
-            for check in checks
-        )
-    ):
-        result = _rebased(run, final, result, notes)
     run.committed += appeared
-    run.current = result
-    if final is not None:
-        run.context.versions[step.id] = final
     step_failed = bool(problems) or any(check.status is CheckStatus.FAIL for check in checks)
-    if step_failed:
-        run.failed.add(step.id)
     return _result(
         step,
         StepStatus.FAIL if step_failed else StepStatus.PASS,
@@ -260,27 +280,7 @@ def _step(run: _Run, step: Step) -> StepResult:
         versions=tuple(appeared),
         problems=tuple(problems),
         checks=tuple(checks),
-        notes=tuple(notes),
     )
-
-
-def _rebased(run: _Run, version: int, result: pa.Table | None, notes: list[str]) -> pa.Table | None:
-    """The rows ``version`` actually holds, which later steps are judged
-    against, so that one wrong step fails once rather than every step after
-    it: as the reference reads them, else the first reader that can (the
-    version is the latest, so a reader without time travel reads it too)."""
-    for name, reader in run.readers.items():
-        try:
-            asked = version if Capability.TIME_TRAVEL in run.reader_infos[name].capabilities else None
-            actual = reader.read_table(run.uri, asked)
-        except BaseException as exc:  # unreadable by this reader: try the next
-            if not is_implementation_failure(exc):
-                raise
-            continue
-        notes.append(f"later steps are judged against the rows v{version} holds ({name} read them)")
-        run.contents[version] = actual
-        return actual.drop_columns([column for column in ("_rowid", "_rowaddr") if column in actual.column_names])
-    return result
 
 
 def _listed(uri: str) -> list[int]:

@@ -1,17 +1,21 @@
 """The script a writer is run through: one step per operation.
 
-Each :class:`Step` makes one write operation (:mod:`conformance.drivers.writes`)
-from what earlier steps committed (a restore names the version the append
-committed, a tag the version compaction left), names the requirement ids it
-exercises, the steps it needs, and the facts of the canonical description it
-must leave (an index, a tag, a config key, a nullability flag). The rows each
-version must hold come from :mod:`.model`, so the script never spells them out.
+Each :class:`Step` makes one write operation (:mod:`conformance.drivers.writes`),
+names the requirement ids it exercises, the steps that shape the table it
+meets (``needs``), and the facts of the canonical description it must leave
+(an index, a tag, a config key, a nullability flag). The rows each version
+must hold come from :mod:`.model`, so the script never spells them out.
+
+Every step starts from a table of its own: the run creates it and replays
+the steps it needs through the reference driver, in order, before the
+writer under test performs the step. So one failing step (an add-columns)
+never hides the coverage of another (a rename, a drop), and each step still
+meets a table shaped as the operation deserves (an update where a deletion
+file already is, a compaction over deletions, a restore across a schema
+change, a tag of the version compaction committed).
 
 The table starts with ``id`` (int64, unique), ``name`` (string, nulls) and
-``score`` (float64); steps are ordered so that each kind of operation meets a
-table the earlier ones shaped (deletions before an update, columns added then
-altered then dropped, compaction over deletions, a restore across schema
-changes, an overwrite replacing the schema last).
+``score`` (float64). Step ids are stable: expectations files name them.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def rows(ids: range | list[int], *, name: str = "row", schema: pa.Schema = SCHEM
 
 @dataclass
 class ScriptContext:
-    """What the steps run so far committed."""
+    """What the steps run so far on this step's table committed."""
 
     #: The data storage version the table is created with (None: the writer's default).
     data_storage_version: str | None
@@ -72,7 +76,10 @@ class Step:
     description: str
     make: Callable[[ScriptContext], WriteOp]
     requirements: tuple[str, ...] = ()
-    #: Steps that must have run (their operation performed) for this one to make sense.
+    #: The steps that shape the table this one meets (each with the steps it
+    #: needs in turn: :func:`preparation`): the run replays them through the
+    #: reference driver on a table of this step's own (one it cannot prepare
+    #: is why this step is skipped).
     needs: tuple[str, ...] = ()
     #: Facts of the latest description the step must leave.
     checks: tuple[DescriptionCheck, ...] = ()
@@ -187,7 +194,7 @@ SCRIPT: tuple[Step, ...] = (
         "set name = 'updated' where id >= 13",
         lambda context: writes.Update((("name", "updated"),), where=writes.Compare("id", writes.Comparison.GE, 13)),
         ("transaction.update-keeps-row-count", "transaction.update-modes", "deletion.readers-filter"),
-        needs=("append",),
+        needs=("delete-in",),
     ),
     Step(
         "upsert",
@@ -195,7 +202,7 @@ SCRIPT: tuple[Step, ...] = (
         "upsert on id: row 4 replaced, rows 20 and 21 inserted",
         lambda context: writes.Upsert(rows([4, 20, 21], name="upserted"), on=("id",)),
         ("transaction.update-keeps-row-count", "deletion.readers-filter"),
-        needs=("create",),
+        needs=("delete",),
     ),
     Step(
         "add-columns",
@@ -203,7 +210,7 @@ SCRIPT: tuple[Step, ...] = (
         "add column next_id = id + 1",
         lambda context: writes.AddColumns((writes.NewColumn("next_id", "id", 1),)),
         ("transaction.merge-covers-every-fragment", "schema.new-ids-incremental", "fragment.files-share-rows"),
-        needs=("create",),
+        needs=("append", "delete"),
     ),
     Step(
         "alter-columns",
@@ -235,7 +242,7 @@ SCRIPT: tuple[Step, ...] = (
         "create a BTREE index id_idx on id",
         lambda context: writes.CreateIndex("id", "BTREE", name="id_idx"),
         ("transaction.create-index-only-indices", "index.fields-exist", "index.dataset-version-not-later"),
-        needs=("create",),
+        needs=("append",),
         checks=(has_index("id_idx", "id"),),
     ),
     Step(
@@ -258,7 +265,7 @@ SCRIPT: tuple[Step, ...] = (
             "transaction.reserve-fragments-raises-max",
             "deletion.materialization-allowed",
         ),
-        needs=("create",),
+        needs=("delete", "delete-in"),
     ),
     Step(
         "tag",
@@ -275,7 +282,7 @@ SCRIPT: tuple[Step, ...] = (
         "restore the version the append committed (its schema and rows)",
         lambda context: writes.Restore(context.version_of("append")),
         ("transaction.restore-earlier-state",),
-        needs=("append",),
+        needs=("add-columns",),
     ),
     Step(
         "overwrite",
@@ -296,3 +303,22 @@ SCRIPT: tuple[Step, ...] = (
 
 def step_ids() -> list[str]:
     return [step.id for step in SCRIPT]
+
+
+def preparation(step: Step, steps: Mapping[str, Step]) -> list[str]:
+    """The ids of the steps that build ``step``'s table, in the order they
+    run: each need after the steps it needs in turn, each once. A need that
+    ``steps`` does not hold is kept (preparing it fails, naming it)."""
+    order: list[str] = []
+
+    def visit(step_id: str) -> None:
+        if step_id in order:
+            return
+        needed = steps.get(step_id)
+        for need in needed.needs if needed is not None else ():
+            visit(need)
+        order.append(step_id)
+
+    for need in step.needs:
+        visit(need)
+    return order

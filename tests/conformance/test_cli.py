@@ -68,10 +68,30 @@ def test_not_a_dataset_exits_2_without_a_traceback(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_a_missing_version_and_a_corrupt_manifest_exit_1_naming_the_file(small_dataset, tmp_path):
-    missing = run_cli("describe", str(small_dataset), "--version", "9")
-    assert missing.returncode == 1 and "version 9" in missing.stderr
+@pytest.mark.parametrize("command", ["describe", "validate"])
+def test_a_missing_version_is_a_usage_error_naming_the_dataset_and_what_exists(small_dataset, tmp_path, command):
+    """A version never committed, and one whose manifest a cleanup removed,
+    exit 2 (as an unknown tag does), naming the dataset, the version and the
+    versions present; nothing is validated or described."""
+    missing = run_cli(command, str(small_dataset), "--version", "9")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert f"{small_dataset}: version 9 has no manifest (versions present: 1, 2)" in missing.stderr
+    assert missing.stdout == "" and "Traceback" not in missing.stderr
 
+    import shutil
+
+    cleaned = tmp_path / f"cleaned-{command}"
+    shutil.copytree(small_dataset, cleaned)
+    from reference_impl.naming import parse_manifest_name
+
+    (first,) = [m for m in (cleaned / "_versions").glob("*.manifest") if parse_manifest_name(m.name)[0] == 1]
+    first.unlink()  # what a cleanup of old versions leaves
+    removed = run_cli(command, str(cleaned), "--version", "1")
+    assert removed.returncode == 2 and "version 1 has no manifest (versions present: 2)" in removed.stderr
+    assert run_cli(command, str(cleaned), "--version", "2").returncode == 0
+
+
+def test_a_corrupt_manifest_exits_1_naming_the_file(small_dataset, tmp_path):
     import shutil
 
     broken = tmp_path / "broken"

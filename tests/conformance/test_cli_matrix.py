@@ -97,3 +97,71 @@ def test_matrix_shows_progress_on_a_terminal_only(tmp_path):
     assert "golden cases: reading the corpus with reference" in shown
     assert "conflict matrix" in shown
     assert "golden cases: reading" not in stderr_on_a_terminal("ci", {**_without_ci(), "CI": "1"})
+
+
+READ_ONLY = "tests.conformance.ecosystem.read_only_reference"
+
+
+def _expectations_file(path, *cases: str) -> str:
+    """An implementation's expectations file listing ``cases`` of the readers suite."""
+    entries = [
+        {
+            "suite": "readers",
+            "case": case,
+            "requirement": "transaction.file-decodes",
+            "kind": "bug",
+            "reason": "listed by the test",
+            "reproducer": "lance-conformance fixtures verify",
+        }
+        for case in cases
+    ]
+    path.write_text(json.dumps({"format": 1, "implementation": "read-only", "expectations": entries}))
+    return str(path)
+
+
+def test_matrix_judges_only_its_drivers_against_their_expectations_file(tmp_path):
+    """A driver that is neither pylance nor the reference, whose one failure
+    (the broken case) its file lists: exit 0, whatever the stored conflict
+    matrix holds (it is left out: it measured neither); the same run without
+    the file fails; a file that also lists a case that passes names it as an
+    unexpected pass and fails."""
+    listed = _expectations_file(tmp_path / "exact.json", BROKEN_CASE)
+    command = _matrix_command(tmp_path / "exact", "--drivers", READ_ONLY, "--expectations", listed)
+    result = subprocess.run(
+        [*command, "--json", str(tmp_path / "m.json")], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert [grid["id"] for grid in document["grids"]] == ["readers"]
+    assert [(e["driver"], e["case"]) for e in document["expectations"]] == [(READ_ONLY, BROKEN_CASE)]
+
+    bare = subprocess.run(
+        _matrix_command(tmp_path / "bare", "--drivers", READ_ONLY), capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert bare.returncode == 1 and f"fail: lance-conformance 0.1.0 x {READ_ONLY}: {BROKEN_CASE}" in bare.stdout
+
+    stale = _expectations_file(tmp_path / "stale.json", BROKEN_CASE, "pylance-types")
+    command = _matrix_command(tmp_path / "stale", "--drivers", READ_ONLY, "--expectations", stale)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 1
+    assert "unexpected pass: readers lance 14.0.2 x" in result.stdout and "pylance-types" in result.stdout
+
+
+def test_matrix_expectations_name_their_driver_when_several_run(tmp_path):
+    """A bare FILE with two drivers is a usage error (exit 2) naming the
+    DRIVER=FILE form; DRIVER=FILE applies the file to that driver only."""
+    listed = _expectations_file(tmp_path / "f.json", BROKEN_CASE)
+    drivers = f"reference,{READ_ONLY}"
+    command = _matrix_command(
+        tmp_path / "bare", "--drivers", drivers, "--expectations", listed, "--json", str(tmp_path / "m.json")
+    )
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 2 and "DRIVER=FILE" in result.stderr and "Traceback" not in result.stderr
+    command[command.index(listed)] = f"{READ_ONLY}={listed}"
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    # The reference has no entry for the broken case: it fails there, and only there.
+    assert result.returncode == 1, result.stdout + result.stderr
+    readers = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["grids"][0]
+    statuses = {(c["column"], o["case"]): o["status"] for c in readers["cells"] for o in c["outcomes"]}
+    assert statuses[READ_ONLY, BROKEN_CASE] == "expected-failure"
+    assert statuses["reference", BROKEN_CASE] == "fail"

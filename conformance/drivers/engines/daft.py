@@ -45,7 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     pass
 
 NAME = "daft"
-WRITE_OPERATIONS: tuple[WriteKind, ...] = (
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
+_WRITE_OPERATIONS: tuple[WriteKind, ...] = (
     WriteKind.CREATE,
     WriteKind.APPEND,
     WriteKind.OVERWRITE,
@@ -55,7 +56,7 @@ WRITE_OPERATIONS: tuple[WriteKind, ...] = (
 
 
 def info() -> DriverInfo:
-    return engine_info(NAME, "daft-lance", WRITE_OPERATIONS)
+    return engine_info(NAME, "daft-lance", _WRITE_OPERATIONS)
 
 
 def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> Any:
@@ -82,7 +83,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         if isinstance(op, writes.AddColumns):
             merged = daft_lance.merge_columns(
                 target,
-                transform={column.name: column.to_sql() for column in op.columns},
+                transform={column.name: column.to_sql(writes.SqlDialect.LANCE) for column in op.columns},
                 read_columns=sorted({column.source for column in op.columns}),
                 version=read_version,
                 storage_options=options,

@@ -68,7 +68,8 @@ __all__ = ["engine_session", "info", "write", "close"]
 NAME = "lance-ray"
 #: Ray tasks a write is cut into, and workers of compaction and indexing.
 PARALLELISM = 2
-WRITE_OPERATIONS: tuple[WriteKind, ...] = (
+# Private: it builds info()'s write_operations, the one declaration the suite reads.
+_WRITE_OPERATIONS: tuple[WriteKind, ...] = (
     WriteKind.CREATE,
     WriteKind.APPEND,
     WriteKind.OVERWRITE,
@@ -79,7 +80,7 @@ WRITE_OPERATIONS: tuple[WriteKind, ...] = (
 
 
 def info() -> DriverInfo:
-    return engine_info(NAME, "lance-ray", WRITE_OPERATIONS)
+    return engine_info(NAME, "lance-ray", _WRITE_OPERATIONS)
 
 
 # -- Ray ----------------------------------------------------------------------------------------

@@ -134,22 +134,80 @@ def test_from_json_of_another_kind_is_refused():
 
 
 @pytest.mark.parametrize(
-    ("predicate", "sql", "selected"),
+    ("predicate", "sql", "lance", "selected"),
     [
-        (Compare("id", "<", 3), "id < 3", [1, 2]),
-        (Compare("id", "!=", 3), "id != 3", [1, 2, 4]),
-        (Compare("name", "=", "it's"), "name = 'it''s'", [4]),
-        (Compare("name", "=", None), "name = NULL", []),
-        (IsIn("name", ("a", "b")), "name IN ('a', 'b')", [1, 2]),
-        (Compare("odd name", ">=", 2.5), "`odd name` >= 2.5", None),
+        (Compare("id", "<", 3), '"id" < 3', "id < 3", [1, 2]),
+        (Compare("id", "!=", 3), '"id" != 3', "id != 3", [1, 2, 4]),
+        (Compare("name", "=", "it's"), "\"name\" = 'it''s'", "name = 'it''s'", [4]),
+        (Compare("name", "=", None), '"name" = NULL', "name = NULL", []),
+        (IsIn("name", ("a", "b")), "\"name\" IN ('a', 'b')", "name IN ('a', 'b')", [1, 2]),
+        (Compare("odd name", ">=", 2.5), '"odd name" >= 2.5', "`odd name` >= 2.5", None),
+        (Compare('say "hi"', "=", 1), '"say ""hi""" = 1', '`say "hi"` = 1', None),
     ],
 )
-def test_predicates_mean_the_same_in_sql_and_arrow(predicate, sql, selected):
-    """The SQL text is what pylance receives, and the Arrow expression selects
-    what SQL would (nulls select nothing)."""
+def test_predicates_mean_the_same_in_sql_and_arrow(predicate, sql, lance, selected):
+    """Standard SQL double-quotes every identifier (a double quote in it
+    doubled); Lance's dialect, what pylance receives, leaves a plain one
+    bare; the Arrow expression selects what SQL would (nulls select nothing)."""
     assert predicate.to_sql() == sql
+    assert predicate.to_sql(writes.SqlDialect.LANCE) == lance
     if selected is not None:
         assert ROWS.filter(predicate.to_arrow())["id"].to_pylist() == selected
+
+
+def test_an_operator_prints_as_its_sql_text():
+    """A comparison's operator is its SQL text in an f-string, str() and .sql."""
+    predicate = Compare("id", writes.Comparison.LE, 3)
+    assert f"{predicate.op}" == str(predicate.op) == predicate.op.sql == "<="
+    assert f"{predicate.column} {predicate.op} {predicate.value}" == "id <= 3"
+    assert f"[{writes.Comparison.LT:>3}]" == "[  <]"
+
+
+_ODD_ROWS = pa.table({"a b": pa.array([1, 2, 3, 4], pa.int64()), 'say "hi"': pa.array([4, 3, 2, 1], pa.int64())})
+_odd_predicates = st.one_of(
+    st.builds(
+        writes.Compare,
+        st.sampled_from(_ODD_ROWS.column_names),
+        st.sampled_from(list(writes.Comparison)),
+        st.integers(0, 5),
+    ),
+    st.builds(
+        writes.IsIn,
+        st.sampled_from(_ODD_ROWS.column_names),
+        st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple),
+    ),
+)
+
+
+@given(_odd_predicates)
+def test_standard_sql_selects_in_a_sql_engine_what_arrow_selects(predicate):
+    """Property: SQLite (a standard SQL engine, double-quoted identifiers)
+    selects with ``to_sql()`` the rows the Arrow expression selects, for
+    column names with a space and with double quotes."""
+    import sqlite3
+
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute('CREATE TABLE t ("a b" INTEGER, "say ""hi""" INTEGER)')
+        connection.executemany("INSERT INTO t VALUES (?, ?)", zip(*_ODD_ROWS.to_pydict().values(), strict=True))
+        selected = [row[0] for row in connection.execute(f'SELECT "a b" FROM t WHERE {predicate.to_sql()} ORDER BY 1')]
+    finally:
+        connection.close()
+    assert selected == _ODD_ROWS.filter(predicate.to_arrow())["a b"].to_pylist()
+
+
+def test_pylance_reads_the_lance_dialect_as_arrow_does(tmp_path):
+    """pylance (its filter language) selects with the Lance dialect what
+    Arrow selects, odd names included; it reads standard SQL's double-quoted
+    name as a string, which is why the pylance driver renders Lance's dialect."""
+    lance = pytest.importorskip("lance")
+    dataset = lance.write_dataset(_ODD_ROWS, str(tmp_path / "odd.lance"))
+    for column in _ODD_ROWS.column_names:
+        for predicate in (writes.Compare(column, "<", 3), writes.IsIn(column, (1, 4))):
+            got = dataset.to_table(filter=predicate.to_sql(writes.SqlDialect.LANCE))["a b"].to_pylist()
+            assert sorted(got) == _ODD_ROWS.filter(predicate.to_arrow())["a b"].to_pylist()
+    with pytest.raises(ValueError, match="Cannot cast string"):
+        dataset.to_table(filter=writes.Compare("a b", "<", 3).to_sql())
 
 
 # -- the drivers' write() ----------------------------------------------------------
@@ -208,7 +266,7 @@ def test_drivers_perform_the_vocabulary(driver, tmp_path):
 def test_upsert_is_not_supported_by_the_reference(tmp_path):
     uri = str(tmp_path / "ds")
     reference.write(uri, Create(ROWS))
-    assert "upsert" not in reference.WRITE_OPERATIONS
+    assert "upsert" not in reference.info().write_operations
     with pytest.raises(WriteNotSupported):
         reference.write(uri, Upsert(ROWS, on=("id",)))
 

@@ -10,10 +10,10 @@ import pytest
 
 from conformance.conflict_matrix.model import Mode, PageVerdict, stored_matrix
 from conformance.conflict_matrix.model import Outcome as Measured
-from conformance.ecosystem.conflicts import REQUIREMENT, conflicts_grid, judge
+from conformance.ecosystem.conflicts import REQUIREMENT, conflicts_grid, judge, judged_modes
 from conformance.ecosystem.model import Status
 from conformance.ecosystem.readers import reader_order, readers_grid
-from conformance.ecosystem.run import load_cases
+from conformance.ecosystem.run import conflict_expectations, load_cases
 from conformance.ecosystem.writers import HISTORY, writers_grid
 from conformance.expectations import Expectation, ExpectationKind, Expectations, shipped_expectations
 from conformance.fixtures import default_corpus
@@ -157,3 +157,22 @@ def test_readers_are_ordered_reference_first_and_releases_by_version():
         "pylance@2.0.1",
         "pylance@10.0.0",
     ]
+
+
+def test_the_conflict_grid_judges_only_the_implementations_under_test():
+    """Without pylance's expectations, a stored pylance/pylance cell departs
+    from the page and fails; judged for the reference only, no pylance mode
+    is in the grid and nothing fails. A pinned release is not the release
+    measured, and a worker of an implementation is that implementation."""
+    every = conflicts_grid(stored_matrix(), load_requirements(), {})
+    assert any(o.status.fails_run and o.case.endswith("/pylance]") for c in every.cells for o in c.outcomes)
+    modes = judged_modes({"reference"})
+    assert modes and all(mode.second.value == "reference" for mode in modes)
+    grid = conflicts_grid(stored_matrix(), load_requirements(), {}, modes)
+    outcomes = [o for cell in grid.cells for o in cell.outcomes]
+    assert outcomes and not any(o.case.endswith("/pylance]") for o in outcomes)
+    assert not any(o.status.fails_run for o in outcomes)
+    mine = Expectations("pylance")
+    assert conflict_expectations(["pylance@0.20.0", "worker:pylance", "duckdb"], {"worker:pylance": mine}) == {
+        "pylance": mine
+    }

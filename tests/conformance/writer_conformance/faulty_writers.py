@@ -2,7 +2,7 @@
 each, for the writer conformance tests to catch at the right step.
 
 Each is a driver object (``versions``, ``describe``, ``read_table``,
-``UNREPORTED``, ``WRITE_OPERATIONS``, ``write``) so a run takes it as
+``UNREPORTED``, ``write``; no ``info()``, so every operation is tried) so a run takes it as
 ``run_writer_conformance(name, driver=...)``. The module itself is the
 drop-the-deletion driver, so ``--driver tests.conformance.writer_conformance.faulty_writers``
 names it on the command line.
@@ -16,7 +16,6 @@ from conformance.drivers import reference, writes
 from conformance.mutations.edit import edit_manifest
 
 UNREPORTED = reference.UNREPORTED
-WRITE_OPERATIONS = reference.WRITE_OPERATIONS
 versions = reference.versions
 describe = reference.describe
 read_table = reference.read_table
@@ -24,7 +23,6 @@ read_table = reference.read_table
 
 class _Faulty:
     UNREPORTED = reference.UNREPORTED
-    WRITE_OPERATIONS = reference.WRITE_OPERATIONS
 
     def versions(self, uri):
         return reference.versions(uri)
