@@ -109,6 +109,16 @@ class Cell:
     def count(self, status: Status) -> int:
         return sum(outcome.status is status for outcome in self.outcomes)
 
+    @property
+    def empty_label(self) -> str:
+        """What a cell whose outcomes are all not applicable reads: why they
+        were skipped when one reason covers them all (``skipped: needs step
+        X``), else ``n/a``."""
+        reasons = {outcome.skipped for outcome in self.outcomes}
+        if len(reasons) == 1 and None not in reasons:
+            return f"skipped: {reasons.pop()}"
+        return "n/a"
+
     def to_json(self) -> dict:
         return {
             "row": self.row,

@@ -49,11 +49,12 @@ LABELS = {
 }
 
 
-def status_label(outcomes: list[Status]) -> str:
-    """The text of a cell: passed/total, then the failing kinds; ``n/a`` when
-    nothing applied (the page's script computes the same)."""
+def status_label(outcomes: list[Status], empty: str = "n/a") -> str:
+    """The text of a cell: passed/total, then the failing kinds; ``empty``
+    (the cell's :attr:`~conformance.ecosystem.model.Cell.empty_label`) when
+    nothing applied. The page's script computes the same."""
     if outcomes and all(status is Status.NOT_APPLICABLE for status in outcomes):
-        return "n/a"
+        return empty
     text = f"{outcomes.count(Status.PASS)}/{len(outcomes)}"
     for status, short in ((Status.FAIL, "fail"), (Status.FIXED, "fixed"), (Status.EXPECTED_FAILURE, "xfail")):
         if outcomes.count(status):
@@ -95,7 +96,7 @@ def grid_view(grid: Grid) -> GridView:
                 views.append(None)
                 continue
             outcomes = sorted(cell.outcomes, key=lambda o: (rank[o.status], o.case))
-            label = status_label([o.status for o in cell.outcomes])
+            label = status_label([o.status for o in cell.outcomes], cell.empty_label)
             views.append(CellView(cell, f"details-{grid.id}-{count}", label, outcomes))
             count += 1
         rows.append((row, views))

@@ -16,8 +16,7 @@ _SHORT = ((Status.FAIL, "fail"), (Status.FIXED, "fixed"), (Status.EXPECTED_FAILU
 
 def cell_text(cell: Cell) -> str:
     if all(o.status is Status.NOT_APPLICABLE for o in cell.outcomes):
-        skipped = {o.skipped for o in cell.outcomes}
-        return f"skipped: {skipped.pop()}" if len(skipped) == 1 and None not in skipped else "n/a"
+        return cell.empty_label
     text = f"{cell.count(Status.PASS)}/{len(cell.outcomes)}"
     return text + "".join(f" {cell.count(s)} {short}" for s, short in _SHORT if cell.count(s))
 

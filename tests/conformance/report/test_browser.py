@@ -81,7 +81,10 @@ def test_the_feature_filter_hides_cells_without_the_feature_and_recounts_the_oth
         for cell in grid.cells:
             statuses = [o.status for o in cell.outcomes if feature in o.features]
             if statuses:
-                expected[f"grid-{grid.id}", cell.row, cell.column] = (worst(statuses).value, status_label(statuses))
+                expected[f"grid-{grid.id}", cell.row, cell.column] = (
+                    worst(statuses).value,
+                    status_label(statuses, cell.empty_label),
+                )
 
     Select(browser.find_element(By.ID, "feature-filter")).select_by_value(feature)
     cells = browser.execute_script(_CELLS_SHOWN)
@@ -100,5 +103,8 @@ def test_the_feature_filter_hides_cells_without_the_feature_and_recounts_the_oth
     for grid in ecosystem_matrix.grids:
         for cell in grid.cells:
             statuses = [o.status for o in cell.outcomes]
-            assert shown[f"grid-{grid.id}", cell.row, cell.column] == (cell.status.value, status_label(statuses))
+            assert shown[f"grid-{grid.id}", cell.row, cell.column] == (
+                cell.status.value,
+                status_label(statuses, cell.empty_label),
+            )
     assert "n/a" in {count for _, count in shown.values()}  # the script labels as the page was rendered

@@ -119,6 +119,7 @@ def test_a_step_whose_table_cannot_be_prepared_is_skipped_naming_the_step_it_nee
     is skipped, "needs step upsert", with the reason in its notes; the
     writers grid says so in place of n/a."""
     from conformance.ecosystem.writers import writers_grid
+    from conformance.report.html import grid_view
     from conformance.report.text import render_grid
     from conformance.writer_conformance.script import Step
 
@@ -136,6 +137,8 @@ def test_a_step_whose_table_cannot_be_prepared_is_skipped_naming_the_step_it_nee
     grid = writers_grid([("reference", report)])
     assert grid.cell("reference", "after-upsert").outcomes[0].skipped == "needs step upsert"
     assert "skipped: needs step upsert" in render_grid(grid)
+    page_labels = {view.cell.column: view.label for view in grid_view(grid).cells}
+    assert page_labels["after-upsert"] == "skipped: needs step upsert"
 
 
 def test_expectations_turn_a_failure_expected_and_a_pass_fixed():
