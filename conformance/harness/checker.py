@@ -31,7 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.validator.engine import validate
 from conformance.validator.facts.pylance_departures import pylance_departure
+from conformance.validator.registry import Severity
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness, every_anomaly, grouped, merged
 from .attribution import Attribution, attribute
@@ -93,9 +95,6 @@ def split_known_departures(anomalies: list[Anomaly]) -> tuple[list[Anomaly], lis
 
 
 def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
-    from conformance.validator.engine import validate  # the validator is slow to load: only when asked
-    from conformance.validator.registry import Severity
-
     report = validate(spec.uri, all_versions=True, storage_options=spec.storage_options or None)
     return [(f.version, f.rule, f.message) for f in report.findings if f.severity is Severity.ERROR]
 
