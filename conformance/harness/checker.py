@@ -37,9 +37,9 @@ from conformance.validator.registry import Severity
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness, every_anomaly, grouped, merged
 from .attribution import Attribution, attribute
-from .effects import EffectObservations, effect_anomalies
+from .effects import EffectObservations, effect_anomalies, observe_effects
 from .history import Attempt
-from .observe import Observations, VersionObservation
+from .observe import Observations, VersionObservation, observe, pylance_disagreements
 from .spec import RunSpec
 from .visibility import HASH_MASK, Expected, Intervals, row_hash
 
@@ -72,10 +72,6 @@ def check(
     with the reference reader, the conflict rules, the validator on every
     version (``validate``) and, for pylance and the reference as writers,
     pylance's rows at every version (``cross_check``)."""
-    # Reading the dataset: observe and effects are the only modules that do.
-    from .effects import observe_effects
-    from .observe import observe, pylance_disagreements
-
     observations = observe(spec.uri, spec.storage_options)
     effects = observe_effects(spec.uri, spec.storage_options)
     if validate:
