@@ -334,7 +334,7 @@ def create_connector_dataset(
             storage_options=storage_options or None,
         ).version
     if implementation == "reference":
-        # lazy: reference_impl's dataset pulls protobuf and pyarrow; the CLI imports this module at start-up
+        # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
         from reference_impl.dataset import Dataset
         from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
@@ -362,7 +362,7 @@ def write_task_fragments(task: FragmentTask) -> list[Any]:
         # Given the dataset, pylance writes its files in the dataset's version.
         fragments = write_fragments(table, pinned, schema=pinned.schema, storage_options=task.storage_options or None)
         return [fragment.to_json() for fragment in fragments]
-    # lazy: reference_impl's dataset pulls protobuf and pyarrow; the CLI imports this module at start-up
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
     from reference_impl.fragment_writer import write_fragments as reference_write_fragments
 
@@ -380,7 +380,7 @@ def _latest_version(implementation: str, uri: str, storage_options: dict[str, st
         import lance  # lazy: pylance is optional (the test extra)
 
         return lance.dataset(uri, storage_options=storage_options or None).version
-    # lazy: reference_impl's dataset pulls protobuf and pyarrow; the CLI imports this module at start-up
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
 
     return Dataset.open(uri, storage_options=storage_options).version
@@ -401,7 +401,7 @@ def _commit_append(
             uri, operation, read_version=read_version, storage_options=storage_options or None
         )
         return committed.version
-    # lazy: reference_impl's dataset pulls protobuf and pyarrow; the CLI imports this module at start-up
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
     from reference_impl.transactions import Append
 
