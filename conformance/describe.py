@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -135,7 +136,7 @@ def load_schema(name: str) -> dict:
 @cache
 def schema_validator(name: str):
     """A compiled validator for a shipped JSON Schema (checked once, reused)."""
-    import jsonschema
+    import jsonschema  # lazy: importing this module needs the standard library only (docstring)
 
     schema = load_schema(name)
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -144,7 +145,7 @@ def schema_validator(name: str):
 
 def validate_description(document: Mapping[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
-    import jsonschema
+    import jsonschema  # lazy: importing this module needs the standard library only (docstring)
 
     error = jsonschema.exceptions.best_match(schema_validator("describe.schema.json").iter_errors(document))
     if error is not None:
@@ -200,8 +201,6 @@ def to_text(document: Description) -> str:
 def _matches(pattern: str, path: str) -> bool:
     """Whether a document path such as ``fragments[3].files[0].path`` matches a
     pattern such as ``fragments[].files[].path`` (``[]`` matches any index)."""
-    import re
-
     regex = "^" + re.escape(pattern).replace(r"\[\]", r"\[\d+\]") + "$"
     return re.match(regex, path) is not None
 

@@ -10,6 +10,8 @@ only when a session is started, never by importing this module.
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import sys
 import tempfile
 import warnings
@@ -83,11 +85,9 @@ def start_session(master: str, app_name: str, conf: Mapping[str, str]):
     master in this process, left to whoever started it). :class:`SparkError`
     when there is no Java, another master's session is running, or the master
     does not answer."""
-    import shutil
-
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise SparkError("Spark needs Java: run ./dev setup (it installs a JRE) or set JAVA_HOME")
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # lazy: pyspark is optional, needed only to start a session
 
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -124,8 +124,6 @@ def unreachable_masters(master: str, timeout: float = 5.0) -> list[str]:
     """The ``host:port`` addresses of a ``spark://`` master URL (several with
     standby masters) that refuse a connection; empty for other masters.
     Spark itself would retry an absent master for minutes before giving up."""
-    import socket
-
     if not master.startswith("spark://"):
         return []
     unreachable = []

@@ -11,6 +11,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ..describe import schema_validator
+
 DATA_RESOURCE = ("data", "conflict_matrix.json")
 #: The version of the matrix document's shape (bump it when a field changes
 #: meaning or goes away; CHANGELOG.md).
@@ -234,11 +236,7 @@ class ConflictMatrix:
 
 def check_document(document: dict) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
-    import jsonschema
-
-    from ..describe import load_schema
-
-    jsonschema.Draft202012Validator(load_schema(SCHEMA_NAME)).validate(document)
+    schema_validator(SCHEMA_NAME).validate(document)
 
 
 def dumps(matrix: ConflictMatrix) -> str:

@@ -41,7 +41,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .protocol import WriteKind
+from .lance_core_conflicts import conflict_from_message
+from .protocol import Capability, DriverInfo, WriteKind
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -103,7 +104,7 @@ def table_location(uri: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 def _connect(directory: str, storage_options: dict[str, str] | None = None):
-    import lancedb
+    import lancedb  # lazy: lancedb is optional (the test extra): conformance imports without it
 
     return lancedb.connect(directory, storage_options=storage_options)
 
@@ -162,7 +163,7 @@ def describe(uri: str | os.PathLike[str], version: int | None = None) -> Descrip
 
 
 def package_version() -> str:
-    import lancedb
+    import lancedb  # lazy: lancedb is optional (the test extra): conformance imports without it
 
     return str(lancedb.__version__)
 
@@ -171,6 +172,7 @@ def package_version() -> str:
 def embedded_lance_version() -> str:
     """The Lance inside the installed LanceDB: the writer version it records
     in the manifest of a one-row table it writes in a scratch directory."""
+    # lazy: driver modules import without pyarrow (installed_drivers imports each one)
     import pyarrow as pa
 
     from .reference import describe as reference_describe
@@ -185,8 +187,6 @@ def embedded_lance_version() -> str:
 
 def info() -> Any:
     """The driver's :class:`~conformance.drivers.protocol.DriverInfo`."""
-    from .protocol import Capability, DriverInfo
-
     return DriverInfo(
         name=NAME,
         implementation=NAME,
@@ -239,7 +239,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
     without it. Compaction is ``optimize()`` (LanceDB's own; its
     ``compact_files`` hands the dataset to pylance), which also brings
     indices up to date and prunes nothing newer than a week."""
-    from . import writes
+    from . import writes  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
     options = dict(storage_options) if storage_options else None
     try:
@@ -274,8 +274,6 @@ def conflict_from(error: BaseException) -> WriteConflict | None:
     reads. Its ``delete`` and ``update`` retry a retryable conflict
     themselves; when they give up the message says so ("Too many concurrent
     writers")."""
-    from .lance_core_conflicts import conflict_from_message
-
     if not isinstance(error, (OSError, RuntimeError, ValueError)):
         return None
     return conflict_from_message(str(error).removeprefix(LANCE_ERROR_PREFIX))
@@ -317,7 +315,7 @@ def _perform_write(writes: Any, table: Any, op: Any) -> int:
     elif isinstance(op, writes.Compact):
         table.optimize()
     elif isinstance(op, writes.CreateIndex):
-        import lancedb.index
+        import lancedb.index  # lazy: lancedb is optional (the test extra): conformance imports without it
 
         config_name = INDEX_CONFIGS.get(op.index_type.upper())
         if config_name is None:

@@ -251,6 +251,7 @@ def _discard(directory: Path) -> None:
 
 def _measure_lance_version(home: Path, node: Path) -> str:
     """The writer version in the manifest of a one-row table the worker writes."""
+    # lazy: pyarrow, the reference and the worker client load only when used (driver modules import light)
     import pyarrow as pa
 
     from . import writes
@@ -295,7 +296,7 @@ def worker_env(install: NodeInstall) -> dict[str, str]:
 def open_worker(install: NodeInstall, *, timeout: float | None = None) -> WorkerDriver:
     """A :class:`~conformance.drivers.worker.client.WorkerDriver` running the
     JavaScript worker of ``install`` (started on its first request)."""
-    from .worker.client import WorkerDriver
+    from .worker.client import WorkerDriver  # lazy: the worker client pulls reference_impl; driver modules import light
 
     return WorkerDriver(NAME, worker_command(install), env=worker_env(install), timeout=timeout)
 

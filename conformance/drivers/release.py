@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..peers.old_pylance import PINNED_REQUIREMENTS, ensure_venv
 from . import RELEASE_SEPARATOR
 from .worker.client import WorkerDriver, WorkerError, WorkerProcessError
 from .worker.errors import is_implementation_failure
@@ -74,8 +75,6 @@ def open_release_driver(name: str) -> ReleaseDriver:
     ``ValueError`` for an unknown driver or release, ``PeerUnavailableError``
     when the release cannot be installed, :class:`WorkerError` when its
     worker does not start."""
-    from ..peers.old_pylance import PINNED_REQUIREMENTS, ensure_venv
-
     driver, _, release = name.partition(RELEASE_SEPARATOR)
     if driver not in RELEASE_MODULES:
         raise ValueError(f"only {', '.join(sorted(RELEASE_MODULES))} run in a release's venv, not {driver!r}")

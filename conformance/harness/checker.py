@@ -31,13 +31,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.drivers.writes import WriteKind, WriteOutcome
+from conformance.validator.engine import validate
 from conformance.validator.facts.pylance_departures import pylance_departure
+from conformance.validator.registry import Severity
 
 from .anomalies import Anomaly, AnomalyKind, Role, Witness, every_anomaly, grouped, merged
 from .attribution import Attribution, attribute
-from .effects import EffectObservations, effect_anomalies
+from .effects import EffectObservations, effect_anomalies, observe_effects
 from .history import Attempt
-from .observe import Observations, VersionObservation
+from .observe import Observations, VersionObservation, observe, pylance_disagreements
 from .spec import RunSpec
 from .visibility import HASH_MASK, Expected, Intervals, row_hash
 
@@ -70,10 +72,6 @@ def check(
     with the reference reader, the conflict rules, the validator on every
     version (``validate``) and, for pylance and the reference as writers,
     pylance's rows at every version (``cross_check``)."""
-    # Reading the dataset: observe and effects are the only modules that do.
-    from .effects import observe_effects
-    from .observe import observe, pylance_disagreements
-
     observations = observe(spec.uri, spec.storage_options)
     effects = observe_effects(spec.uri, spec.storage_options)
     if validate:
@@ -93,9 +91,6 @@ def split_known_departures(anomalies: list[Anomaly]) -> tuple[list[Anomaly], lis
 
 
 def _validator_errors(spec: RunSpec) -> list[tuple[int | None, str, str]]:
-    from conformance.validator.engine import validate  # the validator is slow to load: only when asked
-    from conformance.validator.registry import Severity
-
     report = validate(spec.uri, all_versions=True, storage_options=spec.storage_options or None)
     return [(f.version, f.rule, f.message) for f in report.findings if f.severity is Severity.ERROR]
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from ..exit_codes import ExitCode
 from .errors import error_text
-from .spark import HARNESS_MASTER
+from .spark import HARNESS_MASTER, SparkError, SparkExecutor, unreachable_masters
 from .spec import FAULTS, RunSpec
 
-# The rest of the harness (writers, executors, Spark, pyarrow under them) is
+# The rest of the harness (writers, executors, pyspark, pyarrow under them) is
 # imported by the sub-command that runs: every other command of the CLI builds
 # this parser, and must not pay for those imports (issue 17, start-up).
 if TYPE_CHECKING:
@@ -47,8 +47,7 @@ def executor_for(master: str | None) -> Executor:
     writer on this machine; any Spark master URL (``local[N]``, by default
     :data:`~.spark.HARNESS_MASTER`; ``local[*]``, ``spark://HOST:PORT``), the
     writers as Spark tasks."""
-    from .executors import ProcessExecutor
-    from .spark import SparkExecutor, unreachable_masters
+    from .executors import ProcessExecutor  # lazy: pulls pyarrow; every CLI command builds this parser (note above)
 
     if master == LOCAL_PROCESSES:
         return ProcessExecutor()
@@ -161,6 +160,7 @@ def add_harness_parser(commands) -> None:
 
 
 def _print(result: RunResult, output_format: str) -> int:
+    # lazy: the rest of the harness pulls pyarrow; every CLI command builds this parser (note above)
     from .report import report_document, summary_text
 
     if output_format == "json":
@@ -203,6 +203,7 @@ def _internal(exc: Exception, out: Path | None) -> int:
 def _existing_run(out: Path, uri: str | None) -> str | None:
     """Why ``--out`` (or ``--uri``) cannot take a new run, if it cannot: a
     run is never written over another, nor a dataset created over one."""
+    # lazy: the rest of the harness pulls pyarrow; every CLI command builds this parser (note above)
     from .runner import HISTORY_FILE, RUN_FILE
 
     for name in (RUN_FILE, HISTORY_FILE):
@@ -220,10 +221,10 @@ def _existing_run(out: Path, uri: str | None) -> str | None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # lazy: the rest of the harness pulls pyarrow; every CLI command builds this parser (note above)
     from .executors import TaskFailedError
     from .faulty import UnknownFaultyWriterError
     from .runner import RunSpecError, run
-    from .spark import SparkError
     from .workloads import WorkloadError, parse_workload, workload_to_json
     from .writers import WriterLoadError
 
@@ -272,6 +273,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    # lazy: the rest of the harness pulls pyarrow; every CLI command builds this parser (note above)
     from .history import HistoryError
     from .runner import HISTORY_FILE, RUN_FILE, SavedRunError, recheck
 
@@ -287,6 +289,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _faulty(args: argparse.Namespace) -> int:
+    # lazy: the rest of the harness pulls pyarrow; every CLI command builds this parser (note above)
     from .faulty import FAULTY_WRITERS
 
     rows = [

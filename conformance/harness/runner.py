@@ -18,6 +18,8 @@ from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 from .checker import CheckReport, check
 from .executors import Executor
 from .history import SETUP_WRITER, Attempt, load_history, save_history
+from .html import write_html
+from .report import report_document
 from .spec import RunSpec, TaskSpec
 from .workloads import initial_schema, rows_table, skipped_kinds, writer_workload
 from .writers import FAULTY_PREFIX, LoadedWriter, engine_session, load_writer
@@ -189,9 +191,6 @@ def run(spec: RunSpec, executor: Executor, out_dir: Path, *, validate: bool = Tr
 def save_report(result: RunResult) -> None:
     """Write what the run says: ``DIR/report.json``, ``DIR/report.html``, and
     ``DIR/writer.json`` when the skipped kinds are known."""
-    from .html import write_html  # lazy: the report modules format; the runner only saves
-    from .report import report_document
-
     if result.skipped is not None:
         save_writer_file(result.out_dir, result.skipped, result.driver)
     (result.out_dir / REPORT_FILE).write_text(json.dumps(report_document(result), indent=2) + "\n")

@@ -30,7 +30,10 @@ driver's own interpreter (``spark.pyspark.python`` and ``PYSPARK_PYTHON`` in
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import pickle
+import subprocess
 import sys
 import tempfile
 import threading
@@ -42,6 +45,7 @@ from typing import Any
 
 from ..spark_session import SparkError, spark_conf, unreachable_masters
 from ..spark_session import start_session as _start_session
+from .errors import error_text
 
 __all__ = ["HARNESS_MASTER", "SparkError", "SparkExecutor", "spark_conf", "unreachable_masters"]
 
@@ -70,9 +74,7 @@ def run_task_in_child(task: Any, ready: Callable[[], object] | None = None) -> l
     so that writers race from their first operation on; it is called
     exactly once even when the child dies first, so no other task waits
     for this one in vain."""
-    import pickle
-    import subprocess
-
+    # lazy: pulls pyarrow, and the CLI imports this module at start-up (harness command: HARNESS_MASTER)
     from .executors import TaskFailedError
     from .tasks import read_journal
 
@@ -120,9 +122,7 @@ def run_task_in_child(task: Any, ready: Callable[[], object] | None = None) -> l
 def _child_main(task_file: str, ready_fd: int, go_fd: int) -> None:
     """The child process of :func:`run_task_in_child`: the writer's loop
     (its attempts are in the journal), started when the parent says go."""
-    import pickle
-
-    from .tasks import run_writer_task
+    from .tasks import run_writer_task  # lazy: pulls pyarrow, and the CLI imports this module at start-up
 
     def ready() -> None:
         os.write(ready_fd, b"r")
@@ -137,7 +137,7 @@ def attempt_to_json(attempt: Any) -> dict[str, Any]:
 
 
 def attempt_from_json(record: dict[str, Any]) -> Any:
-    from .history import Attempt
+    from .history import Attempt  # lazy: pulls jsonschema and pyarrow; the CLI imports this module
 
     return Attempt.from_json(record)
 
@@ -305,6 +305,7 @@ def connector_rows(ids: Sequence[int]):
     """The rows a connector job writes: the harness's rows (``id``, and
     ``value`` 0, as an append writes them), so the checker traces each row
     to the job that appended it."""
+    # lazy: pulls pyarrow, and the CLI imports this module at start-up (harness command: HARNESS_MASTER)
     from .workloads import INITIAL_SCHEMA, rows_table
 
     return rows_table(list(ids), 0, INITIAL_SCHEMA)
@@ -323,7 +324,7 @@ def create_connector_dataset(
     its version. The jobs' fragments take the dataset's version."""
     table = connector_rows(initial_ids)
     if implementation == "pylance":
-        import lance
+        import lance  # lazy: pylance is optional (the test extra)
 
         return lance.write_dataset(
             table,
@@ -333,6 +334,7 @@ def create_connector_dataset(
             storage_options=storage_options or None,
         ).version
     if implementation == "reference":
+        # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
         from reference_impl.dataset import Dataset
         from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
@@ -352,6 +354,7 @@ def write_task_fragments(task: FragmentTask) -> list[Any]:
     its JSON dict, the reference's as the picklable Fragment)."""
     table = connector_rows(task.ids)
     if task.implementation == "pylance":
+        # lazy: pylance is optional (the test extra)
         import lance
         from lance.fragment import write_fragments
 
@@ -359,6 +362,7 @@ def write_task_fragments(task: FragmentTask) -> list[Any]:
         # Given the dataset, pylance writes its files in the dataset's version.
         fragments = write_fragments(table, pinned, schema=pinned.schema, storage_options=task.storage_options or None)
         return [fragment.to_json() for fragment in fragments]
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
     from reference_impl.fragment_writer import write_fragments as reference_write_fragments
 
@@ -373,9 +377,10 @@ def _write_partition(tasks: Iterable[FragmentTask]) -> Iterator[Any]:
 
 def _latest_version(implementation: str, uri: str, storage_options: dict[str, str]) -> int:
     if implementation == "pylance":
-        import lance
+        import lance  # lazy: pylance is optional (the test extra)
 
         return lance.dataset(uri, storage_options=storage_options or None).version
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
 
     return Dataset.open(uri, storage_options=storage_options).version
@@ -387,6 +392,7 @@ def _commit_append(
     """The driver's step: one Append of every task's fragments, built on the
     version pinned when the job was planned."""
     if implementation == "pylance":
+        # lazy: pylance is optional (the test extra)
         import lance
         from lance.fragment import FragmentMetadata
 
@@ -395,6 +401,7 @@ def _commit_append(
             uri, operation, read_version=read_version, storage_options=storage_options or None
         )
         return committed.version
+    # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
     from reference_impl.transactions import Append
 
@@ -416,14 +423,10 @@ def short_error(failure: BaseException) -> str:
     """A failure as the history keeps it: a Python worker's exception comes
     back inside Spark's with the worker's whole traceback, whose head says
     where and whose tail says what (:func:`.errors.error_text` keeps both)."""
-    from .errors import error_text  # lazy: only failed connector jobs need it
-
     return error_text(failure)
 
 
 def _json(fragment: Any) -> str:
-    import json
-
     return json.dumps(fragment)
 
 

@@ -14,9 +14,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from reference_impl.manifest_file import read_manifest_file
+from reference_impl.naming import list_versions
+from reference_impl.storage import LocalStorage
+from reference_impl.transactions import read_transaction_file
+
 
 def _lance():
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only building a base needs it
 
     return lance
 
@@ -94,10 +99,6 @@ def build_evolution(path: Path) -> None:
     dataset = _lance().dataset(path)
     dataset.delete("id = 20")
     dataset.update({"name": "'again'"}, where="id = 15")
-    from reference_impl.manifest_file import read_manifest_file
-    from reference_impl.naming import list_versions
-    from reference_impl.storage import LocalStorage
-    from reference_impl.transactions import read_transaction_file
 
     storage = LocalStorage(path)
     kinds = [

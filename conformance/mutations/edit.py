@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile, encode_manifest_file, read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.storage import LocalStorage
@@ -59,7 +60,6 @@ def edit_manifest(root: Path, edit: Callable[[ManifestFile], None], version: int
 def edit_manifest_message(root: Path, edit: Callable[[table_pb2.Manifest], None], version: int | None = None) -> None:
     """Edit the Manifest protobuf itself, for defects the dataclasses cannot
     express; the file is laid out anew by the reference encoder."""
-    from reference_impl.manifest import Manifest
 
     def apply(manifest_file: ManifestFile) -> None:
         message = manifest_file.manifest.to_proto()

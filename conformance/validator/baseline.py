@@ -36,6 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypedDict, cast
 
+from ..describe import schema_validator
 from .registry import Finding, Severity
 
 BASELINE_FORMAT = 1
@@ -148,8 +149,6 @@ class BaselineOutcome:
 
 def parse_baseline(document: object, path: str | os.PathLike) -> Baseline:
     """A :class:`Baseline` from a decoded JSON document; :class:`BaselineError` when it breaks the schema."""
-    from conformance.describe import schema_validator
-
     errors = sorted(schema_validator(SCHEMA_NAME).iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]

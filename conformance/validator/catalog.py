@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 
 from ..requirements import load_requirements
+from ..test_coverage import tested_requirements
 from .ruleset import all_rules
+from .writer_defects import known_defects
 
 
 def covered_requirements() -> set[str]:
@@ -21,8 +23,6 @@ def covered_requirements() -> set[str]:
 def uncovered_requirements() -> list:
     """Requirements no rule and no test checks, each with the catalog's reason
     when it is marked uncheckable (None when it could be checked but is not yet)."""
-    from ..test_coverage import tested_requirements
-
     covered = covered_requirements() | set(tested_requirements())
     return [req for req_id, req in sorted(load_requirements().items()) if req_id not in covered]
 
@@ -50,8 +50,6 @@ def render_markdown() -> str:
         if rules[-1] is r or rules[rules.index(r) + 1].id.split("/", 1)[0] != topic:
             lines.append("")
     lines += _known_defects()
-    from ..test_coverage import tested_requirements
-
     tested = {k: v for k, v in tested_requirements().items() if k not in covered_requirements()}
     lines += [
         "## Requirements checked by tests",
@@ -82,8 +80,6 @@ def render_markdown() -> str:
 
 def _known_defects() -> list[str]:
     """The table of known writer defects (conformance/data/writer_defects.json)."""
-    from .writer_defects import known_defects
-
     lines = [
         "## Known writer defects",
         "",

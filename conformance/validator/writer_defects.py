@@ -26,6 +26,7 @@ from importlib import resources
 
 from reference_impl.manifest import WriterVersion
 
+from ..describe import schema_validator
 from .registry import Finding, Severity
 
 TABLE_RESOURCE = ("data", "writer_defects.json")
@@ -121,15 +122,11 @@ def _defect(entry: dict) -> WriterDefect:
 @lru_cache(maxsize=1)
 def known_defects() -> tuple[WriterDefect, ...]:
     """The table, checked against its JSON Schema (loaded once)."""
-    import jsonschema
-
-    from ..describe import load_schema
-
     table = resources.files("conformance")
     for part in TABLE_RESOURCE:  # one part at a time: Traversable.joinpath takes one before Python 3.11
         table = table.joinpath(part)
     document = json.loads(table.read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(load_schema(SCHEMA_NAME)).validate(document)
+    schema_validator(SCHEMA_NAME).validate(document)
     return tuple(_defect(entry) for entry in document["defects"])
 
 

@@ -10,12 +10,14 @@ by the engine: :func:`conflict_from` follows ``__cause__`` and
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import pylance_driver
 from ..lance_core_conflicts import conflict_from_message
 from ..protocol import Capability, DriverInfo, WriteConflict, WriteKind
+from ..pylance_driver import lance_core_version
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -27,10 +29,6 @@ def engine_info(name: str, package: str, operations: Iterable[WriteKind], *, at_
     versions its pylance writes; ``package`` is the PyPI distribution whose
     release is under test. Nothing to read: the readers are the reference
     and pylance, so the protocol asks it for no read member."""
-    import importlib.metadata
-
-    from ..pylance_driver import lance_core_version
-
     capabilities = {Capability.WRITE, *([Capability.WRITE_AT_VERSION] if at_version else [])}
     return DriverInfo(
         name=name,
@@ -62,6 +60,7 @@ def conflict_from(error: BaseException) -> WriteConflict | None:
 
 def token_properties(op: Any) -> dict[str, str] | None:
     """The transaction properties naming ``op`` (its token), None without one."""
+    # lazy: driver modules import without pyarrow (installed_drivers imports each one)
     from ..writes import TOKEN_PROPERTY
 
     return None if op.token is None else {TOKEN_PROPERTY: op.token}

@@ -62,7 +62,7 @@ def info() -> DriverInfo:
 def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> Any:
     """Perform ``op`` through daft-lance (module docstring); a commit conflict
     raises :class:`~conformance.drivers.protocol.WriteConflict`."""
-    from .. import writes
+    from .. import writes  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
     target = os.fspath(uri)
     options = dict(storage_options) if storage_options else None
@@ -72,12 +72,12 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
         raise WriteNotSupported(f"daft's write_lance reads the latest version itself, not version {op.read_version}")
     # Daft imports Ray when it runs: Ray must keep to loopback in this process too.
     keep_ray_on_loopback()
-    import daft_lance
+    import daft_lance  # lazy: daft-lance is optional (the engines extra), and Ray must be kept on loopback first
 
     try:
         if isinstance(op, (writes.Create, writes.Append, writes.Overwrite)):
             return _write_rows(daft_lance, target, op, options)
-        import lance
+        import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
         read_version = lance.dataset(target, version=op.read_version, storage_options=options).version
         if isinstance(op, writes.AddColumns):
@@ -107,6 +107,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
 
 
 def _write_rows(daft_lance: Any, uri: str, op: Any, options: dict[str, str] | None) -> Any:
+    # lazy: daft is optional (the engines extra); writes pulls pyarrow (driver modules import light)
     import daft
 
     from .. import writes

@@ -53,6 +53,7 @@ when the module defines one.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import DriverInfo, WriteKind, WriteNotSupported
@@ -121,8 +122,6 @@ def _ray() -> Any:
 
 def close() -> None:
     """Leave Ray (stopping it when this process started it)."""
-    import sys
-
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         ray.shutdown()
@@ -134,7 +133,7 @@ def close() -> None:
 def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, str] | None = None) -> Any:
     """Perform ``op`` through lance-ray (module docstring); a commit conflict
     raises :class:`~conformance.drivers.protocol.WriteConflict`."""
-    from .. import writes
+    from .. import writes  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
     target = os.fspath(uri)
     options = dict(storage_options) if storage_options else None
@@ -145,7 +144,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
     if op.read_version is not None and not isinstance(op, writes.AddColumns):
         raise WriteNotSupported(f"lance-ray's {op.kind.value} reads the latest version itself")
     ray = _ray()
-    import lance_ray
+    import lance_ray  # lazy: lance-ray is optional (the engines extra), and pulls Ray (kept on loopback first)
 
     try:
         if isinstance(op, (writes.Create, writes.Append, writes.Overwrite)):
@@ -180,7 +179,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
 
 
 def _write_rows(ray: Any, lance_ray: Any, uri: str, op: Any, options: dict[str, str] | None) -> Any:
-    from .. import writes
+    from .. import writes  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
     blocks = ray.data.from_arrow(op.rows).repartition(PARALLELISM)
     extra: dict[str, Any] = {}
@@ -198,6 +197,7 @@ def _write_rows(ray: Any, lance_ray: Any, uri: str, op: Any, options: dict[str, 
 
 
 def _add_columns(lance_ray: Any, uri: str, op: Any, options: dict[str, str] | None) -> Any:
+    # lazy: pylance and writes (pyarrow) load only when a write runs (driver modules import light)
     import lance
     from lance.udf import BatchUDF
 
@@ -223,7 +223,7 @@ class NewColumns:
         self.columns = tuple(columns)
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
         table = pa.Table.from_batches([batch])
         arrays = [self._compute(table.column(column.source), column) for column in self.columns]
@@ -234,13 +234,13 @@ class NewColumns:
 
     @staticmethod
     def _compute(source: Any, column: Any) -> Any:
-        import pyarrow.compute as pc
+        import pyarrow.compute as pc  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
         return source if column.offset == 0 else pc.add(source, column.offset)
 
     def output_schema(self, schema: pa.Schema) -> pa.Schema:
         """The new columns' schema, given the dataset's."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
         fields = []
         for column in self.columns:

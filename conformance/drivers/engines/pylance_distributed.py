@@ -46,8 +46,11 @@ reports no version.
 from __future__ import annotations
 
 import atexit
+import multiprocessing
 import os
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import DriverInfo, WriteKind, WriteNotSupported
@@ -94,9 +97,6 @@ def _workers() -> ProcessPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
             _pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context("spawn"))
         return _pool
 
@@ -116,8 +116,6 @@ atexit.register(close)
 def _run_in_workers(function: Any, tasks: list[tuple]) -> list[Any]:
     """``function(*task)`` for each task in the worker processes, results in
     task order; a broken pool is dropped so that the next write starts anew."""
-    from concurrent.futures.process import BrokenProcessPool
-
     try:
         pool = _workers()
         futures = [pool.submit(function, *task) for task in tasks]
@@ -133,6 +131,7 @@ def _run_in_workers(function: Any, tasks: list[tuple]) -> list[Any]:
 def _write_slice(
     uri: str, rows: pa.Table, mode: str, options: dict[str, Any], storage_options: dict[str, str] | None
 ) -> list:
+    # lazy: pylance loads only when a write runs (driver modules import light)
     from lance.fragment import write_fragments
 
     return write_fragments(rows, uri, schema=rows.schema, mode=mode, storage_options=storage_options, **options)
@@ -143,7 +142,7 @@ def _delete_on_fragments(
 ) -> list[tuple[int, Any]]:
     """Each fragment's metadata after the delete: None when every row went, the
     same metadata when none did."""
-    import lance
+    import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
     dataset = lance.dataset(uri, version=version, storage_options=storage_options)
     return [(fragment_id, _fragment(dataset, fragment_id).delete(predicate)) for fragment_id in fragment_ids]
@@ -152,7 +151,7 @@ def _delete_on_fragments(
 def _merge_on_fragments(
     uri: str, version: int, fragment_ids: list[int], expressions: dict[str, str], storage_options: dict[str, str] | None
 ) -> list[tuple[Any, Any]]:
-    import lance
+    import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
     dataset = lance.dataset(uri, version=version, storage_options=storage_options)
     return [_fragment(dataset, fragment_id).merge_columns(expressions) for fragment_id in fragment_ids]
@@ -166,7 +165,7 @@ def _fragment(dataset: Any, fragment_id: int) -> Any:
 
 
 def _execute_compaction(uri: str, version: int, task: Any, storage_options: dict[str, str] | None) -> Any:
-    import lance
+    import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
     return task.execute(lance.dataset(uri, version=version, storage_options=storage_options))
 
@@ -178,12 +177,12 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
     """Perform ``op`` in the pattern of its kind (module docstring) and say
     what was committed; a commit conflict raises
     :class:`~conformance.drivers.protocol.WriteConflict`."""
-    from .. import writes
+    from .. import writes  # lazy: driver modules import without pyarrow (installed_drivers imports each one)
 
     target = os.fspath(uri)
     options = dict(storage_options) if storage_options else None
     try:
-        import lance
+        import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
         if isinstance(op, writes.Create):
             _refuse_existing(lance, target, options)
@@ -224,13 +223,14 @@ def _per_worker(items: list[int]) -> list[list[int]]:
 
 
 def _commit(uri: str, operation: Any, read_version: int, op: Any, options: dict[str, str] | None, **extra: Any):
-    import lance
+    import lance  # lazy: pylance loads only when a write runs (driver modules import light)
 
     transaction = lance.Transaction(read_version, operation, transaction_properties=token_properties(op) or {})
     return lance.LanceDataset.commit(uri, transaction, storage_options=options, **extra)
 
 
 def _write_rows(uri: str, op: Any, dataset: Any, options: dict[str, str] | None) -> Any:
+    # lazy: pylance and writes (pyarrow) load only when a write runs (driver modules import light)
     import lance
 
     from .. import writes
@@ -262,6 +262,7 @@ def _write_rows(uri: str, op: Any, dataset: Any, options: dict[str, str] | None)
 
 
 def _delete(uri: str, op: Any, dataset: Any, options: dict[str, str] | None) -> Any:
+    # lazy: pylance and writes (pyarrow) load only when a write runs (driver modules import light)
     import lance
 
     from .. import writes
@@ -278,6 +279,7 @@ def _delete(uri: str, op: Any, dataset: Any, options: dict[str, str] | None) -> 
 
 
 def _add_columns(uri: str, op: Any, dataset: Any, options: dict[str, str] | None) -> Any:
+    # lazy: pylance and writes (pyarrow) load only when a write runs (driver modules import light)
     import lance
 
     from .. import writes
@@ -295,6 +297,7 @@ def _add_columns(uri: str, op: Any, dataset: Any, options: dict[str, str] | None
 
 
 def _compact(uri: str, op: Any, dataset: Any, options: dict[str, str] | None) -> Any:
+    # lazy: pylance and writes (pyarrow) load only when a write runs (driver modules import light)
     from lance.optimize import Compaction
 
     from .. import writes

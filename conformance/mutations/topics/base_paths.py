@@ -6,9 +6,16 @@ clone: these mutations only ever change the copy.
 
 from __future__ import annotations
 
-from reference_impl.manifest import BasePath
+import os
+import shutil
 
-from ..edit import edit_manifest, edit_untracked, manifest_relpath
+from reference_impl.manifest import BasePath
+from reference_impl.manifest_file import read_manifest_file
+from reference_impl.naming import list_versions
+from reference_impl.storage import LocalStorage
+from reference_impl.transactions import Clone
+
+from ..edit import edit_manifest, edit_transaction, edit_untracked, manifest_relpath, versions_of
 from ..registry import mutation
 
 
@@ -51,15 +58,6 @@ def write_an_appended_file_into_the_source(root):
     """The clone gets a source of its own (a copy of the shared one, which no
     mutation may touch); then the data file of version 2's Append moves into
     that source and every version after the Clone reads it from there."""
-    import shutil
-
-    from reference_impl.manifest_file import read_manifest_file
-    from reference_impl.naming import list_versions
-    from reference_impl.storage import LocalStorage
-    from reference_impl.transactions import Clone
-
-    from ..edit import edit_transaction, versions_of
-
     storage = LocalStorage(root)
     versions = sorted(list_versions(storage).manifests())
     (clone_version,) = versions_of(root, Clone)
@@ -115,7 +113,6 @@ def mark_root_files_as_base_0(root):
 def make_the_source_base_path_relative(root):
     """The source stays where it is; only its path is given relative to the
     clone's root, which still resolves to it."""
-    import os
 
     def edit(manifest_file):
         (base,) = manifest_file.manifest.base_paths

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import struct
 
-from reference_impl.naming import NamingScheme, manifest_name
+from reference_impl.dataset import Dataset
+from reference_impl.manifest import BasePath
+from reference_impl.naming import NamingScheme, list_versions, manifest_name, parse_manifest_name
+from reference_impl.storage import LocalStorage
+from reference_impl.transactions import Transaction, UnknownOperation
+from reference_impl.wire import table_pb2
 
 from ...spec_revisions import UNDEFINED_FLAG
 from ..edit import edit_manifest, edit_manifest_message, manifest_relpath
@@ -51,16 +57,12 @@ def misname_the_transaction_file(root):
 
 @mutation("transaction/file-decodes", breaks="transaction.file-path-resolves")
 def remove_the_transaction_file(root):
-    from reference_impl.dataset import Dataset
-
     name = Dataset.open(root).manifest.transaction_file
     (root / "_transactions" / name).unlink()
 
 
 @mutation("transaction/file-decodes", breaks="transaction.file-decodes")
 def garble_the_transaction_file(root):
-    from reference_impl.dataset import Dataset
-
     name = Dataset.open(root).manifest.transaction_file
     (root / "_transactions" / name).write_bytes(b"\xff" * 40)
 
@@ -105,9 +107,6 @@ def clear_the_managed_blobs_flag_after_a_version_set_it(root):
         manifest_file.manifest.reader_feature_flags |= 2048
         manifest_file.manifest.writer_feature_flags |= 2048
 
-    from reference_impl.naming import list_versions
-    from reference_impl.storage import LocalStorage
-
     latest = max(list_versions(LocalStorage(root)).manifests())
     edit_manifest(root, set_both, version=latest - 1)  # the latest version then clears it
 
@@ -144,8 +143,6 @@ def drop_one_row_id_sequence(root):
 
 @mutation("feature-flags/base-paths")
 def declare_a_base_path_without_the_flag(root):
-    from reference_impl.manifest import BasePath
-
     def edit(manifest_file):
         manifest_file.manifest.base_paths.append(BasePath(id=1, path=str(root), is_dataset_root=True))
 
@@ -169,8 +166,6 @@ def stage_a_manifest_under_a_name_that_is_no_uuid(root):
 
 @mutation("manifest/transaction-section-not-empty", also=("transaction/unknown-operation",))
 def embed_an_empty_transaction(root):
-    from reference_impl.transactions import Transaction, UnknownOperation
-
     def edit(manifest_file):
         manifest_file.manifest.transaction_file = ""
         manifest_file.transaction = Transaction(read_version=0, uuid="", operation=UnknownOperation())
@@ -186,10 +181,6 @@ def _rewrite_manifest_message(root, edit) -> None:
     else: the sections before it keep their bytes and positions, which the
     reference encoder (:func:`~conformance.mutations.edit.edit_manifest`)
     would lay out anew. ``edit`` gets the message and the file's length."""
-    import struct
-
-    from reference_impl.wire import table_pb2
-
     path = root / manifest_relpath(root)
     data = path.read_bytes()
     footer = data[-16:]
@@ -250,7 +241,7 @@ def commit_a_config_change_with_pylance(root):
     """pylance records the embedded transaction's position in field 23 of
     every manifest it writes (the reference encoder, used by the other
     mutations, writes field 21): the version this commit adds is one more."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).update_config({"owner.reviewer": "conformance"})
 
@@ -262,8 +253,6 @@ def commit_a_config_change_with_pylance(root):
 def commit_the_latest_version_two_numbers_ahead(root):
     """The latest version (6 in the "plain" base) is committed as 8, under
     the V2 name of 8: nothing is numbered 7."""
-    from reference_impl.naming import parse_manifest_name
-
     old = root / manifest_relpath(root)
     ahead = parse_manifest_name(old.name)[0] + 2
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..edit import edit_untracked
+from reference_impl.dataset import Dataset
+from reference_impl.naming import list_versions
+from reference_impl.storage import LocalStorage
+
+from ..edit import edit_manifest, edit_untracked
 from ..registry import mutation
 
 
@@ -15,8 +19,6 @@ def _file_of(manifest_file, fragment_id: int, index: int = 0):
 
 
 def _latest_path(root, fragment_id: int = 3):
-    from reference_impl.dataset import Dataset
-
     (fragment,) = [f for f in Dataset.open(root).fragments if f.id == fragment_id]
     return root / "data" / fragment.files[0].path
 
@@ -225,10 +227,6 @@ def store_a_negative_column_index(root):
 def _edit_legacy_ids(root, change) -> None:
     """Change the ids listed for the legacy base's fragment 0 first data file
     (ids 0..4: id, name, point, point.x, point.y) in every version."""
-    from reference_impl.naming import list_versions
-    from reference_impl.storage import LocalStorage
-
-    from ..edit import edit_manifest
 
     def edit(manifest_file):
         for fragment in manifest_file.manifest.fragments:
@@ -296,6 +294,6 @@ def commit_a_delete_over_legacy_files_with_pylance(root):
     """pylance records legacy files as 0.2, the trailer's version, where the
     table.proto marks them 0.0: the version its delete commits is one more that
     lists them so."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).delete("id = 8")

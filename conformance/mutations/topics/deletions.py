@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from pyroaring import BitMap
 
+from conformance.validator.facts.deletions import MAX_FILE_BYTES
+from reference_impl.dataset import Dataset
 from reference_impl.deletions import decode_arrow_deletions, encode_arrow_deletions
 from reference_impl.fragments import DeletionFile, DeletionFileType
 
@@ -26,8 +28,6 @@ from ..registry import mutation
 
 
 def _latest_fragment(root, fragment_id: int):
-    from reference_impl.dataset import Dataset
-
     dataset = Dataset.open(root)
     return next(f for f in dataset.fragments if f.id == fragment_id)
 
@@ -163,8 +163,6 @@ def delete_more_rows_than_the_fragment_has(root):
 
 @mutation("deletion/read-version-earlier")
 def compute_the_deletions_from_a_later_version(root):
-    from reference_impl.dataset import Dataset
-
     future = Dataset.open(root).version + 3
     fragment = _latest_fragment(root, 0)
     source = root / fragment.deletion_file.path(0)
@@ -204,7 +202,7 @@ def store_a_deletion_file_under_another_id(root):
 def delete_a_row_with_pylance(root):
     """pylance writes its .arrow deletion files with a uint32 column; the
     version this delete commits holds a new one, for fragment 2."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).delete("id = 2500")
 
@@ -215,8 +213,6 @@ def grow_a_deletion_file_past_the_readable_size(root):
     three offsets (a sparse file: nothing is written): no longer the file of
     three offsets num_deleted_rows counts, and too large for the validator
     to read and count."""
-    from conformance.validator.facts.deletions import MAX_FILE_BYTES
-
     path = _deletion_path(root, 0)
     with open(path, "r+b") as handle:
         handle.truncate(MAX_FILE_BYTES + 1)

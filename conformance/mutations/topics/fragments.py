@@ -7,6 +7,9 @@ that version records, so these mutations use
 
 from __future__ import annotations
 
+from reference_impl.naming import list_versions
+from reference_impl.storage import LocalStorage
+
 from ..edit import edit_manifest, edit_untracked
 from ..registry import mutation
 
@@ -103,9 +106,6 @@ def count_ten_more_ids_as_used(root):
     # reuse ids counted as used before (the ReserveFragments keeps its
     # increment; the evolution base has no tag whose manifest size could
     # change).
-    from reference_impl.naming import list_versions
-    from reference_impl.storage import LocalStorage
-
     def edit(manifest_file):
         manifest_file.manifest.max_fragment_id = (manifest_file.manifest.max_fragment_id or 0) + 10
 

@@ -10,9 +10,11 @@ do not also report a change the operations did not make.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import uuid as uuid_module
 
 from reference_impl.indices import encode_fragment_bitmap
+from reference_impl.wire import table_pb2
 
 from ..edit import edit_manifest
 from ..registry import mutation
@@ -106,8 +108,6 @@ def remove_a_listed_index_file(root):
 
 @mutation("index/directory-present")
 def remove_the_index_directory(root):
-    import shutil
-
     shutil.rmtree(_index_directory(root))
 
 
@@ -175,14 +175,12 @@ def compact_with_deferred_remap(root) -> None:
     """pylance compacts the "plain" base (fragments 0 and 1 have deletions)
     and leaves the index remapping to a fragment-reuse index, whose content
     is small and inline."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).optimize.compact_files(target_rows_per_fragment=10_000, defer_index_remap=True)
 
 
 def _edit_fragment_reuse_details(root, edit) -> None:
-    from reference_impl.wire import table_pb2
-
     def apply(manifest_file):
         (index,) = [i for i in manifest_file.indices if i.name == "__lance_frag_reuse"]
         details = table_pb2.FragmentReuseIndexDetails.FromString(index.details)

@@ -200,7 +200,7 @@ def climb_out_of_the_region_directory(root):
 def move_a_region_to_another_spec(root):
     # pylance adds a version (a CreateIndex that keeps the MemWAL index); the
     # region has spec 1 in the snapshot before it and spec 2 after.
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
     versions = sorted(list_versions(LocalStorage(root)).manifests())
@@ -219,7 +219,7 @@ def merge_a_generation_in_an_index_commit(root):
     """pylance adds a version (a CreateIndex that keeps the MemWAL index);
     that version, no merge-insert, records a region's generation 4 as
     merged."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
 

@@ -10,8 +10,9 @@ that the transaction rules do not also see a change the Delete did not make.
 
 from __future__ import annotations
 
+from conformance.validator.facts.row_ids import MAX_SEQUENCE_BYTES
 from reference_impl.fragments import ExternalFile
-from reference_impl.row_ids import encode_row_id_sequence, encode_version_sequence
+from reference_impl.row_ids import decode_row_id_sequence, encode_row_id_sequence, encode_version_sequence
 from reference_impl.wire import rowids_pb2
 
 from ..edit import edit_manifest, edit_untracked
@@ -185,9 +186,7 @@ def renumber_a_row_in_the_compaction(root):
     # pylance compacts the four fragments into one (a ReserveFragments, then
     # a Rewrite); the moved row with id 1 then comes out with id 0, the id of
     # a row the Delete removed (so no id is duplicated or out of range).
-    import lance
-
-    from reference_impl.row_ids import decode_row_id_sequence
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).optimize.compact_files(target_rows_per_fragment=1000)
 
@@ -258,7 +257,7 @@ def set_next_row_id_without_stable_row_ids(root):
 def update_a_row_with_pylance(root):
     """pylance 14 moves an updated row to a new fragment under its old id,
     deleting the old copy: a visible and a deleted row share the id."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).update({"name": "'changed'"}, where="id = 5")
 
@@ -268,8 +267,6 @@ def keep_fragment_0s_row_ids_in_a_huge_file(root):
     """An external row id sequence larger than the validator reads
     (MAX_SEQUENCE_BYTES), in a sparse file that really is that large: the
     sequence is reported as unchecked, not read."""
-    from conformance.validator.facts.row_ids import MAX_SEQUENCE_BYTES
-
     data = encode_row_id_sequence(range(0, 40))
     size = MAX_SEQUENCE_BYTES + 1
     (root / "_row_ids").mkdir(exist_ok=True)

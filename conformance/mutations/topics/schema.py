@@ -16,11 +16,17 @@ renames it).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
+import pyarrow as pa
+
+from reference_impl.dataset import Dataset
+from reference_impl.file_format import LanceFileReader, write_v2_0
+from reference_impl.file_format.writer_v2_1 import write_v2_1
 from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
-from reference_impl.schema import Field, Schema
+from reference_impl.schema import Field, FieldType, Schema
 from reference_impl.storage import LocalStorage
 from reference_impl.transactions import TRANSACTIONS_DIR, Merge, Overwrite, Project, read_transaction_file
 
@@ -257,13 +263,6 @@ def _rewrite_with_nulls_in_score(root, version: str) -> None:
     """Rewrite fragment 0's data file with the reference writer of
     ``version`` ("2.0" or "2.1"), nulls in the non-nullable ``score``; the
     manifests get the file's new size."""
-    import dataclasses
-
-    import pyarrow as pa
-
-    from reference_impl.file_format import LanceFileReader, write_v2_0
-    from reference_impl.file_format.writer_v2_1 import write_v2_1
-
     storage = LocalStorage(root)
     versions = sorted(list_versions(storage).manifests())
     latest = read_manifest_file(storage, list_versions(storage).manifests()[versions[-1]]).manifest
@@ -332,8 +331,6 @@ def add_a_timestamp_at_a_fixed_offset(root):
 def call_a_struct_repeated(root):
     # pylance writes PARENT for every field, which the rule already reports
     # as one finding per version; a struct marked REPEATED changes it.
-    from reference_impl.schema import FieldType
-
     edit_schema_from(root, 1, _set("meta", type=FieldType.REPEATED))
 
 
@@ -359,13 +356,11 @@ def give_a_field_an_empty_extension_name(root):
 def reuse_the_id_of_a_dropped_column(root):
     """pylance hands out again the id of a column added without data and
     dropped (docs/spec-discrepancies.md); the "plain" base uses ids 0..4."""
-    import lance
-    import pyarrow as pa
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).add_columns(pa.schema([pa.field("b", pa.int32())]))
     lance.dataset(root).drop_columns(["b"])
     lance.dataset(root).add_columns(pa.schema([pa.field("c", pa.int32())]))
-    from reference_impl.dataset import Dataset
 
     assert [f.id for f in Dataset.open(root).manifest.schema.fields][-1] == 5
 
@@ -404,8 +399,7 @@ def add_a_second_key_column_at_position_3(root):
 def overwrite_with_a_key_inside_a_fixed_size_list(root):
     """pylance accepts a key inside a fixed-size list of structs; the
     "plain" base has no key, so the Overwrite sets the first one."""
-    import lance
-    import pyarrow as pa
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     struct = pa.struct([pa.field("k", pa.int32(), False, {_PK: "true"})])
     schema = pa.schema([pa.field("l", pa.list_(pa.field("item", struct, False), 2), False)])

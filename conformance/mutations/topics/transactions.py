@@ -211,7 +211,7 @@ def keep_the_later_deletes_vector_unmerged(root):
     into its own. pylance leaves the second's unmerged deletion file in
     ``_deletions``; the second version is pointed at it, as if it had not
     merged, so the rows 5..8 come back."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     deletions = Path(root) / "_deletions"
     first, second = lance.dataset(root), lance.dataset(root)
@@ -234,7 +234,7 @@ def record_a_column_rewrite_as_a_row_rewrite(root):
     matched rows as a REWRITE_COLUMNS Update: fragment 0 gets a data file
     for the column. Recorded as REWRITE_ROWS, the Update must not have
     touched the fragment's data files."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     changed = pa.table({"id": pa.array([10, 11], pa.int64()), "name": ["ten", "eleven"]})
     lance.dataset(root).merge_insert("id").when_matched_update_all().execute(changed)
@@ -305,7 +305,7 @@ def upsert_rows_through_an_update(root):
     """pylance commits a merge_insert that updates two rows and inserts two
     as one Update (the latest version restores version 3's columns ``id``,
     ``name`` and ``point``; ids 0..39 exist)."""
-    import lance
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     ids = [38, 39, 40, 41]
     incoming = pa.table(

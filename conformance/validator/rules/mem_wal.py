@@ -162,7 +162,7 @@ def _integer(value) -> int | None:
 
 
 def _read_snapshots(data: bytes, label: str) -> _Snapshots:
-    # Imported here: only a MemWAL index with inline snapshots needs the
+    # lazy: only a MemWAL index with inline snapshots needs the
     # reference reader and pyarrow, most of the validator's start-up.
     import pyarrow as pa
 

@@ -96,7 +96,7 @@ def _count_nulls(
 ) -> None:
     """Add to ``counts`` the nulls of each watched field of ``node``'s subtree,
     counting only rows where every ancestor has a value."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: only reading values needs it (the note under the imports)
 
     if isinstance(array, pa.ExtensionArray):
         array = array.storage
@@ -124,6 +124,7 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int], d
     through the reference reader; rows at ``deleted`` offsets are left out,
     as readers leave them out); :class:`LanceFormatError` when the file
     cannot be read."""
+    # lazy: only reading values needs pyarrow and the reader (the note under the imports)
     import pyarrow as pa
 
     from reference_impl.file_format.reader import LanceFileReader
@@ -178,7 +179,7 @@ def non_nullable_values(view: VersionView):
     required = _non_nullable(view)
     if not required:
         return
-    from reference_impl.scan import field_with_descendants
+    from reference_impl.scan import field_with_descendants  # lazy: pulls pyarrow (the note under the imports)
 
     tree = schema_tree(view)
     schema = view.manifest.schema
