@@ -37,8 +37,11 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from .requirements import load_requirements
 
 #: The version of the expectations file format (its ``format`` field).
 EXPECTATIONS_FORMAT = 1
@@ -264,9 +267,8 @@ def release_in_range(version: str, releases: str) -> bool:
     return SpecifierSet(releases).contains(parsed, prereleases=True)
 
 
-def _schema_validator():
-    import jsonschema
-
+def _schema_validator() -> jsonschema.Draft202012Validator:
+    # Not describe.schema_validator: the catalogs sit below describe in the layers.
     schema = json.loads(resources.files("conformance").joinpath("schemas").joinpath(SCHEMA_NAME).read_text())
     return jsonschema.Draft202012Validator(schema)
 
@@ -277,7 +279,6 @@ def expectations_problems(document: Any) -> list[str]:
     errors = sorted(_schema_validator().iter_errors(document), key=str)
     if errors:
         return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
-    from .requirements import load_requirements
 
     known = set(load_requirements())
     problems = []

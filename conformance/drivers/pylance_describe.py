@@ -40,7 +40,9 @@ release's own environment too (:mod:`conformance.drivers.release`).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -69,8 +71,7 @@ ROW_OFFSET_MASK = (1 << 32) - 1
 def _manifest_renders_config() -> bool:
     """Whether the release's manifest rendering (``lance.debug``) has the
     table config (0.19 and later do; earlier ones leave it out)."""
-    import tempfile
-
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
     import lance.debug
     import pyarrow as pa
@@ -89,6 +90,7 @@ def unreported_keys() -> frozenset[str]:
     so on. Without pylance installed nothing can be reported, and nothing is
     claimed here (the driver then fails on use)."""
     try:
+        # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
         import lance
         import lance.fragment
     except ImportError:
@@ -119,6 +121,7 @@ def _data_file_fields() -> set[str]:
     """The facts the release's fragment metadata keeps per data file: the
     typed ``DataFile`` record's fields where there is one (older releases
     have none and report files as JSON without sizes or base ids)."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance.fragment
 
     if not _fragment_metadata_has_attributes():
@@ -130,6 +133,7 @@ def _data_file_fields() -> set[str]:
 def _fragment_metadata_has_attributes() -> bool:
     """Whether ``FragmentMetadata`` is the typed record of newer releases
     (``files``, ``physical_rows``, ``deletion_file`` as attributes)."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance.fragment
 
     return "files" in getattr(lance.fragment.FragmentMetadata, "__dataclass_fields__", {})
@@ -158,6 +162,7 @@ FROM_DEBUG_RENDERING: frozenset[str] = frozenset(
 
 def describe(uri: str | os.PathLike[str], version: int | None = None) -> Description:
     """The canonical describe document of one version, as pylance sees it."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
     import lance.debug
 
@@ -379,7 +384,6 @@ def _describe_data_file_document(data_file: dict) -> DataFileDescription:
 
 def _scans_row_addresses(dataset) -> bool:
     """Whether the release's scanner takes ``with_row_address`` (0.16 on)."""
-    import inspect
 
     return "with_row_address" in inspect.signature(dataset.scanner).parameters
 

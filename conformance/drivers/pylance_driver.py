@@ -23,7 +23,9 @@ only), so it runs inside an old release's own environment too
 
 from __future__ import annotations
 
+import inspect
 import os
+import tempfile
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -94,6 +96,7 @@ def info() -> DriverInfo:
     it records as writer (:func:`lance_core_version`). It writes
     (:func:`write`) when the release has the calls the writes use
     (:func:`writes_supported`)."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     writes = writes_supported()
@@ -117,8 +120,7 @@ def lance_core_version() -> str | None:
     writer of every manifest it commits (library ``lance``): a one-row
     dataset is written to a temporary directory and its writer version read
     back. None when the release does not show it."""
-    import tempfile
-
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
     import pyarrow as pa
 
@@ -136,6 +138,7 @@ def lance_core_version() -> str | None:
 
 def versions(uri: str | os.PathLike[str]) -> list[int]:
     """Every version pylance lists for the dataset, ascending."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     return sorted(int(entry["version"]) for entry in lance.dataset(str(uri)).versions())
@@ -149,8 +152,7 @@ def read_table(uri: str | os.PathLike[str], version: int | None = None, *, schem
     by default pylance returns each blob's (position, size) description in
     the data file instead, which is not the column's content.
     """
-    import inspect
-
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     dataset = lance.dataset(str(uri), version=version)
@@ -171,6 +173,7 @@ def _with_blob_values(dataset, blob_columns: list[str]) -> pa.Table:
     blob's (position, size) description, so the values are fetched with
     ``take_blobs`` by row id and put in the column's place, typed as the
     dataset's schema says."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import pyarrow as pa
 
     table = dataset.to_table(with_row_id=True)
@@ -187,7 +190,6 @@ def _with_blob_values(dataset, blob_columns: list[str]) -> pa.Table:
 def _take_blobs(dataset, row_ids: list[int], column: str) -> list:
     """``take_blobs`` by row id: releases up to 0.26 take ``(row_ids, column)``;
     from 0.27 the column comes first and the row ids are the ``ids`` keyword."""
-    import inspect
 
     parameters = list(inspect.signature(dataset.take_blobs).parameters)
     if parameters and parameters[0] == "blob_column":

@@ -11,6 +11,7 @@ environment, where only the standard library and the driver are loaded).
 
 from __future__ import annotations
 
+import inspect
 import os
 from functools import cache
 from typing import Any, cast
@@ -25,8 +26,7 @@ def writes_supported() -> bool:
     ``conflict_retries`` keyword of ``delete`` (pylance's own retries are
     turned off so that a write is committed on the version it read), merge
     insert and the tag API. Feature-detected, as every accessor here."""
-    import inspect
-
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     dataset = lance.LanceDataset
@@ -41,6 +41,7 @@ def warm_up(uri: str | os.PathLike[str], *, storage_options: dict[str, str] | No
     """Import pylance and open the dataset once, so that a writer's first
     operation does not carry the second an import takes (the concurrency
     harness calls it before its writers' start barrier)."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     lance.dataset(str(uri), storage_options=dict(storage_options) if storage_options else None)
@@ -58,6 +59,7 @@ def write(uri: str | os.PathLike[str], op: Any, *, storage_options: dict[str, st
     (``write_dataset``: create, append, overwrite). ``lance`` and the
     vocabulary are imported here, so the module stays importable without
     either."""
+    # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     from . import writes  # lazy: the vocabulary needs pyarrow; this module imports without it

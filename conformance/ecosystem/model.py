@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..describe import schema_validator
+
 #: The version of the document's shape (bump it when a field changes meaning or goes away).
 ECOSYSTEM_FORMAT = 1
 SCHEMA_NAME = "ecosystem-matrix.schema.json"
@@ -284,11 +286,7 @@ class EcosystemMatrix:
 
 def check_document(document: Mapping[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the schema."""
-    import jsonschema
-
-    from ..describe import load_schema
-
-    jsonschema.Draft202012Validator(load_schema(SCHEMA_NAME)).validate(document)
+    schema_validator(SCHEMA_NAME).validate(document)
 
 
 def dumps(matrix: EcosystemMatrix) -> str:

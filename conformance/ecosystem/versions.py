@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pyarrow
+
 from ..drivers import Driver
 from ..drivers.protocol import driver_info
 from ..fixtures import corpus_version
@@ -28,8 +30,6 @@ def _installed(distribution: str) -> str | None:
 
 def environment_versions(corpus: Path | None = None) -> dict[str, str]:
     """The versions of everything but the drivers."""
-    import pyarrow
-
     versions = {
         SUITE_DISTRIBUTION: _installed(SUITE_DISTRIBUTION) or "unknown (not installed)",
         "python": f"{platform.python_implementation()} {platform.python_version()}",

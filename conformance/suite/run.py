@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..drivers import Driver, close_driver, load_driver
+from ..drivers import Driver, DriverError, close_driver, load_driver
 from ..drivers.protocol import Capability, DriverInfo, driver_info
 from ..expectations import (
     Expectation,
@@ -89,8 +89,6 @@ class SuiteRun:
     @property
     def driver(self) -> Driver:
         if self._driver is None:
-            from ..drivers import DriverError
-
             try:
                 self._driver = load_driver(self.driver_name)
             except DriverError as exc:

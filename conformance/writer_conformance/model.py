@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from ..drivers import writes
 
@@ -74,8 +75,6 @@ def apply(table: pa.Table | None, op: writes.WriteOp, history: Mapping[int, pa.T
 
 
 def _evaluate_expression(table: pa.Table, expression: pc.Expression) -> pa.Array:
-    import pyarrow.dataset as ds
-
     return ds.dataset(table).to_table(columns={"_value": expression}).column("_value").combine_chunks()
 
 

@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+import jsonschema
+
+from ..describe import schema_validator
 from .checks import Check, CheckStatus
 
 #: The version of the report's JSON format.
@@ -165,10 +168,6 @@ def to_text(report: WriterReport) -> str:
 
 def check_report_document(document: dict[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` fits the report schema."""
-    import jsonschema
-
-    from ..describe import schema_validator
-
     error = jsonschema.exceptions.best_match(schema_validator(REPORT_SCHEMA).iter_errors(document))
     if error is not None:
         raise error

@@ -36,18 +36,10 @@ REASON = re.compile(r"\blaz(y|ily)\b", re.IGNORECASE)
 PENDING: frozenset[str] = frozenset(
     {
         "conformance/cli.py",
-        "conformance/demo.py",
         "conformance/drivers/__init__.py",
-        "conformance/drivers/pylance_driver.py",
         "conformance/drivers/worker/server.py",
-        "conformance/ecosystem/model.py",
-        "conformance/ecosystem/versions.py",
-        "conformance/expectations.py",
-        "conformance/suite/run.py",
         "conformance/validator/context.py",
         "conformance/validator/read_ahead/process.py",
-        "conformance/writer_conformance/model.py",
-        "conformance/writer_conformance/report.py",
     }
 )
 
