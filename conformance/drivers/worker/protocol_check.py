@@ -39,7 +39,7 @@ from typing import Any
 
 import jsonschema
 
-from .client import describe_exit
+from .crash import describe_exit
 from .messages import SUPPORTED_PROTOCOL_VERSIONS, encode
 
 #: Seconds each response may take.
