@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
 from .protocol import CAPABILITY_MEMBERS, PROTOCOL_VERSION, Capability, DriverInfo, driver_info
+from .worker import WORKER_PREFIX, is_worker_name
 from .worker.errors import is_implementation_failure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -102,6 +103,7 @@ __all__ = [
     "greet_driver",
     "installed_drivers",
     "is_implementation_failure",
+    "isolated_driver_name",
     "load_driver",
     "missing_members",
     "read_rows",
@@ -285,6 +287,20 @@ def greet_driver(driver: Driver, name: str) -> None:
     except WorkerError as exc:
         close_driver(driver)
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
+
+
+def isolated_driver_name(name: str, *, in_process: bool = False) -> str:
+    """The name a user's driver runs under: a driver *module* (an importable
+    module path that is not a shipped driver, a ``worker:``/``cmd:`` name or
+    ``pylance@VERSION``) runs as ``worker:MODULE`` in a child process, so a
+    crash of native code in it (a Rust panic that aborts, a segfault) fails
+    one call, not the suite's process; ``in_process`` (``--in-process``)
+    keeps it in this process. Every other name is returned as given. The one
+    place the commands (``fixtures verify``, ``matrix``, ``writer-check``,
+    the pytest plugin) decide how a user's driver runs."""
+    if in_process or name in DRIVERS or is_worker_name(name) or RELEASE_SEPARATOR in name:
+        return name
+    return WORKER_PREFIX + name
 
 
 def close_driver(driver: Driver) -> None:
