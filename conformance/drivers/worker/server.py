@@ -52,7 +52,8 @@ class WorkerServer:
         self.driver = driver
         self.name = name
         self.stopping = False
-        self._read_parameters = set(inspect.signature(driver.read_table).parameters)
+        read_table = getattr(driver, "read_table", None)
+        self._read_parameters = set(inspect.signature(read_table).parameters) if callable(read_table) else set()
 
     def answer(self, line: bytes) -> dict[str, Any]:
         """The response to one request line."""
@@ -96,9 +97,9 @@ class WorkerServer:
             return {}
         uri = _field(request, "uri", str)
         if kind is RequestKind.VERSIONS:
-            return {"versions": [int(v) for v in self.driver.versions(uri)]}
+            return {"versions": [int(v) for v in self._member("versions", "list versions")(uri)]}
         if kind is RequestKind.DESCRIBE:
-            return {"description": self.driver.describe(uri, _version(request))}
+            return {"description": self._member("describe", "describe")(uri, _version(request))}
         if kind is RequestKind.READ:
             return {"num_rows": self._read(uri, request)}
         operation = _field(request, "operation", dict)
@@ -114,6 +115,14 @@ class WorkerServer:
         # "version" keeps protocol-1 clients reading; "result" says everything.
         return {"version": result.version, "result": result.to_json()}
 
+    def _member(self, name: str, what: str) -> Any:
+        """The driver's call ``name``; a driver without it (one that does not
+        declare the capability) answers ``unsupported``, as the protocol says."""
+        member = getattr(self.driver, name, None)
+        if not callable(member):
+            raise _Unsupported(f"driver {self.name!r} does not {what}")
+        return member
+
     def _read(self, uri: str, request: dict[str, Any]) -> int:
         import pyarrow as pa  # lazy: versions and describe need no pyarrow
 
@@ -128,7 +137,7 @@ class WorkerServer:
             if "with_row_ids" not in self._read_parameters:
                 raise _Unsupported(f"driver {self.name!r} does not read row ids")
             options["with_row_ids"] = True
-        table = self.driver.read_table(uri, _version(request), **options)
+        table = self._member("read_table", "read rows")(uri, _version(request), **options)
         try:
             with pa.OSFile(output, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
