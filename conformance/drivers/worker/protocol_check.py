@@ -142,7 +142,7 @@ class _Session:
             self.problem(step, f"answered id {response['id']}, not {self.next_id}")
         return response
 
-    def result(self, step: str, kind: str, allowed: Iterable[str] = (), **fields: Any) -> dict[str, Any] | None:
+    def result(self, step: str, kind: str, *, allowed: Iterable[str] = (), **fields: Any) -> dict[str, Any] | None:
         """The result of a request that must succeed (or fail with an error
         of a kind ``allowed``: None, no problem), checked against its schema."""
         response = self.request(step, kind, **fields)
@@ -229,7 +229,7 @@ def _run_checks(session: _Session, uri: str, scratch: Path) -> None:
     if "describe" in capabilities:
         for step, version in (("describe latest", None), (f"describe v{first}", first)):
             allowed = UNSUPPORTED if latest_only and version is not None else ()
-            described = session.result(step, "describe", allowed, uri=uri, version=version)
+            described = session.result(step, "describe", allowed=allowed, uri=uri, version=version)
             if described is not None:
                 _check_description(session, step, driver, described["description"], version, listed)
     if "read-latest" in capabilities:
@@ -290,7 +290,7 @@ def _check_reads(session: _Session, uri: str, first: int, scratch: Path, latest_
     """``read`` of the latest version and of ``first`` by number (which a
     latest-only worker may answer ``unsupported``), then once more with the
     schema of a read that answered."""
-    schemas = {}
+    schemas: dict[int | None, Any] = {}
     for version in (None, first):
         schema = _check_read(session, uri, version, scratch, latest_only)
         if schema is not None:
@@ -314,7 +314,8 @@ def _check_read(
     fields: dict[str, Any] = {"uri": uri, "version": version, "output": str(output)}
     if schema is not None:
         fields["schema"] = encode_schema(schema)
-    result = session.result(step, "read", UNSUPPORTED if latest_only and version is not None else (), **fields)
+    allowed = UNSUPPORTED if latest_only and version is not None else ()
+    result = session.result(step, "read", allowed=allowed, **fields)
     if result is None:
         return None
     try:
@@ -347,6 +348,7 @@ def _check_bad_requests(session: _Session, uri: str, probe: Probe | None) -> Non
     """Malformed requests answered ``bad-request``, each followed by a
     request the worker declares it answers (``hello`` for a worker that
     declares no request about a dataset), which it must still serve."""
+    fields: dict[str, Any]
     if probe is None:
         kind, needed, fields = "hello", "protocol_versions", {"protocol_versions": list(SUPPORTED_PROTOCOL_VERSIONS)}
     else:

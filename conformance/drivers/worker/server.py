@@ -22,9 +22,10 @@ import inspect
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import IO, Any
 
-from ..protocol import driver_info
+from ..protocol import Capability, WriteKind, driver_info
 from .errors import ErrorKind, error_kind, is_implementation_failure
 from .messages import (
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -40,8 +41,21 @@ from .messages import (
 
 def driver_description(driver: Any, name: str) -> dict[str, Any]:
     """The driver's :class:`~conformance.drivers.protocol.DriverInfo` as JSON
-    (the ``hello`` answer's ``driver``)."""
-    return driver_info(driver, name).to_json()
+    (the ``hello`` answer's ``driver``). A driver without ``info()`` that has
+    ``write()`` is declared a writer of its ``WRITE_OPERATIONS`` (every kind
+    when it names none: each is tried, and one it lacks answers
+    ``unsupported``), as the suite takes such a driver in process
+    (:mod:`conformance.writer_conformance`), so it behaves the same in a worker."""
+    info = driver_info(driver, name)
+    if not callable(getattr(driver, "info", None)) and callable(getattr(driver, "write", None)):
+        declared = getattr(driver, "WRITE_OPERATIONS", None)
+        operations = frozenset(str(getattr(k, "value", k)) for k in declared) if declared is not None else None
+        info = replace(
+            info,
+            capabilities=info.capabilities | {Capability.WRITE},
+            write_operations=operations if operations is not None else frozenset(k.value for k in WriteKind),
+        )
+    return info.to_json()
 
 
 class WorkerServer:
