@@ -45,7 +45,10 @@ callers that catch driver failures to count it as one.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
+import os
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -297,8 +300,14 @@ def isolated_driver_name(name: str, *, in_process: bool = False) -> str:
     one call, not the suite's process; ``in_process`` (``--in-process``)
     keeps it in this process. Every other name is returned as given. The one
     place the commands (``fixtures verify``, ``matrix``, ``writer-check``,
-    the pytest plugin) decide how a user's driver runs."""
+    the pytest plugin) decide how a user's driver runs. A name whose
+    top-level module is found nowhere (nothing is imported to tell) is
+    returned as given too: :func:`load_driver` then says it names no driver."""
     if in_process or name in DRIVERS or is_worker_name(name) or RELEASE_SEPARATOR in name:
+        return name
+    top = name.partition(".")[0]
+    # Where the worker looks: this process's sys.path, and the current directory (python -m).
+    if not top.isidentifier() or importlib.machinery.PathFinder.find_spec(top, [*sys.path, os.getcwd()]) is None:
         return name
     return WORKER_PREFIX + name
 

@@ -48,9 +48,8 @@ def test_matrix_writes_the_page_and_the_versioned_json(tmp_path):
     assert "Traceback" not in result.stderr and "golden cases: reading" not in result.stderr
     document = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
     check_document(document)
-    # A driver module (here one that does not exist) runs as a worker by default.
-    assert [d["name"] for d in document["drivers"]] == ["reference", "pylance", "worker:no_such"]
-    assert document["drivers"][2]["error"] and "driver worker:no_such not run" in result.stdout
+    assert [d["name"] for d in document["drivers"]] == ["reference", "pylance", "no_such"]
+    assert document["drivers"][2]["error"] and "driver no_such not run" in result.stdout
     pylance = document["drivers"][1]["info"]
     import lance
     import pyarrow
