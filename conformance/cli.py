@@ -218,7 +218,19 @@ def _fixtures_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_results(results, output_format: str, info=None, corpus=None) -> None:
+def _print_result(result) -> None:
+    """One case's verdict and its problems and notes (a crash report's lines indented under its own)."""
+    extra = f" [{result.expectation.requirement}]" if result.expectation else ""
+    print(f"{result.status.upper():16} {result.case}{extra}")
+    for text in result.problems + result.notes:
+        first, *rest = text.splitlines() or [""]
+        print(f"    {first}")
+        for line in rest:
+            print(f"        {line}")
+
+
+def _print_summary(results, output_format: str, info=None, corpus=None) -> None:
+    """The JSON report, or (the cases printed as they finished) the count of each status."""
     import json
 
     from .fixtures import corpus_version
@@ -227,36 +239,48 @@ def _print_results(results, output_format: str, info=None, corpus=None) -> None:
     if output_format == "json":
         print(json.dumps(report_json(results, info, corpus_version(corpus) if corpus else None), indent=2))
         return
-    for result in results:
-        extra = f" [{result.expectation.requirement}]" if result.expectation else ""
-        print(f"{result.status.upper():16} {result.case}{extra}")
-        for line in result.problems + result.notes:
-            print(f"    {line}")
     counts: dict[str, int] = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     print(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no cases")
 
 
-def _terminal_progress():
-    """A progress line on stderr when it is a terminal (rewritten in place,
-    erased at the end), None otherwise: CI logs stay quiet."""
-    if not sys.stderr.isatty():
-        return None
+def _verify_output(output_format: str):
+    """``fixtures verify``'s (progress, on_result): on a terminal outside CI a
+    progress line on stderr names the case being read (rewritten in place,
+    erased when the case is done); each text result is printed, and flushed,
+    as its case finishes, so a run that is stopped keeps what it did."""
+    show = _show_progress()
 
-    def show(done: int, total: int, name: str) -> None:
-        line = f"[{done + 1}/{total}] {name}"
-        print(f"\r\033[K{line}", end="" if done + 1 < total else "\r\033[K", file=sys.stderr, flush=True)
+    def progress(done: int, total: int, name: str) -> None:
+        print(f"\r\033[K[{done + 1}/{total}] {name}", end="", file=sys.stderr, flush=True)
 
-    return show
+    def on_result(result) -> None:
+        if show:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        if output_format == "text":
+            _print_result(result)
+            sys.stdout.flush()
+
+    return (progress if show else None), on_result
+
+
+def _add_in_process_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run a driver module inside this process instead of in a worker process (a crash of native code "
+        "in it then ends the run)",
+    )
 
 
 def _fixtures_verify(args: argparse.Namespace) -> int:
-    from .drivers import close_driver, driver_info, greet_driver, load_driver
+    from .drivers import close_driver, driver_info, greet_driver, isolated_driver_name, load_driver
 
+    name = isolated_driver_name(args.driver, in_process=args.in_process)
     # A worker's child is started first: its start-up (a process importing an
     # implementation) overlaps with this process's imports below.
-    driver = load_driver(args.driver, greet=False)
+    driver = load_driver(name, greet=False)
     try:
         from .expectations import ExpectationsError, load_expectations
         from .fixtures.verify import ACCEPTED, verify_corpus
@@ -267,19 +291,21 @@ def _fixtures_verify(args: argparse.Namespace) -> int:
         except ExpectationsError as exc:
             print(f"lance-conformance: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        greet_driver(driver, args.driver)
-        info = driver_info(driver, args.driver)
+        greet_driver(driver, name)
+        info = driver_info(driver, name)
+        progress, on_result = _verify_output(args.format)
         results = verify_corpus(
             _corpus(args),
-            args.driver,
+            name,
             only=set(args.case) if args.case else None,
             expectations=expectations,
-            progress=_terminal_progress(),
+            progress=progress,
             driver=driver,
+            on_result=on_result,
         )
     finally:
         close_driver(driver)
-    _print_results(results, args.format, info, _corpus(args))
+    _print_summary(results, args.format, info, _corpus(args))
     return EXIT_OK if results and all(r.status in ACCEPTED for r in results) else EXIT_FINDINGS
 
 
@@ -402,6 +428,7 @@ def _matrix_expectations(given: list[str], drivers: list[str]):
 def _matrix(args: argparse.Namespace) -> int:
     """``matrix``: the drivers asked for (every installed one by default)
     through the suite, as a page (and JSON); only those drivers are judged."""
+    from .drivers import isolated_driver_name
     from .ecosystem.model import Status, dumps
     from .ecosystem.run import default_drivers, run_ecosystem
     from .expectations import ExpectationsError
@@ -418,6 +445,11 @@ def _matrix(args: argparse.Namespace) -> int:
     except ExpectationsError as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # A module driver runs as a worker unless --in-process; its expectations
+    # follow it under the name it runs by.
+    running = {name: isolated_driver_name(name, in_process=args.in_process) for name in drivers}
+    drivers = list(running.values())
+    expectations = {running[name]: chosen for name, chosen in expectations.items()}
 
     def progress(message: str) -> None:
         if _show_progress():
@@ -479,6 +511,7 @@ def _add_matrix(commands) -> None:
         default=None,
         help="golden corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
     )
+    _add_in_process_option(matrix)
     matrix.set_defaults(run=_matrix)
 
 
@@ -532,11 +565,13 @@ def _add_writer_check(commands) -> None:
         help="the data storage version the table is created with (default 2.0, which every shipped reader reads; "
         "'default' leaves the writer's own)",
     )
+    _add_in_process_option(writer_check)
     writer_check.set_defaults(run=_writer_check)
 
 
 def _writer_check(args: argparse.Namespace) -> int:
     """Writer conformance of one driver (conformance.writer_conformance)."""
+    from .drivers import isolated_driver_name
     from .expectations import ExpectationsError, load_expectations, shipped_expectations
     from .writer_conformance import WriterCheckError, run_writer_conformance
     from .writer_conformance.report import to_json_text, to_text
@@ -552,10 +587,11 @@ def _writer_check(args: argparse.Namespace) -> int:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     version = None if args.data_storage_version == "default" else args.data_storage_version
+    readers = args.reader and [isolated_driver_name(reader, in_process=args.in_process) for reader in args.reader]
     try:
         report = run_writer_conformance(
-            args.driver,
-            readers=args.reader,
+            isolated_driver_name(args.driver, in_process=args.in_process),
+            readers=readers,
             expectations=expectations,
             expectations_label=label,
             data_storage_version=version,
@@ -592,7 +628,8 @@ def _add_fixtures(commands) -> None:
     verify.add_argument(
         "--driver",
         required=True,
-        help="reference, pylance, pylance@VERSION (a pinned release in its own venv) or a driver module name",
+        help="reference, pylance, pylance@VERSION (a pinned release in its own venv), worker:MODULE, "
+        "cmd:COMMAND LINE, or a driver module name (run as worker:MODULE unless --in-process)",
     )
     verify.add_argument("--case", nargs="+", default=None, metavar="NAME", help="only these cases")
     verify.add_argument(
@@ -602,6 +639,7 @@ def _add_fixtures(commands) -> None:
         help="the implementation's known failures (default: the file shipped for the driver's implementation, if any)",
     )
     verify.add_argument("--format", choices=("text", "json"), default="text")
+    _add_in_process_option(verify)
     verify.set_defaults(run=_fixtures_verify)
 
     matrix = with_corpus(group.add_parser("matrix", help="every writer by every reader, as a table and JSON"))

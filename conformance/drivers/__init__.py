@@ -47,12 +47,16 @@ callers that catch driver failures to count it as one.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
+import os
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
 from .protocol import CAPABILITY_MEMBERS, PROTOCOL_VERSION, Capability, DriverInfo, driver_info
+from .worker import WORKER_PREFIX, is_worker_name
 from .worker.errors import is_implementation_failure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -104,6 +108,7 @@ __all__ = [
     "greet_driver",
     "installed_drivers",
     "is_implementation_failure",
+    "isolated_driver_name",
     "load_driver",
     "missing_members",
     "read_rows",
@@ -295,6 +300,26 @@ def greet_driver(driver: Driver, name: str) -> None:
     except WorkerError as exc:
         close_driver(driver)
         raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
+
+
+def isolated_driver_name(name: str, *, in_process: bool = False) -> str:
+    """The name a user's driver runs under: a driver *module* (an importable
+    module path that is not a shipped driver, a ``worker:``/``cmd:`` name or
+    ``pylance@VERSION``) runs as ``worker:MODULE`` in a child process, so a
+    crash of native code in it (a Rust panic that aborts, a segfault) fails
+    one call, not the suite's process; ``in_process`` (``--in-process``)
+    keeps it in this process. Every other name is returned as given. The one
+    place the commands (``fixtures verify``, ``matrix``, ``writer-check``,
+    the pytest plugin) decide how a user's driver runs. A name whose
+    top-level module is found nowhere (nothing is imported to tell) is
+    returned as given too: :func:`load_driver` then says it names no driver."""
+    if in_process or name in DRIVERS or is_worker_name(name) or RELEASE_SEPARATOR in name:
+        return name
+    top = name.partition(".")[0]
+    # Where the worker looks: this process's sys.path, and the current directory (python -m).
+    if not top.isidentifier() or importlib.machinery.PathFinder.find_spec(top, [*sys.path, os.getcwd()]) is None:
+        return name
+    return WORKER_PREFIX + name
 
 
 def close_driver(driver: Driver) -> None:

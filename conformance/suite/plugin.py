@@ -4,8 +4,12 @@ It adds the ``--lance-*`` options to every pytest run and otherwise stays
 out of the way: a suite module of this package (``readers.py``,
 ``properties.py``, ...) is collected only when pytest is pointed at the
 package (``--pyargs conformance.suite``), and the driver is loaded only when
-one is named. Each suite module is collected as a file of checks, each check
-an item whose verdict becomes a pytest outcome (:mod:`.checks`).
+one is named. A driver module runs in a worker process (``worker:MODULE``,
+:func:`conformance.drivers.isolated_driver_name`), so a crash of native code
+fails a check, not the pytest run; ``--lance-in-process`` (or the ini option
+``lance_in_process = true``) loads it into pytest's own process. Each suite
+module is collected as a file of checks, each check an item whose verdict
+becomes a pytest outcome (:mod:`.checks`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from ..drivers import isolated_driver_name
 from ..expectations import ExpectationsError
 from ..fixtures import corpus_root
 from .checks import Check, Status, Suite, Verdict, with_expectation
@@ -43,6 +48,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"(default: ${DRIVER_ENV})",
     )
     group.addoption(
+        "--lance-in-process",
+        action="store_true",
+        default=None,
+        help="load a driver module into this process instead of running it in a worker process "
+        "(default: the ini option lance_in_process, else false)",
+    )
+    parser.addini(
+        "lance_in_process",
+        type="bool",
+        default=False,
+        help="load a driver module named by --lance-driver into pytest's process instead of a worker",
+    )
+    group.addoption(
         "--lance-expectations",
         metavar="FILE",
         help="the implementation's expected failures (JSON; default: the file shipped for the driver, if any; "
@@ -59,6 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
     name = driver_name_from(config.getoption("lance_driver"))
     if name is None:
         return
+    in_process = config.getoption("lance_in_process")
+    if in_process is None:
+        in_process = config.getini("lance_in_process")
+    name = isolated_driver_name(name, in_process=bool(in_process))
     option = config.getoption("lance_expectations")
     try:
         expectations = expectations_file(option)

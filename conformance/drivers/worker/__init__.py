@@ -52,6 +52,7 @@ __all__ = [
     "ErrorKind",
     "RequestKind",
     "is_implementation_failure",
+    "child_python_path",
     "is_worker_name",
     "open_worker_driver",
     "python_worker_command",
@@ -68,6 +69,24 @@ def python_worker_command(driver: str, python: str = sys.executable) -> list[str
     return [python, "-m", "conformance.drivers.worker", "--driver", driver]
 
 
+def child_python_path() -> list[str]:
+    """The ``PYTHONPATH`` of a ``worker:NAME`` child: the directory of the
+    ``conformance`` package this process runs, then the directories this
+    process imports from that the child's interpreter would not search by
+    itself (a driver module found here, put on ``sys.path`` by a test or a
+    tool, is found there too), then this process's own ``PYTHONPATH``."""
+    package_root = str(Path(__file__).resolve().parents[3])
+    # The interpreter's own directories (standard library, site-packages) it searches anyway.
+    own = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    entries = [package_root]
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and not (os.path.realpath(entry) + os.sep).startswith(own):
+            entries.append(os.path.abspath(entry))
+    inherited = os.environ.get("PYTHONPATH")
+    entries += inherited.split(os.pathsep) if inherited else []
+    return list(dict.fromkeys(entries))
+
+
 def open_worker_driver(name: str, *, timeout: float | None = None, greet: bool = True) -> WorkerDriver:
     """The worker driver for ``worker:NAME`` or ``cmd:COMMAND LINE``, its child
     started and greeted (raises :class:`WorkerError` when it does not answer
@@ -80,10 +99,7 @@ def open_worker_driver(name: str, *, timeout: float | None = None, greet: bool =
         if not served:
             raise ValueError("worker: needs a driver name (worker:reference)")
         command = python_worker_command(served)
-        # The child imports the same conformance package as this process.
-        package_root = str(Path(__file__).resolve().parents[3])
-        path = os.environ.get("PYTHONPATH")
-        env = dict(os.environ, PYTHONPATH=package_root + (os.pathsep + path if path else ""))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(child_python_path()))
     elif name.startswith(COMMAND_PREFIX):
         try:
             command = shlex.split(name[len(COMMAND_PREFIX) :])

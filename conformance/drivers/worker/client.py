@@ -6,9 +6,13 @@ One child serves every call until it fails. Each request has a deadline
 a child that dies (a signal such as SIGSEGV, an exit: a Rust panic aborts
 the process), stops answering before the deadline, or writes anything but
 the one response line the protocol expects fails THAT call with a
-:class:`WorkerProcessError` saying what was seen: the exit status or signal,
-the garbage line, the end of its stderr. The child is then stopped (by its
-pid) and the next call starts a fresh one, so a run over many cases goes on.
+:class:`WorkerProcessError` saying what was seen: the exit status or signal
+(``aborted (signal 6)``), the garbage line, and what the call left on its
+stderr from the line that starts the cause (a panic, a traceback) onward
+(:mod:`.crash`). A line on stdout that is no protocol reply at all (a print,
+a native library's log) is :class:`WorkerStrayOutputError`, quoting it. The
+child is then stopped (by its pid) and the next call starts a fresh one, so a
+run over many cases goes on.
 
 A typed error the worker answers raises :class:`WorkerReplyError`, as the
 suite's own exception for that meaning where it has one, so a driver behaves
@@ -25,7 +29,6 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -37,6 +40,7 @@ from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.storage import absolute_uri
 
 from ..protocol import DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
+from .crash import crash_cause, crash_excerpt, describe_exit
 from .errors import ErrorKind
 from .messages import MAX_LINE_BYTES, SUPPORTED_PROTOCOL_VERSIONS, ErrorReply, RequestKind, encode, encode_schema
 
@@ -54,8 +58,9 @@ TIMEOUT_VARIABLE = "LANCE_CONFORMANCE_WORKER_TIMEOUT"
 START_TIMEOUT_SECONDS = 120.0
 #: Seconds a child is given to exit after ``shutdown`` before it is killed.
 SHUTDOWN_GRACE_SECONDS = 5.0
-#: How much of a failed child's stderr a message quotes.
-STDERR_TAIL_BYTES = 4000
+#: How much of what a failed call left on stderr is read, at its start and at
+#: its end (the excerpt quoted is bounded by :mod:`.crash`).
+STDERR_READ_BYTES = 256 * 1024
 #: How much of a garbage line a message quotes.
 GARBAGE_QUOTE_CHARS = 200
 
@@ -74,7 +79,15 @@ class WorkerProcessError(WorkerError):
         super().__init__(message)
         self.exit = exit
         self.garbage = garbage
+        #: The excerpt of the worker's stderr the message quotes (:func:`.crash.crash_excerpt`).
         self.stderr = stderr
+
+
+class WorkerStrayOutputError(WorkerProcessError):
+    """The worker wrote something on stdout that is no protocol reply (a
+    print, a native library's log): ``garbage`` is that text. stdout carries
+    the protocol's replies only; a Python worker served by
+    :mod:`.server` cannot do this (its fd 1 goes to stderr)."""
 
 
 class WorkerReplyError(WorkerError):
@@ -133,19 +146,6 @@ def default_timeout() -> float:
     return seconds
 
 
-def describe_exit(returncode: int | None) -> str:
-    """``killed by signal SIGSEGV (11)``, ``exited with status 101``, ``still running``."""
-    if returncode is None:
-        return "still running"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = "an unknown signal"
-        return f"killed by signal {name} ({-returncode})"
-    return f"exited with status {returncode}"
-
-
 class _Child:
     """One running worker process: its pipes, its stderr file and the bytes
     read from its stdout that are not yet a whole line."""
@@ -160,12 +160,27 @@ class _Child:
             self.stderr.close()
             raise
         self.buffer = bytearray()
+        #: Where the current call's stderr begins (0 until the first call
+        #: after ``hello``: what a worker says while starting counts too).
+        self.stderr_mark = 0
 
-    def stderr_tail(self) -> str:
+    def mark_stderr(self) -> None:
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr_mark = self.stderr.tell()
+
+    def stderr_of_call(self) -> str:
+        """What the child wrote on stderr since the current call began (its
+        start and its end when that is long)."""
         self.stderr.seek(0, os.SEEK_END)
         size = self.stderr.tell()
-        self.stderr.seek(max(0, size - STDERR_TAIL_BYTES))
-        return self.stderr.read().decode("utf-8", "replace").strip()
+        self.stderr.seek(self.stderr_mark)
+        if size - self.stderr_mark <= 2 * STDERR_READ_BYTES:
+            data = self.stderr.read()
+        else:
+            data = self.stderr.read(STDERR_READ_BYTES) + b"\n...\n"
+            self.stderr.seek(size - STDERR_READ_BYTES)
+            data += self.stderr.read()
+        return data.decode("utf-8", "replace").strip()
 
 
 def _stop(holder: list[_Child | None], grace: float = SHUTDOWN_GRACE_SECONDS) -> None:
@@ -392,17 +407,18 @@ class WorkerDriver:
         assert child is not None and child.process.stdin is not None  # started by the caller
         self._next_id += 1
         request_id = self._next_id
+        if kind is not RequestKind.HELLO:
+            child.mark_stderr()
         try:
             child.process.stdin.write(encode({"id": request_id, "request": kind.value, **fields}))
             child.process.stdin.flush()
         except OSError as exc:
             raise self._failed(f"could not be sent {kind.value} ({exc})") from None
         line = self._read_line(child, time.monotonic() + timeout, kind, timeout)
-        try:
-            message = json.loads(line)
-        except ValueError:
-            raise self._garbage(line, kind, "not JSON") from None
-        if not isinstance(message, dict) or message.get("id") != request_id:
+        message = _protocol_message(line)
+        if message is None:
+            raise self._stray(_stray_part(line), kind)
+        if message.get("id") != request_id:
             raise self._garbage(line, kind, f"not the response to request {request_id}")
         if "error" in message and "result" not in message:
             try:
@@ -448,13 +464,30 @@ class WorkerDriver:
         quoted = line[:GARBAGE_QUOTE_CHARS].decode("utf-8", "replace")
         return self._failed(f"wrote garbage during {kind.value} ({why}): {quoted!r}", garbage=quoted)
 
-    def _failed(self, what: str, *, exited: bool = False, garbage: str | None = None) -> WorkerProcessError:
-        """Stop the child and describe its end: exit status or signal, and the
-        tail of its stderr (its last line on the message's first line)."""
+    def _stray(self, stray: bytes, kind: RequestKind) -> WorkerProcessError:
+        quoted = stray[:GARBAGE_QUOTE_CHARS].decode("utf-8", "replace")
+        return self._failed(
+            f"wrote stray output on stdout during {kind.value}, not a protocol reply: {quoted!r} "
+            "(stdout carries the replies only: a print or a library's log belongs on stderr)",
+            garbage=quoted,
+            error=WorkerStrayOutputError,
+        )
+
+    def _failed(
+        self,
+        what: str,
+        *,
+        exited: bool = False,
+        garbage: str | None = None,
+        error: type[WorkerProcessError] = WorkerProcessError,
+    ) -> WorkerProcessError:
+        """Stop the child and describe its end: exit status or signal, and
+        what the call left on its stderr (:mod:`.crash`): the line naming
+        the cause on the message's first line, the excerpt after it."""
         child = self._holder[0]
         self._driver_json = None
         if child is None:
-            return WorkerProcessError(f"{self.name}: the worker {what}")
+            return error(f"{self.name}: the worker {what}")
         process = child.process
         if exited:
             try:  # it closed stdout: it is exiting, let it say how
@@ -465,15 +498,36 @@ class WorkerDriver:
         if killed:
             process.kill()  # it stopped answering or broke the protocol: no point waiting for it
             process.wait()
-        tail = child.stderr_tail()
+        excerpt = crash_excerpt(child.stderr_of_call())
         _stop(self._holder, 0.0)
         status = "stopped by the suite (SIGKILL)" if killed else describe_exit(process.returncode)
-        last = tail.splitlines()[-1] if tail else ""
+        cause = crash_cause(excerpt)
         message = f"{self.name}: the worker (pid {process.pid}) {what}; {status}"
-        message += f"; stderr: {last}" if last else "; nothing on stderr"
-        if tail and tail != last:
-            message += f"\nits stderr ends with:\n{tail}"
-        return WorkerProcessError(message, exit=process.returncode, garbage=garbage, stderr=tail)
+        message += f"; stderr: {cause}" if cause else "; nothing on stderr"
+        if excerpt and excerpt != [cause]:
+            message += "\nits stderr:\n" + "\n".join(excerpt)
+        return error(message, exit=process.returncode, garbage=garbage, stderr="\n".join(excerpt))
+
+
+def _protocol_message(line: bytes) -> dict[str, Any] | None:
+    """The line as a protocol message (a JSON object with an ``id`` and a
+    ``result`` or an ``error``), or None when it is none: stray output."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or "id" not in message or not ({"result", "error"} & message.keys()):
+        return None
+    return message
+
+
+def _stray_part(line: bytes) -> bytes:
+    """The stray text of a line that is no protocol message: all of it, or,
+    when a reply follows text printed without a newline, the text before it."""
+    start = line.find(b'{"id"', 1)
+    if start > 0 and _protocol_message(line[start:]) is not None:
+        return line[:start]
+    return line
 
 
 def _member(result: dict[str, Any], name: str, kind: type, what: str) -> Any:

@@ -4,23 +4,30 @@
 It speaks to the worker directly, line by line (not through
 :class:`~.client.WorkerDriver`, which tolerates nothing it need not), and
 validates every response against ``conformance/schemas/worker-protocol.schema.json``
-and each result against the schema of its request kind. In order: the
-``hello`` handshake (and an offer of only an unknown protocol version, which
-must be answered ``unsupported``); ``versions``; ``describe`` of the latest
-and the first version (each description valid against
-``describe.schema.json``, of the version asked; a driver without the
-``describe`` capability must answer ``unsupported``); ``read`` of both versions,
-with and without the expected schema, whose Arrow IPC file must hold the
-rows it says; a ``write`` that creates a dataset when the driver declares
-``write`` and ``create``; the error shapes: a dataset that is not there
-(``refused``; asked of ``versions`` without ``describe``), a line that is not JSON (``bad-request``, id null), an
-unknown request and a request missing its field (``bad-request`` with the
-request's id), each followed by a request that must still be served; and
-``shutdown``, after which the worker must exit with status 0.
+and each result against the schema of its request kind.
+
+A worker is held to what it declares in its ``hello`` (its capabilities),
+and nothing else: a request it does not declare is not sent, and where the
+protocol lets it answer ``unsupported`` (an explicit version other than the
+latest, asked of a worker without ``time-travel``) that answer stands. In
+order: the ``hello`` handshake (and an offer of only an unknown protocol
+version, which must be answered ``unsupported``); ``versions``
+(``list-versions``); ``describe`` of the latest and the first version
+(``describe``; each description valid against ``describe.schema.json``, of
+the version asked); ``read`` of both versions and again with the expected
+schema (``read-latest``), whose Arrow IPC file must hold the rows it says; a
+``write`` that creates a dataset (``write`` with ``create``); the error
+shapes, asked of a request it declares (versions, else describe, else read;
+``hello`` for a writer only): a dataset that is not there (``refused``), a
+line that is not JSON (``bad-request``, id null), an unknown request and a
+request missing its field (``bad-request`` with the request's id), each
+followed by a request that must still be served; and ``shutdown``, after
+which the worker must exit with status 0.
 
 The result is a list of problems, each naming the step; empty means the
 worker speaks the protocol. The dataset should have at least one version
-readable by the worker.
+readable by the worker (one version only, for a latest-only worker that
+does not list versions: the first version is asked for as version 1).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -39,7 +46,7 @@ from typing import Any
 
 import jsonschema
 
-from .client import describe_exit
+from .crash import describe_exit
 from .messages import SUPPORTED_PROTOCOL_VERSIONS, encode
 
 #: Seconds each response may take.
@@ -113,7 +120,7 @@ class _Session:
                         self.process.wait(timeout=5)
                     except subprocess.TimeoutExpired:
                         pass  # still running with stdout closed: said as such below
-                    return self._dead(step, f"the worker closed stdout ({describe_exit(self.process.poll())})")
+                    return self._dead(step, f"the worker closed stdout: {describe_exit(self.process.poll())}")
                 self.buffer += chunk
         raw, _, self.buffer = self.buffer.partition(b"\n")
         try:
@@ -135,13 +142,15 @@ class _Session:
             self.problem(step, f"answered id {response['id']}, not {self.next_id}")
         return response
 
-    def result(self, step: str, kind: str, **fields: Any) -> dict[str, Any] | None:
-        """The result of a request that must succeed, checked against its schema."""
+    def result(self, step: str, kind: str, *, allowed: Iterable[str] = (), **fields: Any) -> dict[str, Any] | None:
+        """The result of a request that must succeed (or fail with an error
+        of a kind ``allowed``: None, no problem), checked against its schema."""
         response = self.request(step, kind, **fields)
         if response is None:
             return None
         if "error" in response:
-            self.problem(step, f"failed: {response['error']}")
+            if response["error"]["kind"] not in allowed:
+                self.problem(step, f"failed: {response['error']}")
             return None
         for found in schema_problems(f"{kind}-result", response["result"]):
             self.problem(step, f"result {found}")
@@ -204,42 +213,69 @@ def _run_checks(session: _Session, uri: str, scratch: Path) -> None:
     if hello is None:
         return
     driver = hello["driver"]
+    capabilities = set(driver.get("capabilities", ()))
     session.error(
         "hello with an unknown version", "unsupported", session.request("hello", "hello", protocol_versions=[999])
     )
-    versions = session.result("versions", "versions", uri=uri)
-    listed = versions["versions"] if versions else []
-    if versions is not None and (not listed or listed != sorted(set(listed))):
-        session.problem("versions", f"expected ascending distinct versions, got {listed}")
+    listed: list[int] = []
+    if "list-versions" in capabilities:
+        versions = session.result("versions", "versions", uri=uri)
+        listed = versions["versions"] if versions else []
+        if versions is not None and (not listed or listed != sorted(set(listed))):
+            session.problem("versions", f"expected ascending distinct versions, got {listed}")
     first = listed[0] if listed else 1
-    describes = "describe" in driver.get("capabilities", ())
-    for step, version in (("describe latest", None), (f"describe v{first}", first)):
-        if not describes:
-            # A driver without the describe capability answers unsupported.
-            session.error(step, "unsupported", session.request(step, "describe", uri=uri, version=version))
-            continue
-        described = session.result(step, "describe", uri=uri, version=version)
-        if described is None:
-            continue
-        document = described["description"]
-        unreported = set(driver.get("unreported", ()))
-        for error in _describe_validator().iter_errors(document):
-            # What the driver declares it cannot report may be null.
-            if not (error.instance is None and _notation(error.absolute_path) in unreported):
-                session.problem(step, f"description {_notation(error.absolute_path)}: {error.message}")
-        wanted = version if version is not None else (listed[-1] if listed else None)
-        if wanted is not None and document.get("version") != wanted:
-            session.problem(step, f"described version {document.get('version')}, not {wanted}")
-    _check_reads(session, uri, first, scratch)
-    if "write" in driver.get("capabilities", ()) and "create" in driver.get("write_operations", ()):
+    # Without time-travel, an explicit version other than the latest may be answered unsupported.
+    latest_only = "time-travel" not in capabilities
+    if "describe" in capabilities:
+        for step, version in (("describe latest", None), (f"describe v{first}", first)):
+            allowed = UNSUPPORTED if latest_only and version is not None else ()
+            described = session.result(step, "describe", allowed=allowed, uri=uri, version=version)
+            if described is not None:
+                _check_description(session, step, driver, described["description"], version, listed)
+    if "read-latest" in capabilities:
+        _check_reads(session, uri, first, scratch, latest_only)
+    if "write" in capabilities and "create" in driver.get("write_operations", ()):
         _check_write(session, scratch)
-    missing = str(scratch / "no-such-dataset")
-    # Without describe, the refusal of a missing dataset is asked of versions.
-    refusing = "describe" if describes else "versions"
-    step = f"{refusing} of a missing dataset"
-    fields: dict[str, Any] = {"uri": missing, "version": None} if describes else {"uri": missing}
-    session.error(step, "refused", session.request(step, refusing, **fields))
-    _check_bad_requests(session, uri)
+    probe = _probe(capabilities)
+    if probe is not None:
+        kind, fields = probe
+        missing = str(scratch / "no-such-dataset")
+        step = f"{kind} of a missing dataset"
+        session.error(step, "refused", session.request(step, kind, uri=missing, **fields(scratch)))
+    _check_bad_requests(session, uri, probe)
+
+
+#: A request the check may accept an ``unsupported`` answer to.
+UNSUPPORTED = ("unsupported",)
+
+#: A request kind the worker declares, and its fields beside ``uri``.
+Probe = tuple[str, Callable[[Path], dict[str, Any]]]
+
+
+def _probe(capabilities: set[str]) -> Probe | None:
+    """A request about a dataset the worker declares it answers (versions,
+    else describe, else read): what the error and recovery steps ask. None
+    for a worker that declares none of them (a writer only)."""
+    if "list-versions" in capabilities:
+        return "versions", lambda scratch: {}
+    if "describe" in capabilities:
+        return "describe", lambda scratch: {"version": None}
+    if "read-latest" in capabilities:
+        return "read", lambda scratch: {"version": None, "output": str(scratch / "probe.arrow")}
+    return None
+
+
+def _check_description(
+    session: _Session, step: str, driver: dict[str, Any], document: Any, version: int | None, listed: list[int]
+) -> None:
+    unreported = set(driver.get("unreported", ()))
+    for error in _describe_validator().iter_errors(document):
+        # What the driver declares it cannot report may be null.
+        if not (error.instance is None and _notation(error.absolute_path) in unreported):
+            session.problem(step, f"description {_notation(error.absolute_path)}: {error.message}")
+    wanted = version if version is not None else (listed[-1] if listed else None)
+    if wanted is not None and isinstance(document, dict) and document.get("version") != wanted:
+        session.problem(step, f"described version {document.get('version')}, not {wanted}")
 
 
 def _notation(path: Iterable[str | int]) -> str:
@@ -250,36 +286,47 @@ def _notation(path: Iterable[str | int]) -> str:
     return text or "(top)"
 
 
-def _check_reads(session: _Session, uri: str, first: int, scratch: Path) -> None:
+def _check_reads(session: _Session, uri: str, first: int, scratch: Path, latest_only: bool) -> None:
+    """``read`` of the latest version and of ``first`` by number (which a
+    latest-only worker may answer ``unsupported``), then once more with the
+    schema of a read that answered."""
+    schemas: dict[int | None, Any] = {}
+    for version in (None, first):
+        schema = _check_read(session, uri, version, scratch, latest_only)
+        if schema is not None:
+            schemas.setdefault(version, schema)
+    if schemas:
+        version = first if first in schemas else None
+        _check_read(session, uri, version, scratch, latest_only, schemas[version])
+
+
+def _check_read(
+    session: _Session, uri: str, version: int | None, scratch: Path, latest_only: bool, schema: Any = None
+) -> Any:
+    """One ``read`` step (with the expected ``schema`` when given): the
+    schema of the rows it wrote, or None when it answered none."""
     import pyarrow as pa  # lazy: only the read steps need pyarrow
 
-    schema = None
-    for step, version, with_schema in (
-        ("read latest", None, False),
-        (f"read v{first}", first, False),
-        (f"read v{first} with its schema", first, True),
-    ):
-        output = scratch / f"rows-{session.next_id + 1}.arrow"
-        fields: dict[str, Any] = {"uri": uri, "version": version, "output": str(output)}
-        if with_schema:
-            if schema is None:
-                continue
-            from .messages import encode_schema  # lazy: beside its one use, needs pyarrow
+    from .messages import encode_schema  # lazy: needs pyarrow
 
-            fields["schema"] = encode_schema(schema)
-        result = session.result(step, "read", **fields)
-        if result is None:
-            continue
-        try:
-            with pa.memory_map(str(output), "rb") as source:
-                table = pa.ipc.open_file(source).read_all()
-        except (OSError, pa.ArrowException) as exc:
-            session.problem(step, f"the output is not an Arrow IPC file: {exc}")
-            continue
-        if table.num_rows != result["num_rows"]:
-            session.problem(step, f"answered {result['num_rows']} rows, the file holds {table.num_rows}")
-        if version is not None and not with_schema:
-            schema = table.schema
+    step = f"read {'latest' if version is None else f'v{version}'}" + (" with its schema" if schema else "")
+    output = scratch / f"rows-{session.next_id + 1}.arrow"
+    fields: dict[str, Any] = {"uri": uri, "version": version, "output": str(output)}
+    if schema is not None:
+        fields["schema"] = encode_schema(schema)
+    allowed = UNSUPPORTED if latest_only and version is not None else ()
+    result = session.result(step, "read", allowed=allowed, **fields)
+    if result is None:
+        return None
+    try:
+        with pa.memory_map(str(output), "rb") as source:
+            table = pa.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowException) as exc:
+        session.problem(step, f"the output is not an Arrow IPC file: {exc}")
+        return None
+    if table.num_rows != result["num_rows"]:
+        session.problem(step, f"answered {result['num_rows']} rows, the file holds {table.num_rows}")
+    return table.schema
 
 
 def _check_write(session: _Session, scratch: Path) -> None:
@@ -297,10 +344,19 @@ def _check_write(session: _Session, scratch: Path) -> None:
         session.problem("versions after create", f"expected [1], got {listed['versions']}")
 
 
-def _check_bad_requests(session: _Session, uri: str) -> None:
+def _check_bad_requests(session: _Session, uri: str, probe: Probe | None) -> None:
+    """Malformed requests answered ``bad-request``, each followed by a
+    request the worker declares it answers (``hello`` for a worker that
+    declares no request about a dataset), which it must still serve."""
+    fields: dict[str, Any]
+    if probe is None:
+        kind, needed, fields = "hello", "protocol_versions", {"protocol_versions": list(SUPPORTED_PROTOCOL_VERSIONS)}
+    else:
+        kind, needed, fields = probe[0], "uri", {"uri": uri, **probe[1](session.scratch)}
+
     def served(step: str) -> None:
         """The worker still serves after a bad request."""
-        session.result(f"{step}, then versions", "versions", uri=uri)
+        session.result(f"{step}, then {kind}", kind, **fields)
 
     response = session.send("a line that is not JSON", b"this is not json\n")
     session.error("a line that is not JSON", "bad-request", response)
@@ -315,9 +371,11 @@ def _check_bad_requests(session: _Session, uri: str) -> None:
         session.problem("an unknown request", f"answered id {response['id']}, not {session.next_id}")
     served("an unknown request")
     session.next_id += 1
-    response = session.send("describe without a uri", encode({"id": session.next_id, "request": "describe"}))
-    session.error("describe without a uri", "bad-request", response)
-    served("describe without a uri")
+    step = f"{kind} without {needed}"
+    incomplete = {name: value for name, value in fields.items() if name != needed}
+    response = session.send(step, encode({"id": session.next_id, "request": kind, **incomplete}))
+    session.error(step, "bad-request", response)
+    served(step)
 
 
 def _check_shutdown(session: _Session) -> None:

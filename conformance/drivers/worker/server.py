@@ -22,9 +22,10 @@ import inspect
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import IO, Any
 
-from ..protocol import driver_info
+from ..protocol import Capability, WriteKind, driver_info
 from .errors import ErrorKind, error_kind, is_implementation_failure
 from .messages import (
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -40,8 +41,21 @@ from .messages import (
 
 def driver_description(driver: Any, name: str) -> dict[str, Any]:
     """The driver's :class:`~conformance.drivers.protocol.DriverInfo` as JSON
-    (the ``hello`` answer's ``driver``)."""
-    return driver_info(driver, name).to_json()
+    (the ``hello`` answer's ``driver``). A driver without ``info()`` that has
+    ``write()`` is declared a writer of its ``WRITE_OPERATIONS`` (every kind
+    when it names none: each is tried, and one it lacks answers
+    ``unsupported``), as the suite takes such a driver in process
+    (:mod:`conformance.writer_conformance`), so it behaves the same in a worker."""
+    info = driver_info(driver, name)
+    if not callable(getattr(driver, "info", None)) and callable(getattr(driver, "write", None)):
+        declared = getattr(driver, "WRITE_OPERATIONS", None)
+        operations = frozenset(str(getattr(k, "value", k)) for k in declared) if declared is not None else None
+        info = replace(
+            info,
+            capabilities=info.capabilities | {Capability.WRITE},
+            write_operations=operations if operations is not None else frozenset(k.value for k in WriteKind),
+        )
+    return info.to_json()
 
 
 class WorkerServer:
@@ -52,7 +66,8 @@ class WorkerServer:
         self.driver = driver
         self.name = name
         self.stopping = False
-        self._read_parameters = set(inspect.signature(driver.read_table).parameters)
+        read_table = getattr(driver, "read_table", None)
+        self._read_parameters = set(inspect.signature(read_table).parameters) if callable(read_table) else set()
 
     def answer(self, line: bytes) -> dict[str, Any]:
         """The response to one request line."""
@@ -96,9 +111,9 @@ class WorkerServer:
             return {}
         uri = _field(request, "uri", str)
         if kind is RequestKind.VERSIONS:
-            return {"versions": [int(v) for v in self.driver.versions(uri)]}
+            return {"versions": [int(v) for v in self._member("versions", "list versions")(uri)]}
         if kind is RequestKind.DESCRIBE:
-            return {"description": self.driver.describe(uri, _version(request))}
+            return {"description": self._member("describe", "describe")(uri, _version(request))}
         if kind is RequestKind.READ:
             return {"num_rows": self._read(uri, request)}
         operation = _field(request, "operation", dict)
@@ -114,6 +129,14 @@ class WorkerServer:
         # "version" keeps protocol-1 clients reading; "result" says everything.
         return {"version": result.version, "result": result.to_json()}
 
+    def _member(self, name: str, what: str) -> Any:
+        """The driver's call ``name``; a driver without it (one that does not
+        declare the capability) answers ``unsupported``, as the protocol says."""
+        member = getattr(self.driver, name, None)
+        if not callable(member):
+            raise _Unsupported(f"driver {self.name!r} does not {what}")
+        return member
+
     def _read(self, uri: str, request: dict[str, Any]) -> int:
         import pyarrow as pa  # lazy: versions and describe need no pyarrow
 
@@ -128,7 +151,7 @@ class WorkerServer:
             if "with_row_ids" not in self._read_parameters:
                 raise _Unsupported(f"driver {self.name!r} does not read row ids")
             options["with_row_ids"] = True
-        table = self.driver.read_table(uri, _version(request), **options)
+        table = self._member("read_table", "read rows")(uri, _version(request), **options)
         try:
             with pa.OSFile(output, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)

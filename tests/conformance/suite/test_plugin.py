@@ -12,6 +12,7 @@ import pytest
 
 from conformance.fixtures import corpus_root
 from conformance.fixtures.case import case_dirs
+from tests.conformance.fixtures import aborting_native_reader
 from tests.conformance.suite import blind_writer, wrong_driver
 
 pytest_plugins = ["pytester"]
@@ -74,6 +75,34 @@ def test_a_wrong_driver_fails_per_case_with_what_differs(pytester: pytest.Pytest
     )
     result.stdout.fnmatch_lines(["readers ref-tags: fail", "  v1: content: expected 5 rows, got 4"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_driver_module_runs_in_a_worker_so_an_abort_fails_one_check(pytester: pytest.Pytester) -> None:
+    """The driver module's native abort kills its worker, not pytest: the
+    check it was on fails with the panic's message, the others pass."""
+    aborting = sorted(aborting_native_reader.ABORTS_ON)
+    result = suite(
+        pytester,
+        "--lance-driver",
+        aborting_native_reader.NAME,
+        "--lance-suite",
+        "readers",
+        *only("ref-naming-v1", *aborting),
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([f"lance driver: worker:{aborting_native_reader.NAME} (*"])
+    result.stdout.fnmatch_lines(
+        ["*aborted (signal 6); stderr: thread 'main' panicked at *: fixed-size list of null items"]
+    )
+
+
+@pytest.mark.parametrize("how", ["option", "ini"])
+def test_in_process_is_asked_for_by_an_option_or_the_ini_file(pytester: pytest.Pytester, how: str) -> None:
+    if how == "ini":
+        pytester.makeini("[pytest]\nlance_in_process = true\n")
+    options = ["--lance-in-process"] if how == "option" else []
+    result = suite(pytester, "--lance-driver", WRONG_DRIVER, *options, "--lance-suite", "readers", "--co")
+    result.stdout.fnmatch_lines([f"lance driver: {WRONG_DRIVER} (*"])
 
 
 def test_the_environment_variable_names_the_driver(pytester: pytest.Pytester, monkeypatch) -> None:

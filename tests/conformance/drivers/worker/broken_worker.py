@@ -12,7 +12,9 @@ contains URI_PART (empty for any),
 * ``hang``: never answers (sleeps until killed);
 * ``garbage``: prints a line that is not JSON, then carries on reading;
 * ``wrong-id``: answers with another request's id;
-* ``stdout-noise``: prints a log line on stdout before its (correct) answer.
+* ``stdout-noise``: prints a log line on stdout before its (correct) answer;
+* ``stdout-prefix``: prints text on stdout without a newline, then its answer
+  (a native library's ``printf`` without one lands on the answer's line).
 
 Run as a script: ``python broken_worker.py --fault describe:ref-tags:segfault``.
 """
@@ -30,7 +32,7 @@ from conformance.drivers import reference
 from conformance.drivers.worker.messages import encode
 from conformance.drivers.worker.server import WorkerServer
 
-BEHAVIOURS = ("segfault", "panic", "raise", "hang", "garbage", "wrong-id", "stdout-noise")
+BEHAVIOURS = ("segfault", "panic", "raise", "hang", "garbage", "wrong-id", "stdout-noise", "stdout-prefix")
 
 
 def parse_fault(text: str) -> tuple[str, str, str]:
@@ -84,6 +86,8 @@ def main() -> int:
             answer["id"] = 10_000
         elif behaviour == "stdout-noise":
             out.write(b"INFO opening dataset\n")
+        elif behaviour == "stdout-prefix":
+            out.write(b"opening dataset... ")
         out.write(encode(answer))
         out.flush()
         if server.stopping:

@@ -16,6 +16,7 @@ from conformance.drivers.worker.client import (
     WorkerDriver,
     WorkerProcessError,
     WorkerReplyError,
+    WorkerStrayOutputError,
 )
 from conformance.drivers.worker.errors import ErrorKind
 from conformance.drivers.writes import Append, Create, WriteConflict
@@ -73,13 +74,26 @@ def test_writes_travel_with_their_rows_and_conflicts_are_write_conflicts(worker,
 @pytest.mark.parametrize(
     ("behaviour", "seen"),
     [
-        ("segfault", r"ended during describe; killed by signal SIGSEGV \(11\); nothing on stderr"),
-        ("panic", r"ended during describe; exited with status 101; stderr: note: run with `RUST_BACKTRACE=1`"),
+        ("segfault", r"ended during describe; segmentation fault \(signal 11\); nothing on stderr"),
+        (
+            "panic",
+            r"ended during describe; exited with status 101; "
+            r"stderr: thread 'main' panicked at src/blob.rs:42:9: blob column not supported by this reader",
+        ),
         ("raise", r"ended during describe; exited with status 1; stderr: RuntimeError: the broken worker raises"),
         ("hang", r"did not answer describe within 2 s; stopped by the suite \(SIGKILL\)"),
-        ("garbage", r"wrote garbage during describe \(not JSON\): '<<this is not a response>>'; stopped by the suite"),
+        (
+            "garbage",
+            r"wrote stray output on stdout during describe, not a protocol reply: '<<this is not a response>>' "
+            r"\(stdout carries the replies only: .*\); stopped by the suite",
+        ),
         ("wrong-id", r"wrote garbage during describe \(not the response to request 3\)"),
-        ("stdout-noise", r"wrote garbage during describe \(not JSON\): 'INFO opening dataset'"),
+        ("stdout-noise", r"wrote stray output on stdout during describe, not a protocol reply: 'INFO opening dataset'"),
+        # Text without a newline before the reply: the stray text is quoted, not the reply after it.
+        (
+            "stdout-prefix",
+            r"wrote stray output on stdout during describe, not a protocol reply: 'opening dataset\.\.\. ' ",
+        ),
     ],
 )
 def test_a_broken_call_fails_with_what_was_seen_and_the_next_call_gets_a_fresh_worker(dataset, behaviour, seen):
@@ -97,13 +111,30 @@ def test_a_broken_call_fails_with_what_was_seen_and_the_next_call_gets_a_fresh_w
     assert not is_running(second)
 
 
-def test_a_panic_quotes_the_stderr_tail(dataset):
+def test_a_panic_quotes_the_stderr_from_the_panic_on(dataset):
+    """The panic's lines are kept, not only the note Rust prints after them."""
     with WorkerDriver("broken", broken_command("versions::panic")) as driver:
         with pytest.raises(WorkerProcessError) as raised:
             driver.versions(dataset)
     assert raised.value.exit == 101
     assert "thread 'main' panicked at src/blob.rs:42:9:\nblob column not supported" in raised.value.stderr
-    assert "its stderr ends with:\nthread 'main' panicked" in str(raised.value)
+    assert "its stderr:\nthread 'main' panicked" in str(raised.value)
+    assert str(raised.value).endswith("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace")
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "stray"),
+    [
+        ("garbage", "<<this is not a response>>"),
+        ("stdout-noise", "INFO opening dataset"),
+        ("stdout-prefix", "opening dataset... "),
+    ],
+)
+def test_stray_stdout_is_its_own_error_naming_the_text(dataset, behaviour, stray):
+    with WorkerDriver("broken", broken_command(f"versions::{behaviour}")) as driver:
+        with pytest.raises(WorkerStrayOutputError) as raised:
+            driver.versions(dataset)
+        assert raised.value.garbage == stray
 
 
 def test_a_corpus_run_through_a_broken_worker_completes(monkeypatch):
@@ -122,12 +153,12 @@ def test_a_corpus_run_through_a_broken_worker_completes(monkeypatch):
     by_case = {r.case: r for r in results}
     assert {r.case for r in results if r.status == FAIL} == set(faults)
     assert all(r.status == PASS for r in results if r.case not in faults)
-    assert "killed by signal SIGSEGV" in " ".join(by_case["ref-tags"].problems)
-    assert "exited with status 101; stderr: note: run with `RUST_BACKTRACE=1`" in " ".join(
+    assert "segmentation fault (signal 11)" in " ".join(by_case["ref-tags"].problems)
+    assert "exited with status 101; stderr: thread 'main' panicked at src/blob.rs:42:9: blob column" in " ".join(
         by_case["ref-types-blob"].problems
     )
     assert "did not answer versions within 2 s" in " ".join(by_case["ref-restore"].problems)
-    assert "wrote garbage during describe (not JSON)" in " ".join(by_case["ref-naming-v2"].problems)
+    assert "wrote stray output on stdout during describe" in " ".join(by_case["ref-naming-v2"].problems)
 
 
 def test_a_crash_is_not_a_refusal():
@@ -139,7 +170,7 @@ def test_a_crash_is_not_a_refusal():
     assert result.problems == [
         f"v2: WorkerProcessError: {broken_driver_name(f'describe@2:{name}:segfault')}: the worker (pid "
         + result.problems[0].split("(pid ", 1)[1].split(")")[0]
-        + ") ended during describe; killed by signal SIGSEGV (11); nothing on stderr"
+        + ") ended during describe; segmentation fault (signal 11); nothing on stderr"
     ]
     (result,) = verify_corpus(CORPUS, "worker:reference", only={name})
     assert result.status == PASS

@@ -4,6 +4,7 @@ the Python server speaks it, and the check catches a worker that does not."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -41,13 +42,52 @@ def test_the_python_server_speaks_it_from_the_command_line(dataset):
     [
         ("describe::garbage", "describe latest: the response is not JSON: b'<<this is not a response>>'"),
         ("versions::wrong-id", "versions: answered id 10000, not 3"),
-        ("read::segfault", "read latest: the worker closed stdout (killed by signal SIGSEGV (11))"),
+        ("read::segfault", "read latest: the worker closed stdout: segmentation fault (signal 11)"),
         ("versions::stdout-noise", "versions: the response is not JSON: b'INFO opening dataset'"),
     ],
 )
 def test_the_check_names_what_a_broken_worker_does(dataset, fault, seen):
     problems = check_worker(broken_command(fault), dataset, timeout=30)
     assert problems[0] == seen, problems
+
+
+def test_a_worker_declaring_only_read_latest_passes(dataset):
+    """A worker is checked on what it declares: no versions or describe are
+    demanded of it, its ``unsupported`` answer to a read of an older version
+    by number stands, and the error and recovery steps use its read."""
+    from . import read_latest_only
+
+    assert check_worker(python_worker_command(read_latest_only.NAME), dataset) == []
+
+
+def test_the_server_answers_a_call_the_driver_lacks_unsupported(dataset):
+    """The Python server answers ``unsupported``, not ``refused``, for a
+    request the served driver has no call for."""
+    from conformance.drivers.worker.server import WorkerServer
+
+    from . import read_latest_only
+
+    server = WorkerServer(read_latest_only, read_latest_only.NAME)
+    for request in ({"request": "versions", "uri": dataset}, {"request": "describe", "uri": dataset, "version": 1}):
+        answer = server.answer(json.dumps({"id": 1, **request}).encode())
+        assert answer["error"]["kind"] == "unsupported", answer
+
+
+def test_a_worker_declaring_more_than_it_does_fails_the_check(tmp_path, dataset, monkeypatch):
+    """Held to what it declares: the same reader declaring time travel may
+    no longer answer a read of an older version ``unsupported``."""
+    (tmp_path / "overclaiming_reader.py").write_text(
+        "from dataclasses import replace\n"
+        "from conformance.drivers.protocol import Capability\n"
+        "from tests.conformance.drivers.worker import read_latest_only\n"
+        "from tests.conformance.drivers.worker.read_latest_only import read_table\n"
+        "def info():\n"
+        "    capabilities = frozenset({Capability.READ_LATEST, Capability.TIME_TRAVEL})\n"
+        "    return replace(read_latest_only.info(), capabilities=capabilities)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{ROOT}")
+    problems = check_worker(python_worker_command("overclaiming_reader"), dataset)
+    assert problems and problems[0].startswith("read v1: failed: {'kind': 'unsupported'"), problems
 
 
 def test_the_check_names_a_worker_that_hangs(dataset):
