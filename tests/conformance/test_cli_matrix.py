@@ -100,6 +100,8 @@ def test_matrix_shows_progress_on_a_terminal_only(tmp_path):
 
 
 READ_ONLY = "tests.conformance.ecosystem.read_only_reference"
+#: A driver module runs in a worker by default, and the matrix names it so.
+RUNS_AS = f"worker:{READ_ONLY}"
 
 
 def _expectations_file(path, *cases: str) -> str:
@@ -133,12 +135,12 @@ def test_matrix_judges_only_its_drivers_against_their_expectations_file(tmp_path
     assert result.returncode == 0, result.stdout + result.stderr
     document = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
     assert [grid["id"] for grid in document["grids"]] == ["readers"]
-    assert [(e["driver"], e["case"]) for e in document["expectations"]] == [(READ_ONLY, BROKEN_CASE)]
+    assert [(e["driver"], e["case"]) for e in document["expectations"]] == [(RUNS_AS, BROKEN_CASE)]
 
     bare = subprocess.run(
         _matrix_command(tmp_path / "bare", "--drivers", READ_ONLY), capture_output=True, text=True, timeout=TIMEOUT
     )
-    assert bare.returncode == 1 and f"fail: lance-conformance 0.1.0 x {READ_ONLY}: {BROKEN_CASE}" in bare.stdout
+    assert bare.returncode == 1 and f"fail: lance-conformance 0.1.0 x {RUNS_AS}: {BROKEN_CASE}" in bare.stdout
 
     stale = _expectations_file(tmp_path / "stale.json", BROKEN_CASE, "pylance-types")
     command = _matrix_command(tmp_path / "stale", "--drivers", READ_ONLY, "--expectations", stale)
@@ -163,5 +165,5 @@ def test_matrix_expectations_name_their_driver_when_several_run(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     readers = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["grids"][0]
     statuses = {(c["column"], o["case"]): o["status"] for c in readers["cells"] for o in c["outcomes"]}
-    assert statuses[READ_ONLY, BROKEN_CASE] == "expected-failure"
+    assert statuses[RUNS_AS, BROKEN_CASE] == "expected-failure"
     assert statuses["reference", BROKEN_CASE] == "fail"
