@@ -170,10 +170,10 @@ class SuiteModule(pytest.File):
         for check in module.checks():
             yield CheckItem.from_parent(self, name=check.name, check=check)
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo):  # a collector's takes no style
         if isinstance(excinfo.value, SuiteUsageError):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)
 
 
 class CheckItem(pytest.Item):

@@ -97,6 +97,10 @@ class Rule:
 _RULES: dict[str, Rule] = {}
 
 
+def _qualified(check: Callable) -> tuple[str, str]:
+    return check.__module__, check.__qualname__
+
+
 def rule(
     id: str,
     *,
@@ -117,7 +121,11 @@ def rule(
     """
 
     def register(check: Callable) -> Callable:
-        if id in _RULES:
+        earlier = _RULES.get(id)
+        # The same function imported again (a module dropped from sys.modules
+        # and re-imported, as pytest's pytester does) replaces its rule; two
+        # functions claiming one id are a mistake.
+        if earlier is not None and _qualified(earlier.check) != _qualified(check):
             raise ValueError(f"rule {id} is registered twice")
         if not requirements:
             raise ValueError(f"rule {id} cites no requirement")
