@@ -27,7 +27,6 @@ from reference_impl.naming import VersionListing, list_versions
 from reference_impl.storage import Storage
 
 from ..spec_revisions import NEWEST, SpecRevision
-from .read_ahead import DEFAULT_READ_AHEAD, ReadAhead
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -119,9 +118,6 @@ class DatasetView:
     #: :mod:`conformance.validator.spark`): given ``(action, args)`` pairs, each
     #: one's :func:`load` result in order, or None for one to be run here.
     loader: Callable[[list[tuple[Callable, tuple]]], list[Loaded | None]] | None = None
-    #: When a batch of local data file footers has its tails read by a
-    #: second process (:mod:`conformance.validator.read_ahead`); None: never.
-    read_ahead: ReadAhead | None = DEFAULT_READ_AHEAD
     #: Every fragment decoded in this run, by its message bytes less the id
     #: (:func:`_without_id`): a fragment that many manifests list unchanged
     #: is decoded once and is one object in all of them (facts/fragment_checks.py
@@ -219,19 +215,6 @@ class DatasetView:
                     loaded = Failed(exc)
                 cache[key] = loaded
             append(loaded)
-        return found
-
-    def uncached(self, keys: list, items: list[A]) -> list[A]:
-        """The items of ``items`` whose keys (``keys``, in the same order)
-        have nothing loaded yet, each key's first item once: what
-        :meth:`cached_each` of them would load, in the order it would."""
-        cache = self._cache
-        seen: set = set()
-        found: list[A] = []
-        for key, item in zip(keys, items, strict=True):
-            if key not in cache and key not in seen:
-                seen.add(key)
-                found.append(item)
         return found
 
     def prefetch(self, jobs: Iterable[tuple]) -> None:
