@@ -27,7 +27,6 @@ from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
-from ..collector import collector_paused
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView, default_io_threads
@@ -200,18 +199,9 @@ def validate(
         spec_revision = revision(spec_revision)
     if io_threads is not None and io_threads < 1:
         raise ValueError(f"io_threads must be at least 1, not {io_threads}")
-    with collector_paused():
-        return _validate(
-            path,
-            version,
-            all_versions,
-            rules,
-            spec_revision,
-            storage_options,
-            manifest_store,
-            io_threads,
-            distribution,
-        )
+    return _validate(
+        path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads, distribution
+    )
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
