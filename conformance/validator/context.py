@@ -25,6 +25,7 @@ from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile, read_manifest_file
 from reference_impl.naming import VersionListing, list_versions
 from reference_impl.storage import Storage
+from reference_impl.wire import table_pb2
 
 from ..spec_revisions import NEWEST, SpecRevision
 
@@ -175,7 +176,7 @@ class DatasetView:
         its own that shares the decoded data files and deletion file of the
         first."""
         fragment_id = message.id
-        content = _without_id(message.SerializeToString(), fragment_id)
+        content = _without_id(message)
         first = self._fragments.get(content)
         if first is None:
             first = self._fragments[content] = Fragment.from_proto(message)
@@ -351,12 +352,10 @@ def _with_id(fragment: Fragment, fragment_id: int) -> Fragment:
     )
 
 
-def _without_id(message_bytes: bytes, fragment_id: int) -> bytes:
-    """The serialized bytes of a ``DataFragment`` whose id is ``fragment_id``,
-    less that id: the bytes of the same fragment with id 0. Protobuf writes
-    the id first when it is not 0 (field 1, a varint: the key byte 0x08, then
-    7 bits a byte); bytes that do not start with it are returned unchanged
-    (then only an identical message matches)."""
-    if fragment_id and message_bytes[:1] == b"\x08":
-        return message_bytes[1 + (fragment_id.bit_length() + 6) // 7 :]
-    return message_bytes
+def _without_id(message: table_pb2.DataFragment) -> bytes:
+    """The serialized bytes of the fragment ``message`` less its id: the same
+    bytes for the same fragment listed under any id."""
+    content = table_pb2.DataFragment()
+    content.CopyFrom(message)
+    content.ClearField("id")
+    return content.SerializeToString(deterministic=True)
