@@ -14,17 +14,17 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import commits, files, reader, validator, validator_io, validator_scale, validator_spark, workers
+    from . import commands, commits, files, reader, validator_io, validator_scale, validator_spark, workers
 
     return [
         *reader.BENCHMARKS,
         *files.BENCHMARKS,
-        *validator.BENCHMARKS,
         *validator_io.BENCHMARKS,
         *validator_spark.BENCHMARKS,
         *validator_scale.BENCHMARKS,
         *commits.BENCHMARKS,
         *workers.BENCHMARKS,
+        *commands.BENCHMARKS,
     ]
 
 

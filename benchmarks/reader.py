@@ -1,9 +1,12 @@
-"""Reader benchmarks (issue: reference reader).
+"""Reader benchmarks (issue: reference reader), and the datasets the
+validator and command benchmarks share.
 
-* ``describe`` of the latest version of a dataset with 10,000 fragments,
-  against pylance opening that version and listing its fragments and rows;
-* every version of a 200-version dataset opened in turn, reference
+* every version of a 200-version dataset opened in turn in this process
+  (the library as a program reading many versions uses it), reference
   ``describe`` against pylance opening each version and counting its rows.
+
+``describe`` as users run it, a fresh command per run, is timed by
+:mod:`benchmarks.commands`.
 """
 
 from __future__ import annotations
@@ -40,24 +43,6 @@ def _many_versions(count: int):
     return path
 
 
-def bench_describe_many_fragments(fragments: int = 10_000, repeats: int = 5) -> Measurement:
-    import lance
-
-    path = _many_fragments(fragments)
-
-    def with_pylance():
-        ds = lance.dataset(path)
-        ds.count_rows()
-        return [f.metadata for f in ds.get_fragments()]
-
-    return Measurement(
-        f"describe latest, {fragments} fragments",
-        best_of(repeats, lambda: reference.describe(path)),
-        best_of(repeats, with_pylance),
-        "pylance: open, count_rows, fragment metadata",
-    )
-
-
 def bench_every_version(versions: int = 200, repeats: int = 3) -> Measurement:
     import lance
 
@@ -79,4 +64,4 @@ def bench_every_version(versions: int = 200, repeats: int = 3) -> Measurement:
     )
 
 
-BENCHMARKS = [bench_describe_many_fragments, bench_every_version]
+BENCHMARKS = [bench_every_version]

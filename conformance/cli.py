@@ -7,10 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from reference_impl.errors import InvalidOperationError, LanceFormatError, NotADatasetError, VersionNotFoundError
 
+from .collector import collector_paused
 from .exit_codes import ExitCode
 from .harness.command import add_harness_parser
 
@@ -764,6 +766,12 @@ def _case_or_driver_errors() -> tuple[type[Exception], ...]:
     return (CaseError, DriverError)
 
 
+#: The commands that build many objects forming no cycles and keep them to
+#: their end: their run pauses the collector (conformance.collector). A
+#: long-running command (the harness, a fixture run) keeps it.
+_COLLECTOR_PAUSED = frozenset({"validate", "describe"})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -775,7 +783,8 @@ def main(argv: list[str] | None = None) -> int:
     from .validator.baseline import BaselineError
 
     try:
-        return args.run(args)
+        with collector_paused() if args.command in _COLLECTOR_PAUSED else nullcontext():
+            return args.run(args)
     except BrokenPipeError:  # output piped into a command that stopped reading
         sys.stderr.close()
         return EXIT_OK

@@ -15,7 +15,6 @@ from reference_impl.fragments import Fragment
 from reference_impl.storage import open_storage, parse_dataset_uri
 from reference_impl.wire import table_pb2
 
-from ..collector import collector_paused
 from ..describe import (
     DESCRIBE_FORMAT,
     BasePathDescription,
@@ -93,17 +92,15 @@ def describe(
     messages (:func:`describe_fragment_messages`)."""
     storage = open_storage(parse_dataset_uri(uri), storage_options, writable=False)
     store = manifest_store or uri_manifest_store(uri, storage_options)
-    # A description builds a few objects per fragment and keeps them all (conformance.collector).
-    with collector_paused():
-        # Neither the embedded transaction (not described) nor the fragments
-        # (described from their messages) are decoded.
-        opened = Dataset.open(
-            storage, version, manifest_store=store, synchronize=False, with_transaction=False, with_fragments=False
-        )
-        messages = opened.manifest_file.fragment_messages
-        assert messages is not None  # opened with_fragments=False
-        fragments, num_rows = describe_fragment_messages(opened, messages)
-        return _description(opened, fragments, num_rows)
+    # Neither the embedded transaction (not described) nor the fragments
+    # (described from their messages) are decoded.
+    opened = Dataset.open(
+        storage, version, manifest_store=store, synchronize=False, with_transaction=False, with_fragments=False
+    )
+    messages = opened.manifest_file.fragment_messages
+    assert messages is not None  # opened with_fragments=False
+    fragments, num_rows = describe_fragment_messages(opened, messages)
+    return _description(opened, fragments, num_rows)
 
 
 def describe_dataset(dataset: Dataset) -> Description:

@@ -6,9 +6,8 @@ pyproject.toml): ``report``, ``catalog`` and ``spark`` (the validator as
 a Spark job); ``engine``; ``ruleset`` (every
 rule); ``rules/``, one module per spec topic; ``facts/``, what the rules know
 about a dataset, shared through public names; ``baseline``,
-``writer_defects`` and ``context``; ``registry`` and ``read_ahead`` (local
-data file tails read by a second process). The HTML report will be a
-format of :mod:`.report`."""
+``writer_defects`` and ``context``; ``registry``. The HTML report will be
+a format of :mod:`.report`."""
 
 from .engine import Report, validate
 from .registry import Finding, Rule, Scope, Severity, rule

@@ -25,9 +25,9 @@ from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile, read_manifest_file
 from reference_impl.naming import VersionListing, list_versions
 from reference_impl.storage import Storage
+from reference_impl.wire import table_pb2
 
 from ..spec_revisions import NEWEST, SpecRevision
-from .read_ahead import DEFAULT_READ_AHEAD, ReadAhead
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -119,9 +119,6 @@ class DatasetView:
     #: :mod:`conformance.validator.spark`): given ``(action, args)`` pairs, each
     #: one's :func:`load` result in order, or None for one to be run here.
     loader: Callable[[list[tuple[Callable, tuple]]], list[Loaded | None]] | None = None
-    #: When a batch of local data file footers has its tails read by a
-    #: second process (:mod:`conformance.validator.read_ahead`); None: never.
-    read_ahead: ReadAhead | None = DEFAULT_READ_AHEAD
     #: Every fragment decoded in this run, by its message bytes less the id
     #: (:func:`_without_id`): a fragment that many manifests list unchanged
     #: is decoded once and is one object in all of them (facts/fragment_checks.py
@@ -179,7 +176,7 @@ class DatasetView:
         its own that shares the decoded data files and deletion file of the
         first."""
         fragment_id = message.id
-        content = _without_id(message.SerializeToString(), fragment_id)
+        content = _without_id(message)
         first = self._fragments.get(content)
         if first is None:
             first = self._fragments[content] = Fragment.from_proto(message)
@@ -219,19 +216,6 @@ class DatasetView:
                     loaded = Failed(exc)
                 cache[key] = loaded
             append(loaded)
-        return found
-
-    def uncached(self, keys: list, items: list[A]) -> list[A]:
-        """The items of ``items`` whose keys (``keys``, in the same order)
-        have nothing loaded yet, each key's first item once: what
-        :meth:`cached_each` of them would load, in the order it would."""
-        cache = self._cache
-        seen: set = set()
-        found: list[A] = []
-        for key, item in zip(keys, items, strict=True):
-            if key not in cache and key not in seen:
-                seen.add(key)
-                found.append(item)
         return found
 
     def prefetch(self, jobs: Iterable[tuple]) -> None:
@@ -368,12 +352,10 @@ def _with_id(fragment: Fragment, fragment_id: int) -> Fragment:
     )
 
 
-def _without_id(message_bytes: bytes, fragment_id: int) -> bytes:
-    """The serialized bytes of a ``DataFragment`` whose id is ``fragment_id``,
-    less that id: the bytes of the same fragment with id 0. Protobuf writes
-    the id first when it is not 0 (field 1, a varint: the key byte 0x08, then
-    7 bits a byte); bytes that do not start with it are returned unchanged
-    (then only an identical message matches)."""
-    if fragment_id and message_bytes[:1] == b"\x08":
-        return message_bytes[1 + (fragment_id.bit_length() + 6) // 7 :]
-    return message_bytes
+def _without_id(message: table_pb2.DataFragment) -> bytes:
+    """The serialized bytes of the fragment ``message`` less its id: the same
+    bytes for the same fragment listed under any id."""
+    content = table_pb2.DataFragment()
+    content.CopyFrom(message)
+    content.ClearField("id")
+    return content.SerializeToString(deterministic=True)

@@ -27,11 +27,9 @@ from reference_impl.errors import NotADatasetError, UnreadablePathError
 from reference_impl.naming import LEGACY_LATEST, version_not_found
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
-from ..collector import collector_paused
 from ..requirements import requirement
 from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
 from .context import DatasetView, default_io_threads
-from .read_ahead import DEFAULT_READ_AHEAD, ReadAhead
 from .registry import Finding, Rule, Scope, Severity
 from .ruleset import iter_rules
 from .writer_defects import explain
@@ -180,7 +178,6 @@ def validate(
     manifest_store: ExternalManifestStore | None = None,
     io_threads: int | None = None,
     distribution: Distribution | None = None,
-    read_ahead: ReadAhead | None = DEFAULT_READ_AHEAD,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. A ``version`` with no manifest (never committed, or
@@ -199,28 +196,15 @@ def validate(
     written. ``io_threads`` is how many data file footers and deletion files
     are read at once (1: one after another); by default one on a local
     disk and 32 on an object store (:func:`~.context.default_io_threads`).
-    ``read_ahead`` says when a batch of local data files has its tails read
-    by a second process while this one checks them (None: never; see
-    :mod:`conformance.validator.read_ahead`). The report is the same
-    whatever they are, and with a ``distribution``
+    The report is the same whatever it is, and with a ``distribution``
     (:func:`conformance.validator.spark.validate` runs on Spark)."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     if io_threads is not None and io_threads < 1:
         raise ValueError(f"io_threads must be at least 1, not {io_threads}")
-    with collector_paused():
-        return _validate(
-            path,
-            version,
-            all_versions,
-            rules,
-            spec_revision,
-            storage_options,
-            manifest_store,
-            io_threads,
-            distribution,
-            read_ahead,
-        )
+    return _validate(
+        path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads, distribution
+    )
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -239,7 +223,6 @@ def _validate(
     manifest_store: ExternalManifestStore | None,
     io_threads: int | None,
     distribution: Distribution | None = None,
-    read_ahead: ReadAhead | None = DEFAULT_READ_AHEAD,
 ) -> Report:
     try:
         view = open_dataset_view(path, storage_options, manifest_store)
@@ -254,7 +237,6 @@ def _validate(
         )
     view.spec_revision = spec_revision
     view.io_threads = io_threads or default_io_threads(view.storage)
-    view.read_ahead = read_ahead
     selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
     available = sorted(view.manifest_paths())
     if all_versions:

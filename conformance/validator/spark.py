@@ -49,7 +49,6 @@ from typing import Any
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.storage import absolute_uri
 
-from ..collector import collector_paused
 from ..spark_session import DEFAULT_MASTER, SparkError, start_session
 from ..spec_revisions import NEWEST, SpecRevision, revision
 from .context import DatasetView, Loaded, load
@@ -117,16 +116,14 @@ def run_loads(payload: bytes) -> bytes:
     pickled list with the :data:`Loaded` of each, or None where it raised
     another exception or cannot be pickled (the driver does that one). None
     for the whole chunk when it cannot be unpickled here."""
-    # Tens of thousands of small objects that form no cycles: the collector's passes over them are wasted.
-    with collector_paused():
-        try:
-            threads, jobs = pickle.loads(payload)
-        except Exception:  # the driver reads this chunk itself (module docstring)
-            return pickle.dumps(None)
-        if threads <= 1 or len(jobs) < 2:
-            return _dump_results([_load_quietly(job) for job in jobs])
-        with ThreadPoolExecutor(min(threads, len(jobs)), thread_name_prefix="validator-io") as pool:
-            return _dump_results(list(pool.map(_load_quietly, jobs)))
+    try:
+        threads, jobs = pickle.loads(payload)
+    except Exception:  # the driver reads this chunk itself (module docstring)
+        return pickle.dumps(None)
+    if threads <= 1 or len(jobs) < 2:
+        return _dump_results([_load_quietly(job) for job in jobs])
+    with ThreadPoolExecutor(min(threads, len(jobs)), thread_name_prefix="validator-io") as pool:
+        return _dump_results(list(pool.map(_load_quietly, jobs)))
 
 
 def _dump_results(results: list) -> bytes:
@@ -171,13 +168,12 @@ def run_versions(payload: bytes) -> bytes:
         selected = [rule for rule in iter_rules(job.rules) if applies_under(rule, spec_revision)]
         if tuple(rule.id for rule in selected) != job.rule_ids:
             return pickle.dumps(None)  # another installation of the project: the driver's rules decide
-        with collector_paused():
-            view = open_dataset_view(job.path, job.storage_options, job.manifest_store)
-            view.spec_revision = spec_revision
-            view.io_threads = job.io_threads
-            view.selected_versions = list(job.selected_versions)
-            view.selected_rules = frozenset(job.rule_ids)
-            found = [(number, version_findings(view, selected, number)) for number in versions]
+        view = open_dataset_view(job.path, job.storage_options, job.manifest_store)
+        view.spec_revision = spec_revision
+        view.io_threads = job.io_threads
+        view.selected_versions = list(job.selected_versions)
+        view.selected_rules = frozenset(job.rule_ids)
+        found = [(number, version_findings(view, selected, number)) for number in versions]
         return dumps(found)
     except Exception:  # the driver runs these versions itself (module docstring)
         return pickle.dumps(None)

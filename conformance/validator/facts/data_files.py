@@ -42,8 +42,6 @@ from reference_impl.storage import LocalStorage, Storage
 from reference_impl.wire import file_pb2, table_pb2
 
 from ..context import Loaded, VersionView
-from ..read_ahead import ReadAhead, TailReader
-from ..read_ahead.child import read_tail as read_local_tail
 from .text import printable
 
 #: Bytes read at once from the end of a data file; footer reads inside them
@@ -425,32 +423,22 @@ def _read_tail(located: Located) -> FileTail:
         size, data = storage.read_tail(relpath, TAIL_BYTES)
         start = size - len(data)
         return FileTail(full, size, start, data, storage, relpath)
-    size, data = read_local_tail(full, TAIL_BYTES, _OPEN_FLAGS)
-    if len(data) != min(size, TAIL_BYTES):
-        raise CorruptFileError(full, "the file changed while it was read")
-    return FileTail(full, size, size - len(data), data, storage, relpath)
-
-
-def _tail_read_ahead(ahead: TailReader, located: Located) -> FileTail | None:
-    """The tail of ``located`` as the read-ahead process read it, or None
-    when it did not (then it is read here)."""
-    full, storage = located.full, located.storage
-    if full is None or storage is None:
-        return None
-    read = ahead.next_tail(full)
-    if read is None:
-        return None
-    size, data = read
-    return FileTail(full, size, size - len(data), data, storage, located.relpath)
-
-
-def _read_facts(located: Located, ahead: TailReader | None = None) -> FileFacts:
-    """What the file ``located`` says; its tail from ``ahead`` when the
-    read-ahead process read it, otherwise read here."""
+    fd = os.open(full, _OPEN_FLAGS)
     try:
-        tail = None if ahead is None else _tail_read_ahead(ahead, located)
-        if tail is None:
-            tail = _read_tail(located)
+        size = os.fstat(fd).st_size
+        start = max(0, size - TAIL_BYTES)
+        data = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    if len(data) != size - start:
+        raise CorruptFileError(full, "the file changed while it was read")
+    return FileTail(full, size, start, data, storage, relpath)
+
+
+def _read_facts(located: Located) -> FileFacts:
+    """What the file ``located`` says."""
+    try:
+        tail = _read_tail(located)
         info = inspect_file(tail, tail.relpath)
         if info.layout != LAYOUT_LEGACY:
             return FileFacts(info, info.num_rows)
@@ -471,33 +459,9 @@ def file_facts(view: VersionView, located: Located) -> Loaded[FileFacts]:
 
 def file_facts_each(view: VersionView, located_files: list[Located]) -> list[Loaded[FileFacts]]:
     """``[file_facts(view, located) for located in located_files]``, asked
-    of the cache in one call (:meth:`~conformance.validator.context.DatasetView.cached_each`);
-    the tails of a large batch of local files not yet read are read ahead by
-    a second process (:mod:`conformance.validator.read_ahead`)."""
+    of the cache in one call (:meth:`~conformance.validator.context.DatasetView.cached_each`)."""
     keys = [("footer", located.key) for located in located_files]
-    dataset = view.dataset
-    policy = dataset.read_ahead
-    ahead = None
-    if policy is not None and len(keys) >= policy.min_files:
-        ahead = _start_read_ahead(policy, dataset.uncached(keys, located_files))
-    if ahead is None:
-        return dataset.cached_each(keys, _read_facts, located_files)
-    with ahead:
-        return dataset.cached_each(keys, lambda located: _read_facts(located, ahead), located_files)
-
-
-def _start_read_ahead(policy: ReadAhead, to_read: list[Located]) -> TailReader | None:
-    """A read-ahead process for the local files of ``to_read`` past the
-    policy's head, when there are enough of them (see
-    :mod:`conformance.validator.read_ahead`)."""
-    if len(to_read) < policy.min_files:
-        return None
-    paths = [
-        located.full
-        for located in to_read[policy.head :]
-        if located.full is not None and isinstance(located.storage, LocalStorage)
-    ]
-    return TailReader.start(paths, TAIL_BYTES, _OPEN_FLAGS)
+    return view.dataset.cached_each(keys, _read_facts, located_files)
 
 
 def prefetch_footers(view: VersionView, located_files: Iterable[Located]) -> None:

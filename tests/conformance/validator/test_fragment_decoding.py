@@ -22,9 +22,11 @@ from reference_impl.transactions import Overwrite
 @given(strategies.fragments(), st.integers(0, 2**64 - 1))
 def test_the_bytes_without_the_id_are_those_of_the_fragment_with_id_0(fragment, fragment_id):
     """Property: for any fragment and any id, ``_without_id`` of its message
-    bytes is the message bytes of the same fragment with id 0."""
-    listed = replace(fragment, id=fragment_id).to_proto().SerializeToString()
-    assert _without_id(listed, fragment_id) == replace(fragment, id=0).to_proto().SerializeToString()
+    is the message bytes of the same fragment with id 0, and leaves the
+    message it is given as it was."""
+    listed = replace(fragment, id=fragment_id).to_proto()
+    assert _without_id(listed) == replace(fragment, id=0).to_proto().SerializeToString(deterministic=True)
+    assert listed.id == fragment_id
 
 
 def test_with_id_carries_every_other_field():

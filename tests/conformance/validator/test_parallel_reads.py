@@ -1,7 +1,6 @@
 """Reading files concurrently changes nothing but the time: the validator's
-report with its reads in a pool of threads, or with its data file tails read
-ahead by a second process, is the one it gives reading them one after
-another (same findings, same order), and across ``--all-versions`` each data
+report with its reads in a pool of threads is the one it gives reading them
+one after another (same findings, same order), and across ``--all-versions`` each data
 file footer is read once, however many versions list the file.
 """
 
@@ -19,7 +18,6 @@ from conformance.fixtures import default_corpus
 from conformance.mutations import all_mutations, copy_dataset
 from conformance.validator import validate
 from conformance.validator.facts import data_files as data_file_facts
-from conformance.validator.read_ahead import ReadAhead
 
 CASES = sorted(path for path in (default_corpus() / "cases").glob("*/dataset") if path.is_dir())
 #: The mutations of the rules whose facts are read from files in the pool:
@@ -27,24 +25,14 @@ CASES = sorted(path for path in (default_corpus() / "cases").glob("*/dataset") i
 FILE_MUTATIONS = [m for m in all_mutations() if m.rule.split("/")[0] in ("data-file", "deletion", "base-path", "index")]
 
 
-#: Every batch of files not yet read goes to the read-ahead process, however
-#: small (the default leaves batches of fewer than 2,048 files alone).
-EVERY_BATCH_AHEAD = ReadAhead(min_files=1, head=0)
-
-
-def _report(root, threads: int, store=None, read_ahead: ReadAhead | None = None) -> dict:
-    return validate(root, all_versions=True, io_threads=threads, manifest_store=store, read_ahead=read_ahead).to_json()
-
-
-def _read_ahead_report(root, store=None) -> dict:
-    return _report(root, 1, store, EVERY_BATCH_AHEAD)
+def _report(root, threads: int, store=None) -> dict:
+    return validate(root, all_versions=True, io_threads=threads, manifest_store=store).to_json()
 
 
 @pytest.mark.parametrize("root", CASES, ids=[path.parent.name for path in CASES])
 def test_golden_case_reports_the_same_serial_and_parallel(root):
     serial = _report(root, 1)
     assert _report(root, 8) == serial
-    assert _read_ahead_report(root) == serial
 
 
 @pytest.mark.parametrize("case", FILE_MUTATIONS, ids=[m.id for m in FILE_MUTATIONS])
@@ -55,7 +43,6 @@ def test_mutated_dataset_reports_the_same_serial_and_parallel(case, base_dataset
     serial = _report(root, 1, store)
     assert any(f["rule"] == case.rule for f in serial["findings"]), "the mutation is not reported at all"
     assert _report(root, 8, store) == serial
-    assert _read_ahead_report(root, store) == serial
 
 
 def _appended(tmp_path, versions: int):
@@ -122,20 +109,3 @@ def test_damaged_files_report_the_same_serial_and_parallel(base_datasets, tmp_pa
     serial = _report(root, 1)
     assert {f["rule"] for f in serial["findings"] if f["severity"] == "error"}, "the damage is not reported"
     assert _report(root, 8) == serial
-    assert _read_ahead_report(root) == serial
-
-
-def test_read_ahead_leaves_the_validating_process_only_its_head(tmp_path, monkeypatch):
-    """With a read-ahead whose head is two files, the validating process
-    reads two data file tails itself and takes the other ten from the
-    read-ahead process; the report is the serial one."""
-    root = _appended(tmp_path, 12)
-    serial = validate(root, read_ahead=None).to_json()
-    here: list[str] = []
-    _watch(monkeypatch, "_read_tail", lambda located: here.append(located.key))
-    report = validate(root, read_ahead=ReadAhead(min_files=12, head=2)).to_json()
-    assert report == serial
-    assert len(here) == 2, here
-    here.clear()
-    assert validate(root, read_ahead=ReadAhead(min_files=13, head=2)).to_json() == serial
-    assert len(here) == 12, "a batch under min_files is read in the validating process"
