@@ -39,7 +39,6 @@ PENDING: frozenset[str] = frozenset(
         "conformance/drivers/__init__.py",
         "conformance/drivers/worker/server.py",
         "conformance/validator/context.py",
-        "conformance/validator/read_ahead/process.py",
     }
 )
 
