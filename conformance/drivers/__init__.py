@@ -49,12 +49,14 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..describe import Description
+from . import worker
 from .protocol import CAPABILITY_MEMBERS, PROTOCOL_VERSION, Capability, DriverInfo, driver_info
 from .worker import WORKER_PREFIX, is_worker_name
 from .worker.errors import is_implementation_failure
@@ -175,7 +177,6 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
     With ``greet`` False a worker's child is started but not waited for
     (:func:`.worker.open_worker_driver`), so that its start-up overlaps with
     the caller's; :func:`greet_driver` waits for it."""
-    from . import worker
 
     if worker.is_worker_name(name):
         from .worker.client import WorkerError  # lazy: the client imports reference_impl
@@ -185,7 +186,7 @@ def load_driver(name: str, *, greet: bool = True) -> Driver:
         except (ValueError, WorkerError) as exc:
             raise DriverError(f"driver {name!r} cannot be loaded: {exc}") from None
     if RELEASE_SEPARATOR in name:
-        # Imported only for release names: it needs the worker client, which a
+        # lazy: only release names need these; they need the worker client, which a
         # release's own venv (where load_driver serves the driver) cannot import.
         from ..peers.old_pylance import PeerUnavailableError
         from . import release
@@ -238,6 +239,7 @@ def installed_drivers(*, readers: bool = False) -> list[str]:
     cannot tell, such as a Node.js runtime), then ``pylance@VERSION`` for
     every pinned release whose venv is already built. ``readers`` leaves out
     the drivers that write only (:data:`WRITE_ONLY`)."""
+    # lazy: release needs the worker client, which a release's own venv cannot import
     from ..peers.old_pylance import PINNED_REQUIREMENTS, venv_ready
     from .release import RELEASE_SEPARATOR
 
@@ -268,7 +270,6 @@ def _module_says_available(module_name: str) -> bool:
 def read_rows(driver: Driver, uri: str, version: int | None = None, *, schema: pa.Schema | None = None) -> pa.Table:
     """``driver.read_table`` with the expected ``schema`` handed over, or
     without it for a driver written before ``read_table`` took one."""
-    import inspect
 
     try:
         parameters = list(inspect.signature(driver.read_table).parameters.values())
@@ -287,11 +288,9 @@ def greet_driver(driver: Driver, name: str) -> None:
     answer its ``hello`` (nothing for a driver that is not a worker); the
     :class:`DriverError` :func:`load_driver` raises, the driver closed, when
     it does not."""
-    from . import worker
-
     if not worker.is_worker_name(name):
         return
-    from .worker.client import WorkerDriver, WorkerError
+    from .worker.client import WorkerDriver, WorkerError  # lazy: the client imports reference_impl
 
     if not isinstance(driver, WorkerDriver):
         raise TypeError(f"driver {name!r} is a {type(driver).__name__}, not the WorkerDriver load_driver gives")

@@ -23,7 +23,7 @@ from reference_impl.errors import LanceFormatError, ManifestStoreError
 from reference_impl.fragments import Fragment
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile, read_manifest_file
-from reference_impl.naming import VersionListing, list_versions
+from reference_impl.naming import VersionListing, list_versions, parse_manifest_name
 from reference_impl.storage import Storage
 from reference_impl.wire import table_pb2
 
@@ -305,8 +305,6 @@ class VersionView:
     def reader(self) -> Dataset:
         """The reference reader over this manifest (feature flags not enforced,
         so that rules can report on them)."""
-        from reference_impl.naming import parse_manifest_name
-
         parsed = parse_manifest_name(self.manifest_path.rsplit("/", 1)[-1])
         return Dataset(self.dataset.storage, self.manifest_file, parsed[1] if parsed else None)
 

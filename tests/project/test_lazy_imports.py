@@ -36,9 +36,6 @@ REASON = re.compile(r"\blaz(y|ily)\b", re.IGNORECASE)
 PENDING: frozenset[str] = frozenset(
     {
         "conformance/cli.py",
-        "conformance/drivers/__init__.py",
-        "conformance/drivers/worker/server.py",
-        "conformance/validator/context.py",
     }
 )
 

@@ -18,6 +18,7 @@ also runs inside an old pylance release's own environment
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import os
@@ -211,7 +212,6 @@ def _write_op(operation: dict[str, Any]) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve the driver ``--driver NAME`` (any name ``load_driver`` knows) on stdin/stdout."""
-    import argparse
 
     parser = argparse.ArgumentParser(prog="python -m conformance.drivers.worker", description=__doc__.split("\n")[0])
     parser.add_argument("--driver", required=True, help="the driver to serve: reference, pylance, a module name, ...")
