@@ -35,7 +35,6 @@ REASON = re.compile(r"\blaz(y|ily)\b", re.IGNORECASE)
 #: below, so the set only shrinks.
 PENDING: frozenset[str] = frozenset(
     {
-        "conformance/cli.py",
         "conformance/drivers/__init__.py",
         "conformance/drivers/worker/server.py",
         "conformance/validator/context.py",
