@@ -8,7 +8,7 @@ from .common import quiet_peers
 
 
 def _demo(args: argparse.Namespace) -> int:
-    # lazy: the demo imports pylance, pyarrow and the report templates; only this command needs them
+    # lazy: the demo brings pyarrow and the report templates (jinja2), pylance as it runs; only this command needs them
     from ..demo import run_demo
 
     quiet_peers()

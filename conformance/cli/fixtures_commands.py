@@ -52,7 +52,7 @@ def _print_result(result) -> None:
 
 def _print_summary(results, output_format: str, info=None, corpus=None) -> None:
     """The JSON report, or (the cases printed as they finished) the count of each status."""
-    # lazy: the verifier (and the comparison under it) loads when a corpus is verified
+    # lazy: the verifier (the comparison, pyarrow) loads only when a corpus is verified
     from ..fixtures.verify import report_json
 
     if output_format == "json":
