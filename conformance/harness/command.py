@@ -1,5 +1,5 @@
 """``lance-conformance harness run|check|faulty``: the command line of the
-harness (``conformance/cli.py`` adds these sub-commands)."""
+harness (``conformance/cli/`` adds these sub-commands)."""
 
 from __future__ import annotations
 

@@ -28,17 +28,6 @@ PACKAGE = ROOT / "conformance"
 #: What a reason says: "lazy", "lazily", "Lazy:".
 REASON = re.compile(r"\blaz(y|ily)\b", re.IGNORECASE)
 
-#: Modules whose unexplained imports are still being settled on other branches
-#: of issue 28 (each is another helper's file while they work on it). Temporary:
-#: the lead empties this set at integration, after giving those imports a
-#: reason or moving them to the top; a listed file that has become clean fails
-#: below, so the set only shrinks.
-PENDING: frozenset[str] = frozenset(
-    {
-        "conformance/cli.py",
-    }
-)
-
 
 @dataclass(frozen=True)
 class UnexplainedImport:
@@ -127,18 +116,8 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_inside_functions_say_why(path):
     """Every import inside a function of conformance/ says why it is lazy."""
-    name = str(path.relative_to(ROOT))
-    if name in PENDING:
-        pytest.skip("pending at integration (PENDING above)")
     found = unexplained_imports(path)
     assert not found, "imports inside functions without a reason (# lazy: ...):\n" + "\n".join(map(str, found))
-
-
-def test_pending_modules_still_need_it():
-    """Each PENDING module exists and still has an unexplained import: a
-    module that is settled leaves the set."""
-    settled = sorted(name for name in PENDING if not (ROOT / name).is_file() or not unexplained_imports(ROOT / name))
-    assert not settled, f"settled or gone, remove from PENDING: {settled}"
 
 
 def test_the_check_tells_reasons_from_their_absence(tmp_path):

@@ -51,9 +51,6 @@ OVERSIZED: dict[str, Oversized] = {
     "reference_impl/file_format/writer.py": Oversized(
         700, "encoding Arrow as the 2.0 encodings and the v2 container the 2.1 writer reuses"
     ),
-    "conformance/cli.py": Oversized(
-        800, "the argument parser of every subcommand with a small handler each (the work lives elsewhere)"
-    ),
 }
 
 
