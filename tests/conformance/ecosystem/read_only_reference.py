@@ -20,12 +20,18 @@ read_table = reference.read_table
 write = reference.write
 
 
-def info() -> DriverInfo:
+def reader_info(**changes) -> DriverInfo:
+    """The reference's declaration without writing, with ``changes`` (the
+    other test drivers built on the reference's reader use it too)."""
     declared = reference.info()
     return replace(
         declared,
-        name=NAME,
         capabilities=declared.capabilities - {Capability.WRITE, Capability.WRITE_AT_VERSION},
         write_operations=frozenset(),
         data_storage_versions=(),
+        **changes,
     )
+
+
+def info() -> DriverInfo:
+    return reader_info(name=NAME)

@@ -4,23 +4,17 @@ zone), at any depth, as some engines name it. It declares no type limits."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pyarrow as pa
 
 from conformance.drivers import reference
-from conformance.drivers.protocol import Capability, DriverInfo
+from conformance.drivers.protocol import DriverInfo
+from tests.conformance.ecosystem.read_only_reference import reader_info
 
 ALIAS = "Etc/UTC"
 
 
 def info() -> DriverInfo:
-    # A reader: the reference's capabilities but writing.
-    declared = reference.info()
-    return dataclasses.replace(
-        declared,
-        capabilities=declared.capabilities - {Capability.WRITE, Capability.WRITE_AT_VERSION},
-        write_operations=frozenset(),
+    return reader_info(
         name="etc-utc",
         implementation="etc-utc",
     )
