@@ -51,6 +51,7 @@ from .harness.workloads import parse_workload, workload_to_json
 from .report.html import write_html
 from .report.text import render_grid
 from .validator import Severity, validate
+from .validator.facts.text import plural
 
 #: The file, in the demo's directory, that receives what the libraries print.
 THIRD_PARTY_LOG = "third-party.log"
@@ -176,7 +177,7 @@ def _check_datasets(datasets: dict[str, Path]) -> int:
             print(
                 f"  {name} v{version}: {ours['num_rows']} rows in {len(ours['fragments'])} fragments, "
                 f"{ours['naming_scheme']} names; {verdict}; {checks}"
-                + (f" ({infos} tolerated departures)" if infos else "")
+                + (f" ({plural(infos, 'tolerated departure')})" if infos else "")
             )
         for finding in findings.get(None, []):
             if finding.severity is not Severity.INFO:

@@ -144,11 +144,6 @@ class Anomaly:
         }
 
 
-def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
-    """``"1 anomaly"``, ``"2 anomalies"``: a count with its noun agreeing."""
-    return f"{count} {noun if count == 1 else (plural_noun or noun + 's')}"
-
-
 def sentence(anomaly: Anomaly) -> str:
     """One sentence a person reads: the kind, who did what, where it shows."""
     w = anomaly.witness

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from conformance.drivers.writes import WriteOutcome
 
-from .anomalies import Anomaly, plural
+from ..validator.facts.text import plural
+from .anomalies import Anomaly
 
 if TYPE_CHECKING:
     from .history import Attempt

@@ -49,9 +49,10 @@ def printable(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def plural(count: int, noun: str) -> str:
-    """``"1 file"`` / ``"3 files"``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
+    """``"1 file"`` / ``"3 files"``, ``"2 anomalies"`` with ``plural_noun``:
+    a count with its noun agreeing (the one such helper of the project)."""
+    return f"{count} {noun if count == 1 else (plural_noun or noun + 's')}"
 
 
 def uses(count: int) -> str:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.by import By
 
-from conformance.harness.anomalies import plural
 from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.report import anomaly_document, failed_attempts, outcome_of
 from conformance.harness.runner import RunResult, run
 from conformance.harness.spec import FAULT_KILL_MID_COMMIT, RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json
+from conformance.validator.facts.text import plural
 from tests.browser import save_screenshot
 
 #: Where each bar and its lane are drawn (the page's own layout, in CSS pixels).

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from pyroaring import BitMap64
 
-from conformance.validator.facts.text import SHOWN, listed
+from conformance.validator.facts.text import SHOWN, listed, plural
 
 
 def test_a_short_list_is_listed_whole():
@@ -29,3 +30,17 @@ def test_a_huge_bitmap_costs_no_more_than_its_first_items():
     ids = BitMap64()
     ids.add_range(0, 1 << 40)
     assert listed(ids) == f"0, 1, 2, 3, 4, and {(1 << 40) - 5} more"
+
+
+@pytest.mark.parametrize(
+    ("count", "noun", "plural_noun", "expected"),
+    [
+        (1, "file", None, "1 file"),
+        (0, "file", None, "0 files"),
+        (3, "tolerated departure", None, "3 tolerated departures"),
+        (1, "anomaly", "anomalies", "1 anomaly"),
+        (2, "anomaly", "anomalies", "2 anomalies"),
+    ],
+)
+def test_a_count_and_its_noun_agree(count, noun, plural_noun, expected):
+    assert plural(count, noun, plural_noun) == expected
