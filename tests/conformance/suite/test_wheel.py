@@ -4,7 +4,8 @@ fresh virtual environment, run the suite from an empty directory.
 It builds from a copy of the source tree (without ``build/``, virtual
 environments and caches, as an sdist would carry it), so that nothing left
 over from an earlier build reaches the wheel, and installs it with pip from
-the configured index (the dependencies come from PyPI or pip's cache). About
+the configured index (with uv where it is installed, as the test extra does:
+the dependencies come from the cache the set-up filled, else from PyPI). About
 a minute on an idle machine with a warm pip cache (half of it the suite's own
 run), so it stays in the default run; marked ``wheel`` so that ``-m "not
 wheel"`` leaves it out and ``-m wheel`` runs it alone. (``tox -e reference``
@@ -26,6 +27,7 @@ import pytest
 
 from conformance.fixtures import CORPUS_VERSION_FILE, checkout_corpus
 from conformance.fixtures.case import case_dirs
+from conformance.peers.old_pylance import uv_executable
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Not part of a source distribution.
@@ -58,9 +60,16 @@ def test_an_installed_wheel_runs_the_whole_golden_corpus_from_an_empty_directory
     assert shipped == {case.name for case in cases} | {CORPUS_VERSION_FILE}
 
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
     python = venv / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "-q", str(wheel)], tmp_path)
+    uv = uv_executable()
+    if uv is not None:
+        # uv installs from the cache the project's own set-up filled (./dev):
+        # on a fresh machine pip would download every dependency again.
+        _run([uv, "venv", "--quiet", "--no-python-downloads", "--python", sys.executable, str(venv)], tmp_path)
+        _run([uv, "pip", "install", "--quiet", "--python", str(python), str(wheel)], tmp_path)
+    else:
+        _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+        _run([str(python), "-m", "pip", "install", "-q", str(wheel)], tmp_path)
 
     empty = tmp_path / "implementer"
     empty.mkdir()
