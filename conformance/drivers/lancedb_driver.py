@@ -311,7 +311,7 @@ def _perform_write(writes: Any, table: Any, op: Any) -> int:
     elif isinstance(op, writes.DropColumns):
         table.drop_columns(list(op.columns))
     elif isinstance(op, writes.AlterColumns):
-        table.alter_columns(*(_alteration(alteration) for alteration in op.alterations))
+        table.alter_columns(*(alteration.as_change(rename_key="rename") for alteration in op.alterations))
     elif isinstance(op, writes.Compact):
         table.optimize()
     elif isinstance(op, writes.CreateIndex):
@@ -333,14 +333,3 @@ def _perform_write(writes: Any, table: Any, op: Any) -> int:
     else:
         raise writes.WriteNotSupported(f"the LanceDB driver does not perform {op.kind.value}")
     return int(table.version)
-
-
-def _alteration(alteration: Any) -> dict[str, Any]:
-    change: dict[str, Any] = {"path": alteration.path}
-    if alteration.rename is not None:
-        change["rename"] = alteration.rename
-    if alteration.nullable is not None:
-        change["nullable"] = alteration.nullable
-    if alteration.data_type is not None:
-        change["data_type"] = alteration.arrow_data_type()
-    return change

@@ -152,7 +152,7 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
     elif isinstance(op, writes.DropColumns):
         dataset.drop_columns(list(op.columns))
     elif isinstance(op, writes.AlterColumns):
-        dataset.alter_columns(*(_pylance_alteration(alteration) for alteration in op.alterations))
+        dataset.alter_columns(*(alteration.as_change() for alteration in op.alterations))
     elif isinstance(op, writes.Compact):
         dataset.optimize.compact_files(
             target_rows_per_fragment=op.target_rows_per_fragment,
@@ -186,14 +186,3 @@ def _perform_write(lance: Any, writes: Any, dataset: Any, op: Any, options: dict
 def _token_properties(writes: Any, op: Any) -> dict[str, str] | None:
     """The transaction properties naming ``op`` (its token), None without one."""
     return None if op.token is None else {writes.TOKEN_PROPERTY: op.token}
-
-
-def _pylance_alteration(alteration: Any) -> dict[str, Any]:
-    change: dict[str, Any] = {"path": alteration.path}
-    if alteration.rename is not None:
-        change["name"] = alteration.rename
-    if alteration.nullable is not None:
-        change["nullable"] = alteration.nullable
-    if alteration.data_type is not None:
-        change["data_type"] = alteration.arrow_data_type()
-    return change

@@ -349,7 +349,7 @@ def perform(dataset: Dataset, op: WriteOp) -> Dataset:
     if isinstance(op, writes.DropColumns):
         return dataset.drop_columns(list(op.columns))
     if isinstance(op, writes.AlterColumns):
-        return dataset.alter_columns(*(_alteration(alteration) for alteration in op.alterations))
+        return dataset.alter_columns(*(alteration.as_change() for alteration in op.alterations))
     if isinstance(op, writes.Compact):
         return dataset.compact(
             target_rows_per_fragment=op.target_rows_per_fragment, materialize_deletions=op.materialize_deletions
@@ -361,14 +361,3 @@ def perform(dataset: Dataset, op: WriteOp) -> Dataset:
     if isinstance(op, writes.Config):
         return dataset.update_metadata(config=dict(op.values))
     raise writes.WriteNotSupported(f"the reference driver does not perform {op.kind.value}")
-
-
-def _alteration(alteration: writes.Alteration) -> dict[str, object]:
-    change: dict[str, object] = {"path": alteration.path}
-    if alteration.rename is not None:
-        change["name"] = alteration.rename
-    if alteration.nullable is not None:
-        change["nullable"] = alteration.nullable
-    if alteration.data_type is not None:
-        change["data_type"] = alteration.arrow_data_type()
-    return change

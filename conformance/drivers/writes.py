@@ -108,6 +108,19 @@ class Alteration:
     def arrow_data_type(self) -> pa.DataType | None:
         return None if self.data_type is None else arrow_type(self.data_type)
 
+    def as_change(self, *, rename_key: str = "name") -> dict[str, object]:
+        """The alteration as the dict an ``alter_columns`` call takes: the
+        reference's and pylance's name a rename ``name``, LanceDB's
+        ``rename`` (``rename_key``)."""
+        change: dict[str, object] = {"path": self.path}
+        if self.rename is not None:
+            change[rename_key] = self.rename
+        if self.nullable is not None:
+            change["nullable"] = self.nullable
+        if self.data_type is not None:
+            change["data_type"] = self.arrow_data_type()
+        return change
+
 
 # -- operations -------------------------------------------------------------------------
 
