@@ -73,12 +73,22 @@ XDIST_GROUPS: tuple[tuple[str, str], ...] = (
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put the tests of each :data:`XDIST_GROUPS` entry in one xdist group
-    (before xdist reads the groups; without ``-n`` groups change nothing)."""
+    (before xdist reads the groups; without ``-n`` groups change nothing),
+    and the groups first. xdist deals a group out as one unit, where its
+    first test stands: a group dealt out late leaves one worker running
+    it alone at the end; dealt out first, the other workers share the rest
+    of the suite meanwhile."""
+    grouped: dict[str, list[pytest.Item]] = {name: [] for _, name in XDIST_GROUPS}
+    rest: list[pytest.Item] = []
     for item in items:
         for kind, name in XDIST_GROUPS:
             if (name in getattr(item, "fixturenames", ())) if kind == "fixture" else item.get_closest_marker(name):
                 item.add_marker(pytest.mark.xdist_group(name))
+                grouped[name].append(item)
                 break
+        else:
+            rest.append(item)
+    items[:] = [item for group in grouped.values() for item in group] + rest
 
 
 #: How many release venvs the session builds at once (they wait on the
