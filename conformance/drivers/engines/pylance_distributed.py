@@ -65,8 +65,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 NAME = "pylance-distributed"
 #: Worker processes (spawned, so that no Rust runtime state is forked).
 WORKERS = 2
-# Private: it builds info()'s write_operations, the one declaration the suite reads.
-#: The write kinds :func:`write` performs (``WriteKind`` values).
+#: The write kinds :func:`write` performs; private: it builds info()'s
+#: write_operations, the one declaration the suite reads.
 _WRITE_OPERATIONS: tuple[WriteKind, ...] = (
     WriteKind.CREATE,
     WriteKind.APPEND,
