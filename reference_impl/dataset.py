@@ -306,12 +306,39 @@ class Dataset:
 
     # -- reading rows ------------------------------------------------------------
 
-    def to_table(self, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
+    def to_table(
+        self,
+        *,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        blob_values: bool = False,
+        external_roots: tuple[str, ...] = (),
+    ) -> pa.Table:
         """Every visible row of this version (deleted rows dropped, missing
-        columns as nulls), with ``_rowid`` / ``_rowaddr`` columns on request."""
+        columns as nulls), with ``_rowid`` / ``_rowaddr`` columns on request.
+        A blob v2 column holds its descriptors as pylance's ``to_table()``
+        gives them, or with ``blob_values`` its values (``large_binary``);
+        ``external_roots`` declares where else absolute external blob URIs
+        may be read (:mod:`.blobs`)."""
         from .scan import scan  # lazy: needs pyarrow
 
-        return scan(self, with_row_id=with_row_id, with_row_address=with_row_address)
+        return scan(
+            self,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            blob_values=blob_values,
+            external_roots=external_roots,
+        )
+
+    def take_blobs(
+        self, column: str, indices: list[int], *, external_roots: tuple[str, ...] = ()
+    ) -> list[bytes | None]:
+        """The bytes of blob v2 column ``column`` at visible row ``indices``,
+        None for a null blob (pylance's ``take_blobs(column, indices=...)``,
+        each file read whole; :func:`.blobs.take_blobs`)."""
+        from .blobs import take_blobs  # lazy: needs pyarrow
+
+        return take_blobs(self, column, indices, external_roots=external_roots)
 
     # -- writing -------------------------------------------------------------------
 

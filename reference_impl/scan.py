@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from . import blobs
 from .arrow_schema import schema_to_arrow
-from .errors import CorruptFileError, LanceFormatError
+from .errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from .file_format import LanceFileReader
 from .fragments import TOMBSTONE_FIELD_ID, Fragment
 from .row_ids import row_address
@@ -48,6 +49,23 @@ def arrow_schema_of(dataset: Dataset) -> pa.Schema:
         raise type(exc)(dataset.manifest_file.path, f"schema: {exc.problem}") from None
 
 
+def presented_schema(dataset: Dataset, *, blob_values: bool = False) -> pa.Schema:
+    """The Arrow schema a scan gives: the version's, with each blob v2 column
+    as its descriptors (as pylance's ``to_table()``) or, with
+    ``blob_values``, as ``large_binary`` values."""
+    arrow_schema = arrow_schema_of(dataset)
+    nested = blobs.nested_blob_v2_fields(dataset.schema.fields)
+    if nested:
+        raise UnsupportedFeatureError(
+            dataset.manifest_file.path, f"blob v2 field {nested[0].name!r} nested below the top level is not read"
+        )
+    for position, top in enumerate(dataset.schema.top_level()):
+        if blobs.is_blob_v2(top):
+            presented = blobs.value_arrow_field(top) if blob_values else blobs.descriptor_arrow_field(top)
+            arrow_schema = arrow_schema.set(position, presented)
+    return arrow_schema
+
+
 def fragment_table(
     dataset: Dataset,
     fragment: Fragment,
@@ -55,12 +73,15 @@ def fragment_table(
     with_row_id: bool = False,
     with_row_address: bool = False,
     include_deleted: bool = False,
+    blob_values: bool = False,
+    external_roots: tuple[str, ...] = (),
 ) -> pa.Table:
     """The visible rows of ``fragment``, every column of the schema; with
     ``include_deleted``, every physical row (data evolution writes values for
-    deleted rows too, so that new data files line up with the old ones)."""
+    deleted rows too, so that new data files line up with the old ones).
+    ``blob_values`` and ``external_roots``: see :func:`scan`."""
     schema = dataset.schema
-    arrow_schema = arrow_schema_of(dataset)
+    arrow_schema = presented_schema(dataset, blob_values=blob_values)
     source_of: dict[int, int] = {}
     for position, data_file in enumerate(fragment.files):
         for field_id in data_file.fields:
@@ -93,13 +114,17 @@ def fragment_table(
                 )
         reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
+        blob = blobs.is_blob_v2(top)
         part = reader.read(
-            field_with_descendants(schema, top),
+            blobs.descriptor_read_fields(top) if blob else field_with_descendants(schema, top),
             file_field_ids=list(data_file.fields),
             column_indices=list(column_indices),
-            arrow_schema=pa.schema([arrow_field]),
+            arrow_schema=pa.schema([blobs.descriptor_arrow_field(top)]) if blob else pa.schema([arrow_field]),
         )
-        columns.append(part.column(0))
+        column = part.column(0)
+        if blob and blob_values:
+            column = blobs.values_of(dataset, data_file, column, external_roots)
+        columns.append(column)
     table = pa.Table.from_arrays(columns, schema=arrow_schema) if columns else pa.table({})
 
     if with_row_id:
@@ -120,14 +145,31 @@ def fragment_table(
     return table
 
 
-def scan(dataset: Dataset, *, with_row_id: bool = False, with_row_address: bool = False) -> pa.Table:
-    """Every visible row of the version, fragment by fragment in manifest order."""
+def scan(
+    dataset: Dataset,
+    *,
+    with_row_id: bool = False,
+    with_row_address: bool = False,
+    blob_values: bool = False,
+    external_roots: tuple[str, ...] = (),
+) -> pa.Table:
+    """Every visible row of the version, fragment by fragment in manifest
+    order. A blob v2 column holds its descriptors, or with ``blob_values``
+    its values, an absolute external URI read only inside the dataset root,
+    its declared base paths and ``external_roots`` (:mod:`.blobs`)."""
     parts = [
-        fragment_table(dataset, fragment, with_row_id=with_row_id, with_row_address=with_row_address)
+        fragment_table(
+            dataset,
+            fragment,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            blob_values=blob_values,
+            external_roots=external_roots,
+        )
         for fragment in dataset.fragments
     ]
     if not parts:
-        empty = arrow_schema_of(dataset)
+        empty = presented_schema(dataset, blob_values=blob_values)
         if with_row_id:
             empty = empty.append(pa.field(ROW_ID, pa.uint64()))
         if with_row_address:

@@ -11,7 +11,10 @@ struct order. The prose leaves a row's bytes to the code
 64) and then that many bytes. Every row must be used up exactly. Each
 child's values, gathered from all rows, are then decoded by the child's own
 encoding as full zip values (fixed-width values in one buffer; variable-width
-values as u64 offsets and bytes).
+values as u64 offsets and bytes). A null item of the full zip page has an
+empty row (no bytes at all): its children get placeholder values, zero bytes
+and empty values, which the item's validity hides (pylance 14 writes blob v2
+descriptors so, a null blob being a null row).
 
 The rows are parsed child by child over all rows at once, so the work is a
 few numpy gathers per child, not a loop over rows.
@@ -44,6 +47,7 @@ def decode(
         raise decoder.corrupt("packed row offsets decrease or run past their rows")
     cursor = offsets[:-1].copy()
     row_ends = offsets[1:]
+    present = row_ends > cursor  # an empty row is a null item's placeholder
     children: list[FixedWidthValues | VariableWidthValues] = []
     for index, field in enumerate(node.fields):
         what = f"packed struct child {index}"
@@ -53,19 +57,21 @@ def decode(
             if bits == 0 or bits % 8 or bits > 8 * 1024:
                 raise decoder.corrupt(f"{what} of {bits} bits (not whole bytes)")
             width = bits // 8
-            _check(cursor + width, row_ends, what, decoder)
-            values = _gather(data, cursor, np.full(num_values, width, np.int64))
-            cursor = cursor + width
+            widths = np.where(present, width, 0)
+            _check(cursor + widths, row_ends, what, decoder)
+            values = _placed(_gather(data, cursor, widths), present, width)
+            cursor = cursor + widths
             child_buffers = [values.data]
         elif layout == "bits_per_length":
             length_type = _LENGTH_TYPES.get(field.bits_per_length)
             if length_type is None:
                 raise decoder.corrupt(f"{what} with {field.bits_per_length}-bit lengths")
             size = length_type.itemsize
-            _check(cursor + size, row_ends, what, decoder)
-            prefix = _gather(data, cursor, np.full(num_values, size, np.int64))
+            sizes = np.where(present, size, 0)
+            _check(cursor + sizes, row_ends, what, decoder)
+            prefix = _placed(_gather(data, cursor, sizes), present, size)
             lengths = prefix.view(length_type).astype(np.int64) if num_values else np.zeros(0, np.int64)
-            starts = cursor + size
+            starts = cursor + sizes
             # Lengths are checked against the row before any gather.
             if np.any(lengths < 0) or np.any(lengths > row_ends - starts):
                 raise decoder.corrupt(f"{what} runs past its row")
@@ -88,6 +94,16 @@ def decode(
 def _check(ends: np.ndarray, row_ends: np.ndarray, what: str, decoder: ValueDecoder) -> None:
     if np.any(ends > row_ends):
         raise decoder.corrupt(f"{what} runs past its row")
+
+
+def _placed(gathered: np.ndarray, present: np.ndarray, width: int) -> np.ndarray:
+    """``width`` bytes per row: the gathered bytes of the present rows in
+    their places, zeros for the empty rows."""
+    if present.all():
+        return gathered
+    placed = np.zeros((len(present), width), np.uint8)
+    placed[present] = gathered.reshape(-1, width)
+    return placed.reshape(-1)
 
 
 def _gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
