@@ -59,6 +59,7 @@ TOPICS: Mapping[str, str] = MappingProxyType(
         "row-id": "Row addresses, stable row ids and row versions",
         "index": "Index metadata",
         "base-path": "Base paths",
+        "blob": "Blob v2 columns: descriptors, sidecars and external objects",
         "config": "Table config",
         "refs": "Tags and branches",
         "mem-wal": "MemWAL index details",

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from .errors import CorruptFileError, LanceFormatError, PathEscapeError, UnsupportedFeatureError
+from .file_format import LanceFileReader
 from .fragments import DataFile
 from .row_ids import split_row_address
 from .schema import TOP_LEVEL_PARENT, Field, FieldType
@@ -255,7 +256,7 @@ def descriptor_problem(descriptor: Descriptor) -> str | None:
 # -- where the bytes are ------------------------------------------------------------
 
 
-def _relative_inside(uri: str, root: str) -> str | None:
+def relative_inside(uri: str, root: str) -> str | None:
     """``uri`` relative to the location ``root`` when it lies under it."""
     if is_object_store_uri(uri) or is_object_store_uri(root):
         if not (is_object_store_uri(uri) and is_object_store_uri(root)):
@@ -314,7 +315,7 @@ def locate(
         storage = _base_storage(dataset, descriptor.blob_id, f"an external blob in {data_file}")
         return BlobLocation(storage, descriptor.blob_uri, descriptor.position, size)
     for storage in external_containers(dataset, external_roots):
-        relpath = _relative_inside(descriptor.blob_uri, storage.location)
+        relpath = relative_inside(descriptor.blob_uri, storage.location)
         if relpath is not None:
             return BlobLocation(storage, relpath, descriptor.position, size)
     raise ExternalBlobOutsideError(
@@ -350,6 +351,21 @@ def blob_data_file(dataset: Dataset, fragment, field: Field) -> DataFile | None:
         if field.id in data_file.fields:
             found = data_file
     return found
+
+
+def read_descriptors(dataset: Dataset, data_file: DataFile, field: Field) -> list[Descriptor | None]:
+    """The descriptors of top-level blob v2 ``field`` in ``data_file``, one
+    per physical row (deleted rows too), None for a null blob."""
+    location = dataset.data_file_location(data_file)
+    reader = LanceFileReader(location.storage, location.relpath)
+    column_indices = data_file.column_indices or list(range(len(data_file.fields)))
+    table = reader.read(
+        descriptor_read_fields(field),
+        file_field_ids=list(data_file.fields),
+        column_indices=list(column_indices),
+        arrow_schema=pa.schema([descriptor_arrow_field(field)]),
+    )
+    return descriptors_of(table.column(0))
 
 
 def values_of(

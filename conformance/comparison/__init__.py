@@ -31,7 +31,11 @@ What counts as representation (kind: requirement it concerns):
   and ``lance.bfloat16`` values read as float32 or float64
   (``schema.bfloat16-in-fixed-size-list``);
 * ``extension``: an Arrow extension type against its storage type
-  (``schema.extension-metadata-namespace``).
+  (``schema.extension-metadata-namespace``);
+* ``blob-payload``: a blob v2 column in its logical struct shape against its
+  values, compared on the struct's ``data`` bytes (``blob.payload-as-large-binary``,
+  :mod:`.blobs`); a blob column's stored descriptors hold no bytes and never
+  compare with values.
 
 Field and schema metadata are ignored. Column and struct field order is part of
 the schema (reordering columns is a schema evolution operation with a meaning of

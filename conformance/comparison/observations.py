@@ -21,6 +21,9 @@ class ObservationKind(str, Enum):
     TIME_ZONE = "time-zone"
     #: A coarser time unit the reader declares as its finest.
     PRECISION = "precision"
+    #: A blob v2 column in its logical struct shape against its values: its
+    #: ``data`` bytes compared (:mod:`.blobs`).
+    BLOB_PAYLOAD = "blob-payload"
     #: A column of a type the reader declares it cannot represent: not compared.
     NOT_APPLICABLE = "not-applicable"
 

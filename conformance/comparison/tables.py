@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from ..type_capabilities import TypeCapabilities
 from .arrow_types import types_held
+from .blobs import blob_payloads
 from .observations import Observation, ObservationKind
 from .type_matching import TYPE_CONVERSION_REQUIREMENT, match_fields
 from .values import mismatched_rows, readable
@@ -70,6 +71,8 @@ def compare_tables(
         return TableComparison((f"column names are not unique: {sorted(set(duplicates))}",), ())
     skipped = _not_applicable(expected.schema, actual.schema, capabilities)
     observations += skipped
+    expected, actual, payloads = blob_payloads(expected, actual)
+    observations += payloads
     left_out = {observation.column for observation in skipped}
     expected_names = [name for name in expected.column_names if name not in left_out]
     actual_names = [name for name in actual.column_names if name not in left_out]

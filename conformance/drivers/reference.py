@@ -69,8 +69,9 @@ def versions(uri: str | os.PathLike) -> list[int]:
 
 def read_table(uri: str | os.PathLike, version: int | None = None, *, schema=None):
     """The visible rows of one version as the reference reader scans them
-    (in the dataset's own Arrow schema; the expected ``schema`` is not needed)."""
-    return Dataset.open(uri, version).to_table()
+    (in the dataset's own Arrow schema; the expected ``schema`` is not needed),
+    blob v2 columns as their values (as pylance's driver reads them)."""
+    return Dataset.open(uri, version).to_table(blob_values=True)
 
 
 def describe(

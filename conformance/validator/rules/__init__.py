@@ -23,6 +23,7 @@ MODULES: tuple[str, ...] = tuple(sorted(module.name for module in pkgutil.iter_m
 #: Rule id topic (the part before the first "/") -> the modules registering rules under it.
 TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "base-path": ("base_paths",),
+    "blob": ("blobs",),
     "data-file": ("data_files", "legacy_data_files"),
     "deletion": ("deletions",),
     "external-store": ("external_store", "naming"),

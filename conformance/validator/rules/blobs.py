@@ -1,0 +1,252 @@
+"""Rules on blob v2 columns (upstream ``docs/src/format/table/blob.md``).
+
+For every top-level blob v2 field of a version and every data file storing
+it, the descriptors are read (:func:`reference_impl.blobs.read_descriptors`,
+every physical row) and each one is followed to its object without reading
+the object's bytes: only its existence and size are asked for. What each
+descriptor gives is worked out once per version (:func:`_blob_checks`) and
+each rule reports its own kind of problem:
+
+* ``blob/descriptor-well-formed``: the descriptors can be read, each has a
+  known kind and the children that kind uses;
+* ``blob/base-declared``: external (nonzero ``blob_id``) and managed
+  descriptors name a declared base path;
+* ``blob/sidecar-exists``: the packed and dedicated sidecars named exist;
+* ``blob/range-inside-object``: each recorded range lies inside the data
+  file or sidecar (a dedicated value is its whole sidecar);
+* ``blob/external-available``: an external object inside the dataset root or
+  a declared base path exists and holds the recorded range (a warning: the
+  table does not own it);
+* ``blob/external-outside``: an absolute external URI outside the root and
+  every declared base is reported, never fetched (info).
+
+A data file that cannot be located is left to the data file rules; its
+blobs are not followed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reference_impl.blobs import (
+    BlobKind,
+    BlobLocation,
+    Descriptor,
+    ExternalBlobOutsideError,
+    is_blob_v2,
+    locate,
+    read_descriptors,
+)
+from reference_impl.dataset import FileLocation
+from reference_impl.errors import LanceFormatError, PathEscapeError
+from reference_impl.fragments import DataFile
+from reference_impl.schema import Field
+
+from ..context import VersionView
+from ..facts.data_files import locate as locate_data_file
+from ..facts.text import listed
+from ..registry import Severity, rule
+
+#: Rows named in one finding; the rest are counted.
+MAX_ROWS_NAMED = 5
+
+
+class BlobProblem(enum.Enum):
+    """What a descriptor (or a data file's descriptor column) gives; one rule each."""
+
+    MALFORMED = "malformed"
+    BASE_UNDECLARED = "base-undeclared"
+    SIDECAR_MISSING = "sidecar-missing"
+    OUT_OF_RANGE = "out-of-range"
+    EXTERNAL_UNAVAILABLE = "external-unavailable"
+    EXTERNAL_OUTSIDE = "external-outside"
+
+
+@dataclass(frozen=True)
+class BlobCheck:
+    """One problem, with the rows of the data file it concerns."""
+
+    problem: BlobProblem
+    message: str
+    location: str
+    rows: tuple[int, ...] = ()
+
+    def text(self) -> str:
+        if not self.rows:
+            return self.message
+        word = "row" if len(self.rows) == 1 else "rows"
+        return f"{self.message} ({word} {listed(self.rows, MAX_ROWS_NAMED)})"
+
+
+def _blob_fields(view: VersionView) -> list[Field]:
+    return [f for f in view.manifest.schema.top_level() if is_blob_v2(f)]
+
+
+def _blob_checks(view: VersionView) -> list[BlobCheck]:
+    """Every blob problem of the version, worked out once per version."""
+    return view.memo("blobs.checks", lambda: list(_each_check(view)))
+
+
+def _each_check(view: VersionView) -> Iterator[BlobCheck]:
+    fields = _blob_fields(view)
+    if not fields:
+        return
+    for fragment in view.manifest.fragments:
+        for field in fields:
+            data_file = _storing(fragment.files, field)
+            if data_file is None or not locate_data_file(view, data_file).ok:
+                continue
+            yield from _data_file_checks(view, fragment.id, data_file, field)
+
+
+def _storing(files: list[DataFile], field: Field) -> DataFile | None:
+    found = None
+    for data_file in files:  # a later file wins, as for any field
+        if field.id in data_file.fields:
+            found = data_file
+    return found
+
+
+def _data_file_checks(view: VersionView, fragment_id: int, data_file: DataFile, field: Field) -> list[BlobCheck]:
+    where = f"fragment {fragment_id}, blob field {field.name!r}"
+    try:
+        location = view.reader.data_file_location(data_file)
+        descriptors = read_descriptors(view.reader, data_file, field)
+    except LanceFormatError as exc:
+        return [BlobCheck(BlobProblem.MALFORMED, f"{where}: the descriptors cannot be read: {exc}", view.at(where))]
+    grouped: dict[tuple[BlobProblem, str, str], list[int]] = {}
+    sizes: dict[str, int | LanceFormatError] = {}
+    for row, descriptor in enumerate(descriptors):
+        if descriptor is None:
+            continue
+        found = _descriptor_check(view, location, descriptor, sizes)
+        if found is not None:
+            problem, message, at = found
+            grouped.setdefault((problem, f"{where}: {message}", at), []).append(row)
+    return [BlobCheck(problem, message, at, tuple(rows)) for (problem, message, at), rows in grouped.items()]
+
+
+def _descriptor_check(
+    view: VersionView, data_file: FileLocation, descriptor: Descriptor, sizes: dict[str, int | LanceFormatError]
+) -> tuple[BlobProblem, str, str] | None:
+    """The problem of one descriptor, or None; ``sizes`` keeps the size (or
+    the error) of each object already asked about."""
+    try:
+        target = locate(view.reader, data_file, descriptor)
+    except ExternalBlobOutsideError:
+        return (
+            BlobProblem.EXTERNAL_OUTSIDE,
+            f"external blob {descriptor.blob_uri!r} is outside the dataset root and its declared base paths: "
+            "not checked",
+            str(data_file),
+        )
+    except PathEscapeError as exc:
+        return BlobProblem.BASE_UNDECLARED, exc.problem, str(data_file)
+    except LanceFormatError as exc:
+        return BlobProblem.MALFORMED, exc.problem, str(data_file)
+    kind = BlobKind(descriptor.kind)
+    if target.size == 0 and kind is not BlobKind.DEDICATED:
+        return None  # an empty value: nothing to find (blob.md: empty regardless of position)
+    key = str(target)
+    if key not in sizes:
+        sizes[key] = _object_size(target)
+    size = sizes[key]
+    if isinstance(size, LanceFormatError):
+        if kind in (BlobKind.PACKED, BlobKind.DEDICATED):
+            return BlobProblem.SIDECAR_MISSING, f"the {kind.name.lower()} sidecar is missing: {size.problem}", key
+        if kind is BlobKind.EXTERNAL:
+            return BlobProblem.EXTERNAL_UNAVAILABLE, f"the external object cannot be read: {size.problem}", key
+        return BlobProblem.OUT_OF_RANGE, f"the {kind.name.lower()} object cannot be read: {size.problem}", key
+    length = size - target.position if target.size is None else target.size
+    end = target.position + length
+    if kind is BlobKind.DEDICATED and (target.position, target.size) != (0, size):
+        return (
+            BlobProblem.OUT_OF_RANGE,
+            f"a dedicated value of {descriptor.size} bytes, but its sidecar holds {size} bytes",
+            key,
+        )
+    if length < 0 or end > size:
+        problem = BlobProblem.EXTERNAL_UNAVAILABLE if kind is BlobKind.EXTERNAL else BlobProblem.OUT_OF_RANGE
+        what = "data file" if kind is BlobKind.INLINE else "object"
+        return problem, f"range [{target.position}, {end}) runs past the {what} ({size} bytes)", key
+    return None
+
+
+def _object_size(target: BlobLocation) -> int | LanceFormatError:
+    try:
+        return target.storage.size(target.relpath)
+    except LanceFormatError as exc:
+        return exc
+    except OSError as exc:  # not a file the storage can size (a directory...)
+        return LanceFormatError(str(target), f"cannot be read ({exc.strerror or exc})")
+
+
+def _report(view: VersionView, problem: BlobProblem):
+    for check in _blob_checks(view):
+        if check.problem is problem:
+            yield check.text(), check.location
+
+
+# -- rules ---------------------------------------------------------------------------
+
+
+@rule(
+    "blob/descriptor-well-formed",
+    severity=Severity.ERROR,
+    requirements=("blob.descriptor-kind-known", "blob.descriptor-fields-per-kind"),
+    summary="A blob v2 column's descriptors can be read, and each has a known kind and the children its kind uses",
+)
+def descriptor_well_formed(view: VersionView):
+    yield from _report(view, BlobProblem.MALFORMED)
+
+
+@rule(
+    "blob/base-declared",
+    severity=Severity.ERROR,
+    requirements=("blob.base-declared",),
+    summary="An external blob with a nonzero blob_id, and a managed blob, name a base path the manifest declares",
+)
+def base_declared(view: VersionView):
+    yield from _report(view, BlobProblem.BASE_UNDECLARED)
+
+
+@rule(
+    "blob/sidecar-exists",
+    severity=Severity.ERROR,
+    requirements=("blob.sidecar-exists",),
+    summary="The packed and dedicated sidecars blob descriptors name exist beside their data file",
+)
+def sidecar_exists(view: VersionView):
+    yield from _report(view, BlobProblem.SIDECAR_MISSING)
+
+
+@rule(
+    "blob/range-inside-object",
+    severity=Severity.ERROR,
+    requirements=("blob.range-inside-object",),
+    summary="A blob's recorded range lies inside its data file or sidecar; a dedicated blob is its whole sidecar",
+)
+def range_inside_object(view: VersionView):
+    yield from _report(view, BlobProblem.OUT_OF_RANGE)
+
+
+@rule(
+    "blob/external-available",
+    severity=Severity.WARNING,
+    requirements=("blob.external-object-available",),
+    summary="An external blob inside the dataset root or a declared base path exists and holds its recorded range",
+)
+def external_available(view: VersionView):
+    yield from _report(view, BlobProblem.EXTERNAL_UNAVAILABLE)
+
+
+@rule(
+    "blob/external-outside",
+    severity=Severity.INFO,
+    requirements=("blob.external-outside-bases",),
+    summary="An external blob URI outside the dataset root and every declared base path is reported, never fetched",
+)
+def external_outside(view: VersionView):
+    yield from _report(view, BlobProblem.EXTERNAL_OUTSIDE)
