@@ -211,7 +211,54 @@ def build_v2_1(path: Path) -> None:
     _lance().write_dataset(_v2_0_rows(100, 20), path, mode="append")
 
 
+#: Values of the blobs base, by how pylance 14 stores them under the
+#: thresholds :func:`build_blobs` sets (inline up to 64 bytes, packed up to
+#: 1000, dedicated above).
+BLOB_INLINE = b"inline value"
+BLOB_PACKED = (b"p" * 300, b"q" * 400)
+BLOB_DEDICATED = b"d" * 3000
+#: The objects external blobs point to, relative to the sibling directories
+#: ``<name>-external`` (a declared base path) and ``<name>-outside`` (none).
+EXTERNAL_OBJECT = "sub/object.bin"
+OUTSIDE_OBJECT = "object.bin"
+
+
+def build_blobs(path: Path) -> None:
+    """pylance 14, file version 2.2, a blob v2 column of every stored kind:
+    version 1 has an inline value, a null, an empty value, two values packed
+    into one sidecar and one in a dedicated sidecar; version 2 appends two
+    external blobs under the declared non-root base path ``ext`` (the
+    sibling directory ``<name>-external``: the whole object and a range of
+    it) and one absolute ``file://`` URI outside every base (the sibling
+    ``<name>-outside``, which the writer was allowed to reference)."""
+    lance = _lance()
+    blob = lance.blob
+    external, outside = path.parent / f"{path.name}-external", path.parent / f"{path.name}-outside"
+    (external / EXTERNAL_OBJECT).parent.mkdir(parents=True, exist_ok=True)
+    (external / EXTERNAL_OBJECT).write_bytes(bytes(range(256)) * 4)
+    outside.mkdir(parents=True, exist_ok=True)
+    (outside / OUTSIDE_OBJECT).write_bytes(b"outside " * 16)
+    field = blob.blob_field("blob", inline_size_threshold=64, dedicated_size_threshold=1000)
+    schema = pa.schema([pa.field("id", pa.int64()), field])
+
+    def rows(start: int, values: list) -> pa.Table:
+        ids = pa.array(range(start, start + len(values)), pa.int64())
+        return pa.table({"id": ids, "blob": blob.blob_array(values)}, schema=schema)
+
+    bases = [lance.DatasetBasePath(external.absolute().as_uri(), name="ext", is_dataset_root=False)]
+    created = [BLOB_INLINE, None, b"", *BLOB_PACKED, BLOB_DEDICATED]
+    lance.write_dataset(rows(0, created), path, data_storage_version="2.2", initial_bases=bases)
+    object_uri = (external / EXTERNAL_OBJECT).absolute().as_uri()
+    appended = [
+        blob.Blob.from_uri(object_uri),
+        blob.Blob.from_uri(object_uri, 16, 32),
+        blob.Blob.from_uri((outside / OUTSIDE_OBJECT).absolute().as_uri()),
+    ]
+    lance.write_dataset(rows(len(created), appended), path, mode="append", allow_external_blob_outside_bases=True)
+
+
 BASES = {
+    "blobs": build_blobs,
     "branched": build_branched,
     "nested_pk": build_nested_pk,
     "plain": build_plain,
