@@ -33,7 +33,7 @@ def _row_bytes(descriptor: Descriptor) -> bytes:
     return fixed + struct.pack("<I", len(uri)) + uri
 
 
-def _rewrite_descriptor(root: Path, pick: Callable[[Descriptor], bool], change: Callable[[Descriptor], Descriptor]):
+def rewrite_descriptor(root: Path, pick: Callable[[Descriptor], bool], change: Callable[[Descriptor], Descriptor]):
     """Rewrite in place the first descriptor of the latest version that
     ``pick`` accepts into ``change(descriptor)`` (of the same byte length)."""
     dataset = Dataset.open(root)
@@ -86,7 +86,7 @@ def grow_the_dedicated_sidecar_past_its_value(root):
 
 @mutation("blob/range-inside-object", breaks="blob.range-inside-object", base=BASE)
 def point_an_inline_value_past_the_data_file(root):
-    _rewrite_descriptor(
+    rewrite_descriptor(
         root,
         lambda d: d.kind == BlobKind.INLINE and d.size > 0,
         lambda d: replace(d, position=2**40),
@@ -95,12 +95,12 @@ def point_an_inline_value_past_the_data_file(root):
 
 @mutation("blob/descriptor-well-formed", breaks="blob.descriptor-kind-known", base=BASE)
 def give_a_packed_descriptor_an_unknown_kind(root):
-    _rewrite_descriptor(root, lambda d: d.kind == BlobKind.PACKED, lambda d: replace(d, kind=9))
+    rewrite_descriptor(root, lambda d: d.kind == BlobKind.PACKED, lambda d: replace(d, kind=9))
 
 
 @mutation("blob/descriptor-well-formed", breaks="blob.descriptor-fields-per-kind", base=BASE)
 def give_an_inline_descriptor_a_sidecar_id(root):
-    _rewrite_descriptor(
+    rewrite_descriptor(
         root,
         lambda d: d.kind == BlobKind.INLINE and d.size > 0,
         lambda d: replace(d, blob_id=3),
@@ -109,12 +109,12 @@ def give_an_inline_descriptor_a_sidecar_id(root):
 
 @mutation("blob/descriptor-well-formed", breaks="blob.descriptor-fields-per-kind", base=BASE)
 def move_a_dedicated_value_off_position_zero(root):
-    _rewrite_descriptor(root, lambda d: d.kind == BlobKind.DEDICATED, lambda d: replace(d, position=8))
+    rewrite_descriptor(root, lambda d: d.kind == BlobKind.DEDICATED, lambda d: replace(d, position=8))
 
 
 @mutation("blob/base-declared", breaks="blob.base-declared", base=BASE)
 def point_an_external_blob_at_an_undeclared_base(root):
-    _rewrite_descriptor(
+    rewrite_descriptor(
         root,
         lambda d: d.kind == BlobKind.EXTERNAL and d.blob_id > 0,
         lambda d: replace(d, blob_id=d.blob_id + 6),
@@ -124,7 +124,7 @@ def point_an_external_blob_at_an_undeclared_base(root):
 @mutation("blob/external-available", breaks="blob.external-object-available", base=BASE)
 def name_an_external_object_that_is_not_there(root):
     missing = EXTERNAL_OBJECT.replace("object", "absent")
-    _rewrite_descriptor(
+    rewrite_descriptor(
         root,
         lambda d: d.kind == BlobKind.EXTERNAL and d.blob_uri == EXTERNAL_OBJECT and d.size > 0,
         lambda d: replace(d, blob_uri=missing),
@@ -133,7 +133,7 @@ def name_an_external_object_that_is_not_there(root):
 
 @mutation("blob/external-outside", breaks="blob.external-outside-bases", base=BASE)
 def point_an_external_blob_elsewhere_outside(root):
-    _rewrite_descriptor(
+    rewrite_descriptor(
         root,
         lambda d: d.kind == BlobKind.EXTERNAL and d.blob_id == 0,
         lambda d: replace(d, blob_uri=d.blob_uri.replace("object.bin", "another.bn")),
