@@ -50,7 +50,7 @@ import pyarrow as pa
 
 from .errors import CorruptFileError, LanceFormatError, PathEscapeError, UnsupportedFeatureError
 from .file_format import LanceFileReader
-from .fragments import DataFile
+from .fragments import DataFile, Fragment
 from .row_ids import split_row_address
 from .schema import TOP_LEVEL_PARENT, Field, FieldType
 from .storage import Storage, is_object_store_uri, local_path
@@ -305,8 +305,8 @@ def locate(
     if kind is BlobKind.INLINE:
         return BlobLocation(data_file.storage, data_file.relpath, descriptor.position, descriptor.size)
     if kind in (BlobKind.PACKED, BlobKind.DEDICATED):
-        relpath = sidecar_relpath(data_file, descriptor.blob_id)
-        return BlobLocation(data_file.storage, relpath, descriptor.position, descriptor.size)
+        sidecar = sidecar_relpath(data_file, descriptor.blob_id)
+        return BlobLocation(data_file.storage, sidecar, descriptor.position, descriptor.size)
     if kind is BlobKind.MANAGED:
         storage = _base_storage(dataset, descriptor.blob_id, f"a managed blob in {data_file}")
         return BlobLocation(storage, descriptor.blob_uri, descriptor.position, descriptor.size)
@@ -314,10 +314,10 @@ def locate(
     if descriptor.blob_id:
         storage = _base_storage(dataset, descriptor.blob_id, f"an external blob in {data_file}")
         return BlobLocation(storage, descriptor.blob_uri, descriptor.position, size)
-    for storage in external_containers(dataset, external_roots):
-        relpath = relative_inside(descriptor.blob_uri, storage.location)
-        if relpath is not None:
-            return BlobLocation(storage, relpath, descriptor.position, size)
+    for container in external_containers(dataset, external_roots):
+        inside = relative_inside(descriptor.blob_uri, container.location)
+        if inside is not None:
+            return BlobLocation(container, inside, descriptor.position, size)
     raise ExternalBlobOutsideError(
         str(data_file),
         f"external blob {descriptor.blob_uri!r} is outside the dataset root and its declared base paths; not read",
@@ -343,7 +343,7 @@ def read_location(location: BlobLocation) -> bytes:
 # -- reading a dataset's blobs ------------------------------------------------------
 
 
-def blob_data_file(dataset: Dataset, fragment, field: Field) -> DataFile | None:
+def blob_data_file(fragment: Fragment, field: Field) -> DataFile | None:
     """The data file of ``fragment`` that stores blob field ``field`` (a later
     file wins, as for every field), or None."""
     found = None
@@ -395,32 +395,38 @@ def top_level_blob_field(dataset: Dataset, column: str) -> Field:
 
 
 def take_blobs(
-    dataset: Dataset, column: str, indices: Sequence[int], *, external_roots: Sequence[str] = ()
+    dataset: Dataset,
+    descriptors: pa.ChunkedArray | pa.Array,
+    addresses: pa.ChunkedArray | pa.Array,
+    column: str,
+    indices: Sequence[int],
+    *,
+    external_roots: Sequence[str] = (),
 ) -> list[bytes | None]:
     """The bytes of blob column ``column`` at row ``indices`` (offsets among
     the visible rows of the version), None for a null blob: what pylance's
-    ``take_blobs(column, indices=...)`` gives, each file read whole."""
-    from .scan import scan  # lazy: scan imports this module
-
+    ``take_blobs(column, indices=...)`` gives, each file read whole.
+    ``descriptors`` and ``addresses`` are the column and the row addresses of
+    the version's scan: an address tells which fragment's data file owns a
+    row."""
     field = top_level_blob_field(dataset, column)
-    table = scan(dataset, with_row_address=True)
-    total = table.num_rows
+    total = len(descriptors)
     for index in indices:
         if not 0 <= index < total:
             raise IndexError(f"row index {index} is outside the version's {total} rows")
-    picked = table.select([column, "_rowaddr"]).take(pa.array(list(indices), pa.int64()))
+    taken = pa.array(list(indices), pa.int64())
+    picked = descriptors_of(descriptors.take(taken))
     fragments = {fragment.id: fragment for fragment in dataset.fragments}
     locations: dict[int, FileLocation] = {}
     out: list[bytes | None] = []
-    descriptors = descriptors_of(picked.column(column))
-    for descriptor, address in zip(descriptors, picked.column("_rowaddr").to_pylist(), strict=True):
+    for descriptor, address in zip(picked, addresses.take(taken).to_pylist(), strict=True):
         if descriptor is None:
             out.append(None)
             continue
         fragment_id, _ = split_row_address(address)
         if fragment_id not in locations:
-            data_file = blob_data_file(dataset, fragments[fragment_id], field)
-            if data_file is None:
+            data_file = blob_data_file(fragments[fragment_id], field)
+            if data_file is None:  # a scan gives null descriptors for such a fragment
                 raise UnsupportedFeatureError(str(dataset.uri), f"fragment {fragment_id} stores no {column!r} column")
             locations[fragment_id] = dataset.data_file_location(data_file)
         out.append(read_location(locate(dataset, locations[fragment_id], descriptor, external_roots)))

@@ -337,8 +337,11 @@ class Dataset:
         None for a null blob (pylance's ``take_blobs(column, indices=...)``,
         each file read whole; :func:`.blobs.take_blobs`)."""
         from .blobs import take_blobs  # lazy: needs pyarrow
+        from .scan import ROW_ADDRESS, scan
 
-        return take_blobs(self, column, indices, external_roots=external_roots)
+        scanned = scan(self, with_row_address=True)
+        descriptors, addresses = scanned.column(column), scanned.column(ROW_ADDRESS)
+        return take_blobs(self, descriptors, addresses, column, indices, external_roots=external_roots)
 
     # -- writing -------------------------------------------------------------------
 

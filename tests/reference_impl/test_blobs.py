@@ -203,11 +203,18 @@ def test_descriptor_problems(descriptor, problem):
     assert (found is None) if problem is None else (problem in found)
 
 
-def test_default_thresholds_store_small_medium_and_large_values_in_three_ways(tmp_path):
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_default_thresholds_store_small_medium_and_large_values_in_three_ways(tmp_path, version):
     values = [b"s" * 100, b"m" * 200_000, b"l" * 5_000_000]
-    lance.write_dataset(_rows(0, values, _schema()), tmp_path / "ds", data_storage_version="2.2")
+    lance.write_dataset(_rows(0, values, _schema()), tmp_path / "ds", data_storage_version=version)
     dataset = Dataset.open(tmp_path / "ds")
-    kinds = [d.kind for d in descriptors_of(dataset.to_table().column("blob"))]
+    try:
+        table = dataset.to_table()
+    except UnsupportedFeatureError as exc:
+        if "2.3" not in str(exc):
+            raise
+        pytest.skip(f"the reference does not read file version 2.3 yet: {exc}")
+    kinds = [d.kind for d in descriptors_of(table.column("blob"))]
     assert kinds == [BlobKind.INLINE, BlobKind.PACKED, BlobKind.DEDICATED]
     assert dataset.take_blobs("blob", [0, 1, 2]) == values == _pylance_blobs(tmp_path / "ds", 3)
 

@@ -35,6 +35,7 @@ from reference_impl.blobs import (
     BlobLocation,
     Descriptor,
     ExternalBlobOutsideError,
+    blob_data_file,
     is_blob_v2,
     locate,
     read_descriptors,
@@ -95,18 +96,10 @@ def _each_check(view: VersionView) -> Iterator[BlobCheck]:
         return
     for fragment in view.manifest.fragments:
         for field in fields:
-            data_file = _storing(fragment.files, field)
+            data_file = blob_data_file(fragment, field)
             if data_file is None or not locate_data_file(view, data_file).ok:
                 continue
             yield from _data_file_checks(view, fragment.id, data_file, field)
-
-
-def _storing(files: list[DataFile], field: Field) -> DataFile | None:
-    found = None
-    for data_file in files:  # a later file wins, as for any field
-        if field.id in data_file.fields:
-            found = data_file
-    return found
 
 
 def _data_file_checks(view: VersionView, fragment_id: int, data_file: DataFile, field: Field) -> list[BlobCheck]:
