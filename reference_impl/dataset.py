@@ -337,7 +337,7 @@ class Dataset:
         None for a null blob (pylance's ``take_blobs(column, indices=...)``,
         each file read whole; :func:`.blobs.take_blobs`)."""
         from .blobs import take_blobs  # lazy: needs pyarrow
-        from .scan import ROW_ADDRESS, scan
+        from .scan import ROW_ADDRESS, scan  # lazy: needs pyarrow
 
         scanned = scan(self, with_row_address=True)
         descriptors, addresses = scanned.column(column), scanned.column(ROW_ADDRESS)

@@ -521,7 +521,10 @@ def test_fsst_expands_like_a_byte_by_byte_reading(values):
 
 def packed_one_by_one(row_bytes: bytes) -> tuple[int, bytes] | None:
     """A packed row of PACKED (u16, then a u32 length and that many bytes),
-    read plainly; None when it is not exactly one such row."""
+    read plainly; None when it is not exactly one such row. An empty row is
+    a null item's placeholder: 0 and no bytes."""
+    if not row_bytes:
+        return 0, b""
     if len(row_bytes) < 6:
         return None
     length = int.from_bytes(row_bytes[2:6], "little")
@@ -547,8 +550,9 @@ def packed_one_by_one(row_bytes: bytes) -> tuple[int, bytes] | None:
 )
 def test_variable_packed_struct_rows_split_like_a_row_by_row_reading(rows):
     """Property: rows that are whole (a u16 and a length-prefixed string,
-    nothing more) split into the children a row-by-row reading gives;
-    a cut or overlong row makes the page a CorruptFileError."""
+    nothing more) or empty (a null item's) split into the children a
+    row-by-row reading gives; a cut or overlong row makes the page a
+    CorruptFileError."""
     expected = [packed_one_by_one(r) for r in rows]
     if any(e is None for e in expected):
         with pytest.raises(CorruptFileError):
