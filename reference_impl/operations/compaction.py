@@ -63,7 +63,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..arrow_schema import schema_to_arrow
-from ..errors import InvalidOperationError, LanceFormatError
+from ..blobs import is_blob_v2
+from ..errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
 from ..fragment_writer import check_writable_version, dataset_data_version, write_fragments
 from ..fragments import Fragment
 from ..row_ids import (
@@ -178,6 +179,13 @@ def _moved_rows(dataset: Dataset, run: list[Fragment]) -> MovedRows:
     """Read the visible rows of ``run`` (table overview page, deletion files: a deleted
     offset is not a row of the table) and, with stable row ids, their ids and
     versions from the fragments' sequences, masked the same way."""
+    blob_fields = [f.name for f in dataset.schema.fields if is_blob_v2(f)]
+    if blob_fields:
+        # A scan gives blob v2 descriptors, which point into the data files
+        # being replaced (blob.md, "Compaction": they must be rewritten).
+        raise UnsupportedFeatureError(
+            dataset.manifest_file.path, f"compacting blob v2 columns ({', '.join(blob_fields)}) is not supported"
+        )
     tables = [fragment_table(dataset, fragment) for fragment in run]
     moved = MovedRows(pa.concat_tables(tables) if tables else schema_to_arrow(dataset.schema).empty_table())
     if not dataset.uses_stable_row_ids:
