@@ -106,9 +106,15 @@ def _data_file_checks(view: VersionView, fragment_id: int, data_file: DataFile, 
     where = f"fragment {fragment_id}, blob field {field.name!r}"
     try:
         location = view.reader.data_file_location(data_file)
-        descriptors = read_descriptors(view.reader, data_file, field)
-    except LanceFormatError as exc:
-        return [BlobCheck(BlobProblem.MALFORMED, f"{where}: the descriptors cannot be read: {exc}", view.at(where))]
+    except LanceFormatError:
+        return []  # the data file rules report where it is not
+    # The descriptors of a data file many versions list are read once a run.
+    key = ("blob-descriptors", str(location), field.id)
+    loaded = view.dataset.cached(key, read_descriptors, view.reader, data_file, field)
+    if not loaded.ok:
+        message = f"{where}: the descriptors cannot be read: {loaded.error}"
+        return [BlobCheck(BlobProblem.MALFORMED, message, view.at(where))]
+    descriptors = loaded.value
     grouped: dict[tuple[BlobProblem, str, str], list[int]] = {}
     sizes: dict[str, int | LanceFormatError] = {}
     for row, descriptor in enumerate(descriptors):
