@@ -219,12 +219,19 @@ def test_default_thresholds_store_small_medium_and_large_values_in_three_ways(tm
     assert dataset.take_blobs("blob", [0, 1, 2]) == values == _pylance_blobs(tmp_path / "ds", 3)
 
 
-def test_a_blob_nested_in_a_struct_is_refused_by_name(tmp_path):
+def test_a_blob_nested_in_a_struct_is_refused_by_name_and_reported_unchecked(tmp_path):
     inner = blob_array([b"a", None])
     table = pa.table({"s": pa.StructArray.from_arrays([inner], fields=[blob_field("b")])})
     lance.write_dataset(table, tmp_path / "ds", data_storage_version="2.2")
     with pytest.raises(UnsupportedFeatureError, match="'b' nested"):
         Dataset.open(tmp_path / "ds").to_table()
+    # The validator says those blobs went unchecked rather than passing them in silence.
+    findings = validate(tmp_path / "ds").findings
+    assert [f.message for f in findings if f.rule == "blob/nested-unchecked"] == [
+        "blob v2 field 's.b' (id 1) is nested below the top level: its descriptors, sidecars and external "
+        "objects are not checked"
+    ]
+    assert not [f for f in findings if f.severity in (Severity.ERROR, Severity.WARNING)]
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
+
 from reference_impl.blobs import SIDECAR_SUFFIX, BlobKind, Descriptor, is_blob_v2, read_descriptors
 from reference_impl.dataset import Dataset
 
@@ -138,3 +140,11 @@ def point_an_external_blob_elsewhere_outside(root):
         lambda d: d.kind == BlobKind.EXTERNAL and d.blob_id == 0,
         lambda d: replace(d, blob_uri=d.blob_uri.replace("object.bin", "another.bn")),
     )
+
+
+@mutation("blob/nested-unchecked", breaks="blob.nested-fields", base=BASE)
+def add_a_struct_column_holding_a_blob(root):
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
+    from lance.blob import blob_field  # lazy: part of pylance, as above
+
+    lance.dataset(root).add_columns(pa.field("nest", pa.struct([blob_field("inner")])))

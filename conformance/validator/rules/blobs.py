@@ -18,7 +18,10 @@ each rule reports its own kind of problem:
   a declared base path exists and holds the recorded range (a warning: the
   table does not own it);
 * ``blob/external-outside``: an absolute external URI outside the root and
-  every declared base is reported, never fetched (info).
+  every declared base is reported, never fetched (info);
+* ``blob/nested-unchecked``: a blob v2 field beneath a struct or a list is
+  reported: the reference does not read such descriptors, so its blobs go
+  unchecked (info, never silence).
 
 A data file that cannot be located is left to the data file rules; its
 blobs are not followed.
@@ -38,6 +41,7 @@ from reference_impl.blobs import (
     blob_data_file,
     is_blob_v2,
     locate,
+    nested_blob_v2_fields,
     read_descriptors,
 )
 from reference_impl.dataset import FileLocation
@@ -249,3 +253,24 @@ def external_available(view: VersionView):
 )
 def external_outside(view: VersionView):
     yield from _report(view, BlobProblem.EXTERNAL_OUTSIDE)
+
+
+@rule(
+    "blob/nested-unchecked",
+    severity=Severity.INFO,
+    requirements=("blob.nested-fields",),
+    summary="A blob v2 field beneath a struct or a list is reported: its blobs are not followed",
+)
+def nested_unchecked(view: VersionView):
+    schema = view.manifest.schema
+    by_id = {f.id: f for f in schema.fields}
+    for field in nested_blob_v2_fields(schema.fields):
+        path, parent = [field.name], by_id.get(field.parent_id)
+        while parent is not None:
+            path.insert(0, parent.name)
+            parent = by_id.get(parent.parent_id)
+        yield (
+            f"blob v2 field {'.'.join(path)!r} (id {field.id}) is nested below the top level: "
+            "its descriptors, sidecars and external objects are not checked",
+            view.at("schema"),
+        )
