@@ -245,10 +245,15 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
         ),
         config=dict(sorted(manifest.config.items())),
         table_metadata=dict(sorted(manifest.table_metadata.items())),
-        base_paths=[
-            BasePathDescription(id=base.id, name=base.name, is_dataset_root=base.is_dataset_root, path=base.path)
-            for base in manifest.base_paths
-        ],
+        # By id: the manifest's list is a set of bases keyed by id, and the
+        # description must not depend on the order a writer stored them in.
+        base_paths=sorted(
+            (
+                BasePathDescription(id=base.id, name=base.name, is_dataset_root=base.is_dataset_root, path=base.path)
+                for base in manifest.base_paths
+            ),
+            key=lambda entry: entry["id"],
+        ),
         tags=sorted(
             (TagDescription(name=tag.name, version=tag.version, branch=tag.branch) for tag in dataset.tags().values()),
             key=lambda entry: entry["name"],
