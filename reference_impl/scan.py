@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from . import jsonb
 from .arrow_schema import schema_to_arrow
 from .errors import CorruptFileError, LanceFormatError
 from .file_format import LanceFileReader
@@ -93,13 +94,18 @@ def fragment_table(
                 )
         reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
+        # JSON values are stored as binary documents and shown as text.
+        stored_field = arrow_field.with_type(jsonb.stored_type(arrow_field.type))
         part = reader.read(
             field_with_descendants(schema, top),
             file_field_ids=list(data_file.fields),
             column_indices=list(column_indices),
-            arrow_schema=pa.schema([arrow_field]),
+            arrow_schema=pa.schema([stored_field]),
         )
-        columns.append(part.column(0))
+        try:
+            columns.append(jsonb.present(part.column(0), arrow_field.type))
+        except jsonb.JsonbError as exc:
+            raise CorruptFileError(str(reader.path), f"field {top.name!r}: a JSON value: {exc.problem}") from None
     table = pa.Table.from_arrays(columns, schema=arrow_schema) if columns else pa.table({})
 
     if with_row_id:
