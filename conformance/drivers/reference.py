@@ -12,6 +12,7 @@ from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
 from reference_impl.fragment_writer import WRITABLE_DATA_VERSIONS
 from reference_impl.fragments import Fragment
+from reference_impl.indices import covered_fragment_ids
 from reference_impl.storage import open_storage, parse_dataset_uri
 from reference_impl.wire import table_pb2
 
@@ -200,6 +201,7 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
     """The document of ``dataset`` around its described ``fragments``."""
     manifest = dataset.manifest
     writer = manifest.writer_version
+    covered = covered_fragment_ids(dataset.indices, dataset.storage.read)
     return Description(
         describe_format=DESCRIBE_FORMAT,
         version=manifest.version,
@@ -236,7 +238,7 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
                     uuid=index.uuid,
                     fields=list(index.fields),
                     dataset_version=index.dataset_version,
-                    fragment_ids=index.fragment_ids(),
+                    fragment_ids=covered[index.uuid],
                     type_url=index.type_url,
                 )
                 for index in dataset.indices
