@@ -110,3 +110,24 @@ def test_details_that_do_not_decode_are_a_value_error(tmp_path):
             index.details = b"\xff\xff\xff"
     with pytest.raises(ValueError, match="fragment reuse index details do not decode"):
         covered_fragment_ids(dataset.indices, dataset.storage.read)
+
+
+def test_each_segment_of_a_delta_index_is_translated_as_pylance_does(tmp_path):
+    """Two segments of one BTree index (the second built by an
+    optimize_indices that merges nothing), then a deferred compaction."""
+    root = tmp_path / "delta"
+    for start in (0, 3):
+        lance.write_dataset(pa.table({"id": list(range(start, start + 3))}), root, mode="append")
+    lance.dataset(root).create_scalar_index("id", "BTREE", name="id_btree")
+    for start in (6, 9):
+        lance.write_dataset(pa.table({"id": list(range(start, start + 3))}), root, mode="append")
+    lance.dataset(root).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.dataset(root).delete("id = 4")
+    lance.dataset(root).optimize.compact_files(target_rows_per_fragment=10_000, defer_index_remap=True)
+
+    def segments(description):
+        return sorted((index["uuid"], index["fragment_ids"]) for index in description["indices"])
+
+    expected = segments(pylance_driver.describe(str(root)))
+    assert segments(reference.describe(str(root))) == expected
+    assert len(expected) == 3  # two segments and the reuse index
