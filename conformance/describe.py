@@ -75,7 +75,18 @@ class WriterVersionDescription(TypedDict):
 
 
 class IndexDescription(TypedDict):
-    """One index segment; the document lists them by (name, uuid)."""
+    """One index segment; the document lists them by (name, uuid).
+
+    ``fragment_ids`` (ascending) are the fragments the segment covers as a
+    reader sees them: the stored bitmap, translated through the fragment
+    reuse index where one records rewrites of covered fragments
+    (:func:`reference_impl.indices.covered_fragment_ids`). It is None when
+    the manifest stores no bitmap at all, and ``[]`` for a stored bitmap that
+    holds no id. The two stay apart: table.proto's ``fragment_bitmap`` is a
+    serialized Roaring bitmap, and an empty bitmap still serializes to a
+    header of 8 bytes, so zero bytes is no bitmap, not an empty one; Lance
+    itself reads zero bytes as "coverage unknown", which is not "covers
+    nothing" (docs/spec-discrepancies.md, "Golden fixtures", item 4)."""
 
     name: str
     uuid: str
@@ -100,6 +111,15 @@ class TagDescription(TypedDict):
 
 class Description(TypedDict):
     """The canonical description of one version (the schema's top level).
+
+    Lists that stand for sets are in one canonical order, whatever order the
+    manifest stores them in: ``indices`` by (name, uuid), ``base_paths`` by
+    id, ``tags`` by name, ``fragments[].deleted_offsets`` and
+    ``indices[].fragment_ids`` ascending, and the metadata maps by key. The
+    other lists keep the manifest's order because it means something: schema
+    fields (depth first), fragments (scan order), a fragment's data files
+    (a later file wins), a data file's fields with their column indices, an
+    index's fields, and row ids (row order).
 
     ``naming_scheme`` is None only from a driver that lists it as unreported
     (a reader that cannot tell which manifest path it followed)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import entropy
+from . import entropy, jsonb
 from .arrow_schema import schema_to_arrow
 from .errors import UnsupportedFeatureError
 from .file_format import write_file
@@ -58,6 +58,8 @@ def write_data_file(
     """Store ``table`` (whose columns are the top-level ``fields``) as one new
     data file of ``version`` and describe it as the manifest records it."""
     check_writable_version(version)
+    # JSON text is stored as binary documents (upstream table/jsonb.md).
+    table = jsonb.stored_table(table)
     name = data_file_name()
     if version == "2.1":
         written = write_v2_1(table, fields, schema_metadata)

@@ -1,15 +1,22 @@
-"""Index metadata (table format: IndexMetadata, IndexSection).
+"""Index metadata (table format: IndexMetadata, IndexSection) and the
+fragment reuse index.
 
 The reference implementation treats index payloads as opaque: it reads and
 writes the metadata a manifest keeps about each index, not the index files.
+The one index whose content it reads is the fragment reuse index, a system
+index whose details (kept in the manifest) record how compactions moved
+rows, so that the coverage of other indices can be translated as readers
+translate it (:func:`covered_fragment_ids`).
 """
 
 from __future__ import annotations
 
 import uuid as uuid_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
+from google.protobuf.message import DecodeError
 from pyroaring import BitMap
 
 from .wire import table_pb2
@@ -110,3 +117,96 @@ class IndexMetadata:
         if self.base_id is not None:
             msg.base_id = self.base_id
         return msg
+
+
+# -- the fragment reuse index (upstream format/index/system/frag_reuse.md) ----------------
+
+#: The name of the fragment reuse index, a system index of which a version
+#: has at most one.
+FRAGMENT_REUSE_INDEX_NAME = "__lance_frag_reuse"
+
+#: The largest external content of a fragment reuse index read here; the
+#: page keeps small histories inline and a history this large is refused
+#: before it is loaded.
+MAX_REUSE_CONTENT_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class FragmentRewrite:
+    """One rewrite a fragment reuse index records: the fragments it read
+    and the fragments it wrote in their place."""
+
+    sources: frozenset[int]
+    destinations: frozenset[int]
+
+
+def fragment_rewrites(index: IndexMetadata, read: Callable[[str, int, int], bytes]) -> list[FragmentRewrite]:
+    """The rewrites the fragment reuse index ``index`` records, in the order
+    they were committed (by the dataset version of each reuse version).
+
+    ``read(path, offset, size)`` reads the content kept in an external file
+    (a path relative to the table root). The page keeps that content in
+    ``_indices/<uuid of the reuse index>/details.binpb``, and pylance 14
+    resolves the recorded path in that directory, as is done here. Only the legacy groups of index
+    version 0 (``InlineContent.versions``) are known to the reference's
+    table.proto; transitions of index version 1 are skipped, which the page
+    allows a reader to do (it then translates less). Raises ``ValueError``
+    for details that do not decode."""
+    details = table_pb2.FragmentReuseIndexDetails()
+    try:
+        details.ParseFromString(index.details)
+        content = details.inline
+        if details.WhichOneof("content") == "external":
+            external = details.external
+            if external.size > MAX_REUSE_CONTENT_BYTES:
+                raise ValueError(f"its external content of {external.size} bytes is more than is read here")
+            content = table_pb2.FragmentReuseIndexDetails.InlineContent()
+            path = f"_indices/{index.uuid}/{external.path}"
+            content.ParseFromString(read(path, external.offset, external.size))
+    except (DecodeError, RecursionError) as exc:
+        raise ValueError(f"the fragment reuse index details do not decode: {exc}") from None
+    versions = sorted(content.versions, key=lambda version: version.dataset_version)
+    return [
+        FragmentRewrite(
+            sources=frozenset(f.id for f in group.old_fragments),
+            destinations=frozenset(f.id for f in group.new_fragments),
+        )
+        for version in versions
+        for group in version.groups
+    ]
+
+
+def translated_fragment_ids(stored: list[int] | None, rewrites: list[FragmentRewrite]) -> list[int] | None:
+    """The fragments an index covers once the rewrites recorded since it was
+    built are applied (the page's compaction use case: the index's entries
+    for rewritten fragments are translated to the fragments written in
+    their place). A rewrite all of whose sources the index covers moves its
+    coverage to the destinations; one it covers only partly takes those
+    sources away and adds nothing, since the destinations then hold rows the
+    index never saw (what Lance does). None (no bitmap stored) stays None."""
+    if stored is None:
+        return None
+    covered = set(stored)
+    for rewrite in rewrites:
+        if not rewrite.sources or not rewrite.sources & covered:
+            continue
+        whole = rewrite.sources <= covered
+        covered -= rewrite.sources
+        if whole:
+            covered |= rewrite.destinations
+    return sorted(covered)
+
+
+def covered_fragment_ids(
+    indices: list[IndexMetadata], read: Callable[[str, int, int], bytes]
+) -> dict[str, list[int] | None]:
+    """The fragments each index of a version covers as readers see them, by
+    uuid: the stored bitmap, translated through the version's fragment reuse
+    index when there is one. The reuse index's own bitmap (the fragments its
+    rewrites wrote) is translated too, as pylance 14 does: a fragment it
+    names that a later rewrite consumed is gone from it. Raises
+    ``ValueError`` for a bitmap or fragment reuse details that do not
+    decode."""
+    reuse = [index for index in indices if index.name == FRAGMENT_REUSE_INDEX_NAME]
+    rewrites = [rewrite for index in reuse for rewrite in fragment_rewrites(index, read)]
+    return {index.uuid: translated_fragment_ids(index.fragment_ids(), rewrites) for index in indices}

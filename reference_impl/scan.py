@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from . import blobs
+from . import blobs, jsonb
 from .arrow_schema import schema_to_arrow
 from .errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from .file_format import LanceFileReader
@@ -115,15 +115,23 @@ def fragment_table(
         reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
         blob = blobs.is_blob_v2(top)
+        # JSON values are stored as binary documents and shown as text.
+        stored_field = arrow_field.with_type(jsonb.stored_type(arrow_field.type))
         part = reader.read(
             blobs.descriptor_read_fields(top) if blob else field_with_descendants(schema, top),
             file_field_ids=list(data_file.fields),
             column_indices=list(column_indices),
-            arrow_schema=pa.schema([blobs.descriptor_arrow_field(top)]) if blob else pa.schema([arrow_field]),
+            arrow_schema=pa.schema([blobs.descriptor_arrow_field(top)]) if blob else pa.schema([stored_field]),
         )
         column = part.column(0)
-        if blob and blob_values:
-            column = blobs.values_of(dataset, data_file, column, external_roots)
+        if blob:
+            if blob_values:
+                column = blobs.values_of(dataset, data_file, column, external_roots)
+        else:
+            try:
+                column = jsonb.present(column, arrow_field.type)
+            except jsonb.JsonbError as exc:
+                raise CorruptFileError(str(reader.path), f"field {top.name!r}: a JSON value: {exc.problem}") from None
         columns.append(column)
     table = pa.Table.from_arrays(columns, schema=arrow_schema) if columns else pa.table({})
 

@@ -12,6 +12,7 @@ from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
 from reference_impl.fragment_writer import WRITABLE_DATA_VERSIONS
 from reference_impl.fragments import Fragment
+from reference_impl.indices import covered_fragment_ids
 from reference_impl.storage import open_storage, parse_dataset_uri
 from reference_impl.wire import table_pb2
 
@@ -201,6 +202,7 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
     """The document of ``dataset`` around its described ``fragments``."""
     manifest = dataset.manifest
     writer = manifest.writer_version
+    covered = covered_fragment_ids(dataset.indices, dataset.storage.read)
     return Description(
         describe_format=DESCRIBE_FORMAT,
         version=manifest.version,
@@ -237,7 +239,7 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
                     uuid=index.uuid,
                     fields=list(index.fields),
                     dataset_version=index.dataset_version,
-                    fragment_ids=index.fragment_ids(),
+                    fragment_ids=covered[index.uuid],
                     type_url=index.type_url,
                 )
                 for index in dataset.indices
@@ -246,10 +248,15 @@ def _description(dataset: Dataset, fragments: list[FragmentDescription], num_row
         ),
         config=dict(sorted(manifest.config.items())),
         table_metadata=dict(sorted(manifest.table_metadata.items())),
-        base_paths=[
-            BasePathDescription(id=base.id, name=base.name, is_dataset_root=base.is_dataset_root, path=base.path)
-            for base in manifest.base_paths
-        ],
+        # By id: the manifest's list is a set of bases keyed by id, and the
+        # description must not depend on the order a writer stored them in.
+        base_paths=sorted(
+            (
+                BasePathDescription(id=base.id, name=base.name, is_dataset_root=base.is_dataset_root, path=base.path)
+                for base in manifest.base_paths
+            ),
+            key=lambda entry: entry["id"],
+        ),
         tags=sorted(
             (TagDescription(name=tag.name, version=tag.version, branch=tag.branch) for tag in dataset.tags().values()),
             key=lambda entry: entry["name"],

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 
 from .. import feature_flags
 from ..fragments import DeletionFile, Fragment
-from ..indices import IndexMetadata, encode_fragment_bitmap
+from ..indices import FRAGMENT_REUSE_INDEX_NAME, IndexMetadata, encode_fragment_bitmap
 from ..manifest import Manifest
 from ..transactions import (
     Append,
@@ -73,9 +73,8 @@ from ..transactions import (
 from ..wire import table_pb2
 from .build import MEM_WAL_INDEX_NAME
 
-#: The fragment reuse index, a singleton index (upstream index pages; the
-#: CreateIndex compatibility section).
-FRAGMENT_REUSE_INDEX_NAME = "__lance_frag_reuse"
+#: The fragment reuse index and the MemWAL index are singleton indices
+#: (upstream index pages; the CreateIndex compatibility section).
 SINGLETON_INDEX_NAMES = frozenset({FRAGMENT_REUSE_INDEX_NAME, MEM_WAL_INDEX_NAME})
 
 

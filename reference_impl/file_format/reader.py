@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import jsonb
 from ..arrow_schema import schema_to_arrow
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..schema import Field, Schema
@@ -662,7 +663,9 @@ class LanceFileReader:
             raise ValueError("file_field_ids and column_indices must be given together, with equal lengths")
         plan = ReadPlan(self.path, fields, file_field_ids, column_indices)
         if arrow_schema is None:
-            arrow_schema = schema_to_arrow(Schema(list(fields)))
+            # As stored: a JSON field's documents are binary (the table
+            # layer, reference_impl.scan, shows them as text).
+            arrow_schema = jsonb.stored_schema(schema_to_arrow(Schema(list(fields))))
         names = [f.name for f in plan.top_level]
         if arrow_schema.names != names:
             problem = f"arrow schema columns {arrow_schema.names} do not match the top-level fields {names}"

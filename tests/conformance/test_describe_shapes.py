@@ -14,6 +14,8 @@ import pytest
 from conformance import describe
 from conformance.describe import Description, load_schema
 from conformance.drivers import pylance_driver, reference
+from conformance.mutations.edit import copy_dataset, edit_manifest
+from reference_impl.manifest import BasePath
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "fixtures" / "cases"
@@ -92,3 +94,21 @@ def test_both_drivers_build_the_shapes(case):
     for driver in (reference, pylance_driver):
         for version in driver.versions(str(dataset)):
             assert shape_problems(driver.describe(str(dataset), version), Description) == [], (driver, version)
+
+
+def test_base_paths_are_described_by_id_whatever_order_the_manifest_keeps(tmp_path):
+    """The manifest's base paths are a set keyed by id: storing them in
+    another order changes nothing in the description."""
+    root = copy_dataset(CASES / "pylance-stable-row-ids" / "dataset", tmp_path / "bases")
+    bases = [BasePath(id=7, path="/elsewhere/a", is_dataset_root=False, name="a"), BasePath(id=3, path="/elsewhere/b")]
+
+    def store(order):
+        def edit(manifest_file):
+            manifest_file.manifest.base_paths = list(order)
+
+        edit_manifest(root, edit)
+        return reference.describe(str(root))
+
+    forward, backward = store(bases), store(reversed(bases))
+    assert [base["id"] for base in forward["base_paths"]] == [3, 7]
+    assert forward == backward

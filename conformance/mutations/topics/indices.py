@@ -13,7 +13,7 @@ import dataclasses
 import shutil
 import uuid as uuid_module
 
-from reference_impl.indices import encode_fragment_bitmap
+from reference_impl.indices import FRAGMENT_REUSE_INDEX_NAME, encode_fragment_bitmap
 from reference_impl.wire import table_pb2
 
 from ..edit import edit_manifest
@@ -182,7 +182,7 @@ def compact_with_deferred_remap(root) -> None:
 
 def _edit_fragment_reuse_details(root, edit) -> None:
     def apply(manifest_file):
-        (index,) = [i for i in manifest_file.indices if i.name == "__lance_frag_reuse"]
+        (index,) = [i for i in manifest_file.indices if i.name == FRAGMENT_REUSE_INDEX_NAME]
         details = table_pb2.FragmentReuseIndexDetails.FromString(index.details)
         edit(details)
         index.details = details.SerializeToString()

@@ -6,13 +6,16 @@ ones show the warnings and infos, and that garbage never crashes a rule."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import uuid
 
 import pyarrow as pa
 import pytest
 
+from conformance.cli import main
 from conformance.mutations.edit import copy_dataset, edit_manifest, manifest_relpath
+from conformance.mutations.topics.core import commit_the_latest_version_two_numbers_ahead
 from conformance.mutations.topics.indices import compact_with_deferred_remap
 from conformance.mutations.topics.mem_wal import (
     SNAPSHOT_SCHEMA,
@@ -88,6 +91,52 @@ def test_staged_names_are_judged_by_one_rule(plain, suffix, rule):
 
 
 # -- version numbers ---------------------------------------------------------------------
+
+
+def _tagged_history_cleaned_up(root) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """Versions 1 to 5 written by pylance with version 2 tagged, then a
+    cleanup of everything older than now that keeps tagged versions: the
+    (rule, severity) pairs found on every version before and after."""
+    lance.write_dataset(_table(0, 3), root)
+    lance.write_dataset(_table(3, 3), root, mode="append")
+    lance.dataset(root).tags.create("kept", 2)
+    for start in (6, 9, 12):
+        lance.write_dataset(_table(start, 3), root, mode="append")
+    before = {(f.rule, f.severity.value) for f in _findings(root)}
+    lance.dataset(root).cleanup_old_versions(older_than=datetime.timedelta(0), error_if_tagged_old_versions=False)
+    assert sorted(Dataset.open(root).versions()) == [2, 5]
+    after = {(f.rule, f.severity.value) for f in _findings(root)}
+    return before, after
+
+
+@pytest.mark.requirements("history.no-skipped-versions")
+def test_a_cleanup_of_a_tagged_history_adds_no_finding(tmp_path):
+    """Versions 3 and 4 are gone, but version 5's transaction read version 4:
+    a cleanup removed them, nothing skipped a number (the requirement's note).
+    The findings after the cleanup are the ones pylance's versions had before
+    it (infos about pylance's own choices), and none is a warning."""
+    root = tmp_path / "tagged"
+    before, after = _tagged_history_cleaned_up(root)
+    assert after <= before, after - before
+    assert not any(rule.startswith("history/") for rule, _ in after), after
+    assert not {severity for _, severity in after} & {"error", "warning"}, after
+    assert main(["validate", str(root), "--all-versions", "--fail-on", "warning"]) == 0
+    assert main(["validate", str(root), "--fail-on", "warning"]) == 0
+
+
+@pytest.mark.requirements("history.no-skipped-versions")
+def test_a_skipped_commit_after_a_cleanup_still_warns(tmp_path):
+    """After the cleanup gap, two more commits, the last renumbered two
+    ahead: its transaction read the version right before the gap, so the
+    gap it leaves is a skip; the cleanup gap before it stays unreported."""
+    root = tmp_path / "tagged"
+    _tagged_history_cleaned_up(root)
+    for start in (15, 18):
+        lance.write_dataset(_table(start, 3), root, mode="append")
+    commit_the_latest_version_two_numbers_ahead(root)
+    warned = [f.message for f in _findings(root, "history/gapless")]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith("versions 7, 8 between 2 and 9 have no manifest (2 in all;"), warned
 
 
 @pytest.mark.requirements("history.versions-increase")
