@@ -38,7 +38,7 @@ def _build(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _print(result: ZooCheck, whole: bool) -> None:
+def _print(result: ZooCheck, whole: bool, deep: bool) -> None:
     for name, reason in sorted(result.unavailable.items()):
         print(f"SKIPPED     {name}: {reason}")
     for check in result.features:
@@ -52,7 +52,7 @@ def _print(result: ZooCheck, whole: bool) -> None:
             print(f"  UNEXPLAINED {disagreement}")
     found = [d for check in result.features for d in check.disagreements]
     if whole:
-        for entry in stale_entries(found, [check.feature for check in result.features]):
+        for entry in stale_entries(found, [check.feature for check in result.features], deep=deep):
             print(f"STALE       known entry for {', '.join(entry.features)} ({entry.fixed_by}) matched nothing")
     by_aspect = Counter(d.aspect.value for d in found)
     print(
@@ -71,7 +71,7 @@ def _check(args: argparse.Namespace) -> int:
     except (DeepValidationUnavailable, NotBuiltError) as exc:
         print(str(exc), file=sys.stderr)
         return ExitCode.USAGE
-    _print(result, whole=not args.features)
+    _print(result, whole=not args.features, deep=args.deep)
     return ExitCode.FINDINGS if result.unexplained else ExitCode.OK
 
 

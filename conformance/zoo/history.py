@@ -173,7 +173,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("deep_clone", "a deep clone of a tagged version, then an append", build_deep_clone),
     Feature("cleanup_with_tags", "cleanup_old_versions keeping a tagged version", build_cleanup_with_tags),
     Feature("naming_v1", "V1 manifest names", build_naming_v1),
-    Feature("naming_v2", "V2 manifest names", build_naming_v2, cheap=True),
+    Feature("naming_v2", "V2 manifest names", build_naming_v2),
     Feature("naming_migration", "V1 names migrated to V2, then commits", build_naming_migration),
     Feature("compaction", "compaction of small fragments with deletions and an index", build_compaction),
     Feature("multiple_bases", "data files under two registered base paths and the root", build_multiple_bases),

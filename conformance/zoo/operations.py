@@ -129,16 +129,39 @@ PRIMARY_KEY = {"lance-schema:unenforced-primary-key": "true"}
 
 
 def build_primary_key(path: Path) -> None:
-    """``id`` declared the unenforced primary key, then upserts by it."""
-    table = data.rows(0, 30)
-    fields = [table.schema.field(0).with_metadata(PRIMARY_KEY), *list(table.schema)[1:]]
-    write(table.cast(pa.schema(fields)), path)
+    """``id`` declared the unenforced primary key after the table was created
+    (an UpdateConfig of field metadata), then upserts by it."""
+    write(data.rows(0, 30), path)
+    open_dataset(path).update_field_metadata({"id": {"lance-schema:unenforced-primary-key:position": "1"}})
+    keyed = open_dataset(path).schema
     dataset = open_dataset(path)
     dataset.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(
-        data.rows(25, 10).cast(pa.schema(fields))
+        data.rows(25, 10).cast(keyed)
     )
     metadata = open_dataset(path).schema.field("id").metadata or {}
-    require(metadata.get(b"lance-schema:unenforced-primary-key") == b"true", f"id metadata {metadata}")
+    require(b"lance-schema:unenforced-primary-key:position" in metadata, f"id metadata {metadata}")
+
+
+def build_overwrite(path: Path) -> None:
+    """An overwrite with another schema, then an append to the new table."""
+    write(data.odd_rows(0, 20).select(["id", "point", "items"]), path, max_rows_per_file=10)
+    replacement = pa.table({"key": pa.array(["a", "b", "c"]), "amount": pa.array([1.5, None, 3.5])})
+    write(replacement, path, mode="overwrite")
+    append(replacement, path)
+    require(open_dataset(path).schema.names == ["key", "amount"], f"columns {open_dataset(path).schema.names}")
+
+
+def build_config_and_metadata(path: Path) -> None:
+    """Table config, table metadata, schema and field metadata set, changed and removed."""
+    write(data.rows(0, 10).replace_schema_metadata({"origin": "zoo", "purpose": "test"}), path)
+    dataset = open_dataset(path)
+    dataset.update_config({"user.alpha": "1", "user.beta": "two"})
+    dataset.delete_config_keys(["user.alpha"])
+    dataset.update_metadata({"owner": "zoo", "stage": "draft"})
+    dataset.update_metadata({"stage": None})
+    dataset.update_schema_metadata({"purpose": "changed"})
+    dataset.update_field_metadata({"label": {"unit": "none"}})
+    require(open_dataset(path).config() == {"user.beta": "two"}, f"config {open_dataset(path).config()}")
 
 
 #: The MemWAL shard the zoo writes through (shard ids are UUIDs; a fixed one
@@ -185,7 +208,9 @@ FEATURES: tuple[Feature, ...] = (
     Feature("alter_columns", "renames, nullability and a cast", build_alter_columns),
     Feature("restore", "version 1 restored", build_restore, cheap=True),
     Feature("many_appends", f"{MANY_APPENDS} appends", build_many_appends),
-    Feature("primary_key", "an unenforced primary key and upserts by it", build_primary_key),
+    Feature("primary_key", "an unenforced primary key declared by field metadata, upserts by it", build_primary_key),
+    Feature("overwrite", "an overwrite with another schema, then an append", build_overwrite),
+    Feature("config_and_metadata", "config, table, schema and field metadata changed", build_config_and_metadata),
     Feature("mem_wal", "a MemWAL index, then appends", build_mem_wal),
     Feature("stable_row_ids", "stable row ids through deletes, update and compaction", build_stable_row_ids),
 )

@@ -120,25 +120,40 @@ def _blob_v2(kind: str, summary: str, thresholds: dict[str, int], sizes: list[in
     return Feature(f"blob_v2_{kind}", summary, build, cheap=cheap)
 
 
-def build_blob_v2_external(path: Path) -> None:
-    """Blob v2 values referring to files outside the data files: a whole file
-    and a range of one (external URIs under the dataset's sibling directory)."""
-    blob = _blob_module()
-    outside = (path.parent / f"{path.name}-external").absolute()
-    outside.mkdir(parents=True)
-    whole, ranged = outside / "whole.bin", outside / "ranged.bin"
+def _external_blobs(blob: Any, where: Path) -> list:
+    """Blob v2 values referring to files in ``where``: a whole file, a range
+    of another, a null and an inline value."""
+    where.mkdir(parents=True)
+    whole, ranged = where / "whole.bin", where / "ranged.bin"
     whole.write_bytes(data.blob_bytes(11))
     ranged.write_bytes(data.blob_bytes(23))
-    values = [
-        blob.Blob(uri=whole.as_uri()),
-        blob.Blob(uri=ranged.as_uri(), position=10, size=100),
-        None,
-        b"inline bytes",
-    ]
+    return [blob.Blob(uri=whole.as_uri()), blob.Blob(uri=ranged.as_uri(), position=10, size=100), None, b"inline"]
+
+
+def build_blob_v2_external(path: Path) -> None:
+    """Blob v2 values at external URIs under a base path the dataset
+    registers (sibling ``<name>-media``): readers may read them."""
+    blob = _blob_module()
+    try:
+        from lance import DatasetBasePath  # lazy: pylance is optional (the test extra)
+    except ImportError as exc:
+        raise FeatureUnavailable(f"base paths: lance.DatasetBasePath is missing: {exc}") from exc
+    media = (path.parent / f"{path.name}-media").absolute()
+    values = _external_blobs(blob, media)
+    base = DatasetBasePath(str(media), name="media")
+    write(_blob_v2_table(blob, values), path, data_storage_version="2.2", initial_bases=[base])
+    require(open_dataset(path).count_rows() == 4, "external blobs not written")
+
+
+def build_blob_v2_external_outside(path: Path) -> None:
+    """Blob v2 values at external URIs outside the dataset and its base paths
+    (sibling ``<name>-outside``), written with ``allow_external_blob_outside_bases``."""
+    blob = _blob_module()
+    values = _external_blobs(blob, (path.parent / f"{path.name}-outside").absolute())
     try:
         write(_blob_v2_table(blob, values), path, data_storage_version="2.2", allow_external_blob_outside_bases=True)
     except TypeError as exc:
-        raise FeatureUnavailable(f"external blobs: {exc}") from exc
+        raise FeatureUnavailable(f"external blobs outside the bases: {exc}") from exc
     require(open_dataset(path).count_rows() == 4, "external blobs not written")
 
 
@@ -169,5 +184,10 @@ FEATURES: tuple[Feature, ...] = (
         {"inline_size_threshold": 16, "dedicated_size_threshold": 256},
         [300, 1000, 5000, 20] * 3,
     ),
-    Feature("blob_v2_external", "blob v2 values at external URIs (whole files and ranges)", build_blob_v2_external),
+    Feature("blob_v2_external", "blob v2 values at external URIs under a registered base path", build_blob_v2_external),
+    Feature(
+        "blob_v2_external_outside",
+        "blob v2 values at external URIs outside the dataset and its base paths",
+        build_blob_v2_external_outside,
+    ),
 )

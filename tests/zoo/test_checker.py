@@ -54,6 +54,9 @@ def test_an_entry_explains_only_its_features_aspect_and_pattern():
     assert stale_entries([matching], ["tags"], [entry]) == []
     assert stale_entries([], ["tags"], [entry]) == [entry]
     assert stale_entries([], ["restore"], [entry]) == [], "an entry about features not checked is not stale"
+    deep_only = KnownDisagreement(("tags",), Aspect.FINDING, "data-page", "pages", "nowhere", deep_only=True)
+    assert stale_entries([], ["tags"], [deep_only]) == [], "a deep-only entry is not stale in a shallow run"
+    assert stale_entries([], ["tags"], [deep_only], deep=True) == [deep_only]
 
 
 def test_a_damaged_dataset_gives_unexplained_disagreements(tmp_path):
