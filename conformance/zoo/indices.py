@@ -82,6 +82,31 @@ def build_delta_indices(path: Path) -> None:
     open_dataset(path).optimize.optimize_indices()
 
 
+def build_multivector_index(path: Path) -> None:
+    """An IVF_PQ index (cosine) on a multivector column: a list of
+    fixed-size float32 vectors per row."""
+    rows, per_row, dimension = 300, 3, 8
+    flat = data.vector_rows(0, rows * per_row, dimension).column("vector").combine_chunks()
+    offsets = pa.array(range(0, rows * per_row + 1, per_row), pa.int32())
+    table = pa.table({"id": pa.array(range(rows), pa.int64()), "vectors": pa.ListArray.from_arrays(offsets, flat)})
+    write(table, path)
+    open_dataset(path).create_index(
+        "vectors", "IVF_PQ", name="vectors_ivf_pq", metric="cosine", num_partitions=1, num_sub_vectors=2
+    )
+    require_index(path, "vectors_ivf_pq")
+
+
+def build_drop_index(path: Path) -> None:
+    """Two indices created, one dropped, the other kept through an append."""
+    write(_text_table(0, 40), path)
+    dataset = open_dataset(path)
+    dataset.create_scalar_index("id", "BTREE", name="id_btree")
+    dataset.create_scalar_index("category", "BITMAP", name="category_bitmap")
+    open_dataset(path).drop_index("category_bitmap")
+    append(_text_table(40, 10), path)
+    require(set(index_types(path)) == {"id_btree"}, f"indices {index_types(path)}")
+
+
 FEATURES: tuple[Feature, ...] = (
     _scalar("id", "BTREE", cheap=True),
     _scalar("category", "BITMAP"),
@@ -99,6 +124,8 @@ FEATURES: tuple[Feature, ...] = (
     _vector("IVF_HNSW_PQ", sub_vectors=True),
     _vector("IVF_HNSW_SQ", sub_vectors=True),
     _vector("IVF_HNSW_FLAT", sub_vectors=False),
+    Feature("multivector_index", "an IVF_PQ index on a list of vectors per row", build_multivector_index),
+    Feature("drop_index", "an index dropped, another kept", build_drop_index),
     Feature(
         "delta_indices", "scalar and vector indices with delta segments from optimize_indices", build_delta_indices
     ),

@@ -32,6 +32,9 @@ class KnownDisagreement:
     fixed_by: str
     #: Shows only when the validator decodes data pages (``validate --deep``).
     deep_only: bool = False
+    #: Shows in some builds only (it depends on an order pylance does not
+    #: fix), so it is never reported stale: remove it by hand when its fix lands.
+    intermittent: bool = False
 
     def explains(self, disagreement: Disagreement) -> bool:
         return (
@@ -63,15 +66,23 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         deep_only=True,
     ),
     KnownDisagreement(
-        ("blob_v2_inline", "blob_v2_packed", "blob_v2_dedicated", "blob_v2_external", "blob_v2_external_outside"),
+        (
+            "blob_v1_2_2",
+            "blob_v2_inline",
+            "blob_v2_packed",
+            "blob_v2_dedicated",
+            "blob_v2_external",
+            "blob_v2_external_outside",
+        ),
         Aspect.ROWS,
         r"column 'payload': expected type large_binary, got struct<data: large_binary",
-        "blob v2 columns: the reference returns the stored descriptor struct (values null) where "
+        "blob v2 columns (and blob-marked large_binary columns, which pylance 14 stores as blob v2 "
+        "from 2.2 on): the reference returns the stored descriptor struct (values null) where "
         "pylance returns the blob bytes; the type difference hides the values",
         BLOB_V2,
     ),
     KnownDisagreement(
-        ("storage_2_3",),
+        ("storage_2_3", "encodings_2_3"),
         Aspect.READ,
         r"the reference cannot read the rows: .*file format version 2\.3 is not supported",
         "data files of file format 2.3 (pylance writes them on request) are refused by the reference",
@@ -106,8 +117,10 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         Aspect.DESCRIPTION,
         r"^base_paths\[\d+\]\.(id|name|path): ",
         "base paths are described in stored order by the reference and by id by pylance: the "
-        "canonical description depends on list order",
+        "canonical description depends on list order (pylance 14 stores them in a different, "
+        "arbitrary order from one commit to the next)",
         SEMANTICS,
+        intermittent=True,
     ),
     KnownDisagreement(
         ("cleanup_with_tags",),
@@ -149,5 +162,6 @@ def stale_entries(
         for entry in known
         if (EVERY_FEATURE in entry.features or checked & set(entry.features))
         and (deep or not entry.deep_only)
+        and not entry.intermittent
         and not any(entry.explains(d) for d in found)
     ]

@@ -198,6 +198,37 @@ def build_stable_row_ids(path: Path) -> None:
     require(open_dataset(path).has_stable_row_ids, "stable row ids are off")
 
 
+def build_empty_table(path: Path) -> None:
+    """Created with no rows, filled, emptied by deleting every row, then
+    truncated (``truncate_table``) and filled again."""
+    write(data.rows(0, 0), path)
+    append(data.rows(0, 10), path)
+    open_dataset(path).delete("true")
+    require(open_dataset(path).get_fragments() == [], "deleting every row should leave no fragment")
+    append(data.rows(10, 5), path)
+    dataset = open_dataset(path)
+    if not hasattr(dataset, "truncate_table"):
+        raise FeatureUnavailable("truncation: LanceDataset.truncate_table is missing")
+    dataset.truncate_table()
+    append(data.rows(20, 5), path)
+    require(visible_ids(path) == list(range(20, 25)), f"ids {visible_ids(path)}")
+
+
+#: Field metadata making a column part of the unenforced clustering key.
+CLUSTERING_KEY = {"lance-schema:unenforced-clustering-key:position": "1"}
+
+
+def build_clustering_key(path: Path) -> None:
+    """``category`` declared the unenforced clustering key (pylance 14 keeps
+    it in field metadata and in fields of its own), then an append."""
+    table = data.rows(0, 20)
+    fields = [*list(table.schema)[:3], table.schema.field("category").with_metadata(CLUSTERING_KEY)]
+    write(table.cast(pa.schema(fields)), path)
+    append(data.rows(20, 5).cast(pa.schema(fields)), path)
+    metadata = open_dataset(path).schema.field("category").metadata or {}
+    require(b"lance-schema:unenforced-clustering-key:position" in metadata, f"category metadata {metadata}")
+
+
 FEATURES: tuple[Feature, ...] = (
     Feature("merge_insert", "an upsert and a merge deleting rows not in the source", build_merge_insert, cheap=True),
     Feature("update", "two UPDATE ... WHERE", build_update),
@@ -209,6 +240,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("restore", "version 1 restored", build_restore, cheap=True),
     Feature("many_appends", f"{MANY_APPENDS} appends", build_many_appends),
     Feature("primary_key", "an unenforced primary key declared by field metadata, upserts by it", build_primary_key),
+    Feature("empty_table", "empty, filled, emptied by delete, truncated, filled", build_empty_table),
+    Feature("clustering_key", "an unenforced clustering key", build_clustering_key),
     Feature("overwrite", "an overwrite with another schema, then an append", build_overwrite),
     Feature("config_and_metadata", "config, table, schema and field metadata changed", build_config_and_metadata),
     Feature("mem_wal", "a MemWAL index, then appends", build_mem_wal),

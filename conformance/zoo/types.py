@@ -5,6 +5,8 @@ pylance writes (legacy, 2.0, 2.1, 2.2, 2.3)."""
 
 from __future__ import annotations
 
+import datetime
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -70,19 +72,124 @@ def build_fixed_size_list_of_structs(path: Path) -> None:
     require(open_dataset(path).count_rows() == 12, "rows not written")
 
 
+#: Field metadata asking pylance for each encoding the 2.1+ writer offers
+#: (upstream encoding page; pylance reads these keys from field metadata).
+ENCODING_HINTS: dict[str, dict[str, str]] = {
+    "zstd_text": {"lance-encoding:compression": "zstd", "lance-encoding:compression-level": "3"},
+    "lz4_ints": {"lance-encoding:compression": "lz4"},
+    "fullzip_bytes": {"lance-encoding:structural-encoding": "fullzip"},
+    "miniblock_ints": {"lance-encoding:structural-encoding": "miniblock"},
+    "bss_floats": {"lance-encoding:bss": "on"},
+    "rle_runs": {"lance-encoding:rle-threshold": "0.9"},
+    "packed_struct": {"lance-encoding:packed": "true"},
+    "dict_text": {"lance-encoding:dict-divisor": "2"},
+    "constant": {},
+    "all_null": {},
+}
+
+
+def encoding_rows(count: int) -> pa.Table:
+    """3,000-odd rows of :data:`ENCODING_HINTS`' columns: runs, repeats,
+    constants, wide and narrow values, so that every hint has data to use."""
+    ids = range(count)
+    columns = {
+        "zstd_text": pa.array([f"value-{i % 50}-{'x' * (i % 7)}" for i in ids]),
+        "lz4_ints": pa.array([(i * 7) % 1000 for i in ids], pa.int64()),
+        "fullzip_bytes": pa.array([bytes([i % 256]) * (i % 300) for i in ids], pa.binary()),
+        "miniblock_ints": pa.array([i % 17 for i in ids], pa.int32()),
+        "bss_floats": pa.array([((i * 7919) % 1000) / 7.0 for i in ids], pa.float32()),
+        "rle_runs": pa.array([i // 100 for i in ids], pa.int64()),
+        "packed_struct": pa.array(
+            [{"a": i, "b": i / 3} for i in ids], pa.struct([("a", pa.int32()), ("b", pa.float64())])
+        ),
+        "dict_text": pa.array([data.WORDS[i % 3] for i in ids]),
+        "constant": pa.array([42] * count, pa.int64()),
+        "all_null": pa.array([None] * count, pa.string()),
+    }
+    fields = [pa.field("id", pa.int64())] + [
+        pa.field(name, array.type, metadata=ENCODING_HINTS[name] or None) for name, array in columns.items()
+    ]
+    return pa.Table.from_arrays([pa.array(ids, pa.int64()), *columns.values()], schema=pa.schema(fields))
+
+
+def _encodings(version: str) -> Feature:
+    def build(path: Path) -> None:
+        write(encoding_rows(3000), path, data_storage_version=version)
+        require(file_versions(path) == {version}, f"data file versions {file_versions(path)}")
+
+    name = "encodings_" + version.replace(".", "_")
+    return Feature(name, f"every encoding hint of field metadata, file version {version}", build)
+
+
+#: A ``lance.bfloat16`` value: the upper half of the float32 (the extension's
+#: storage is a two-byte fixed-size binary).
+def _bfloat16(value: float) -> bytes:
+    return struct.pack("<f", value)[2:]
+
+
+BFLOAT16 = {"ARROW:extension:name": "lance.bfloat16", "ARROW:extension:metadata": ""}
+
+
+def build_extension_types(path: Path) -> None:
+    """Arrow extension types and other rarities: a fixed-shape tensor,
+    bfloat16 scalars and vectors (by their extension metadata: pylance 14's
+    ``lance.arrow`` cannot be imported without pandas), a timestamp with a
+    fixed-offset zone, a large list of structs."""
+    ids = list(range(12))
+    tensor_type = pa.fixed_shape_tensor(pa.float32(), [2, 2])
+    tensor_storage = pa.FixedSizeListArray.from_arrays(pa.array([float(k) for k in range(48)], pa.float32()), 4)
+    halves = pa.array([None if i % 5 == 0 else _bfloat16(i / 4) for i in ids], pa.binary(2))
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array([_bfloat16(k / 2) for k in range(24)], pa.binary(2)), 2)
+    zone = datetime.timezone(datetime.timedelta(hours=5, minutes=30))
+    moments = [datetime.datetime(2024, 2, 29, 12, tzinfo=zone) + datetime.timedelta(minutes=i) for i in ids]
+    items = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64()),
+            pa.field("tensor", tensor_type),
+            pa.field("half", pa.binary(2), metadata=BFLOAT16),
+            pa.field("half_vector", pa.list_(pa.field("item", pa.binary(2), metadata=BFLOAT16), 2)),
+            pa.field("moment", pa.timestamp("us", tz="+05:30")),
+            pa.field("long_items", pa.large_list(items)),
+        ]
+    )
+    long_items = pa.array(
+        [None if i % 4 == 0 else [{"a": i, "b": f"x{i}"}] * (i % 3) for i in ids], pa.large_list(items)
+    )
+    columns = [
+        pa.array(ids, pa.int64()),
+        pa.ExtensionArray.from_storage(tensor_type, tensor_storage),
+        halves,
+        vectors,
+        pa.array(moments, pa.timestamp("us", tz="+05:30")),
+        long_items,
+    ]
+    write(pa.Table.from_arrays(columns, schema=schema), path)
+    append(pa.Table.from_arrays(columns, schema=schema).slice(0, 3), path)
+
+
 #: Field metadata marking a blob v1 column.
 BLOB_V1 = {"lance-encoding:blob": "true"}
 
 
-def build_blob_v1(path: Path) -> None:
-    """A ``large_binary`` column marked ``lance-encoding:blob`` (file version 2.1)."""
+def _blob_v1(version: str) -> Feature:
+    def build(path: Path) -> None:
+        _write_blob_v1(path, version)
+
+    name = "blob_v1" + ("" if version == "2.1" else "_" + version.replace(".", "_"))
+    return Feature(name, f"a large_binary column marked lance-encoding:blob, file version {version}", build)
+
+
+def _write_blob_v1(path: Path, version: str) -> None:
+    """A ``large_binary`` column marked ``lance-encoding:blob``: pylance 14
+    keeps it a blob v1 column in 2.1 and stores it as blob v2 from 2.2 on."""
     ids = list(range(30))
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("payload", pa.large_binary(), metadata=BLOB_V1)])
     values = [None if i % 7 == 0 else data.blob_bytes(i) for i in ids]
     write(
         pa.table([pa.array(ids, pa.int64()), pa.array(values, pa.large_binary())], schema=schema),
         path,
-        data_storage_version="2.1",
+        data_storage_version=version,
     )
     open_dataset(path).delete("id = 5")
 
@@ -170,7 +277,12 @@ FEATURES: tuple[Feature, ...] = (
     ),
     Feature("json", "a JSON column", build_json),
     Feature("fixed_size_list_of_structs", "a fixed-size list of structs (2.2)", build_fixed_size_list_of_structs),
-    Feature("blob_v1", "a large_binary column marked lance-encoding:blob (2.1)", build_blob_v1),
+    _blob_v1("2.1"),
+    _blob_v1("2.2"),
+    _encodings("2.1"),
+    _encodings("2.2"),
+    _encodings("2.3"),
+    Feature("extension_types", "tensor, bfloat16, fixed-offset zone, large list of structs", build_extension_types),
     _blob_v2("inline", "blob v2 values small enough to stay inline in the data file", {}, [0, 3, 17, 40, 64] * 3),
     _blob_v2(
         "packed",

@@ -57,6 +57,8 @@ def test_an_entry_explains_only_its_features_aspect_and_pattern():
     deep_only = KnownDisagreement(("tags",), Aspect.FINDING, "data-page", "pages", "nowhere", deep_only=True)
     assert stale_entries([], ["tags"], [deep_only]) == [], "a deep-only entry is not stale in a shallow run"
     assert stale_entries([], ["tags"], [deep_only], deep=True) == [deep_only]
+    sometimes = KnownDisagreement(("tags",), Aspect.ROWS, "x", "order", "nowhere", intermittent=True)
+    assert stale_entries([], ["tags"], [sometimes]) == [], "an intermittent entry is never reported stale"
 
 
 def test_a_damaged_dataset_gives_unexplained_disagreements(tmp_path):
