@@ -3,9 +3,8 @@ the validator (shallow, and deep when asked and the engine offers it), the
 reference against pylance row for row, and the canonical descriptions.
 
 Each disagreement is explained by an entry of :mod:`.known` or unexplained;
-the zoo passes when none is unexplained. The datasets a feature wrote are its
-root, the branches under its ``tree/`` and its ``<name>-*`` siblings (a
-clone's source)."""
+the zoo passes when none is unexplained. The datasets a feature wrote are
+found by :func:`datasets_of`."""
 
 from __future__ import annotations
 
@@ -68,15 +67,13 @@ class FeatureCheck:
 
 
 def datasets_of(root: Path, name: str) -> list[Path]:
-    """Every dataset feature ``name`` wrote under ``root``: its own (or, for
-    LanceDB, the tables of the database it is), its branches (``tree/...``,
-    names may hold ``/``) and its siblings."""
+    """Every dataset feature ``name`` wrote under ``root``: each directory
+    holding ``_versions`` under its own (the dataset, or for LanceDB the
+    tables of the database it is; branches under ``tree/``, whose names may
+    hold ``/``; the MemWAL's flushed generations under ``_mem_wal/``) and its
+    ``<name>-*`` siblings."""
     own = root / name
-    found = [own] if (own / VERSIONS_DIR).is_dir() else []
-    found += sorted(p for p in own.glob("*.lance") if (p / VERSIONS_DIR).is_dir())
-    tree = own / "tree"
-    if tree.is_dir():
-        found += sorted(p.parent for p in tree.rglob(VERSIONS_DIR) if p.is_dir())
+    found = sorted(p.parent for p in own.rglob(VERSIONS_DIR) if p.is_dir()) if own.is_dir() else []
     found += sorted(p for p in root.glob(f"{name}-*") if (p / VERSIONS_DIR).is_dir())
     return found
 

@@ -24,7 +24,7 @@ from conformance.zoo import (
     deep_validation_offered,
 )
 from conformance.zoo.__main__ import main
-from conformance.zoo.check import DeepValidationUnavailable, NotBuiltError
+from conformance.zoo.check import DeepValidationUnavailable, NotBuiltError, datasets_of
 from conformance.zoo.known import KNOWN, explanation, stale_entries
 from conformance.zoo.writing import open_dataset
 
@@ -99,6 +99,19 @@ def test_an_unavailable_feature_is_recorded_with_its_reason(tmp_path, monkeypatc
     assert record["frobnication"]["unavailable"] == built.unavailable
     result = check_zoo(tmp_path)
     assert result.unavailable == {"frobnication": built.unavailable} and result.features == []
+
+
+def test_branches_clone_sources_and_mem_wal_generations_are_checked_too(tmp_path):
+    for name in ("branches", "shallow_clone", "mem_wal"):
+        build_feature(name, tmp_path)
+    assert datasets_of(tmp_path, "branches") == [
+        tmp_path / "branches",
+        tmp_path / "branches" / "tree" / "dev",
+        tmp_path / "branches" / "tree" / "dev" / "nested",
+    ]
+    assert datasets_of(tmp_path, "shallow_clone") == [tmp_path / "shallow_clone", tmp_path / "shallow_clone-source"]
+    generations = datasets_of(tmp_path, "mem_wal")[1:]
+    assert len(generations) == 1 and generations[0].parts[-3] == "_mem_wal", generations
 
 
 def test_two_builds_hold_the_same_rows(tmp_path):
