@@ -5,15 +5,17 @@ and the validator to them.
 Each feature (:mod:`.model`) has one builder writing one small dataset with
 deterministic rows: every scalar index type (BTREE, BITMAP, LABEL_LIST,
 INVERTED, NGRAM, ZONEMAP, BLOOMFILTER, MINHASHLSH, JSON), every vector index
-type (IVF_PQ, IVF_FLAT, IVF_SQ, IVF_RQ, IVF_HNSW_*), delta indices
-(:mod:`.indices`); merge_insert, update, deletions of both kinds, column
-changes, restore, 61 appends, primary keys, MemWAL, stable row ids
-(:mod:`.operations`); tags, branches, shallow and deep clones, cleanup with a
-tag kept, V1/V2 manifest names and their migration, base paths, compaction
-and deferred index remap (:mod:`.history`); every data storage version,
-nested and odd types, JSON, blob v1 and the four kinds of blob v2
-(:mod:`.types`); a LanceDB table's whole life and its MemWAL write path
-(:mod:`.lancedb_features`). A builder for something the installed release
+type (IVF_PQ, IVF_FLAT, IVF_SQ, IVF_RQ, IVF_HNSW_*, multivector), delta
+indices, a dropped index (:mod:`.indices`); merge_insert, update, deletions
+of both kinds, column changes, restore, 61 appends, distributed writes,
+overwrite, config and metadata, empty and truncated tables, primary and
+clustering keys, MemWAL, stable row ids (:mod:`.operations`); tags,
+branches, shallow and deep clones, cleanup with a tag kept, V1/V2 manifest
+names and their migration, base paths, compaction and deferred index remap
+(:mod:`.history`); every data storage version, every encoding hint, nested,
+odd and extension types, JSON, blob v1 and the kinds of blob v2
+(:mod:`.types`); a LanceDB table's whole life, its indices and its MemWAL
+write path (:mod:`.lancedb_features`). A builder for something the installed release
 lacks raises :class:`~.model.FeatureUnavailable`, and the build records the
 reason (:mod:`.catalog`, ``zoo.json``).
 

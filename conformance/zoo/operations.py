@@ -1,6 +1,7 @@
 """Zoo features about write operations: merge_insert, update, deletions of
 both kinds, adding, dropping and altering columns, restore, many appends,
-primary keys and MemWAL."""
+distributed writes, overwrite, config and metadata, empty and truncated
+tables, primary and clustering keys, MemWAL and stable row ids."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyarrow as pa
 from . import data
 from .model import Feature, FeatureUnavailable, require
 from .writing import append, deletion_kinds, open_dataset, visible_ids, write
+from .writing import lance as lance_module
 
 
 def build_merge_insert(path: Path) -> None:
@@ -66,16 +68,50 @@ def build_deletions_bitmap(path: Path) -> None:
 
 
 def build_add_columns(path: Path) -> None:
-    """Columns added from an SQL expression, as all-null fields, and by a merge."""
+    """Columns added from an SQL expression, as an all-null field, by a merge
+    and by a Python UDF; then an append carrying every column."""
     write(data.rows(0, 20), path, max_rows_per_file=10)
     dataset = open_dataset(path)
     dataset.add_columns({"double_id": "id * 2"})
     dataset.add_columns(pa.field("note", pa.string()))
     extra = pa.table({"id": pa.array(range(20), pa.int64()), "score": pa.array([i * 3 for i in range(20)], pa.int32())})
     open_dataset(path).merge(extra, left_on="id")
-    append(open_dataset(path).to_table().slice(0, 0).cast(open_dataset(path).schema), path)
+    open_dataset(path).add_columns(_tenfold_id())
+    # An append of rows with every column: the first five again under new ids.
+    more = open_dataset(path).to_table().slice(0, 5)
+    append(more.set_column(0, more.schema.field(0), pa.array(range(100, 105), pa.int64())), path)
     names = open_dataset(path).schema.names
-    require(names[-3:] == ["double_id", "note", "score"], f"columns {names}")
+    require(names[-4:] == ["double_id", "note", "score", "tenfold"], f"columns {names}")
+
+
+def _tenfold_id():
+    """A batch UDF for ``add_columns``: ``tenfold = id * 10``, one new data
+    file per fragment written by pylance from Python."""
+    lance = lance_module()
+
+    @lance.batch_udf()
+    def tenfold(batch: pa.RecordBatch) -> pa.RecordBatch:
+        values = pa.array([None if v is None else v * 10 for v in batch.column("id").to_pylist()], pa.int64())
+        return pa.record_batch([values], names=["tenfold"])
+
+    return tenfold
+
+
+def build_distributed_writes(path: Path) -> None:
+    """The distributed pattern: fragments written apart (``write_fragments``)
+    and committed as an Append, then as an Overwrite, by ``LanceDataset.commit``."""
+    lance = lance_module()
+    try:
+        from lance.fragment import write_fragments  # lazy: pylance is optional (the test extra)
+    except ImportError as exc:
+        raise FeatureUnavailable(f"distributed writes: lance.fragment.write_fragments: {exc}") from exc
+    write(data.rows(0, 10), path)
+    appended = write_fragments(data.rows(10, 20), str(path), max_rows_per_file=10)
+    lance.LanceDataset.commit(str(path), lance.LanceOperation.Append(appended), read_version=1)
+    replacement = write_fragments(data.rows(100, 15), str(path), max_rows_per_file=10)
+    overwrite = lance.LanceOperation.Overwrite(data.BASE_SCHEMA, replacement)
+    lance.LanceDataset.commit(str(path), overwrite, read_version=2)
+    require(visible_ids(path) == list(range(100, 115)), f"ids {visible_ids(path)[:3]}...")
 
 
 def build_drop_columns(path: Path) -> None:
@@ -234,12 +270,15 @@ FEATURES: tuple[Feature, ...] = (
     Feature("update", "two UPDATE ... WHERE", build_update),
     Feature("deletions_arrow", "sparse deletes: Arrow deletion files", build_deletions_arrow, cheap=True),
     Feature("deletions_bitmap", "a dense delete (Roaring .bin) and a whole fragment deleted", build_deletions_bitmap),
-    Feature("add_columns", "columns from SQL, all-null, by merge; then an append", build_add_columns),
+    Feature("add_columns", "columns from SQL, all-null, by merge, by a UDF; then an append", build_add_columns),
     Feature("drop_columns", "a column and a struct child dropped, then an append", build_drop_columns),
     Feature("alter_columns", "renames, nullability and a cast", build_alter_columns),
     Feature("restore", "version 1 restored", build_restore, cheap=True),
     Feature("many_appends", f"{MANY_APPENDS} appends", build_many_appends),
     Feature("primary_key", "an unenforced primary key declared by field metadata, upserts by it", build_primary_key),
+    Feature(
+        "distributed_writes", "fragments written apart, committed as Append and Overwrite", build_distributed_writes
+    ),
     Feature("empty_table", "empty, filled, emptied by delete, truncated, filled", build_empty_table),
     Feature("clustering_key", "an unenforced clustering key", build_clustering_key),
     Feature("overwrite", "an overwrite with another schema, then an append", build_overwrite),
