@@ -113,7 +113,8 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         SEMANTICS,
     ),
     KnownDisagreement(
-        ("multiple_bases",),
+        # Every dataset with two base paths or more: multiple_bases, a branch of a branch, ...
+        (EVERY_FEATURE,),
         Aspect.DESCRIPTION,
         r"^base_paths\[\d+\]\.(id|name|path): ",
         "base paths are described in stored order by the reference and by id by pylance: the "
