@@ -42,10 +42,12 @@ def build_branches(path: Path) -> None:
         raise FeatureUnavailable("branches: LanceDataset.create_branch is missing")
     branch = dataset.create_branch("dev", 2)
     append(data.rows(100, 5), branch)
-    open_dataset(path / "tree" / "dev").delete("id = 3")
-    open_dataset(path / "tree" / "dev").create_branch("dev/nested")
+    dev = open_dataset(path / "tree" / "dev")
+    dev.delete("id = 3")
+    dev.create_branch("dev/nested")
     append(data.rows(20, 10), path)
-    require((path / "tree" / "dev" / "_versions").is_dir(), "the branch has no _versions")
+    require(visible_ids(path / "tree" / "dev") == [i for i in range(20) if i != 3] + list(range(100, 105)), "dev")
+    require(visible_ids(path) == list(range(30)), f"main ids {visible_ids(path)[:3]}...")
 
 
 def _clone_source(path: Path) -> Path:

@@ -18,12 +18,14 @@ def lance() -> Any:
     return pylance
 
 
-def write(table: pa.Table, path: Path, **options) -> Any:
-    """``lance.write_dataset`` of ``table`` at ``path``."""
-    return lance().write_dataset(table, str(path), **options)
+def write(table: pa.Table, path: Path | Any, **options) -> Any:
+    """``lance.write_dataset`` of ``table`` at ``path``, or into ``path``
+    when it is an opened dataset (a branch's, say: its URI alone would not
+    name the branch)."""
+    return lance().write_dataset(table, str(path) if isinstance(path, Path) else path, **options)
 
 
-def append(table: pa.Table, path: Path, **options) -> Any:
+def append(table: pa.Table, path: Path | Any, **options) -> Any:
     return write(table, path, mode="append", **options)
 
 
