@@ -176,7 +176,12 @@ def _encoded(values: dict[str, str]) -> dict[str, bytes]:
 
 
 def _without_metadata(schema: Schema) -> list:
-    return [replace(f, metadata={}) for f in schema.fields]
+    # The primary key flags go with the metadata: pylance declares a key by
+    # field metadata (lance-schema:unenforced-primary-key[:position]) in an
+    # UpdateConfig and mirrors it into the proto fields (table overview page).
+    return [
+        replace(f, metadata={}, unenforced_primary_key=False, unenforced_primary_key_position=0) for f in schema.fields
+    ]
 
 
 def _same_fields_but_metadata(a: Schema, b: Schema) -> bool:

@@ -199,6 +199,20 @@ def test_pylance_marking_every_field_parent_after_the_reference_is_no_update_con
     assert not _errors(uri)
 
 
+def test_a_primary_key_declared_by_field_metadata_is_no_update_config_error(tmp_path):
+    """pylance (and LanceDB's set_unenforced_primary_key) declare a key with an
+    UpdateConfig of field metadata; the proto's key flags follow the metadata
+    (found by the feature zoo, conformance/zoo)."""
+    path = tmp_path / "keyed"
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("value", pa.float64())])
+    table = pa.table({"id": pa.array(range(5), pa.int64()), "value": pa.array([0.5] * 5)}).cast(schema)
+    lance.write_dataset(table, path).update_field_metadata(
+        {"id": {"lance-schema:unenforced-primary-key:position": "1"}}
+    )
+    assert lance.dataset(path).schema.field("id").metadata, "pylance recorded no key metadata"
+    assert not _errors(str(path))
+
+
 def test_an_update_config_that_changes_a_logical_type_is_still_an_error(tmp_path):
     from conformance.conflict_matrix.actions import overwrite, update_config
 
