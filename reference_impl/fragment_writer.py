@@ -2,11 +2,13 @@
 
 A table is cut into chunks of at most ``max_rows_per_file`` rows; each chunk
 becomes one fragment with one Lance data file under ``data/``, of the
-dataset's data storage version (2.0 or 2.1: table.proto's
-``DataStorageFormat`` wants every file of a dataset in that version). The
-fragments' ids, and their row ids when the dataset uses stable row ids, are
-assigned at commit (:mod:`reference_impl.commit`), so they leave here with
-id 0.
+dataset's data storage version (2.0, 2.1 or 2.2: requirement
+data-file.same-format-version, from table.proto's ``DataStorageFormat``,
+wants every data file of a version in one file version, the one
+``data_format`` names; :func:`dataset_data_version` takes it from the files
+already there). The fragments' ids, and their row ids when the dataset uses
+stable row ids, are assigned at commit (:mod:`reference_impl.commit`), so
+they leave here with id 0.
 """
 
 from __future__ import annotations
@@ -17,16 +19,20 @@ from . import entropy, jsonb
 from .arrow_schema import schema_to_arrow
 from .errors import UnsupportedFeatureError
 from .file_format import write_file
-from .file_format.writer_v2_1 import write_v2_1
+from .file_format.writer_v2_1 import V2_1_VERSION, V2_2_VERSION, write_v2_1
 from .fragments import DataFile, Fragment
 from .manifest import Manifest
 from .schema import Field, Schema
 from .storage import Storage
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
-WRITABLE_DATA_VERSIONS = ("2.0", "2.1")
+#: The structural (2.1+) versions, by the name a manifest's ``data_format`` gives them.
+_STRUCTURAL_VERSIONS = {"2.1": V2_1_VERSION, "2.2": V2_2_VERSION}
+WRITABLE_DATA_VERSIONS = ("2.0", *_STRUCTURAL_VERSIONS)
 #: The data file version the reference writer uses when none is named.
 DEFAULT_DATA_STORAGE_VERSION = "2.0"
+#: What pylance's ``data_format`` names legacy (v0.1/v0.2) data files.
+LEGACY_DATA_STORAGE_VERSION = "0.1"
 
 
 def data_file_name() -> str:
@@ -48,8 +54,28 @@ def check_writable_version(version: str) -> None:
 
 
 def dataset_data_version(manifest: Manifest) -> str:
-    """The data storage version a dataset's new files are written in."""
-    return manifest.data_format.version if manifest.data_format else "2.0"
+    """The data storage version a dataset's new files are written in.
+
+    The version its data files already share (requirement
+    data-file.same-format-version), so that a write to a dataset another
+    writer created (pylance's default is 2.2) matches its files whatever
+    either writer's default; the manifest's ``data_format`` when it has no
+    data files, or when they disagree (the dataset is broken already, and
+    ``data_format`` is what it declares); :data:`DEFAULT_DATA_STORAGE_VERSION`
+    when neither says."""
+    versions = {_version_name(f) for fragment in manifest.fragments for f in fragment.files}
+    if len(versions) == 1:
+        return versions.pop()
+    if manifest.data_format and manifest.data_format.version:
+        return manifest.data_format.version
+    return DEFAULT_DATA_STORAGE_VERSION
+
+
+def _version_name(data_file: DataFile) -> str:
+    if data_file.is_legacy:
+        return LEGACY_DATA_STORAGE_VERSION
+    major, minor = data_file.format_version
+    return f"{major}.{minor}"
 
 
 def write_data_file(
@@ -61,8 +87,8 @@ def write_data_file(
     # JSON text is stored as binary documents (upstream table/jsonb.md).
     table = jsonb.stored_table(table)
     name = data_file_name()
-    if version == "2.1":
-        written = write_v2_1(table, fields, schema_metadata)
+    if version in _STRUCTURAL_VERSIONS:
+        written = write_v2_1(table, fields, schema_metadata, version=_STRUCTURAL_VERSIONS[version])
         storage.put_if_not_exists(f"data/{name}", written.chunks)
     else:
         written = write_file(storage, f"data/{name}", table, fields, schema_metadata)

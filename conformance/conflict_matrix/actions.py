@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference_impl.fragment_writer import write_data_file, write_fragments
+from reference_impl.fragment_writer import dataset_data_version, write_data_file, write_fragments
 from reference_impl.manifest import BasePath
 from reference_impl.transactions import (
     DataReplacement,
@@ -115,7 +115,7 @@ def append() -> Action:
         import lance  # pylance, lazily (as the drivers import it)
         from lance.fragment import write_fragments  # pylance, lazily
 
-        fragments = write_fragments(base_table(12, 4), ds, data_storage_version="2.0")
+        fragments = write_fragments(base_table(12, 4), ds, data_storage_version=ds.data_storage_version)
         _pylance_commit(ctx, lance.LanceOperation.Append(fragments))
 
     def reference(ds, ctx: Context) -> None:
@@ -129,7 +129,9 @@ def overwrite() -> Action:
         import lance  # pylance, lazily (as the drivers import it)
         from lance.fragment import write_fragments  # pylance, lazily
 
-        fragments = write_fragments(base_table(100, 4), ds, mode="overwrite", data_storage_version="2.0")
+        fragments = write_fragments(
+            base_table(100, 4), ds, mode="overwrite", data_storage_version=ds.data_storage_version
+        )
         _pylance_commit(ctx, lance.LanceOperation.Overwrite(ds.schema, fragments))
 
     def reference(ds, ctx: Context) -> None:
@@ -142,7 +144,9 @@ def overwrite_with_config(key: str) -> Action:
     """An Overwrite that also sets config ``key`` (``Overwrite.config_upsert_values``)."""
 
     def reference(ds, ctx: Context) -> None:
-        fragments = write_fragments(ds.storage, base_table(100, 4), ds.schema)
+        fragments = write_fragments(
+            ds.storage, base_table(100, 4), ds.schema, version=dataset_data_version(ds.manifest)
+        )
         ds.commit(Overwrite(fragments=fragments, schema=ds.schema, config_upsert_values={key: ctx.token}))
 
     return Action(
@@ -221,7 +225,9 @@ def update_columns(fragment_id: int, column: str) -> Action:
     def reference(ds, ctx: Context) -> None:
         field = next(f for f in ds.schema.fields if f.name == column)
         fragment = next(f for f in ds.fragments if f.id == fragment_id)
-        new_file = write_data_file(ds.storage, _replacement_values(fragment_id, column), [field])
+        new_file = write_data_file(
+            ds.storage, _replacement_values(fragment_id, column), [field], version=dataset_data_version(ds.manifest)
+        )
         files = [
             dataclasses.replace(f, fields=[TOMBSTONE]) if list(f.fields) == [field.id] else f for f in fragment.files
         ]
@@ -428,9 +434,11 @@ def _pylance_column_file(ds, ctx: Context, fragment_id: int, column: str, purpos
     name = f"{purpose}-{ctx.token}-{fragment_id}.lance"
     path = os.path.join(ctx.uri, "data", name)
     table = _replacement_values(fragment_id, column)
-    with LanceFileWriter(path, table.schema, version="2.0") as writer:
+    version = ds.data_storage_version  # the dataset's files' version, as every data file of it
+    with LanceFileWriter(path, table.schema, version=version) as writer:
         writer.write_batch(table)
-    return DataFile(name, [FIELD_IDS[column]], [0], 2, 0, os.path.getsize(path))
+    major, minor = (int(part) for part in version.split("."))
+    return DataFile(name, [FIELD_IDS[column]], [0], major, minor, os.path.getsize(path))
 
 
 def data_replacement(fragment_id: int, column: str = "value") -> Action:
@@ -443,7 +451,9 @@ def data_replacement(fragment_id: int, column: str = "value") -> Action:
 
     def reference(ds, ctx: Context) -> None:
         field = next(f for f in ds.schema.fields if f.name == column)
-        new_file = write_data_file(ds.storage, _replacement_values(fragment_id, column), [field])
+        new_file = write_data_file(
+            ds.storage, _replacement_values(fragment_id, column), [field], version=dataset_data_version(ds.manifest)
+        )
         ds.commit(DataReplacement([DataReplacementGroup(fragment_id, new_file)]))
 
     return Action(

@@ -24,7 +24,7 @@ FRAGMENT_OPERATIONS = frozenset({Op.DELETE, Op.UPDATE, Op.REWRITE, Op.DATA_REPLA
 
 
 class Template(str, enum.Enum):
-    """The base tables (each written by pylance 14 with data_storage_version 2.0)."""
+    """The base tables (each written by pylance 14 with its default data storage version, 2.2)."""
 
     PLAIN = "plain"
     STABLE_ROW_IDS = "stable-row-ids"
@@ -41,13 +41,11 @@ def build_template(template: Template, path: Path) -> int:
     import lance  # pylance, imported lazily as the drivers do
 
     table = act.base_table()
-    # 2.0 data files: the reference is one of the two writers of every cell,
-    # and its writer writes 2.0 and 2.1 only (pylance's fragments and data
-    # files in actions.py match this version).
+    # pylance's default data storage version: both writers of a cell write
+    # their data files in the version of the dataset's files.
     lance.write_dataset(
         table.select(["id"]),
         str(path),
-        data_storage_version="2.0",
         max_rows_per_file=act.FRAGMENT_ROWS,
         enable_stable_row_ids=template is Template.STABLE_ROW_IDS,
     )

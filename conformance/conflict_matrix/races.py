@@ -4,7 +4,7 @@ A cell of the matrix races two writers from one read version: the first
 commits, then the second tries. Here both writers are one driver (any name
 ``load_driver`` takes): on the matrix's small base table (columns ``id``,
 ``extra``, ``value``; twelve rows in fragments of four; id 3 deleted; data
-storage version 2.0), written by the reference, the driver performs the
+storage version 2.2), written by the reference, the driver performs the
 first operation with ``read_version`` set to the base version ``v``, then the
 second from that same ``v``
 (:class:`~conformance.drivers.protocol.Capability.WRITE_AT_VERSION`). The
@@ -214,12 +214,12 @@ class RaceResult:
 
 def _base(uri: str, template: Template) -> int:
     """The matrix's base table, written by the reference; its latest version.
-    2.0 as in the stored matrix, whose cells the reference also writes into."""
+    2.2, pylance 14's default, as in the stored matrix's base tables."""
     reference_driver.write(
         uri,
         writes.Create(
             base_table(),
-            data_storage_version="2.0",
+            data_storage_version="2.2",
             max_rows_per_file=FRAGMENT_ROWS,
             stable_row_ids=template is Template.STABLE_ROW_IDS,
         ),

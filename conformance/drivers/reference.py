@@ -10,7 +10,7 @@ from reference_impl._version import __version__
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
-from reference_impl.fragment_writer import WRITABLE_DATA_VERSIONS
+from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION, WRITABLE_DATA_VERSIONS
 from reference_impl.fragments import Fragment
 from reference_impl.indices import covered_fragment_ids
 from reference_impl.storage import open_storage, parse_dataset_uri
@@ -286,7 +286,7 @@ def write(
             created = Dataset.create(
                 uri,
                 op.rows,
-                data_storage_version=op.data_storage_version or "2.0",
+                data_storage_version=op.data_storage_version or DEFAULT_DATA_STORAGE_VERSION,
                 stable_row_ids=op.stable_row_ids,
                 max_rows_per_file=op.max_rows_per_file,
                 storage_options=storage_options,

@@ -129,7 +129,7 @@ def add_harness_parser(commands) -> None:
     run_parser.add_argument(
         "--data-storage-version",
         default=None,
-        help="the data file version the dataset is created with, e.g. 2.0 or 2.1 (default: the writer's own)",
+        help="the data file version the dataset is created with, e.g. 2.0, 2.1 or 2.2 (default: the writer's own)",
     )
     run_parser.add_argument(
         "--stable-row-ids", action=argparse.BooleanOptionalAction, default=True, help="stable row ids (default on)"

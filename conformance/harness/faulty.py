@@ -46,7 +46,7 @@ from reference_impl.commit.build import build_manifest
 from reference_impl.commit.loop import DEFAULT_HOOKS, DEFAULT_MAX_ATTEMPTS, CommitHooks
 from reference_impl.dataset import Dataset, dataset_storage
 from reference_impl.errors import CommitConflictError
-from reference_impl.fragment_writer import write_fragments
+from reference_impl.fragment_writer import dataset_data_version, write_fragments
 from reference_impl.naming import NamingScheme
 from reference_impl.storage import LocalStorage, Storage
 from reference_impl.transactions import Append, Overwrite, Update
@@ -170,8 +170,9 @@ class _PartialRetry(_HookedDataset):
     def append(self, table: pa.Table, *, max_rows_per_file: int | None = None) -> Dataset:
         schema = self.schema
         half = max(1, table.num_rows // 2)
-        write_fragments(self.storage, table.slice(0, half), schema)  # written, then lost with the failure
-        retried = write_fragments(self.storage, table.slice(half), schema)
+        version = dataset_data_version(self.manifest)
+        write_fragments(self.storage, table.slice(0, half), schema, version=version)  # written, then lost
+        retried = write_fragments(self.storage, table.slice(half), schema, version=version)
         return self.commit(Append(fragments=retried))
 
 
@@ -183,7 +184,9 @@ class _UpsertByAppend(_HookedDataset):
 
     def commit(self, operation, **options):
         if isinstance(operation, Update) and self.inserts is not None and self.inserts.num_rows:
-            added = write_fragments(self.storage, self.inserts, self.schema)
+            added = write_fragments(
+                self.storage, self.inserts, self.schema, version=dataset_data_version(self.manifest)
+            )
             operation = replace(operation, new_fragments=[*operation.new_fragments, *added])
         return super().commit(operation, **options)
 
@@ -196,7 +199,7 @@ class _MergeTwice(_UpsertByAppend):
         committed = super().commit(operation, **options)
         if not isinstance(operation, Update) or self.inserts is None or not self.inserts.num_rows:
             return committed
-        again = write_fragments(self.storage, self.inserts, self.schema)
+        again = write_fragments(self.storage, self.inserts, self.schema, version=dataset_data_version(self.manifest))
         latest = Dataset.open(self.storage)
         latest.transaction_properties = self.transaction_properties
         return latest.commit(Append(fragments=again))

@@ -364,10 +364,13 @@ def write_task_fragments(task: FragmentTask) -> list[Any]:
         return [fragment.to_json() for fragment in fragments]
     # lazy: reference_impl loads protobuf, botocore, pyarrow; the CLI imports this module at start-up
     from reference_impl.dataset import Dataset
+    from reference_impl.fragment_writer import dataset_data_version
     from reference_impl.fragment_writer import write_fragments as reference_write_fragments
 
     dataset = Dataset.open(task.uri, task.read_version, storage_options=task.storage_options)
-    return list(reference_write_fragments(dataset.storage, table, dataset.schema))
+    # As pylance above: the files in the version of the dataset's files.
+    version = dataset_data_version(dataset.manifest)
+    return list(reference_write_fragments(dataset.storage, table, dataset.schema, version=version))
 
 
 def _write_partition(tasks: Iterable[FragmentTask]) -> Iterator[Any]:

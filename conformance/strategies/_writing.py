@@ -72,12 +72,13 @@ def create(driver: Any, path: str | os.PathLike, op: Create, naming: ManifestNam
         return write(driver, path, op)
     # lazy: only V1 creation needs the reference writer itself
     from reference_impl.dataset import Dataset
+    from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION
 
     created = Dataset.create(
         path,
         op.rows,
         manifest_naming=ManifestNaming.V1.value,
-        data_storage_version=op.data_storage_version or "2.0",
+        data_storage_version=op.data_storage_version or DEFAULT_DATA_STORAGE_VERSION,
         stable_row_ids=op.stable_row_ids,
         max_rows_per_file=op.max_rows_per_file,
     )

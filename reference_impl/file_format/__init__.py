@@ -4,9 +4,10 @@
   (legacy v1, 2.0, 2.1, 2.2 and later) from its footer.
 * :func:`write_v2_0` encodes an Arrow table as a version 2.0 file with plain
   (uncompressed) encodings, the way pylance writes ``data_storage_version="2.0"``;
-  :func:`write_file` also stores it. :mod:`.writer_v2_1` writes 2.1 files in
-  their simplest valid form (mini block, full zip and all-null pages without
-  compression).
+  :func:`write_file` also stores it. :mod:`.writer_v2_1` writes 2.1 and 2.2
+  files in their simplest valid form (mini block, full zip and all-null
+  pages without compression; at 2.2 the mini block pages with 32-bit chunk
+  words, as 2.2 readers require).
 * :class:`LanceFileReader` / :func:`read_v2_0` decode a 2.0 file's columns
   into Arrow, and refuse encodings they do not implement. Files of version
   2.1 and 2.2 go through the same :class:`LanceFileReader`, which routes them

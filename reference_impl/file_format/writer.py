@@ -339,11 +339,11 @@ def _encode_leaf_page(array: pa.Array) -> _Page:
     return page
 
 
-def _split_for_pages(array: pa.Array, nbytes: int | None = None) -> list[pa.Array]:
-    """Equal row slices of at most MAX_PAGE_BYTES each (pylance's split of a
+def split_for_pages(array: pa.Array, nbytes: int | None = None, max_bytes: int = MAX_PAGE_BYTES) -> list[pa.Array]:
+    """Equal row slices of at most ``max_bytes`` each (pylance's split of a
     batch); ``nbytes`` is the size pylance measures, by default the array's."""
     nbytes = array.nbytes if nbytes is None else nbytes
-    parts = min(-(-nbytes // MAX_PAGE_BYTES), len(array))
+    parts = min(-(-nbytes // max_bytes), len(array))
     if parts <= 1:
         return [array]
     rows_per_part = -(-len(array) // parts)
@@ -454,7 +454,7 @@ class _Encoder:
                 if self.write_empty_pages:
                     column.pages.append(_encode_leaf_page(array))
             else:
-                column.pages.extend(_encode_leaf_page(part) for part in _split_for_pages(array))
+                column.pages.extend(_encode_leaf_page(part) for part in split_for_pages(array))
             for page in column.pages:
                 page.early = early or array.nbytes > COLUMN_CACHE_BYTES
         else:
@@ -483,7 +483,7 @@ class _Encoder:
             # pylance 14 cannot write an empty blob page (it panics on the
             # empty items of a list of blobs); leave the column without one.
             return
-        for part in _split_for_pages(array, descriptions_bytes):
+        for part in split_for_pages(array, descriptions_bytes):
             page = _encode_blob_page(self._place_blob_values(part))
             page.early = early or descriptions_bytes > COLUMN_CACHE_BYTES
             column.pages.append(page)

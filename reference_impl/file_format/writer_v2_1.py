@@ -1,10 +1,12 @@
-"""Writer of Lance data files version 2.1 in their simplest valid form
-(upstream ``docs/src/format/file/encoding.md``, "Structural Encoding";
+"""Writer of Lance data files versions 2.1 and 2.2 in their simplest valid
+form (upstream ``docs/src/format/file/encoding.md``, "Structural Encoding";
 messages in ``protos/encodings_v2_1.proto``).
 
-Only leaves own columns in 2.1 (a fixed-size list of fixed-width items is a
-leaf). Each leaf column gets one page, in one of three layouts, with no
-compression at all:
+Only leaves own columns in 2.1+ (a fixed-size list of fixed-width items is a
+leaf). A column's rows are cut into pages of equal row slices of at most
+32 MiB (as the 2.0 writer cuts them; each page's ``priority`` its first row,
+as file2.proto asks of 2.1+ writers); each page takes one of three layouts,
+with no compression at all:
 
 =============================  ==============================================
 what the leaf's visible items   page layout
@@ -39,14 +41,24 @@ behind null or empty lists after it open the next chunk, the last chunk takes
 the rest. The repetition index counts, per chunk, the rows that finish in it
 and the items left after the last finished row.
 
+2.2 differs from 2.1, for this writer, in the mini block pages only:
+pylance 14 refuses a 2.2 mini block page without ``has_large_chunk``
+("Lance v2.2 miniblock pages require the u32 chunk grammar"), which makes
+the chunk metadata words u32 and the chunk header's value buffer sizes u32
+(the level count and level sizes stay u16; docs/spec-discrepancies.md, "File
+format 2.1 and 2.2", item 2). Full zip and constant pages are the same
+bytes in both versions. What 2.2 adds beyond that (constant pages with an
+inline value, compressed constant-page levels, variable packed structs, maps)
+is optional, and this writer does not use it.
+
 The container (buffers aligned to 64 bytes, column metadata with a 2.0
 ``ColumnEncoding{values}`` per column, the file descriptor as global buffer
-0, the footer saying 2.1) is the one :mod:`.writer` writes for 2.0.
+0, the footer saying 2.1 or 2.2) is the one :mod:`.writer` writes for 2.0.
 
-Size. One cohesive concept (about 700 lines): Arrow to 2.1 pages, from the
-levels through the three layouts to the container; the layouts share the
-levels and the value buffers, so splitting them would spread one walk over
-several modules.
+Size. One cohesive concept (about 800 lines): Arrow to 2.1/2.2 pages, from
+the levels through the three layouts to the container; the layouts share
+the levels and the value buffers, so splitting them would spread one walk
+over several modules.
 """
 
 from __future__ import annotations
@@ -63,9 +75,12 @@ from ..wire import encodings_v2_1_pb2 as enc
 from ..wire import file2_pb2, file_pb2
 from . import bitmaps
 from .footer import MAGIC, pack_any
-from .writer import BUFFER_ALIGNMENT, PADDING, FieldTree, WrittenFile, whole_column
+from .writer import BUFFER_ALIGNMENT, MAX_PAGE_BYTES, PADDING, FieldTree, WrittenFile, split_for_pages, whole_column
 
 V2_1_VERSION = (2, 1)
+V2_2_VERSION = (2, 2)
+#: The file versions this module writes (footer and manifest ``major.minor``).
+WRITABLE_VERSIONS = (V2_1_VERSION, V2_2_VERSION)
 # Values from this size on go to a full zip page (the cut-off encoding.md
 # gives for that layout).
 FULL_ZIP_MIN_VALUE_BYTES = 256
@@ -86,6 +101,11 @@ class _Leaf:
     visible: np.ndarray  # bool per item: whether the item has a value slot
     values: pa.Array  # one per visible item (nulls where the item is null)
     num_rows: int
+    declared: list[tuple[str, bool, bool]]  # the walk's layers, outermost first
+
+
+#: Layers (as :attr:`_Levels.layers` lists them) a page must declare at least, by leaf field id.
+_Declared = dict[int, list[tuple[str, bool, bool]]]
 
 
 class _Levels:
@@ -95,10 +115,12 @@ class _Levels:
     (-1 once the item has ended), ``ended_at`` the layer (counted from the
     outermost) where it ended and ``reason`` why (0 null, 1 empty list);
     ``starts`` is the outermost list each item starts (``len(lists)`` when it
-    starts none).
+    starts none). ``declared`` widens the layers of the leaves it names (all
+    pages of a column declare the same layers: see :func:`_leaf_pages`).
     """
 
-    def __init__(self, num_rows: int):
+    def __init__(self, num_rows: int, declared: _Declared | None = None):
+        self.declared = declared or {}
         self.index = np.arange(num_rows, dtype=np.int64)
         self.ended_at = np.full(num_rows, -1, dtype=np.int64)
         self.reason = np.zeros(num_rows, dtype=np.int8)
@@ -107,7 +129,7 @@ class _Levels:
         self.num_lists = 0
 
     def copy(self) -> _Levels:
-        other = _Levels(0)
+        other = _Levels(0, self.declared)
         other.index, other.ended_at, other.reason = self.index.copy(), self.ended_at.copy(), self.reason.copy()
         other.starts, other.layers, other.num_lists = self.starts.copy(), list(self.layers), self.num_lists
         return other
@@ -173,6 +195,12 @@ class _Levels:
 
     def finish(self, field: Field, leaf: pa.Array, num_rows: int) -> _Leaf:
         """The leaf's layers and levels, innermost first as the format counts them."""
+        wider = self.declared.get(field.id)
+        if wider is not None:
+            self.layers = [
+                (kind, has_null or null, has_empty or empty)
+                for (kind, has_null, has_empty), (_, null, empty) in zip(self.layers, wider, strict=True)
+            ]
         outer_first: list[enc.RepDefLayer] = []
         for kind, has_null, has_empty in self.layers:
             if kind == "item":
@@ -213,7 +241,7 @@ class _Levels:
         values = (
             leaf.take(pa.array(np.maximum(taken, 0), mask=taken < 0)) if len(leaf) else pa.nulls(len(taken), leaf.type)
         )
-        return _Leaf(field, outer_first[::-1], rep, definition, visible, values, num_rows)
+        return _Leaf(field, outer_first[::-1], rep, definition, visible, values, num_rows, self.layers)
 
 
 def _validity(array: pa.Array) -> np.ndarray:
@@ -378,13 +406,14 @@ class _Page:
     layout: enc.PageLayout
     buffers: list[bytes]
     num_rows: int
+    first_row: int = 0  # of the file: the page's priority
 
 
 def _pad8(size: int) -> int:
     return -size % CHUNK_ALIGNMENT
 
 
-def _encode_leaf(leaf: _Leaf) -> _Page:
+def _encode_leaf(leaf: _Leaf, large_chunks: bool) -> _Page:
     values = leaf.values
     num_visible = len(values)
     if num_visible == 0 or values.null_count == num_visible or pa.types.is_null(values.type):
@@ -393,7 +422,7 @@ def _encode_leaf(leaf: _Leaf) -> _Page:
         lengths, data = _variable_parts(values)
         if int(lengths.max()) >= FULL_ZIP_MIN_VALUE_BYTES:
             return _full_zip_page(leaf, lengths, data, variable=True)
-        return _mini_block_page(leaf, lengths, data)
+        return _mini_block_page(leaf, lengths, data, large_chunks=large_chunks)
     item_validity = _fsl_item_nulls(values)
     if item_validity and _fsl_item_nulls(_fsl_items(values)):
         raise ValueError(
@@ -401,12 +430,12 @@ def _encode_leaf(leaf: _Leaf) -> _Page:
         )
     bits = _fixed_bits(values.type)
     if item_validity:
-        return _mini_block_page(leaf, None, None, item_validity=True)
+        return _mini_block_page(leaf, None, None, item_validity=True, large_chunks=large_chunks)
     if bits >= 8 * FULL_ZIP_MIN_VALUE_BYTES and bits % 8 == 0:
         width = bits // 8
         lengths = np.full(num_visible, width, dtype=np.int64)
         return _full_zip_page(leaf, lengths, _fixed_bytes(values), variable=False)
-    return _mini_block_page(leaf, None, None)
+    return _mini_block_page(leaf, None, None, large_chunks=large_chunks)
 
 
 def _levels_bytes(levels: np.ndarray | None) -> bytes:
@@ -422,11 +451,18 @@ def _constant_page(leaf: _Leaf) -> _Page:
 
 
 def _mini_block_page(
-    leaf: _Leaf, lengths: np.ndarray | None, data: np.ndarray | None, *, item_validity: bool = False
+    leaf: _Leaf,
+    lengths: np.ndarray | None,
+    data: np.ndarray | None,
+    *,
+    item_validity: bool = False,
+    large_chunks: bool = False,
 ) -> _Page:
     """Chunks of a power of two visible values, each at most 32 KiB; with
     ``item_validity`` (fixed-size lists with null items) each chunk's first
-    value buffer is the items' validity bitmap."""
+    value buffer is the items' validity bitmap. With ``large_chunks`` (2.2)
+    the chunk metadata words and the chunks' value buffer sizes are u32
+    (``has_large_chunk``), the level count and level sizes stay u16."""
     values = leaf.values
     num_values = len(values)
     num_levels = len(leaf.visible)
@@ -435,7 +471,8 @@ def _mini_block_page(
     ends_at = np.flatnonzero(leaf.visible) + 1
     level_buffers = sum(x is not None for x in (leaf.rep, leaf.definition))
     value_buffers = 2 if item_validity else 1
-    header = 2 + 2 * level_buffers + 2 * value_buffers
+    size_word = np.dtype("<u4") if large_chunks else np.dtype("<u2")
+    header = 2 + 2 * level_buffers + size_word.itemsize * value_buffers
     header += _pad8(header)
     width = _offset_bytes(values.type)
     if lengths is not None:
@@ -484,9 +521,9 @@ def _mini_block_page(
         if item_validity:
             bodies.insert(0, _fsl_item_bitmap(values.slice(first, count)))
         level_pieces = [_levels_bytes(x[start:end]) for x in (leaf.rep, leaf.definition) if x is not None]
-        sizes = [end - start if has_levels else 0, *(len(p) for p in level_pieces), *(len(b) for b in bodies)]
-        head = np.array(sizes, dtype="<u2")
-        pieces = [head.tobytes()]
+        level_sizes = [end - start if has_levels else 0, *(len(p) for p in level_pieces)]
+        head = np.array(level_sizes, dtype="<u2").tobytes() + np.array([len(b) for b in bodies], size_word).tobytes()
+        pieces = [head]
         pieces.append(b"\0" * _pad8(len(pieces[0])))
         for piece in [*level_pieces, *bodies]:
             pieces.append(piece)
@@ -505,6 +542,7 @@ def _mini_block_page(
         layers=leaf.layers,
         num_buffers=value_buffers,
         num_items=num_values,
+        has_large_chunk=large_chunks,
     )
     level_encoding = enc.CompressiveEncoding(flat=enc.Flat(bits_per_value=16))
     if leaf.rep is not None:
@@ -512,7 +550,7 @@ def _mini_block_page(
         layout.repetition_index_depth = 1
     if leaf.definition is not None:
         layout.def_compression.CopyFrom(level_encoding)
-    buffers = [np.array(metadata, dtype="<u2").tobytes(), b"".join(chunks)]
+    buffers = [np.array(metadata, dtype=size_word).tobytes(), b"".join(chunks)]
     if leaf.rep is not None:
         buffers.append(np.array(rep_index, dtype="<u8").reshape(-1).tobytes())
     return _Page(enc.PageLayout(mini_block_layout=layout), buffers, leaf.num_rows)
@@ -623,7 +661,7 @@ def _full_zip_page(leaf: _Leaf, lengths: np.ndarray, data: np.ndarray, *, variab
 # -- file assembly --------------------------------------------------------------------
 
 
-def _assemble(pages: list[_Page | None], descriptor: file_pb2.FileDescriptor) -> list:
+def _assemble(columns: list[list[_Page]], descriptor: file_pb2.FileDescriptor, version: tuple[int, int]) -> list:
     chunks: list = []
     position = 0
 
@@ -642,9 +680,9 @@ def _assemble(pages: list[_Page | None], descriptor: file_pb2.FileDescriptor) ->
         direct=file2_pb2.DirectEncoding(encoding=pack_any(enc20.ColumnEncoding(values={})))
     )
     column_messages = []
-    for page in pages:
+    for pages in columns:
         message = file2_pb2.ColumnMetadata(encoding=column_encoding)
-        if page is not None:
+        for page in pages:
             offsets = [append(buffer, pad=True) for buffer in page.buffers]
             message.pages.append(
                 file2_pb2.ColumnMetadata.Page(
@@ -652,7 +690,8 @@ def _assemble(pages: list[_Page | None], descriptor: file_pb2.FileDescriptor) ->
                     buffer_sizes=[len(buffer) for buffer in page.buffers],
                     length=page.num_rows,
                     encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(page.layout))),
-                    priority=0,
+                    # file2.proto: 2.1+ writers order pages by their first row.
+                    priority=page.first_row,
                 )
             )
         column_messages.append(message)
@@ -668,43 +707,88 @@ def _assemble(pages: list[_Page | None], descriptor: file_pb2.FileDescriptor) ->
     buffer_table_start = position
     append(np.array(global_buffers, dtype="<u8").reshape(-1).tobytes(), pad=False)
     footer = np.array([column_metadata_start, column_table_start, buffer_table_start], dtype="<u8").tobytes()
-    footer += np.array([len(global_buffers), len(pages)], dtype="<u4").tobytes()
-    footer += np.array(V2_1_VERSION, dtype="<u2").tobytes() + MAGIC
+    footer += np.array([len(global_buffers), len(columns)], dtype="<u4").tobytes()
+    footer += np.array(version, dtype="<u2").tobytes() + MAGIC
     append(footer, pad=False)
     return chunks
 
 
-def write_v2_1(table: pa.Table, fields: list[Field], schema_metadata: dict[str, bytes] | None = None) -> WrittenFile:
-    """Encode ``table`` as a Lance 2.1 data file.
+def write_v2_1(
+    table: pa.Table,
+    fields: list[Field],
+    schema_metadata: dict[str, bytes] | None = None,
+    *,
+    version: tuple[int, int] = V2_1_VERSION,
+    max_page_bytes: int = MAX_PAGE_BYTES,
+) -> WrittenFile:
+    """Encode ``table`` as a Lance data file of ``version`` (2.1 or 2.2).
 
     ``fields`` are the schema fields of the table's columns (top-level fields
     in column order, children found by ``parent_id``); all of them are
-    stored as the file's schema, the leaves own the columns. Raises
+    stored as the file's schema, the leaves own the columns. A column is cut
+    into pages of equal row slices of at most ``max_page_bytes`` (Arrow
+    bytes) each, as the 2.0 writer cuts them. Raises
     ValueError when the table does not fit the fields or holds something this
     writer does not write (blob, packed struct and dictionary fields,
-    fixed-size lists with null items).
+    fixed-size lists with null items), or for another ``version``.
     """
+    if version not in WRITABLE_VERSIONS:
+        raise ValueError(f"file version {version} is not one this writer writes ({WRITABLE_VERSIONS})")
     tree = FieldTree(fields)
     names = [f.name for f in tree.top_level]
     if names != table.column_names:
         raise ValueError(f"top-level fields {names} do not match the table's columns {table.column_names}")
-    leaves: list[_Leaf] = []
+    # 2.2 readers accept mini block pages only with 32-bit chunk words.
+    large_chunks = version >= V2_2_VERSION
+    columns: list[tuple[Field, list[_Page]]] = []
     for node, column in zip(tree.top_level, table.columns, strict=True):
-        _collect(tree, node, whole_column(column), _Levels(table.num_rows), table.num_rows, leaves)
-    # An empty table gets no pages (as pylance skips empty batches).
-    pages = [_encode_leaf(leaf) if table.num_rows else None for leaf in leaves]
+        columns += _leaf_pages(tree, node, whole_column(column), large_chunks, max_page_bytes)
     schema = file_pb2.Schema(fields=[f.to_proto() for f in _depth_first(tree)])
     for key, value in (schema_metadata or {}).items():
         schema.metadata[key] = value
     descriptor = file_pb2.FileDescriptor(schema=schema, length=table.num_rows)
     return WrittenFile(
-        fields=[leaf.field.id for leaf in leaves],
-        column_indices=list(range(len(leaves))),
+        fields=[field.id for field, _ in columns],
+        column_indices=list(range(len(columns))),
         num_rows=table.num_rows,
-        chunks=_assemble(pages, descriptor),
-        major=V2_1_VERSION[0],
-        minor=V2_1_VERSION[1],
+        chunks=_assemble([pages for _, pages in columns], descriptor, version),
+        major=version[0],
+        minor=version[1],
     )
+
+
+def _leaf_pages(
+    tree: FieldTree, node: Field, array: pa.Array, large_chunks: bool, max_page_bytes: int
+) -> list[tuple[Field, list[_Page]]]:
+    """The leaf columns of top-level field ``node``, each with its pages: one
+    per row slice, none for an empty column (as pylance skips empty batches).
+
+    Every page of a column declares the layers the whole column needs (a
+    layer nullable or emptyable in one page is so in all): pylance 14 sizes a
+    struct's validity from the declarations and fails on a column whose pages
+    differ ("Incorrect number of nulls for StructArray"); its own writer
+    declares the same layers in every page of a column."""
+    leaves: list[_Leaf] = []
+    _collect(tree, node, array, _Levels(len(array)), len(array), leaves)
+    if len(array) == 0:
+        return [(leaf.field, []) for leaf in leaves]
+    parts = split_for_pages(array, max_bytes=max_page_bytes)
+    if len(parts) == 1:
+        return [(leaf.field, [_encode_leaf(leaf, large_chunks)]) for leaf in leaves]
+    declared = {leaf.field.id: leaf.declared for leaf in leaves}
+    columns: list[tuple[Field, list[_Page]]] = []
+    first_row = 0
+    for part in parts:
+        leaves = []
+        _collect(tree, node, part, _Levels(len(part), declared), len(part), leaves)
+        if not columns:
+            columns = [(leaf.field, []) for leaf in leaves]
+        for (_, pages), leaf in zip(columns, leaves, strict=True):
+            page = _encode_leaf(leaf, large_chunks)
+            page.first_row = first_row
+            pages.append(page)
+        first_row += len(part)
+    return columns
 
 
 def _depth_first(tree: FieldTree) -> list[Field]:

@@ -99,8 +99,7 @@ def compact(
     ``dataset`` itself when nothing needs rewriting (nothing is committed)."""
     if target_rows_per_fragment < 1:
         raise InvalidOperationError("target_rows_per_fragment must be positive")
-    version = dataset.manifest.data_format.version if dataset.manifest.data_format else "legacy"
-    check_writable_version(version)
+    check_writable_version(dataset_data_version(dataset.manifest))
     runs = plan_compaction(
         dataset,
         target_rows_per_fragment=target_rows_per_fragment,

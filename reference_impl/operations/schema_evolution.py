@@ -119,8 +119,7 @@ def check_primary_key_kept_valid(old: Schema, new: Schema) -> None:
 def check_writable(dataset: Dataset) -> None:
     """Data evolution writes data files of the dataset's version; table.proto (``DataStorageFormat``)
     wants every file of a dataset in its file format version."""
-    fmt = dataset.manifest.data_format
-    check_writable_version(fmt.version if fmt else "2.0")
+    check_writable_version(dataset_data_version(dataset.manifest))
 
 
 # -- reading and writing fragments --------------------------------------------------------

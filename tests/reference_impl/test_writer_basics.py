@@ -76,5 +76,5 @@ def test_create_refuses_an_existing_dataset_and_unwritable_versions(tmp_path):
     Dataset.create(tmp_path / "ds", rows(0, 1))
     with pytest.raises(CommitConflictError):
         Dataset.create(tmp_path / "ds", rows(0, 1))
-    with pytest.raises(UnsupportedFeatureError, match="2.0, 2.1"):
-        Dataset.create(tmp_path / "other", rows(0, 1), data_storage_version="2.2")
+    with pytest.raises(UnsupportedFeatureError, match="2.0, 2.1, 2.2"):
+        Dataset.create(tmp_path / "other", rows(0, 1), data_storage_version="2.3")

@@ -94,7 +94,7 @@ def test_the_reference_declares_itself():
     info = reference.info()
     assert info.implementation == "reference" and info.version == importlib.metadata.version("lance-conformance")
     assert {Capability.TIME_TRAVEL, Capability.LIST_VERSIONS, Capability.DESCRIBE} <= info.capabilities
-    assert info.data_storage_versions == ("2.0", "2.1")
+    assert info.data_storage_versions == ("2.0", "2.1", "2.2")
 
 
 def test_pylance_declares_its_package_and_lance_core_versions():

@@ -13,6 +13,7 @@ from conformance.harness.faulty import FAULTY_WRITERS, UnknownFaultyWriterError,
 from conformance.harness.runner import run
 from conformance.harness.spec import FAULT_KILL_MID_COMMIT, FAULT_SLOW_STORE, RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json
+from reference_impl.dataset import Dataset
 
 
 def _spec(tmp_path, writer: str, workload: str, **changes) -> RunSpec:
@@ -39,6 +40,19 @@ def test_each_faulty_writer_is_caught_by_name(tmp_path, name):
     assert info.anomaly.value in names, f"{name}: expected {info.anomaly.value!r}, found {sorted(names)}"
     witness = next(a.witness for a in every_anomaly(result.report.anomalies) if a.kind is info.anomaly)
     assert witness.versions and (witness.op_ids or witness.rows)
+
+
+@pytest.mark.parametrize("name", ["partial-retry", "merge-twice"])
+def test_a_faulty_writer_writes_its_files_in_the_dataset_version(tmp_path, name):
+    """The faults are in what is committed, not in the files: the fragments a
+    faulty writer writes itself take the dataset's version (requirement
+    data-file.same-format-version), here 2.2, not the reference's default."""
+    info = FAULTY_WRITERS[name]
+    spec = _spec(tmp_path, f"faulty:{name}", info.workload, data_storage_version="2.2")
+    run(spec, ProcessExecutor(), tmp_path / "out", validate=False)
+    latest = Dataset.open(spec.uri)
+    versions = {(f.file_major_version, f.file_minor_version) for g in latest.fragments for f in g.files}
+    assert versions == {(2, 2)}
 
 
 def test_an_unknown_faulty_writer_is_refused():

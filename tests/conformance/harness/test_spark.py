@@ -26,10 +26,19 @@ from conformance.harness.executors import ProcessExecutor
 from conformance.harness.faulty import FAULTY_WRITERS
 from conformance.harness.history import load_history
 from conformance.harness.runner import HISTORY_FILE, REPORT_FILE, run
-from conformance.harness.spark import HARNESS_MASTER, IMPLEMENTATIONS, SparkError, SparkExecutor
+from conformance.harness.spark import (
+    HARNESS_MASTER,
+    IMPLEMENTATIONS,
+    FragmentTask,
+    SparkError,
+    SparkExecutor,
+    create_connector_dataset,
+    write_task_fragments,
+)
 from conformance.harness.spec import RunSpec
 from conformance.harness.workloads import parse_workload, workload_to_json
 from reference_impl.dataset import Dataset
+from reference_impl.transactions import Append
 
 
 def _spec(tmp_path, writer: str, **changes) -> RunSpec:
@@ -217,3 +226,16 @@ def test_harness_run_takes_the_cluster_as_master(spark_cluster, tmp_path, capsys
     document = json.loads(capsys.readouterr().out)
     assert document["writers"] == 4 and document["anomalies"] == []
     assert (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_reference_connector_task_writes_in_the_version_of_the_dataset_files(tmp_path):
+    """Requirement data-file.same-format-version: on a dataset pylance created
+    with its default (2.2), the reference's fragments of a connector task are
+    2.2 files too, as pylance's are, and both read the rows."""
+    uri = str(tmp_path / "t.lance")
+    create_connector_dataset("pylance", uri, initial_ids=range(4))
+    fragments = write_task_fragments(FragmentTask("reference", uri, {}, 1, (10, 11)))
+    assert {(f.file_major_version, f.file_minor_version) for g in fragments for f in g.files} == {(2, 2)}
+    committed = Dataset.open(uri).commit(Append(fragments=fragments))
+    assert sorted(lance.dataset(uri).to_table()["id"].to_pylist()) == [0, 1, 2, 3, 10, 11]
+    assert sorted(committed.to_table()["id"].to_pylist()) == [0, 1, 2, 3, 10, 11]

@@ -136,19 +136,25 @@ def assert_in_sync(options, bucket: str, prefix: str, table: str, latest: int) -
 
 @pytest.mark.requirements("external-store.conditional-put", "external-store.finalize")
 def test_pylance_commits_through_s3_ddb_and_the_reference_reads_and_appends(s3_options, s3_bucket, ddb_table):
+    """pylance's default data storage version (2.2): the reference's append
+    writes 2.2 data files too (requirement data-file.same-format-version)."""
     uri = f"s3+ddb://{s3_bucket}/pl/ds.lance?ddbTableName={ddb_table}"
-    # 2.0 data files: the reference appends to this dataset, and its writer writes 2.0 and 2.1 only.
-    lance.write_dataset(rows(0, 3), uri, storage_options=s3_options, data_storage_version="2.0")
+    lance.write_dataset(rows(0, 3), uri, storage_options=s3_options)
     lance.write_dataset(rows(3, 2), uri, mode="append", storage_options=s3_options)
 
     ds = Dataset.open(uri, storage_options=s3_options)
     assert ds.version == 2 and ids_of_reference(uri, s3_options) == list(range(5))
-    assert ds.append(rows(5, 1)).version == 3
+    appended = ds.append(rows(5, 1))
+    assert appended.version == 3
+    assert {(f.file_major_version, f.file_minor_version) for g in appended.fragments for f in g.files} == {(2, 2)}
     assert_in_sync(s3_options, s3_bucket, "pl/ds.lance", ddb_table, 3)
     committers = [item["committer"] for item in ddb_items(s3_options, ddb_table)]
     assert committers == ["lancedb", "lancedb", "lance-conformance"]
 
     assert pylance_sees(uri, s3_options) == (3, list(range(6)))
+    report = validate(uri, all_versions=True, storage_options=s3_options)
+    assert report.versions[-1] == 3
+    assert [f.message for f in report.findings if f.severity in (Severity.ERROR, Severity.WARNING)] == []
     lance.write_dataset(rows(6, 1), uri, mode="append", storage_options=s3_options)
     assert ids_of_reference(uri, s3_options) == list(range(7))
     assert Dataset.open(uri, storage_options=s3_options).version == 4

@@ -23,7 +23,7 @@ from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.errors import CorruptFileError
 from reference_impl.file_format import LanceFileReader
 from reference_impl.file_format.footer import read_v2_metadata
-from reference_impl.file_format.writer_v2_1 import _assemble, _Page
+from reference_impl.file_format.writer_v2_1 import V2_1_VERSION, _assemble, _Page
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_1_pb2 as enc
 from reference_impl.wire import file_pb2
@@ -39,7 +39,7 @@ def _write_page(path, table: pa.Table, layout: enc.FullZipLayout, buffers: list[
         schema=file_pb2.Schema(fields=[field.to_proto() for field in fields]), length=table.num_rows
     )
     page = _Page(enc.PageLayout(full_zip_layout=layout), buffers, table.num_rows)
-    path.write_bytes(b"".join(bytes(chunk) for chunk in _assemble([page], descriptor)))
+    path.write_bytes(b"".join(bytes(chunk) for chunk in _assemble([[page]], descriptor, V2_1_VERSION)))
 
 
 def _zero_bit_layout(num_items: int, num_visible: int, layers, bits_rep: int = 0, bits_def: int = 0):

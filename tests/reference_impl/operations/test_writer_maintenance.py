@@ -28,7 +28,7 @@ from reference_impl.errors import (
     UnsupportedFeatureError,
     VersionNotFoundError,
 )
-from reference_impl.fragment_writer import write_fragments
+from reference_impl.fragment_writer import dataset_data_version, write_fragments
 from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
 from reference_impl.naming import NamingScheme
 from reference_impl.operations.compaction import plan_compaction
@@ -230,11 +230,11 @@ def _metadata_index(ds: Dataset, fragment_ids) -> IndexMetadata:
 
 def test_compaction_refuses_data_files_it_cannot_write(tmp_path):
     """The new fragments would hold files of another version than the
-    dataset's 2.2, which the reference does not write (table.proto,
-    DataStorageFormat: every file has the dataset's version)."""
+    dataset's legacy files, which the reference does not write
+    (requirement data-file.same-format-version: every file has the dataset's version)."""
     path = str(tmp_path / "ds")
-    lance.write_dataset(rows(0, 4), path, max_rows_per_file=2, data_storage_version="2.2")
-    with pytest.raises(UnsupportedFeatureError):
+    lance.write_dataset(rows(0, 4), path, max_rows_per_file=2, data_storage_version="legacy")
+    with pytest.raises(UnsupportedFeatureError, match="0.1"):
         Dataset.open(path).compact(target_rows_per_fragment=10)
     assert Dataset.open(path).version == 1
 
@@ -244,10 +244,8 @@ def test_compaction_keeps_pylance_index_queries_right(tmp_path, stable):
     """pylance builds a real BTree index; our compaction must leave every
     query pylance answers through it right."""
     path = str(tmp_path / "ds")
-    # 2.0 data files: the reference's compaction rewrites them, and its writer writes 2.0 and 2.1 only.
-    lance.write_dataset(
-        rows(0, 30), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=stable
-    )
+    # pylance's default data files (2.2): the reference's compaction rewrites them in that version.
+    lance.write_dataset(rows(0, 30), path, max_rows_per_file=10, enable_stable_row_ids=stable)
     lance.dataset(path).delete("id in (3, 14)")
     lance.dataset(path).create_scalar_index("id", "BTREE")
     before = Dataset.open(path)
@@ -266,13 +264,14 @@ def test_a_hand_made_rewrite_also_leaves_pylance_index_queries_right(tmp_path):
     (docs/spec-discrepancies.md), so a Rewrite must drop the moved fragments
     from index coverage: then pylance answers from a scan, correctly."""
     path = str(tmp_path / "ds")
-    # 2.0 data files: the reference writes the rewritten fragment (its writer: 2.0 and 2.1 only).
-    lance.write_dataset(rows(0, 20), path, max_rows_per_file=10, data_storage_version="2.0", enable_stable_row_ids=True)
+    lance.write_dataset(rows(0, 20), path, max_rows_per_file=10, enable_stable_row_ids=True)
     lance.dataset(path).create_scalar_index("id", "BTREE")
     ds = Dataset.open(path)
     table = ds.to_table(with_row_id=True)
     ds = ds.commit(ReserveFragments(num_fragments=1))
-    (new,) = write_fragments(ds.storage, table.drop_columns(["_rowid"]), ds.schema)
+    (new,) = write_fragments(
+        ds.storage, table.drop_columns(["_rowid"]), ds.schema, version=dataset_data_version(ds.manifest)
+    )
     new.id = ds.manifest.max_fragment_id
     new.row_id_sequence = encode_row_id_sequence(table["_rowid"].to_pylist())
     new.created_at_version_sequence = new.last_updated_at_version_sequence = encode_version_sequence([1] * 20)

@@ -41,10 +41,11 @@ def test_reference_writes_pylance_reads_every_version(s3_options, s3_bucket):
 
 
 def test_pylance_writes_reference_reads_and_appends(s3_options, s3_bucket):
-    """pylance writes s3:// (2.0 data files, which the reference writer also
-    writes), the reference reads it and appends, and pylance reads the result."""
+    """pylance writes s3:// (its default 2.2 data files, which the reference
+    writer writes too), the reference reads it and appends, and pylance reads
+    the result."""
     uri = f"s3://{s3_bucket}/py/t.lance"
-    lance.write_dataset(_rows(0, 4), uri, storage_options=s3_options, data_storage_version="2.0")
+    lance.write_dataset(_rows(0, 4), uri, storage_options=s3_options)
     lance.dataset(uri, storage_options=s3_options).delete("id = 1")
     ours = Dataset.open(uri, storage_options=s3_options)
     assert ours.version == 2 and _sorted(ours.to_table()) == _sorted(_rows(0, 4).filter(pc.field("id") != 1))
