@@ -45,41 +45,17 @@ class KnownDisagreement:
 
 
 #: Where a fix is under way: a slice of issue 29 (its branch).
-SEMANTICS, BLOB_V2, V23 = "issue 29, slice semantics", "issue 29, slice blobv2", "issue 29, slice v23"
+V23 = "issue 29, slice v23"
 
 KNOWN: tuple[KnownDisagreement, ...] = (
     KnownDisagreement(
-        ("json", "json_index"),
+        ("blob_v2_external_outside",),
         Aspect.READ,
-        r"the reference cannot read the rows: .*field 'doc': string values are not valid",
-        "JSON columns (pa.json_(pa.string())) are stored as lance.json binary (JSONB); the reference "
-        "decodes them as UTF-8 text and fails where pylance returns the JSON text",
-        SEMANTICS,
-    ),
-    KnownDisagreement(
-        ("json", "json_index"),
-        Aspect.FINDING,
-        r"^error data-page/decodes at .*: field 'doc': string values are not valid",
-        "deep validation decodes a JSON column's JSONB values as UTF-8 text and reports every page "
-        "of it as undecodable (the same cause as the reference failing to read the rows)",
-        SEMANTICS,
-        deep_only=True,
-    ),
-    KnownDisagreement(
-        (
-            "blob_v1_2_2",
-            "blob_v2_inline",
-            "blob_v2_packed",
-            "blob_v2_dedicated",
-            "blob_v2_external",
-            "blob_v2_external_outside",
-        ),
-        Aspect.ROWS,
-        r"column 'payload': expected type large_binary, got struct<data: large_binary",
-        "blob v2 columns (and blob-marked large_binary columns, which pylance 14 stores as blob v2 "
-        "from 2.2 on): the reference returns the stored descriptor struct (values null) where "
-        "pylance returns the blob bytes; the type difference hides the values",
-        BLOB_V2,
+        r"the reference cannot read the rows: .*ExternalBlobOutsideError",
+        "a blob v2 value stored as an external URI outside the dataset root and its base paths: "
+        "pylance fetches it, the reference does not unless the caller declares that root "
+        "(blob/external-outside reports it)",
+        "docs/spec-discrepancies.md, \"Blob v2\" (external objects are read only where declared)",
     ),
     KnownDisagreement(
         ("storage_2_3", "encodings_2_3"),
@@ -100,44 +76,19 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         ("mem_wal", "lancedb_mem_wal"),
         Aspect.DESCRIPTION,
         r"^indices\[\d+\]\.fragment_ids: None != \[\]$",
-        "an index without a fragment bitmap (the MemWAL index): the reference describes its "
-        "fragments as None, pylance as []",
-        SEMANTICS,
-    ),
-    KnownDisagreement(
-        ("deferred_index_remap",),
-        Aspect.DESCRIPTION,
-        r"^indices\[\d+\]\.fragment_ids: \d+ items != \d+ items$",
-        "after compact_files(defer_index_remap=True) the reference describes the index as covering "
-        "the compacted (gone) fragments; pylance applies the fragment reuse index",
-        SEMANTICS,
-    ),
-    KnownDisagreement(
-        # Every dataset with two base paths or more: multiple_bases, a branch of a branch, ...
-        (EVERY_FEATURE,),
-        Aspect.DESCRIPTION,
-        r"^base_paths\[\d+\]\.(id|name|path): ",
-        "base paths are described in stored order by the reference and by id by pylance: the "
-        "canonical description depends on list order (pylance 14 stores them in a different, "
-        "arbitrary order from one commit to the next)",
-        SEMANTICS,
-        intermittent=True,
-    ),
-    KnownDisagreement(
-        ("cleanup_with_tags",),
-        Aspect.FINDING,
-        r"^warning history/gapless at _versions: versions 3, 4 between 2 and 5 have no manifest",
-        "after cleanup_old_versions kept a tagged version, history/gapless warns of the versions "
-        "the cleanup removed (the surviving transaction's read version tells a cleanup gap apart)",
-        SEMANTICS,
+        "an index without a fragment bitmap (the MemWAL index): the manifest stores none, which the "
+        "reference describes as None; pylance reports an empty bitmap, so 'not recorded' and 'no "
+        "fragments' look the same there",
+        "docs/spec-discrepancies.md, \"Golden fixtures\", item 4",
     ),
     KnownDisagreement(
         ("fixed_size_list_of_structs",),
         Aspect.READ,
         r"pylance cannot read the rows: .*cannot read columns of differing lengths together",
         "pylance 14 writes a fixed-size list of structs to 2.2 that it cannot read back beside "
-        "another column; the reference reads it and the validator says nothing",
-        SEMANTICS,
+        "another column; the spec does not forbid the structure and the reference reads it",
+        "docs/spec-discrepancies.md, \"JSON columns, the fragment reuse index and nested fixed-size "
+        "lists\", item 6",
     ),
 )
 
