@@ -24,6 +24,7 @@ MODULES: tuple[str, ...] = tuple(sorted(module.name for module in pkgutil.iter_m
 TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "base-path": ("base_paths",),
     "data-file": ("data_files", "legacy_data_files"),
+    "data-page": ("data_pages",),
     "deletion": ("deletions",),
     "external-store": ("external_store", "naming"),
     "feature-flags": ("feature_flags",),
