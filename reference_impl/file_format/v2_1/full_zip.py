@@ -112,6 +112,16 @@ def _check_item_count(
         raise page.corrupt(f"{num_items} items cannot fit in {size} bytes")
 
 
+def _check_word_bits(page: PageContext, words: np.ndarray, bits: int) -> None:
+    """A control word holds its repetition and definition bits and nothing
+    above them: a set bit there is a level no layer defines (pylance reads
+    it as one and fails)."""
+    stray = words.astype(np.uint32) >> np.uint32(bits)
+    if len(stray) and stray.any():
+        item = int(np.flatnonzero(stray)[0])
+        raise page.corrupt(f"item {item}'s control word {int(words[item]):#x} has bits set above its {bits} level bits")
+
+
 def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
     words = words.astype(np.uint32)
     rep = (words >> bits_def).astype(np.uint16) if bits_rep else None
@@ -129,6 +139,7 @@ def _fixed_without_lists(
     definition = None
     if word_bytes:
         words = np.ascontiguousarray(rows[:, :word_bytes]).view(_WORD_TYPES[word_bytes]).reshape(-1)
+        _check_word_bits(page, words, bits_def)
         _, definition = _split_word(words, 0, bits_def)
     values = np.ascontiguousarray(rows[:, word_bytes:]).reshape(-1)
     return None, definition, [values.data]
@@ -183,6 +194,8 @@ def _walk(
         starts.append(position)
         lengths.append(length)
         position += length
+    if word_bytes:
+        _check_word_bits(page, words, layout.bits_rep + layout.bits_def)
     rep, definition_levels = _split_word(words, layout.bits_rep, layout.bits_def)
     start_array = np.array(starts, dtype=np.int64)
     length_array = np.array(lengths, dtype=np.int64)
