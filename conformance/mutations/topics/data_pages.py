@@ -14,6 +14,7 @@ import json
 import struct
 from pathlib import Path
 
+from reference_impl.dataset import Dataset
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.naming import list_versions
 from reference_impl.storage import LocalStorage
@@ -21,11 +22,16 @@ from reference_impl.wire import file2_pb2
 
 from ..edit import edit_untracked
 from ..registry import mutation
-from .data_files import _latest_path
 
 #: The 40-byte v2 footer: column metadata start, offsets table start, global
 #: buffer offsets table start, global buffer count, column count, version.
 _FOOTER = struct.Struct("<QQQIIHH4s")
+
+
+def _latest_path(root, fragment_id: int = 3) -> Path:
+    """The first data file of fragment ``fragment_id`` in the latest version."""
+    (fragment,) = [f for f in Dataset.open(root).fragments if f.id == fragment_id]
+    return Path(root) / "data" / fragment.files[0].path
 
 
 def _column_table(data: bytes) -> list[tuple[int, int]]:
