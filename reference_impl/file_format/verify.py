@@ -338,7 +338,10 @@ def verify_data_file(
     problems = _buffer_problems(reader.metadata) + _row_problems(reader, schema_fields, plan, physical_rows)
     unchecked: list[UncheckedData] = []
     found_nulls: dict[int, list[np.ndarray]] = {}
-    for fields in _tops(schema_fields, set(plan)):
+    tops = _tops(schema_fields, set(plan))
+    # The columns the fields read below reach; the others are decoded alone.
+    read = {plan[f.id] for fields in tops for f in fields if f.id in plan}
+    for fields in tops:
         try:
             table = reader.read(fields, file_field_ids=ids, column_indices=columns)
             array = table.column(0).combine_chunks() if table.num_columns else None
@@ -370,15 +373,15 @@ def verify_data_file(
                 children.setdefault(f.parent_id, []).append(f)
             for field_id, rows in null_rows(array, fields[0], children, wanted).items():
                 found_nulls.setdefault(field_id, []).append(rows)
-    problems.extend(_unmapped_columns(reader, set(plan.values()), unchecked))
+    problems.extend(_unmapped_columns(reader, read, unchecked))
     nulls = {field_id: np.concatenate(parts) for field_id, parts in found_nulls.items()}
     return FileVerification(path, tuple(problems), tuple(unchecked), nulls)
 
 
 def _unmapped_columns(reader: LanceFileReader, mapped: set[int], unchecked: list[UncheckedData]) -> list[PageProblem]:
-    """Decode the columns no listed field reaches (2.1 and later, where a
-    column decodes without its field's type: a dropped field's column stays
-    in the file). A 2.0 column needs its type to decode, so only the
+    """Decode the columns no field of the schema reaches (2.1 and later,
+    where a column decodes without its field's type: a dropped field's
+    column stays in the file). A 2.0 column needs its type to decode, so only the
     columns of listed fields are decoded there."""
     structural = reader.structural
     if structural is None:
