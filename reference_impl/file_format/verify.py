@@ -24,8 +24,9 @@ legacy v1 files) is not a problem: it comes back as :class:`UncheckedData`
 naming the file and the encoding. Nulls of watched (non-nullable) fields
 come back too, as the top-level row of each null
 (:func:`null_rows`), so that the validator's non-nullable rule needs no
-second read. Nothing here raises for what a file holds: every problem is a
-plain dataclass in the result.
+second read. Nothing here raises for what a file's pages hold: every
+problem is a plain dataclass in the result (a file whose footer does not
+read raises the reader's format error, which the footer rules report).
 """
 
 from __future__ import annotations
