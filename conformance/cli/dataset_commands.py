@@ -140,6 +140,7 @@ def _validate(args: argparse.Namespace) -> int:
         storage_options=dict(args.storage_options),
         manifest_store=args.manifest_store,
         io_threads=args.io_threads,
+        deep=args.deep,
     )
     if baseline is not None or args.write_baseline:
         settle(report, baseline, write_to=args.write_baseline, fail_on=fail_on)
@@ -158,7 +159,8 @@ def _rules(args: argparse.Namespace) -> int:
             print(f"{requirement.id} [{requirement.level}] {why}")
         return EXIT_OK
     for rule in all_rules():
-        print(f"{rule.id} [{rule.severity.value}] {rule.summary} ({', '.join(rule.requirements)})")
+        deep = " [--deep]" if rule.deep else ""
+        print(f"{rule.id} [{rule.severity.value}]{deep} {rule.summary} ({', '.join(rule.requirements)})")
     return EXIT_OK
 
 
@@ -219,6 +221,12 @@ def add_validate(commands) -> None:
         metavar="N",
         help="data file footers and deletion files read at once (default: 1 on a local disk, 32 on an object store); "
         "the report is the same",
+    )
+    validate.add_argument(
+        "--deep",
+        action="store_true",
+        help="also decode every page of every data file with the reference reader and check what its structure "
+        "promises (the data-page rules; docs/validating.md, 'Deep validation'): slower, reads every byte",
     )
     validate.add_argument(
         "--spark",

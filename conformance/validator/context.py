@@ -101,6 +101,10 @@ class DatasetView:
     selected_rules: frozenset[str] | None = None
     #: The format revision this run checks conformance to.
     spec_revision: SpecRevision = NEWEST
+    #: Whether this run decodes data pages (``validate --deep``): the deep
+    #: rules run, and the rules that read values take them from the pages
+    #: decoded for it (facts/data_pages.py).
+    deep: bool = False
     #: The external manifest store the dataset is committed through, when the
     #: user names one: read, never written (nothing is finalised).
     manifest_store: ExternalManifestStore | None = None

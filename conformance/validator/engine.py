@@ -57,6 +57,8 @@ class Report:
     baseline: BaselineOutcome | None = None
     #: The format revision the dataset was checked against.
     spec_revision: SpecRevision = NEWEST
+    #: Whether data pages were decoded (``validate --deep``).
+    deep: bool = False
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -80,6 +82,7 @@ class Report:
             "report_format": REPORT_FORMAT,
             "dataset": self.dataset,
             "spec_revision": self.spec_revision.name,
+            "deep": self.deep,
             "versions": self.versions,
             "findings": [f.to_json() for f in self.findings],
             "summary": self.summary(),
@@ -178,6 +181,7 @@ def validate(
     manifest_store: ExternalManifestStore | None = None,
     io_threads: int | None = None,
     distribution: Distribution | None = None,
+    deep: bool = False,
 ) -> Report:
     """Validate ``path``: the latest version by default, one ``version``, or
     ``all_versions``. A ``version`` with no manifest (never committed, or
@@ -197,14 +201,33 @@ def validate(
     are read at once (1: one after another); by default one on a local
     disk and 32 on an object store (:func:`~.context.default_io_threads`).
     The report is the same whatever it is, and with a ``distribution``
-    (:func:`conformance.validator.spark.validate` runs on Spark)."""
+    (:func:`conformance.validator.spark.validate` runs on Spark). ``deep``
+    decodes every page of every data file with the reference reader and
+    runs the rules that check them (:attr:`~.registry.Rule.deep`); each
+    data file is decoded once per run, whatever versions list it."""
     if isinstance(spec_revision, str):
         spec_revision = revision(spec_revision)
     if io_threads is not None and io_threads < 1:
         raise ValueError(f"io_threads must be at least 1, not {io_threads}")
     return _validate(
-        path, version, all_versions, rules, spec_revision, storage_options, manifest_store, io_threads, distribution
+        path,
+        version,
+        all_versions,
+        rules,
+        spec_revision,
+        storage_options,
+        manifest_store,
+        io_threads,
+        distribution,
+        deep,
     )
+
+
+def selected_rules(selection: list[str] | None, revision: SpecRevision, deep: bool) -> list[Rule]:
+    """The rules a run with this ``--rules`` selection, revision and depth
+    runs: those that apply under ``revision``, the deep ones only when
+    ``deep``."""
+    return [rule for rule in iter_rules(selection) if applies_under(rule, revision) and (deep or not rule.deep)]
 
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
@@ -223,6 +246,7 @@ def _validate(
     manifest_store: ExternalManifestStore | None,
     io_threads: int | None,
     distribution: Distribution | None = None,
+    deep: bool = False,
 ) -> Report:
     try:
         view = open_dataset_view(path, storage_options, manifest_store)
@@ -234,10 +258,12 @@ def _validate(
             [],
             [unreadable_finding(root, exc, (), None, "the dataset cannot be listed")],
             spec_revision=spec_revision,
+            deep=deep,
         )
     view.spec_revision = spec_revision
     view.io_threads = io_threads or default_io_threads(view.storage)
-    selected = [rule for rule in iter_rules(rules) if applies_under(rule, spec_revision)]
+    view.deep = deep
+    selected = selected_rules(rules, spec_revision, deep)
     available = sorted(view.manifest_paths())
     if all_versions:
         versions = available
@@ -248,7 +274,7 @@ def _validate(
     else:
         versions = available[-1:]
 
-    report = Report(str(view.storage.root), versions, [r.id for r in selected], spec_revision=spec_revision)
+    report = Report(str(view.storage.root), versions, [r.id for r in selected], spec_revision=spec_revision, deep=deep)
     if view.store_error is not None:
         report.findings.append(
             Finding(

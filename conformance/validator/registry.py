@@ -79,6 +79,9 @@ class Rule:
     #: apart in its findings, so that a known writer defect can name the one
     #: it explains (``conformance/data/writer_defects.json``).
     symptoms: Mapping[str, str] = dc_field(default_factory=dict, hash=False, compare=False)
+    #: Whether the rule decodes data pages: it runs only in a deep validation
+    #: (``validate --deep``), which the engine selects it for.
+    deep: bool = False
 
     def finding(
         self,
@@ -109,6 +112,7 @@ def rule(
     summary: str,
     scope: Scope | str = Scope.VERSION,
     symptoms: Mapping[str, str] | None = None,
+    deep: bool = False,
 ):
     """Register the decorated function as a rule.
 
@@ -117,7 +121,8 @@ def rule(
     ``(message, location)`` pairs (location may be None),
     ``(message, location, symptom)`` triples naming one of its declared
     ``symptoms`` (or None), or full :class:`Finding` objects when it needs
-    another severity.
+    another severity. A ``deep`` rule runs only when data pages are decoded
+    (``validate --deep``).
     """
 
     def register(check: Callable) -> Callable:
@@ -130,7 +135,7 @@ def rule(
         if not requirements:
             raise ValueError(f"rule {id} cites no requirement")
         _RULES[id] = Rule(
-            id, Severity(severity), tuple(requirements), summary, Scope(scope), check, dict(symptoms or {})
+            id, Severity(severity), tuple(requirements), summary, Scope(scope), check, dict(symptoms or {}), deep
         )
         return check
 

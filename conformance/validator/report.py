@@ -21,7 +21,7 @@ from .ruleset import rules_by_id
 def to_text(report: Report) -> str:
     lines = [
         f"{report.dataset}: versions {_span(report.versions)}, {len(report.rules)} rules, "
-        f"format revision {report.spec_revision.name}"
+        f"format revision {report.spec_revision.name}{', data pages decoded (--deep)' if report.deep else ''}"
     ]
     for finding in report.findings:
         where = f" at {finding.location}" if finding.location else ""
@@ -85,6 +85,7 @@ def to_junit(report: Report) -> str:
     properties = ElementTree.SubElement(suite, "properties")
     ElementTree.SubElement(properties, "property", name="report_format", value=str(REPORT_FORMAT))
     ElementTree.SubElement(properties, "property", name="spec_revision", value=report.spec_revision.name)
+    ElementTree.SubElement(properties, "property", name="deep", value=str(report.deep).lower())
     suppressed: dict[str, list[str]] = {}
     if report.baseline is not None:
         ElementTree.SubElement(properties, "property", name="baseline", value=str(report.baseline.baseline.path))
@@ -164,7 +165,7 @@ def to_sarif(report: Report) -> str:
         "tool": {"driver": {"name": "lance-conformance", "rules": rules}},
         "originalUriBaseIds": {"DATASET": {"uri": f"file://{report.dataset}/"}},
         "results": results,
-        "properties": {"reportFormat": REPORT_FORMAT, "specRevision": report.spec_revision.name},
+        "properties": {"reportFormat": REPORT_FORMAT, "specRevision": report.spec_revision.name, "deep": report.deep},
     }
     if report.baseline is not None and report.baseline.stale:
         run["invocations"] = [

@@ -14,8 +14,14 @@ the versions and each version's files, as locally; then:
   sends back the loaded value or the format error, which the driver
   keeps in the view's cache under the key the rules look up. The rules then
   run on the driver exactly as locally, finding every read done.
+* **Data pages are decoded on executors** (``--deep``): the decoding of each
+  data file is one more per-file load (conformance/validator/facts/data_pages.py),
+  shipped as the footer reads are; the driver keeps what each decoding
+  found (the problems, never the values).
 * **Per-version checks go to executors** when more than one version is
-  validated (``--all-versions``): contiguous runs of versions, one Spark task
+  validated (``--all-versions``), except in a deep run, whose versions stay
+  on the driver (a run of versions on an executor would decode again every
+  file the versions of another run share with it): contiguous runs of versions, one Spark task
   each. An executor opens the dataset itself (the same path, storage options
   and manifest store: on a cluster it reads the object store), runs the
   version-scoped rules of its versions with
@@ -52,10 +58,9 @@ from reference_impl.storage import absolute_uri
 from ..spark_session import DEFAULT_MASTER, SparkError, start_session
 from ..spec_revisions import NEWEST, SpecRevision, revision
 from .context import DatasetView, Loaded, load
-from .engine import Report, applies_under, open_dataset_view, version_findings
+from .engine import Report, open_dataset_view, selected_rules, version_findings
 from .engine import validate as validate_locally
 from .registry import Finding, Rule
-from .ruleset import iter_rules
 
 __all__ = ["DEFAULT_MASTER", "SparkDistribution", "SparkError", "validate"]
 
@@ -155,6 +160,8 @@ class VersionsJob:
     io_threads: int
     #: Every version the run validates (rules may look at them all).
     selected_versions: tuple[int, ...]
+    #: Whether data pages are decoded (``--deep``).
+    deep: bool = False
 
 
 def run_versions(payload: bytes) -> bytes:
@@ -165,12 +172,13 @@ def run_versions(payload: bytes) -> bytes:
     try:
         job, versions = pickle.loads(payload)
         spec_revision = revision(job.spec_revision)
-        selected = [rule for rule in iter_rules(job.rules) if applies_under(rule, spec_revision)]
+        selected = selected_rules(job.rules, spec_revision, job.deep)
         if tuple(rule.id for rule in selected) != job.rule_ids:
             return pickle.dumps(None)  # another installation of the project: the driver's rules decide
         view = open_dataset_view(job.path, job.storage_options, job.manifest_store)
         view.spec_revision = spec_revision
         view.io_threads = job.io_threads
+        view.deep = job.deep
         view.selected_versions = list(job.selected_versions)
         view.selected_rules = frozenset(job.rule_ids)
         found = [(number, version_findings(view, selected, number)) for number in versions]
@@ -246,7 +254,11 @@ class SparkDistribution:
 
     def run_versions(self, view: DatasetView, selected: list[Rule], versions: list[int]) -> list[list[Finding]] | None:
         wanted = self.versions_on_executors
-        if wanted is False or (wanted is None and len(versions) < 2) or not versions:
+        # A deep run keeps the versions here by default: its cost is decoding
+        # data files, which the loads ship to executors file by file, each
+        # once; versions sent out in runs would decode a file again in every
+        # run of versions that lists it.
+        if wanted is False or (wanted is None and (len(versions) < 2 or view.deep)) or not versions:
             return None
         job = VersionsJob(
             self.path,
@@ -257,6 +269,7 @@ class SparkDistribution:
             view.spec_revision.name,
             view.io_threads,
             tuple(view.selected_versions),
+            view.deep,
         )
         runs = _chunks(versions, self.slots * VERSION_CHUNKS_PER_SLOT)
         payloads: list[bytes | None] = []
@@ -317,6 +330,7 @@ def validate(
     session: Any = None,
     conf: Mapping[str, str] | None = None,
     versions_on_executors: bool | None = None,
+    deep: bool = False,
 ) -> Report:
     """:func:`conformance.validator.validate` as a Spark job on ``master``
     (``local[*]`` by default, ``spark://HOST:PORT`` a cluster): the same
@@ -347,6 +361,7 @@ def validate(
             manifest_store=manifest_store,
             io_threads=io_threads,
             distribution=distribution,
+            deep=deep,
         )
     finally:
         if owned:

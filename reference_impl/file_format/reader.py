@@ -426,6 +426,12 @@ class LanceFileReader:
     # -- the file's own schema ------------------------------------------------
 
     @property
+    def structural(self) -> StructuralFileReader | None:
+        """The 2.1+ half of the reader (None for a 2.0 file): decodes one
+        leaf column without its field's type (file_format/verify.py)."""
+        return self._structural
+
+    @property
     def num_columns(self) -> int:
         return len(self.metadata.columns)
 

@@ -81,6 +81,7 @@ def fragment_rule(
     requirements: tuple[str, ...],
     summary: str,
     symptoms: Mapping[str, str] | None = None,
+    deep: bool = False,
 ) -> Callable[[FragmentCheck], FragmentCheck]:
     """Register the decorated function as the per-fragment check of
     ``rule_id``, and a rule of that id (declared as :func:`..registry.rule`
@@ -95,7 +96,9 @@ def fragment_rule(
         # ``validate --rules`` names rule modules by their rules' functions.
         findings.__module__ = check.__module__
         findings.__name__ = findings.__qualname__ = check.__name__.lstrip("_")
-        rule(rule_id, severity=severity, requirements=requirements, summary=summary, symptoms=symptoms)(findings)
+        rule(rule_id, severity=severity, requirements=requirements, summary=summary, symptoms=symptoms, deep=deep)(
+            findings
+        )
         return fragment_check(rule_id)(check)
 
     return register
@@ -111,6 +114,15 @@ class NewFragments:
         self.view = view
         self.fragments = fragments
         self._footers_prefetched = False
+        self._memos: dict = {}
+
+    def memo(self, key, compute: Callable[[], T]) -> T:
+        """``compute()`` once for this batch, for what several checks share
+        that this class does not list itself (the decoded pages of a deep
+        validation: facts/data_pages.py)."""
+        if key not in self._memos:
+            self._memos[key] = compute()
+        return self._memos[key]
 
     @cached_property
     def files(self) -> list[tuple[int, Fragment, str, DataFile]]:

@@ -25,6 +25,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "base-path": ("base_paths",),
     "blob": ("blobs",),
     "data-file": ("data_files", "legacy_data_files"),
+    "data-page": ("data_pages",),
     "deletion": ("deletions",),
     "external-store": ("external_store", "naming"),
     "feature-flags": ("feature_flags",),

@@ -20,13 +20,14 @@ the levels of each page give the nulls). Legacy (v1) files, files of newer
 versions, files larger than
 :data:`MAX_CHECKED_BYTES` and files the reader cannot decode are counted and
 reported once per version as an info; every file is read at most once per run
-for a given set of fields.
+for a given set of fields. In a deep run (``validate --deep``) the nulls come
+from the decoding of every page (facts/data_pages.py), which reads each file
+once for all the rules and has no size limit.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from reference_impl.errors import LanceFormatError
 from reference_impl.file_format.footer import LAYOUT_V2, NEWEST_VERSION
@@ -34,12 +35,10 @@ from reference_impl.schema import TOP_LEVEL_PARENT, Field
 
 from ..context import VersionView
 from ..facts.data_files import at, base_storages, checked_file_storage, data_file_name, file_facts, locate
+from ..facts.data_pages import verification
 from ..facts.schema_tree import field_label, schema_tree
 from ..facts.text import listed
 from ..registry import Finding, Severity, rule
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # pyarrow, the reference reader and scan are imported inside the functions
 # that read values: a version without non-nullable fields (most datasets)
@@ -91,63 +90,43 @@ def non_nullable_stored(view: VersionView):
         )
 
 
-def _count_nulls(
-    array: pa.Array, node: Field, children: dict[int, list[Field]], watched: set[int], counts: Counter
-) -> None:
-    """Add to ``counts`` the nulls of each watched field of ``node``'s subtree,
-    counting only rows where every ancestor has a value."""
-    import pyarrow as pa  # lazy: only reading values needs it (the note under the imports)
+def _count_visible(rows_by_field: dict, deleted: list[int]) -> dict[int, int]:
+    """Nulls per field id from the top-level row of each null
+    (:func:`reference_impl.file_format.verify.null_rows`), leaving out the
+    rows at ``deleted`` offsets, as readers leave them out."""
+    import numpy as np  # lazy: only reading values needs it (the note under the imports)
 
-    if isinstance(array, pa.ExtensionArray):
-        array = array.storage
-    if node.id in watched and array.null_count:
-        counts[node.id] += array.null_count
-    kids = children.get(node.id, [])
-    if not kids:
-        return
-    data_type = array.type
-    if pa.types.is_struct(data_type):
-        valid = array.is_valid() if array.null_count else None
-        for kid in kids:
-            index = data_type.get_field_index(kid.name)
-            if index < 0:
-                continue
-            child = array.field(index)
-            _count_nulls(child.filter(valid) if valid is not None else child, kid, children, watched, counts)
-    elif (pa.types.is_list(data_type) or pa.types.is_large_list(data_type)) and len(kids) == 1:
-        # flatten() keeps only the items of lists that have a value.
-        _count_nulls(array.flatten(), kids[0], children, watched, counts)
+    gone = np.asarray(deleted, dtype=np.int64)
+    counts = {}
+    for field_id, rows in rows_by_field.items():
+        kept = int(np.count_nonzero(~np.isin(rows, gone))) if len(gone) else len(rows)
+        if kept:
+            counts[field_id] = kept
+    return counts
 
 
-def _read_nulls(located, data_file, requested: list[Field], watched: set[int], deleted: list[int]) -> dict[int, int]:
-    """Nulls per watched field id in the visible rows of one data file (read
-    through the reference reader; rows at ``deleted`` offsets are left out,
-    as readers leave them out); :class:`LanceFormatError` when the file
-    cannot be read."""
+def _read_nulls(located, data_file, requested: list[Field], watched: set[int]) -> dict:
+    """The top-level row of each null of each watched field in one data file
+    (read through the reference reader; the deleted rows are left out by the
+    rule); :class:`LanceFormatError` when the file cannot be read."""
     # lazy: only reading values needs pyarrow and the reader (the note under the imports)
     import pyarrow as pa
 
     from reference_impl.file_format.reader import LanceFileReader
+    from reference_impl.file_format.verify import null_rows
 
     relpath = located.location.relpath
     children: dict[int, list[Field]] = {}
     for f in requested:
         children.setdefault(f.parent_id, []).append(f)
-    counts: Counter = Counter()
+    found: dict = {}
     try:
         storage = checked_file_storage(located)
         table = LanceFileReader(storage, relpath).read(
             requested, file_field_ids=list(data_file.fields), column_indices=list(data_file.column_indices)
         )
-        if deleted:
-            visible = [True] * table.num_rows
-            for offset in deleted:
-                if offset < table.num_rows:
-                    visible[offset] = False
-            table = table.filter(pa.array(visible))
         for node, column in zip(children.get(TOP_LEVEL_PARENT, []), table.columns, strict=True):
-            for chunk in column.chunks:
-                _count_nulls(chunk, node, children, watched, counts)
+            found.update(null_rows(column.combine_chunks(), node, children, watched))
     except LanceFormatError:
         raise
     except (
@@ -162,10 +141,29 @@ def _read_nulls(located, data_file, requested: list[Field], watched: set[int], d
         pa.ArrowException,
     ) as exc:
         raise LanceFormatError(str(located.location), f"cannot be read by this validator: {exc}") from None
-    return dict(counts)
+    return found
 
 
 NULL_REQUIREMENTS = ("schema.non-nullable-has-no-nulls",)
+
+
+def _decoded_nulls(view: VersionView, fragment, data_file, located, watched: set[int]) -> dict | None:
+    """In a deep run, the nulls the decoding of every page found
+    (facts/data_pages.py: the file is decoded once for all the rules); None
+    when the fields could not all be decoded."""
+    decoded = verification(view, fragment, data_file, located)
+    if not decoded.ok or decoded.value.unchecked or any(p.kind.value == "undecodable" for p in decoded.value.problems):
+        return None
+    return {field_id: rows for field_id, rows in decoded.value.null_rows.items() if field_id in watched}
+
+
+def _null_findings(view: VersionView, fragment, data_file, ref, required: dict, rows: dict, deleted: list[int]):
+    for field_id, nulls in sorted(_count_visible(rows, deleted).items()):
+        yield (
+            f"fragment {fragment.id}: data file '{data_file_name(data_file)}' holds {nulls} null(s) in "
+            f"{field_label(required[field_id])}, which is not nullable",
+            at(view, ref),
+        )
 
 
 @rule(
@@ -200,7 +198,7 @@ def non_nullable_values(view: VersionView):
             if info.layout != LAYOUT_V2 or not (2, 0) <= (info.major, info.minor) <= NEWEST_VERSION:
                 unchecked[f"version {info.version} files" if info.layout == LAYOUT_V2 else "legacy files"] += 1
                 continue
-            if info.size > MAX_CHECKED_BYTES:
+            if info.size > MAX_CHECKED_BYTES and not view.dataset.deep:
                 unchecked[f"files over {MAX_CHECKED_BYTES >> 20} MiB"] += 1
                 continue
             deletions = view.deleted_offsets(fragment)
@@ -208,6 +206,13 @@ def non_nullable_values(view: VersionView):
                 unchecked["fragments whose deletion file cannot be read"] += 1
                 continue
             deleted = deletions.value
+            if view.dataset.deep:
+                rows = _decoded_nulls(view, fragment, data_file, located, watched)
+                if rows is None:
+                    unchecked["files the reference reader cannot decode"] += 1
+                    continue
+                yield from _null_findings(view, fragment, data_file, (f_index, d_index), required, rows, deleted)
+                continue
             tops = []
             for field_id in sorted(watched):
                 chain = tree.ancestors(required[field_id])
@@ -226,18 +231,12 @@ def non_nullable_values(view: VersionView):
                 tuple(data_file.column_indices),
                 tuple((f.id, f.parent_id, f.name, f.logical_type) for f in requested),
                 tuple(sorted(watched)),
-                tuple(deleted),
             )
-            loaded = view.dataset.cached(key, _read_nulls, located, data_file, requested, watched, deleted)
+            loaded = view.dataset.cached(key, _read_nulls, located, data_file, requested, watched)
             if not loaded.ok:
                 unchecked["files the reference reader cannot decode"] += 1
                 continue
-            for field_id, nulls in sorted(loaded.value.items()):
-                yield (
-                    f"fragment {fragment.id}: data file '{data_file_name(data_file)}' holds {nulls} null(s) in "
-                    f"{field_label(required[field_id])}, which is not nullable",
-                    at(view, (f_index, d_index)),
-                )
+            yield from _null_findings(view, fragment, data_file, (f_index, d_index), required, loaded.value, deleted)
     if unchecked:
         what = ", ".join(f"{n} {reason}" for reason, n in sorted(unchecked.items()))
         yield Finding(

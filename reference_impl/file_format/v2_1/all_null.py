@@ -71,8 +71,8 @@ def _scalar_from_buffer(page: PageContext, buffer: memoryview, count: int) -> De
     if len(data) < 4:
         raise page.corrupt("a constant page's scalar buffer has no header")
     declared = int(data[:4].view("<u4")[0])
-    if declared not in (1, 2):
-        raise page.unsupported(f"a constant scalar of {declared} buffers")
+    # The frame is checked before the count is judged: a count whose sizes
+    # do not fit the buffer is damage, not a scalar of a kind unknown here.
     position = 4 + 4 * declared
     if position > len(data):
         raise page.corrupt("a constant page's scalar buffer is cut short")
@@ -81,6 +81,8 @@ def _scalar_from_buffer(page: PageContext, buffer: memoryview, count: int) -> De
         raise page.corrupt(
             f"a constant scalar of {int(sizes.sum())} bytes in parts, {len(data) - position} stored after its header"
         )
+    if declared not in (1, 2):
+        raise page.unsupported(f"a constant scalar of {declared} buffers")
     parts = []
     for size in sizes.tolist():
         parts.append(data[position : position + size])

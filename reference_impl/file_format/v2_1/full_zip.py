@@ -32,7 +32,7 @@ import numpy as np
 
 from ...wire import encodings_v2_1_pb2 as enc
 from .compression import ValueContext, decode_values
-from .page import DecodedPage, PageContext, check_layers, max_visible_level
+from .page import LIST_LAYERS, DecodedPage, PageContext, check_layers, max_visible_level
 from .values import DecodedValues
 
 _WORD_TYPES: dict[int, np.dtype] = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
@@ -76,6 +76,9 @@ def decode(layout: enc.FullZipLayout, page: PageContext) -> DecodedPage:
     num_visible = num_items if definition is None or rep is None else int(np.count_nonzero(definition <= limit))
     if layout.num_visible_items and layout.num_visible_items != num_visible:
         raise page.corrupt(f"{num_visible} visible items, the layout says {layout.num_visible_items}")
+    if len(page.buffers) > 1:
+        sizes = _item_sizes(num_items, rep, definition, limit, word_bytes, width, variable, unzipped)
+        _check_repetition_index(page, layers, rep, sizes)
     values: DecodedValues = decode_values(
         layout.value_compression,
         unzipped,
@@ -112,6 +115,16 @@ def _check_item_count(
         raise page.corrupt(f"{num_items} items cannot fit in {size} bytes")
 
 
+def _check_word_bits(page: PageContext, words: np.ndarray, bits: int) -> None:
+    """A control word holds its repetition and definition bits and nothing
+    above them: a set bit there is a level no layer defines (pylance reads
+    it as one and fails)."""
+    stray = words.astype(np.uint32) >> np.uint32(bits)
+    if len(stray) and stray.any():
+        item = int(np.flatnonzero(stray)[0])
+        raise page.corrupt(f"item {item}'s control word {int(words[item]):#x} has bits set above its {bits} level bits")
+
+
 def _split_word(words: np.ndarray, bits_rep: int, bits_def: int):
     words = words.astype(np.uint32)
     rep = (words >> bits_def).astype(np.uint16) if bits_rep else None
@@ -129,6 +142,7 @@ def _fixed_without_lists(
     definition = None
     if word_bytes:
         words = np.ascontiguousarray(rows[:, :word_bytes]).view(_WORD_TYPES[word_bytes]).reshape(-1)
+        _check_word_bits(page, words, bits_def)
         _, definition = _split_word(words, 0, bits_def)
     values = np.ascontiguousarray(rows[:, word_bytes:]).reshape(-1)
     return None, definition, [values.data]
@@ -183,6 +197,8 @@ def _walk(
         starts.append(position)
         lengths.append(length)
         position += length
+    if word_bytes:
+        _check_word_bits(page, words, layout.bits_rep + layout.bits_def)
     rep, definition_levels = _split_word(words, layout.bits_rep, layout.bits_def)
     start_array = np.array(starts, dtype=np.int64)
     length_array = np.array(lengths, dtype=np.int64)
@@ -203,3 +219,56 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     ends = np.cumsum(lengths)
     shift = np.repeat(starts - (ends - lengths), lengths)
     return np.arange(total, dtype=np.int64) + shift
+
+
+def _item_sizes(
+    num_items: int,
+    rep: np.ndarray | None,
+    definition: np.ndarray | None,
+    limit: int,
+    word_bytes: int,
+    width: int,
+    variable: bool,
+    unzipped: list[memoryview],
+) -> np.ndarray:
+    """The bytes each item takes in the zipped buffer: its control word, and
+    for a visible item its value (a fixed width; for variable-width values,
+    a valid item's length and bytes, a null item nothing more)."""
+    sizes = np.full(num_items, word_bytes, dtype=np.int64)
+    visible = np.ones(num_items, dtype=bool) if definition is None or rep is None else definition <= limit
+    if not variable:
+        sizes[visible] += width
+        return sizes
+    shown = np.flatnonzero(visible)
+    lengths = np.diff(np.frombuffer(unzipped[0], dtype="<u8").astype(np.int64))
+    valid = np.ones(len(shown), dtype=bool) if definition is None else definition[shown] == 0
+    sizes[shown[valid]] += width + lengths[valid]
+    return sizes
+
+
+def _check_repetition_index(page: PageContext, layers, rep: np.ndarray | None, sizes: np.ndarray) -> None:
+    """Buffer 1, the repetition index, holds where each row starts in the
+    zipped buffer and where the last one ends (encoding.md, "Full Zip Page
+    Layout"): readers that scan a page by its rows follow it, so an entry
+    that does not name a row's start is damage even where this reader,
+    which walks the items, would not need it. The entries are unsigned
+    integers of the width that divides the buffer into rows + 1 of them
+    (pylance picks the narrowest that holds the buffer's size)."""
+    index = np.frombuffer(page.buffers[1], dtype=np.uint8)
+    entries = page.num_rows + 1
+    width = len(index) // entries if len(index) % entries == 0 else 0
+    if width not in (1, 2, 4, 8):
+        raise page.corrupt(f"a repetition index of {len(index)} bytes for {page.num_rows} rows")
+    stored = index.view(f"<u{width}").astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    if rep is not None:
+        max_rep = sum(1 for layer in layers if layer in LIST_LAYERS)
+        starts = np.concatenate((starts[:-1][rep == max_rep], starts[-1:]))
+    if len(starts) != entries:
+        raise page.corrupt(f"the items hold {len(starts) - 1} rows, the page {page.num_rows}")
+    wrong = np.flatnonzero(stored != starts)
+    if len(wrong):
+        row = int(wrong[0])
+        raise page.corrupt(
+            f"repetition index entry {row} is {int(stored[row])}, but row {row} starts at byte {int(starts[row])}"
+        )

@@ -178,6 +178,7 @@ def test_stale_and_version_pinned_entries(plain, tmp_path, capsys):
     assert properties == {
         "report_format": "1",
         "spec_revision": "upstream-2026-11",
+        "deep": "false",
         "baseline": str(baseline),
         "suppressed": "1",
     }

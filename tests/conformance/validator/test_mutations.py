@@ -24,15 +24,18 @@ from conformance.mutations import all_mutations, copy_dataset
 from conformance.mutations.bases import BASES
 from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
+from conformance.validator.ruleset import rules_by_id
 from tests.hypothesis_budget import examples
 
 MUTATIONS = all_mutations()
 SERIOUS = (Severity.ERROR, Severity.WARNING)
+#: The rules that run only in a deep validation: their mutations are validated with --deep.
+DEEP_RULES = {rule.id for rule in rules_by_id().values() if rule.deep}
 
 
-def _findings(root, store=None) -> dict[str, list]:
+def _findings(root, store=None, deep: bool = False) -> dict[str, list]:
     found: dict[str, list] = {}
-    for finding in validate(root, all_versions=True, manifest_store=store).findings:
+    for finding in validate(root, all_versions=True, manifest_store=store, deep=deep).findings:
         found.setdefault(finding.rule, []).append(finding)
     return found
 
@@ -49,13 +52,14 @@ def _serious(found: dict[str, list]) -> dict[str, list[str]]:
 def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
     root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
     store = case.store_for(root)
-    before = _findings(root, store)
+    deep = case.rule in DEEP_RULES
+    before = _findings(root, store, deep)
     assert not _serious(before), f"the base dataset {case.base} is not clean: {_serious(before)}"
     if case.severity in SERIOUS:
         assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
 
     case.apply(root)
-    after = _findings(root, store)
+    after = _findings(root, store, deep)
     reported = [f for f in after.get(case.rule, []) if f not in before.get(case.rule, [])]
     assert reported, f"{case.rule} reported nothing new; findings were {after}"
     # A finding cites its rule's requirements, among which the registry
@@ -94,7 +98,8 @@ def test_a_drawn_mutation_breaks_the_requirement_it_names(base_datasets, drawn):
     assert drawn.requirement_id in drawn.mutation.breaks
     with tempfile.TemporaryDirectory(prefix="drawn-mutation-") as directory:
         root = drawn.apply_to_copy(base_datasets, Path(directory))
-        findings = validate(root, all_versions=True, manifest_store=drawn.mutation.store_for(root)).findings
+        store, deep = drawn.mutation.store_for(root), drawn.mutation.rule in DEEP_RULES
+        findings = validate(root, all_versions=True, manifest_store=store, deep=deep).findings
     citing = [f for f in findings if f.rule == drawn.mutation.rule and drawn.requirement_id in f.requirements]
     assert any(f.severity is drawn.mutation.severity for f in citing), findings
 

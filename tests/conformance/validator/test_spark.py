@@ -173,6 +173,45 @@ def test_damaged_files_read_by_executors_give_the_local_findings(base_datasets, 
     assert report == validate(root).to_json() and distribution.loads_on_executors >= 2
 
 
+#: Deep validation on Spark: golden cases of 2.0, 2.1 and 2.2 files, and the data-page mutations.
+DEEP_CASES = ["ref-file-format-2-1", "old-update-compaction"]
+DEEP_MUTATIONS = [m for m in all_mutations() if m.rule.startswith("data-page/")]
+
+
+@pytest.mark.parametrize("name", DEEP_CASES)
+def test_a_deep_validation_decodes_on_executors_and_reports_what_a_local_one_does(session, name):
+    """--deep --spark: the data files are decoded by executors (a batch of
+    new files at a time, as footers are read; the versions' rules stay on
+    the driver) and the report is the local one."""
+    root = _case(name)
+    serial = validate(root, all_versions=True, deep=True).to_json()
+    assert serial["deep"] is True
+    report, distribution = _spark_report(root, session, None, all_versions=True, deep=True)
+    assert report == serial
+    assert distribution.versions_done_on_executors == 0 and distribution.redone_locally == 0
+    assert distribution.loads_on_executors > 0
+
+
+def test_deep_decodings_are_loads_of_their_own_on_executors(session):
+    """The decodings of a deep run go out as loads of their own: more loads
+    reach the executors than in the shallow run of the same dataset."""
+    root = _case("old-update-compaction")
+    _, shallow = _spark_report(root, session, False, all_versions=True)
+    _, deep = _spark_report(root, session, False, all_versions=True, deep=True)
+    assert deep.loads_on_executors > shallow.loads_on_executors
+    assert deep.redone_locally == 0
+
+
+@pytest.mark.parametrize("case", DEEP_MUTATIONS, ids=[m.id for m in DEEP_MUTATIONS])
+def test_a_page_level_mutation_is_reported_the_same_deep_on_spark(case, base_datasets, tmp_path, session):
+    root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
+    case.apply(root)
+    serial = validate(root, all_versions=True, deep=True).to_json()
+    assert any(f["rule"] == case.rule for f in serial["findings"]), "the mutation is not reported at all"
+    report, distribution = _spark_report(root, session, None, all_versions=True, deep=True)
+    assert report == serial and distribution.redone_locally == 0
+
+
 def test_the_python_api_runs_on_a_session_it_is_given_and_leaves_it_running(session):
     root = _case("pylance-stable-row-ids")
     assert (
