@@ -64,13 +64,14 @@ SCHEMES: dict[str, SchemeDecoder] = {
 
 #: The schemes that decode every chunk of a mini block page at once. The
 #: others (general compression's codec, byte stream split under it, constant,
-#: out-of-line bitpacking, variable packed structs) go one chunk at a time.
+#: variable packed structs) go one chunk at a time.
 CHUNK_SCHEMES: dict[str, ChunkSchemeDecoder] = {
     "flat": flat.decode_chunks,
     "variable": variable.decode_chunks,
     "fixed_size_list": fixed_size_list.decode_chunks,
     "packed_struct": packed_struct.decode_chunks,
     "inline_bitpacking": inline_bitpacking.decode_chunks,
+    "out_of_line_bitpacking": out_of_line_bitpacking.decode_chunks,
     "rle": rle.decode_chunks,
     "fsst": fsst.decode_chunks,
 }

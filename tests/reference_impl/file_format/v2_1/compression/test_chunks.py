@@ -52,10 +52,30 @@ def pages(draw):
     """(encoding, context, counts, buffers per chunk): honest buffers of one
     of the schemes that decode chunks together."""
     kind = draw(
-        st.sampled_from(["flat", "bits", "variable", "fsst", "rle", "rle-block", "inline", "inline-block", "fsl"])
+        st.sampled_from(
+            [
+                "flat",
+                "bits",
+                "variable",
+                "fsst",
+                "rle",
+                "rle-block",
+                "inline",
+                "inline-block",
+                "out-of-line",
+                "out-of-line-block",
+                "fsl",
+            ]
+        )
     )
     context = BLOCK if kind.endswith("-block") else MINI
-    most = 3000 if kind == "inline-block" else CHUNK_VALUES if kind == "inline" else 300
+    most = (
+        3000
+        if kind in ("inline-block", "out-of-line", "out-of-line-block")
+        else CHUNK_VALUES
+        if kind == "inline"
+        else 300
+    )
     counts = draw(st.lists(st.integers(1, most), min_size=1, max_size=5))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     chunks: list[list[bytes]] = []
@@ -112,6 +132,20 @@ def pages(draw):
                 width = int(rng.integers(0, type_bits + 1))
                 buffer += width.to_bytes(type_bits // 8, "little") + rng.bytes(CHUNK_VALUES * width // 8)
             chunks.append([buffer])
+    elif kind.startswith("out-of-line"):
+        type_bits = draw(st.sampled_from([8, 16, 32, 64]))
+        width = draw(st.integers(0, type_bits))
+        encoding = enc.CompressiveEncoding(
+            out_of_line_bitpacking=enc.OutOfLineBitpacking(uncompressed_bits_per_value=type_bits, values=flat(width))
+        )
+        pack_bytes = CHUNK_VALUES * width // 8
+        for count in counts:
+            whole, tail = divmod(count, CHUNK_VALUES)
+            # The last partial pack packed and padded, or its values as whole words.
+            last = (
+                rng.bytes(tail * type_bits // 8) if tail and rng.random() < 0.5 else rng.bytes(pack_bytes * (tail > 0))
+            )
+            chunks.append([rng.bytes(whole * pack_bytes) + last])
     else:
         dimension = draw(st.integers(1, 4))
         bits = draw(st.sampled_from([8, 32]))
@@ -180,7 +214,7 @@ def outcome(decode, *args):
 @given(page=pages(), data=st.data())
 def test_chunks_decoded_together_equal_chunks_decoded_one_by_one(page, data):
     """Property: for pages of flat, bit-wide, variable, FSST, RLE, inline
-    bitpacked and fixed-size-list chunks, honest or with bytes changed or a
+    and out-of-line bitpacked and fixed-size-list chunks, honest or with bytes changed or a
     buffer cut short, decoding all chunks together gives the values that
     decoding them one by one and joining gives, or both raise a
     LanceFormatError (and the honest pages decode)."""
