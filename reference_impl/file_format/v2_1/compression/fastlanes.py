@@ -36,6 +36,16 @@ def value_positions(type_bits: int) -> np.ndarray:
     return grid
 
 
+@functools.lru_cache(maxsize=4)
+def rows_in_value_order(type_bits: int) -> np.ndarray:
+    """The rows sorted by the position of their values: the values of a row
+    are consecutive (lane 0 first), so a chunk's rows in this order are its
+    values in order (cached; read-only)."""
+    order = np.argsort(value_positions(type_bits)[:, 0])
+    order.setflags(write=False)
+    return order
+
+
 def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
     """The values (1024 per chunk, in order, of the words' type) of
     ``words`` shaped ``(chunks, width * 1024 / type_bits)``. The arithmetic
@@ -44,11 +54,11 @@ def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
     chunks = words.shape[0]
     lanes = CHUNK_VALUES // type_bits
     word_type = words.dtype
-    out = np.zeros((chunks, CHUNK_VALUES), dtype=word_type)
     if width == 0 or chunks == 0:
-        return out.reshape(-1)
+        return np.zeros(chunks * CHUNK_VALUES, dtype=word_type)
     grid = words.reshape(chunks, width, lanes)
-    start = np.arange(type_bits, dtype=np.int64) * width
+    # Row r of every lane starts at bit r * width of the lane's bit stream.
+    start = rows_in_value_order(type_bits) * width
     word = start // type_bits
     offset = start % type_bits
     # rows: (chunks, T, lanes), each row's low bits from its first word...
@@ -61,8 +71,7 @@ def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
         rows[:, spill_rows, :] |= grid[:, word[spill_rows] + 1, :] << shift[None, :, None]
     if width < type_bits:
         rows &= word_type.type((1 << width) - 1)
-    out[:, value_positions(type_bits).reshape(-1)] = rows.reshape(chunks, -1)
-    return out.reshape(-1)
+    return rows.reshape(-1)
 
 
 def unpack_chunk(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
