@@ -78,12 +78,11 @@ def decode_chunks(node: enc.General, buffers: ChunkCursor, counts: np.ndarray, d
         raise ChunkByChunk("general")
     compressed = buffers.take("generally compressed buffer")
     pieces = []
-    for chunk in range(len(compressed)):
+    ranges = zip(compressed.starts.tolist(), (compressed.starts + compressed.sizes).tolist(), strict=True)
+    for chunk, (start, end) in enumerate(ranges):
         try:
             pieces.append(
-                buffer_compression.decompress(
-                    node.compression, np.frombuffer(compressed.buffer(chunk), np.uint8), decoder, "buffer"
-                )
+                buffer_compression.decompress(node.compression, compressed.data[start:end], decoder, "buffer")
             )
         except (CorruptFileError, UnsupportedFeatureError) as error:
             raise type(error)(f"{decoder.where} chunk {chunk}", error.problem) from None
