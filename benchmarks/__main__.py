@@ -14,7 +14,7 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import commands, commits, files, reader, validator_io, validator_scale, validator_spark, workers
+    from . import commands, commits, deep, files, reader, validator_io, validator_scale, validator_spark, workers
 
     return [
         *reader.BENCHMARKS,
@@ -22,6 +22,7 @@ def all_benchmarks():
         *validator_io.BENCHMARKS,
         *validator_spark.BENCHMARKS,
         *validator_scale.BENCHMARKS,
+        *deep.BENCHMARKS,
         *commits.BENCHMARKS,
         *workers.BENCHMARKS,
         *commands.BENCHMARKS,

@@ -76,7 +76,7 @@ print(json.dumps({
 """
 
 
-def _ours() -> list[str]:
+def our_command() -> list[str]:
     """The ``lance-conformance`` console script of this environment (the
     module's own entry point where the script is not installed)."""
     script = Path(sys.executable).with_name("lance-conformance")
@@ -92,6 +92,17 @@ class Command:
     pylance: list[str]
 
 
+def child_environment() -> dict[str, str]:
+    """The environment of the timed children: this one, with the entries of
+    ``PYTHONPATH`` made absolute (the children run in the data directory, so
+    ``PYTHONPATH=.`` names the checkout the benchmark was started from)."""
+    environment = dict(os.environ)
+    if environment.get("PYTHONPATH"):
+        entries = environment["PYTHONPATH"].split(os.pathsep)
+        environment["PYTHONPATH"] = os.pathsep.join(os.path.abspath(entry) for entry in entries if entry)
+    return environment
+
+
 def _run(command: list[str], ok: tuple[int, ...]) -> float:
     """Wall seconds of ``command`` as a child process (its output
     discarded); an exit status outside ``ok`` is an error, not a time."""
@@ -101,6 +112,7 @@ def _run(command: list[str], ok: tuple[int, ...]) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=DATA_DIR,
+        env=child_environment(),
         timeout=_TIMEOUT_SECONDS,
         check=False,
     )
@@ -137,7 +149,7 @@ def interleaved(command: Command, repeats: int) -> Measurement:
 
 
 def _pair(name: str, arguments: list[str], pylance_script: str, path: str) -> Command:
-    return Command(name, [*_ours(), *arguments, path], [sys.executable, "-c", pylance_script, path])
+    return Command(name, [*our_command(), *arguments, path], [sys.executable, "-c", pylance_script, path])
 
 
 def commands(fragments: int = 10_000, versions: int = 211) -> list[Command]:
@@ -166,6 +178,7 @@ def code_under_test() -> str:
         capture_output=True,
         text=True,
         cwd=DATA_DIR,  # as the timed children run: no checkout in the working directory
+        env=child_environment(),
         check=True,
         timeout=_TIMEOUT_SECONDS,
     )

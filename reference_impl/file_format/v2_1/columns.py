@@ -170,7 +170,7 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
         return values
     if not isinstance(values, FixedWidthValues) or values.bits_per_value not in (8, 16, 32, 64):
         raise corrupt("dictionary indices are not 8, 16, 32 or 64-bit integers")
-    indices = values.data[: values.num_bytes].view(f"<u{values.bits_per_value // 8}").astype(np.int64)
+    indices = values.data[: values.num_bytes].view(f"<u{values.bits_per_value // 8}")
     dictionary = page.dictionary
     if len(indices) and (int(indices.max()) >= dictionary.num_values):
         raise corrupt(f"dictionary index {int(indices.max())} is past the {dictionary.num_values} items")
@@ -182,14 +182,24 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
         return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
     if not isinstance(dictionary, VariableWidthValues):
         raise corrupt("a dictionary of packed struct rows")
-    starts = dictionary.offsets[:-1].astype(np.int64)[indices]
-    lengths = np.diff(dictionary.offsets.astype(np.int64)).astype(np.int64)[indices]
-    offsets = np.zeros(len(indices) + 1, np.uint64)
-    np.cumsum(lengths, out=offsets[1:])
-    total = int(offsets[-1])
-    shift = np.repeat(starts - (offsets[:-1].astype(np.int64)), lengths)
-    data = dictionary.data[np.arange(total, dtype=np.int64) + shift] if total else np.zeros(0, np.uint8)
-    return VariableWidthValues(offsets, data)
+    return _look_up(dictionary, indices)
+
+
+def _look_up(dictionary: VariableWidthValues, indices: np.ndarray) -> VariableWidthValues:
+    """The variable-width items of ``dictionary`` at ``indices`` (checked to
+    be below its count): Arrow's ``take`` over the items as a binary array,
+    whose offsets the value decoders checked to rise within its bytes."""
+    items = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(),
+        dictionary.num_values,
+        [None, pa.py_buffer(dictionary.offsets.astype(np.int64)), pa.py_buffer(dictionary.data)],
+    )
+    taken = items.take(pa.array(indices))
+    _, offsets, data = taken.buffers()
+    return VariableWidthValues(
+        np.frombuffer(offsets, dtype=np.uint64, count=len(taken) + 1),
+        np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8),
+    )
 
 
 class FieldAssembler:

@@ -79,8 +79,9 @@ def unravel(
             raise corrupt("the first item of a page does not start a row")
     elif any(layer in LIST_LAYERS for layer in layers):
         raise corrupt("a page with list layers has no repetition levels")
-    cur_rep = None if rep is None else rep.astype(np.int64)
-    cur_def = None if definition is None else definition.astype(np.int64)
+    # The levels stay 16-bit: every step below is a comparison or a selection.
+    cur_rep = rep
+    cur_def = definition
     count = num_items
     lists_inside = 0
     def_base = 0  # definition levels used by the layers already peeled
@@ -90,8 +91,11 @@ def unravel(
             if cur_def is None:
                 result.append(UnraveledLayer(False, count, None))
                 continue
-            visible = table[cur_def] <= lists_inside
-            levels = cur_def[visible] if not visible.all() else cur_def
+            # An entry is a slot of this layer when the layer that defines its
+            # level lies inside at most ``lists_inside`` lists: the table rises
+            # with the level, so those are the levels up to ``top``.
+            top = int(np.searchsorted(table, lists_inside, side="right")) - 1
+            levels = cur_def if count == 0 or int(cur_def.max()) <= top else np.compress(cur_def <= top, cur_def)
             validity = None
             if layer == enc.REPDEF_NULLABLE_ITEM:
                 validity = levels <= def_base
@@ -101,13 +105,10 @@ def unravel(
             result.append(UnraveledLayer(False, len(levels), validity))
             continue
         assert cur_rep is not None  # checked above: list layers come with levels
-        null_level = empty_level = -1
-        if layer == enc.REPDEF_NULLABLE_LIST:
-            null_level = def_base + 1
-        elif layer == enc.REPDEF_EMPTYABLE_LIST:
-            empty_level = def_base + 1
-        elif layer == enc.REPDEF_NULL_AND_EMPTY_LIST:
-            null_level, empty_level = def_base + 1, def_base + 2
+        inner_top = def_base  # the highest level of the layers inside this list
+        # A null list has the first level this layer adds (an empty one the
+        # next, or the first when the list cannot be null).
+        null_level = def_base + 1 if layer in (enc.REPDEF_NULLABLE_LIST, enc.REPDEF_NULL_AND_EMPTY_LIST) else -1
         def_base += DEF_LEVELS[layer]
         # Levels up to own_top are this list's or inside it; levels of null
         # structs directly around the list (up to visible_top) show as a
@@ -119,34 +120,38 @@ def unravel(
                 visible_top += 1
             elif outer != enc.REPDEF_ALL_VALID_ITEM:
                 break
-        starts = cur_rep != 0
-        if cur_def is None:
-            new_list = starts
-            has_child = np.ones(len(cur_rep), dtype=bool)
-            is_null = None
-        else:
-            d = cur_def
-            shown = d <= visible_top
-            is_null = shown & ((d == null_level) | (d > own_top))
-            is_empty = shown & (d == empty_level)
-            new_list = starts & shown
-            has_child = ~starts | (shown & ~is_null & ~is_empty)
-        children_before = np.cumsum(has_child, dtype=np.int64) - has_child
-        total_children = int(np.count_nonzero(has_child))
-        offsets = np.append(children_before[new_list], np.int64(total_children))
+        # The entries that start a list (the others continue one), by
+        # position: numpy selects by positions faster than by a mask.
+        starts = np.flatnonzero(cur_rep != 0)
+        start_levels = None if cur_def is None else cur_def[starts]
         validity = None
-        if is_null is not None:
-            nulls = is_null[new_list]
+        if start_levels is None:
+            children_before = starts  # every entry has a child
+            total_children = len(cur_rep)
+        else:
+            # An entry that starts a list is a list of this layer unless its
+            # level belongs to an outer list layer; it is also the list's first
+            # child unless its level says the list (or a struct around it) is
+            # null or empty: a level above those of the layers inside.
+            is_list = start_levels <= visible_top
+            childless = start_levels > inner_top
+            # A list's offset counts the children before its first entry:
+            # the entries before it but the childless ones.
+            childless_before = np.cumsum(childless, dtype=np.int64) - childless
+            children_before = np.compress(is_list, starts - childless_before)
+            total_children = len(cur_rep) - int(np.count_nonzero(childless))
+            list_levels = np.compress(is_list, start_levels)
+            nulls = (list_levels == null_level) | (list_levels > own_top)
             if nulls.any():
                 validity = ~nulls
+        offsets = np.append(children_before, np.int64(total_children))
         if total_children != count_children(result):
             raise corrupt(
                 f"a list layer has {total_children} children but the layer inside it has {count_children(result)} slots"
             )
         result.append(UnraveledLayer(True, len(offsets) - 1, validity, offsets))
         cur_rep = cur_rep[starts] - 1
-        if cur_def is not None:
-            cur_def = cur_def[starts]
+        cur_def = start_levels
         count = len(cur_rep)
         lists_inside += 1
     result.reverse()

@@ -62,17 +62,21 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "variable_packed_struct": variable_packed_struct.decode,
 }
 
-#: The schemes that decode every chunk of a mini block page at once. The
-#: others (general compression's codec, byte stream split under it, constant,
-#: out-of-line bitpacking, variable packed structs) go one chunk at a time.
+#: The schemes that decode every chunk of a mini block page at once (general
+#: compression calls its codec per chunk, then decodes its inner encoding for
+#: every chunk at once). The others (constant, variable packed structs) go
+#: one chunk at a time.
 CHUNK_SCHEMES: dict[str, ChunkSchemeDecoder] = {
     "flat": flat.decode_chunks,
     "variable": variable.decode_chunks,
     "fixed_size_list": fixed_size_list.decode_chunks,
     "packed_struct": packed_struct.decode_chunks,
     "inline_bitpacking": inline_bitpacking.decode_chunks,
+    "out_of_line_bitpacking": out_of_line_bitpacking.decode_chunks,
     "rle": rle.decode_chunks,
     "fsst": fsst.decode_chunks,
+    "general": general.decode_chunks,
+    "byte_stream_split": byte_stream_split.decode_chunks,
 }
 
 
@@ -115,10 +119,12 @@ def decode_chunk_values(
     budget = budget or DecompressionBudget()
     decoder = ValueDecoder(where, context, SCHEMES, budget=budget, chunk_schemes=CHUNK_SCHEMES)
     counts = np.asarray(counts, dtype=np.int64)
+    spendable = budget.remaining
     try:
         return decoder.decode_chunks(encoding, ChunkCursor(buffers), counts)
     except ChunkByChunk:
-        pass
+        # Decoded again, one chunk at a time, from the page's whole budget.
+        budget.remaining = spendable
     blocks = [
         decode_values(
             encoding,

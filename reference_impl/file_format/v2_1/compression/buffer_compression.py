@@ -99,7 +99,7 @@ def _run(codec: str, payload: np.ndarray, size: int, scheme: int, what: str, dec
     decoder.budget.remaining -= size
     if size == 0:
         return np.zeros(0, np.uint8)
-    raw = payload.tobytes()
+    raw = pa.py_buffer(payload)  # the bytes where they are, not a copy
     out = _decompress(codec, raw, size, what, decoder)
     # pyarrow's raw LZ4 hands back the declared size even when the block
     # holds less; one byte less must then not be enough room.
@@ -108,21 +108,21 @@ def _run(codec: str, payload: np.ndarray, size: int, scheme: int, what: str, dec
     return np.frombuffer(out, dtype=np.uint8)
 
 
-def _decompress(codec: str, raw: bytes, size: int, what: str, decoder: ValueDecoder) -> bytes:
+def _decompress(codec: str, raw: pa.Buffer, size: int, what: str, decoder: ValueDecoder) -> pa.Buffer:
     try:
-        out = pa.Codec(codec).decompress(raw, decompressed_size=size, asbytes=True)
+        out = pa.Codec(codec).decompress(raw, decompressed_size=size)
     except (OSError, ValueError, pa.ArrowException) as error:
         raise decoder.corrupt(
             f"compressed {what} does not decompress to the {size} bytes it declares: {error}"
         ) from None
-    if len(out) != size:
-        raise decoder.corrupt(f"compressed {what} decompresses to {len(out)} bytes, not the {size} it declares")
+    if out.size != size:
+        raise decoder.corrupt(f"compressed {what} decompresses to {out.size} bytes, not the {size} it declares")
     return out
 
 
-def _fits(codec: str, raw: bytes, size: int) -> bool:
+def _fits(codec: str, raw: pa.Buffer, size: int) -> bool:
     try:
-        pa.Codec(codec).decompress(raw, decompressed_size=size, asbytes=True)
+        pa.Codec(codec).decompress(raw, decompressed_size=size)
     except (OSError, ValueError, pa.ArrowException):
         return False
     return True

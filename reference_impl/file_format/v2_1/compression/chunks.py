@@ -128,3 +128,9 @@ class ChunkCursor:
         buffers = self._buffers[self._next]
         self._next += 1
         return buffers
+
+    def give_back(self, buffers: ChunkBuffers) -> None:
+        """Put ``buffers`` in place of the ones last taken (general
+        compression hands its inner encoding the decompressed buffers)."""
+        self._next -= 1
+        self._buffers[self._next] = buffers

@@ -20,7 +20,7 @@ import numpy as np
 
 CHUNK_VALUES = 1024
 # Chunks unpacked together by callers of :func:`unpack_chunks`: 256 chunks
-# use 2 MiB of 64-bit intermediate.
+# of 64-bit values use 2 MiB of intermediate.
 BATCH_CHUNKS = 256
 _ORDER = np.array([0, 4, 2, 6, 1, 5, 3, 7], dtype=np.int64)
 
@@ -36,33 +36,45 @@ def value_positions(type_bits: int) -> np.ndarray:
     return grid
 
 
+@functools.lru_cache(maxsize=4)
+def rows_in_value_order(type_bits: int) -> np.ndarray:
+    """The rows sorted by the position of their values: the values of a row
+    are consecutive (lane 0 first), so a chunk's rows in this order are its
+    values in order (cached; read-only)."""
+    order = np.argsort(value_positions(type_bits)[:, 0])
+    order.setflags(write=False)
+    return order
+
+
 def unpack_chunks(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
-    """The values (uint64, 1024 per chunk, in order) of ``words`` shaped
-    ``(chunks, width * 1024 / type_bits)``."""
+    """The values (1024 per chunk, in order, of the words' type) of
+    ``words`` shaped ``(chunks, width * 1024 / type_bits)``. The arithmetic
+    is in the words' own type: a value's high bits shifted out of its word
+    are bits of no value, and the mask drops those of its neighbours."""
     chunks = words.shape[0]
     lanes = CHUNK_VALUES // type_bits
-    out = np.zeros((chunks, CHUNK_VALUES), dtype=np.uint64)
+    word_type = words.dtype
     if width == 0 or chunks == 0:
-        return out.reshape(-1)
-    grid = words.astype(np.uint64).reshape(chunks, width, lanes)
-    start = np.arange(type_bits, dtype=np.int64) * width
+        return np.zeros(chunks * CHUNK_VALUES, dtype=word_type)
+    grid = words.reshape(chunks, width, lanes)
+    # Row r of every lane starts at bit r * width of the lane's bit stream.
+    start = rows_in_value_order(type_bits) * width
     word = start // type_bits
     offset = start % type_bits
     # rows: (chunks, T, lanes), each row's low bits from its first word...
-    rows = grid[:, word, :] >> offset.astype(np.uint64)[None, :, None]
+    rows = grid[:, word, :] >> offset.astype(word_type)[None, :, None]
     # ...and its high bits from the next word when it straddles two.
     straddles = offset + width > type_bits
     if straddles.any():
         spill_rows = np.flatnonzero(straddles)
-        shift = (type_bits - offset[spill_rows]).astype(np.uint64)
+        shift = (type_bits - offset[spill_rows]).astype(word_type)
         rows[:, spill_rows, :] |= grid[:, word[spill_rows] + 1, :] << shift[None, :, None]
-    if width < 64:
-        rows &= np.uint64((1 << width) - 1)
-    out[:, value_positions(type_bits).reshape(-1)] = rows.reshape(chunks, -1)
-    return out.reshape(-1)
+    if width < type_bits:
+        rows &= word_type.type((1 << width) - 1)
+    return rows.reshape(-1)
 
 
 def unpack_chunk(words: np.ndarray, width: int, type_bits: int) -> np.ndarray:
-    """The 1024 values (uint64) of one chunk's ``width * 1024 / type_bits``
+    """The 1024 values (of the words' type) of one chunk's ``width * 1024 / type_bits``
     packed words."""
     return unpack_chunks(words.reshape(1, -1), width, type_bits)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pyarrow as pa
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues, VariableWidthValues
@@ -118,7 +119,7 @@ class SymbolTable:
         ]
         for first_value, last_value, first_code, last_code in blocks:
             block_ends = ends[first_value:last_value] - ends.dtype.type(first_code)
-            sums = _value_sums(self.sizes[rows[first_code:last_code]], block_ends)
+            sums = _value_sums(_gather(self.sizes, rows[first_code:last_code]), block_ends)
             np.cumsum(sums, out=offsets[first_value + 1 : last_value + 1])
             offsets[first_value + 1 : last_value + 1] += offsets[first_value]
         data = np.empty(int(offsets[-1]), dtype=np.uint8)
@@ -128,8 +129,8 @@ class SymbolTable:
             # by its word of flags; compressing keeps row-major order, so
             # the kept bytes are the values in order.
             np.compress(
-                self.keep[codes].view(np.bool_),
-                self.words[codes].view(np.uint8),
+                _gather(self.keep, codes).view(np.bool_),
+                _gather(self.words, codes).view(np.uint8),
                 out=data[int(offsets[first_value]) : int(offsets[last_value])],
             )
         return VariableWidthValues(offsets, data)
@@ -157,15 +158,23 @@ class SymbolTable:
 
 
 def _value_sums(sizes: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per value, the sum of ``sizes`` (at most 8 each) over its codes; value
-    ``i``'s codes end at ``ends[i]``. The running sum is kept in the
-    narrowest unsigned type that holds the largest value's sum: it wraps
-    around, but its differences at value ends are exact."""
-    largest = 8 * int(np.diff(ends, prepend=0).max()) if len(ends) else 0
-    dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if largest <= np.iinfo(t).max)
-    running = np.zeros(len(sizes) + 1, dtype=dtype)
-    np.cumsum(sizes, dtype=dtype, out=running[1:])
-    return np.diff(running[ends], prepend=dtype(0))
+    """Per value, the sum of ``sizes`` over its codes; value ``i``'s codes
+    end at ``ends[i]`` (the last at the end of ``sizes``). Only the values
+    with codes are summed: each sum then runs to the next such value's first
+    code, which is its own end."""
+    starts = np.zeros(len(ends), dtype=np.int64)
+    starts[1:] = ends[:-1]
+    sums = np.zeros(len(ends), dtype=np.int64)
+    coded = np.flatnonzero(ends > starts)
+    if len(coded):
+        sums[coded] = np.add.reduceat(sizes, starts[coded], dtype=np.int64)
+    return sums
+
+
+def _gather(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``table[rows]``, by Arrow's ``take``: for millions of rows of a small
+    table many times faster than numpy's indexing."""
+    return pa.array(table).take(pa.array(rows)).to_numpy()
 
 
 @functools.lru_cache(maxsize=8)

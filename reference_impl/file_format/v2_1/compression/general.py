@@ -15,16 +15,21 @@ encoding.md):
   the table); the unzipped values are variable width, each one a framed
   compressed buffer, and decompress to the value's bytes. pylance ignores the
   inner encoding here and so does this reader.
+
+The chunks of a mini block page are decompressed one codec call each, then
+decoded together by the inner encoding (:func:`decode_chunks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ....errors import CorruptFileError, UnsupportedFeatureError
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import DecodedValues, VariableWidthValues
 from . import buffer_compression
 from .base import BufferCursor, ValueContext, ValueDecoder
+from .chunks import ChunkBuffers, ChunkByChunk, ChunkCursor, segment_starts
 
 
 def decode(node: enc.General, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> DecodedValues:
@@ -58,3 +63,30 @@ def _per_value(
     np.cumsum([len(piece) for piece in pieces], out=out_offsets[1:])
     joined = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
     return VariableWidthValues(out_offsets, joined)
+
+
+def decode_chunks(node: enc.General, buffers: ChunkCursor, counts: np.ndarray, decoder: ValueDecoder) -> DecodedValues:
+    """:func:`decode` over every chunk of a mini block page (:mod:`.chunks`):
+    each chunk's first buffer is decompressed on its own, in chunk order (an
+    error names the chunk), and the inner encoding decodes the decompressed
+    buffers of all chunks together with their other buffers."""
+    if (
+        decoder.context is not ValueContext.MINI_BLOCK
+        or not node.HasField("values")
+        or node.compression.scheme not in buffer_compression.MAX_EXPANSION
+    ):
+        raise ChunkByChunk("general")
+    compressed = buffers.take("generally compressed buffer")
+    pieces = []
+    ranges = zip(compressed.starts.tolist(), (compressed.starts + compressed.sizes).tolist(), strict=True)
+    for chunk, (start, end) in enumerate(ranges):
+        try:
+            pieces.append(
+                buffer_compression.decompress(node.compression, compressed.data[start:end], decoder, "buffer")
+            )
+        except (CorruptFileError, UnsupportedFeatureError) as error:
+            raise type(error)(f"{decoder.where} chunk {chunk}", error.problem) from None
+    sizes = np.array([len(piece) for piece in pieces], dtype=np.int64)
+    joined = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+    buffers.give_back(ChunkBuffers(joined, segment_starts(sizes), sizes))
+    return decoder.decode_chunks(node.values, buffers, counts)

@@ -7,6 +7,7 @@ describe, honest and damaged."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from reference_impl.file_format.v2_1.compression import (
     CHUNK_SCHEMES,
     SCHEMES,
     ChunkBuffers,
+    DecompressionBudget,
     ValueContext,
     decode_chunk_values,
     decode_values,
@@ -52,10 +54,31 @@ def pages(draw):
     """(encoding, context, counts, buffers per chunk): honest buffers of one
     of the schemes that decode chunks together."""
     kind = draw(
-        st.sampled_from(["flat", "bits", "variable", "fsst", "rle", "rle-block", "inline", "inline-block", "fsl"])
+        st.sampled_from(
+            [
+                "flat",
+                "bits",
+                "variable",
+                "fsst",
+                "rle",
+                "rle-block",
+                "inline",
+                "inline-block",
+                "out-of-line",
+                "out-of-line-block",
+                "fsl",
+                "general",
+            ]
+        )
     )
     context = BLOCK if kind.endswith("-block") else MINI
-    most = 3000 if kind == "inline-block" else CHUNK_VALUES if kind == "inline" else 300
+    most = (
+        3000
+        if kind in ("inline-block", "out-of-line", "out-of-line-block")
+        else CHUNK_VALUES
+        if kind == "inline"
+        else 300
+    )
     counts = draw(st.lists(st.integers(1, most), min_size=1, max_size=5))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     chunks: list[list[bytes]] = []
@@ -112,6 +135,45 @@ def pages(draw):
                 width = int(rng.integers(0, type_bits + 1))
                 buffer += width.to_bytes(type_bits // 8, "little") + rng.bytes(CHUNK_VALUES * width // 8)
             chunks.append([buffer])
+    elif kind.startswith("out-of-line"):
+        type_bits = draw(st.sampled_from([8, 16, 32, 64]))
+        width = draw(st.integers(0, type_bits))
+        encoding = enc.CompressiveEncoding(
+            out_of_line_bitpacking=enc.OutOfLineBitpacking(uncompressed_bits_per_value=type_bits, values=flat(width))
+        )
+        pack_bytes = CHUNK_VALUES * width // 8
+        for count in counts:
+            whole, tail = divmod(count, CHUNK_VALUES)
+            # The last partial pack packed and padded, or its values as whole words.
+            last = (
+                rng.bytes(tail * type_bits // 8) if tail and rng.random() < 0.5 else rng.bytes(pack_bytes * (tail > 0))
+            )
+            chunks.append([rng.bytes(whole * pack_bytes) + last])
+    elif kind == "general":
+        # A chunk's first buffer compressed (framed as buffer_compression
+        # says) over flat, byte-stream-split or variable values.
+        inner = draw(st.sampled_from(["flat", "bss", "variable"]))
+        scheme = draw(st.sampled_from([enc.COMPRESSION_ALGORITHM_ZSTD, enc.COMPRESSION_ALGORITHM_LZ4]))
+        bits = draw(st.sampled_from([32, 64] if inner == "variable" else [8, 16, 32, 64]))
+        values = variable(bits) if inner == "variable" else flat(bits)
+        if inner == "bss":
+            values = enc.CompressiveEncoding(byte_stream_split=enc.ByteStreamSplit(values=values))
+        encoding = enc.CompressiveEncoding(
+            general=enc.General(compression=enc.BufferCompression(scheme=scheme), values=values)
+        )
+        for count in counts:
+            if inner == "variable":
+                sizes = rng.integers(0, 6, count)
+                offsets = (count + 1) * bits // 8 + np.concatenate([[0], np.cumsum(sizes)])
+                raw = offsets.astype(f"<u{bits // 8}").tobytes() + rng.bytes(int(sizes.sum()))
+            else:
+                # Few distinct bytes, so that the codecs have something to compress.
+                raw = rng.integers(0, 4, count * bits // 8, dtype=np.uint8).tobytes()
+            if scheme == enc.COMPRESSION_ALGORITHM_ZSTD:
+                framed = len(raw).to_bytes(8, "little") + pa.Codec("zstd").compress(raw, asbytes=True)
+            else:
+                framed = len(raw).to_bytes(4, "little") + pa.Codec("lz4_raw").compress(raw, asbytes=True)
+            chunks.append([framed])
     else:
         dimension = draw(st.integers(1, 4))
         bits = draw(st.sampled_from([8, 32]))
@@ -180,7 +242,8 @@ def outcome(decode, *args):
 @given(page=pages(), data=st.data())
 def test_chunks_decoded_together_equal_chunks_decoded_one_by_one(page, data):
     """Property: for pages of flat, bit-wide, variable, FSST, RLE, inline
-    bitpacked and fixed-size-list chunks, honest or with bytes changed or a
+    and out-of-line bitpacked, fixed-size-list and generally compressed
+    (zstd, LZ4) chunks, honest or with bytes changed or a
     buffer cut short, decoding all chunks together gives the values that
     decoding them one by one and joining gives, or both raise a
     LanceFormatError (and the honest pages decode)."""
@@ -223,20 +286,33 @@ def test_chunks_decoded_together_equal_chunks_decoded_one_by_one(page, data):
 
 
 def test_a_page_whose_encoding_has_no_chunk_decoder_goes_chunk_by_chunk():
-    """General compression calls its codec per chunk: the page still decodes,
-    one chunk at a time."""
-    payload = np.arange(10, dtype="<u4").tobytes()
-    import pyarrow as pa
-
-    framed = len(payload).to_bytes(8, "little") + pa.Codec("zstd").compress(payload, asbytes=True)
-    encoding = enc.CompressiveEncoding(
-        general=enc.General(compression=enc.BufferCompression(scheme=enc.COMPRESSION_ALGORITHM_ZSTD), values=flat(32))
-    )
-    buffers = lay_out([[framed], [framed]], [8, 8])
+    """A constant has no chunk decoder: the page still decodes, one chunk at
+    a time."""
+    encoding = enc.CompressiveEncoding(constant=enc.Constant(value=(7).to_bytes(4, "little")))
+    buffers = lay_out([[b""], [b""]], [8, 8])
     with pytest.raises(ChunkByChunk):
         together(encoding, MINI, [10, 10], buffers)
     decoded = decode_chunk_values(encoding, buffers, np.array([10, 10]), where="test.lance")
-    assert decoded.data.view("<u4").tolist() == list(range(10)) * 2
+    assert decoded.data.view("<u4").tolist() == [7] * 20
+
+
+def test_general_compression_falls_back_chunk_by_chunk_with_the_whole_budget():
+    """Decompressed chunks whose inner encoding has no chunk decoder are
+    decoded again one chunk at a time: what the first attempt decompressed
+    does not count twice against the page's budget."""
+    raw = (7).to_bytes(4, "little") * 10
+    framed = len(raw).to_bytes(8, "little") + pa.Codec("zstd").compress(raw, asbytes=True)
+    encoding = enc.CompressiveEncoding(
+        general=enc.General(
+            compression=enc.BufferCompression(scheme=enc.COMPRESSION_ALGORITHM_ZSTD),
+            values=enc.CompressiveEncoding(constant=enc.Constant(value=(7).to_bytes(4, "little"))),
+        )
+    )
+    buffers = lay_out([[framed], [framed]], [8, 8])
+    budget = DecompressionBudget(remaining=2 * len(raw))
+    decoded = decode_chunk_values(encoding, buffers, np.array([10, 10]), where="test.lance", budget=budget)
+    assert decoded.data.view("<u4").tolist() == [7] * 20
+    assert budget.remaining == 0
 
 
 def test_gather_ranges_joins_ranges_in_order():
