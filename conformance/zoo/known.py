@@ -55,7 +55,7 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         "a blob v2 value stored as an external URI outside the dataset root and its base paths: "
         "pylance fetches it, the reference does not unless the caller declares that root "
         "(blob/external-outside reports it)",
-        "docs/spec-discrepancies.md, \"Blob v2\" (external objects are read only where declared)",
+        'docs/spec-discrepancies.md, "Blob v2" (external objects are read only where declared)',
     ),
     KnownDisagreement(
         ("storage_2_3", "encodings_2_3"),
@@ -79,7 +79,7 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         "an index without a fragment bitmap (the MemWAL index): the manifest stores none, which the "
         "reference describes as None; pylance reports an empty bitmap, so 'not recorded' and 'no "
         "fragments' look the same there",
-        "docs/spec-discrepancies.md, \"Golden fixtures\", item 4",
+        'docs/spec-discrepancies.md, "Golden fixtures", item 4',
     ),
     KnownDisagreement(
         ("fixed_size_list_of_structs",),
@@ -87,8 +87,7 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         r"pylance cannot read the rows: .*cannot read columns of differing lengths together",
         "pylance 14 writes a fixed-size list of structs to 2.2 that it cannot read back beside "
         "another column; the spec does not forbid the structure and the reference reads it",
-        "docs/spec-discrepancies.md, \"JSON columns, the fragment reuse index and nested fixed-size "
-        "lists\", item 6",
+        'docs/spec-discrepancies.md, "JSON columns, the fragment reuse index and nested fixed-size lists", item 6',
     ),
 )
 
