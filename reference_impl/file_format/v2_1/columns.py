@@ -72,7 +72,10 @@ def join_pages(path: str, column_index: int, pages: list[DecodedPage]) -> LeafCo
     def corrupt(problem: str) -> CorruptFileError:
         return CorruptFileError(path, f"column {column_index}: {problem}")
 
-    unraveled = [unravel(p.layers, p.rep, p.definition, p.num_items, corrupt) for p in pages]
+    unraveled = [
+        list(p.structure) if p.structure is not None else unravel(p.layers, p.rep, p.definition, p.num_items, corrupt)
+        for p in pages
+    ]
     if not pages:
         return LeafColumn([], (), 0, corrupt)
     depth = len(unraveled[0])

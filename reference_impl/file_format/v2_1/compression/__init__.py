@@ -11,9 +11,8 @@ field names to them. An encoding without a module raises
 :class:`~reference_impl.errors.UnsupportedFeatureError` naming it; those
 are ``dictionary`` (pylance applies dictionaries in the mini block layout,
 never as a compressive encoding, and neither prose nor code says how its
-buffers would be laid out), ``variable_packed_struct`` (its values are a
-struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
-``delta`` (added upstream after format 2.2).
+buffers would be laid out). ``range`` and ``delta`` (added upstream after
+format 2.2, written by pylance 14 in 2.3 files) are :mod:`.sequence`.
 
 :func:`decode_chunk_values`, the other entry (called by the mini block
 layout), decodes every chunk of a mini block page: in one
@@ -40,6 +39,7 @@ from . import (
     out_of_line_bitpacking,
     packed_struct,
     rle,
+    sequence,
     variable,
     variable_packed_struct,
 )
@@ -60,6 +60,8 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
     "variable_packed_struct": variable_packed_struct.decode,
+    "range": sequence.decode_range,
+    "delta": sequence.decode_delta,
 }
 
 #: The schemes that decode every chunk of a mini block page at once. The
