@@ -54,7 +54,7 @@ class LeafColumn:
         None: every visible item is null."""
         pages = list(self.pages)
         if pa.types.is_boolean(target):
-            pages = [_inline_boolean(page, self.corrupt) for page in pages]
+            pages = [_byte_booleans(_inline_boolean(page, self.corrupt)) for page in pages]
         return _page_values(pages, self.corrupt)
 
 
@@ -101,6 +101,16 @@ def _inline_boolean(page: DecodedPage, corrupt) -> DecodedPage:
     bits = np.full(page.num_visible, page.inline_value[0] & 1, dtype=np.uint8)
     values = FixedWidthValues(np.packbits(bits, bitorder="little"), 1, page.num_visible)
     return replace(page, values=values, inline_value=None)
+
+
+def _byte_booleans(page: DecodedPage) -> DecodedPage:
+    """A boolean page whose values are one byte each, the value in bit 0, as
+    pylance 14 writes booleans in a full zip page (2.2 and 2.3), as bits."""
+    values = page.values
+    if not isinstance(values, FixedWidthValues) or values.bits_per_value != 8 or values.list_validity:
+        return page
+    bits = np.packbits(values.data[: values.num_values] & 1, bitorder="little")
+    return replace(page, values=FixedWidthValues(bits, 1, values.num_values))
 
 
 def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:

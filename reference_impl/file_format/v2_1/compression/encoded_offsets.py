@@ -3,8 +3,9 @@ block chunk (pylance 14 writes them in 2.3 files: offsets under ``Delta``
 over bitpacked lengths; upstream ``protos/encodings_v2_1.proto``,
 ``Variable``: "the offsets may be further compressed").
 
-The chunk then holds the offsets' own buffers first (whatever their encoding
-takes: for a ``Delta`` whose base is 0, the values' lengths) and the bytes
+The chunk then holds the offsets' own buffers first, framed as in a whole
+page buffer (the block context: a ``Delta`` whose base is 0 over bitpacked
+lengths, or an ``Rle`` of offsets with its u64 size header), and the bytes
 last; the ``num_values + 1`` decoded offsets count from the start of the
 bytes. :mod:`.variable` keeps the plain case (``Flat`` offsets before the
 bytes in one buffer) and hands this one here.
@@ -12,16 +13,20 @@ bytes in one buffer) and hands this one here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues, VariableWidthValues
-from .base import BufferCursor, ValueDecoder
+from .base import BufferCursor, ValueContext, ValueDecoder
 from .buffer_compression import decompress
 
 
 def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
-    decoded = decoder.decode(node.offsets, buffers, num_values + 1)
+    # The offsets are a block of their own: framed as a whole page buffer's.
+    block = replace(decoder, context=ValueContext.BLOCK)
+    decoded = block.decode(node.offsets, buffers, num_values + 1)
     if not isinstance(decoded, FixedWidthValues) or decoded.bits_per_value not in (32, 64):
         raise decoder.corrupt("compressed variable-width offsets are not 32- or 64-bit integers")
     offsets = decoded.data[: decoded.num_bytes].view(f"<u{decoded.bits_per_value // 8}")
