@@ -215,7 +215,8 @@ def _with_metadata(table: pa.Table, metadata: dict[str, str]) -> pa.Table:
 
 def _batches(table: pa.Table) -> pa.RecordBatchReader:
     """``table`` in batches of :data:`BATCH_ROWS` rows, each a copy: pylance
-    14 panics writing a struct array that is a slice (its offset not 0)."""
+    14 panics writing a struct of structs, or a fixed-size list of structs,
+    that is a slice (docs/spec-discrepancies.md, "File format 2.3", item 6)."""
     indices = pa.array(np.arange(BATCH_ROWS))
     copies = [batch.take(indices[: batch.num_rows]) for batch in table.to_batches(max_chunksize=BATCH_ROWS)]
     return pa.RecordBatchReader.from_batches(table.schema, copies)
