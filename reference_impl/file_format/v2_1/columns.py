@@ -192,7 +192,12 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
             raise corrupt("a dictionary of sub-byte values")
         width = dictionary.bits_per_value // 8
         items = dictionary.data[: dictionary.num_values * width].reshape(dictionary.num_values, width)
-        return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
+        # Items that are fixed-size lists carry their item validity (2.3).
+        levels = tuple(
+            None if level is None else level.reshape(dictionary.num_values, -1)[indices].reshape(-1)
+            for level in (dictionary.list_validity if dictionary.num_values else ())
+        )
+        return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices), levels)
     if not isinstance(dictionary, VariableWidthValues):
         raise corrupt("a dictionary of packed struct rows")
     starts = dictionary.offsets[:-1].astype(np.int64)[indices]

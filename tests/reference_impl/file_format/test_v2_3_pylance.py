@@ -36,10 +36,13 @@ from hypothesis import strategies as st
 from conformance import strategies
 from conformance.comparison import compare_tables
 from reference_impl.dataset import Dataset
+from reference_impl.file_format.footer import read_v2_metadata
+from reference_impl.storage import LocalStorage
 
 N = 2000
 BATCH_ROWS = 300
-# Small pages: every column of N rows spans several.
+# Small pages: a column of N rows spans several (pylance 14 flushes a page
+# when its writer's data cache fills; max_page_bytes alone does not split).
 PAGE_BYTES = 4096
 STRUCTURAL = "lance-encoding:structural-encoding"
 COMPRESSION = "lance-encoding:compression"
@@ -187,6 +190,18 @@ CASES: dict[str, Callable[[], pa.Table]] = {
             "wide_vector": pa.array([_vector(256) for _ in range(N // 8)] * 8, pa.list_(pa.float32(), 256)),
         }
     ),
+    "repeated fixed-size lists": lambda: pa.table(
+        {
+            # Few distinct lists with null items: 2.3 dictionary-encodes them.
+            "pairs": pa.array(
+                [[[100, 101], [200, None], None, [None, None]][i % 4] for i in range(N)], pa.list_(pa.int64(), 2)
+            ),
+            "nested": pa.array(
+                [[[[1, 2], None], None, [[3, None], [4, 5]]][i % 3] for i in range(N)],
+                pa.list_(pa.list_(pa.int16(), 2), 2),
+            ),
+        }
+    ),
     "fixed-size lists of structs": lambda: pa.table(
         {
             "pairs": pa.array(
@@ -225,7 +240,9 @@ def _batches(table: pa.Table) -> pa.RecordBatchReader:
 def _read_both(table: pa.Table, version: str, directory: str) -> tuple[pa.Table, pa.Table]:
     """Rows pylance and the reference read from ``table`` written by pylance."""
     batches = _batches(table)
-    lance.write_dataset(batches, directory, data_storage_version=version, max_page_bytes=PAGE_BYTES)
+    lance.write_dataset(
+        batches, directory, data_storage_version=version, max_page_bytes=PAGE_BYTES, data_cache_bytes=PAGE_BYTES
+    )
     return lance.dataset(directory).to_table(), Dataset.open(directory).to_table()
 
 
@@ -241,6 +258,21 @@ def _assert_same_rows(table: pa.Table, version: str, tmp_path) -> None:
 def test_the_reference_reads_pylance_2_3_row_for_row(case, structural, tmp_path):
     table = _with_metadata(CASES[case](), {STRUCTURAL: structural} if structural else {})
     _assert_same_rows(table, "2.3", tmp_path)
+
+
+@pytest.mark.parametrize("structural", [None, "sparse"])
+def test_the_cases_span_several_pages(structural, tmp_path):
+    """The cases' columns do span pages: each file of the "ints" and
+    "strings" cases has columns of more than one page, all read back."""
+    for case in ("ints", "strings"):
+        directory = tmp_path / case
+        table = _with_metadata(CASES[case](), {STRUCTURAL: structural} if structural else {})
+        theirs, ours = _read_both(table, "2.3", str(directory))
+        assert not compare_tables(theirs, ours).differences
+        for data_file in (directory / "data").glob("*.lance"):
+            metadata = read_v2_metadata(LocalStorage(str(data_file.parent)), data_file.name)
+            assert metadata.version == (2, 3)
+            assert max(len(column.pages) for column in metadata.columns) > 1
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4"])
