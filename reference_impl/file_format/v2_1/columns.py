@@ -135,11 +135,16 @@ def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:
 def _page_values(pages: list[DecodedPage], corrupt) -> DecodedValues | None:
     """The values of all pages (dictionaries resolved, null pages filled)."""
     blocks: list[DecodedValues] = []
-    template = next((_resolved(p, corrupt) for p in pages if p.values is not None), None)
+    stored = [p for p in pages if p.values is not None]
+    # A page of fixed-size lists whose items are all null stores them in 0
+    # bits (.compression.constant); shaped like another page's, they join it.
+    template = next((_resolved(p, corrupt) for p in stored if not _stores_nothing(p.values)), None)
+    if template is None:
+        template = next((_resolved(p, corrupt) for p in stored), None)
     if template is None:
         return None
     for page in pages:
-        if page.values is None:
+        if page.values is None or (_stores_nothing(page.values) and not _stores_nothing(template)):
             blocks.append(_placeholder(template, page.num_visible, corrupt))
         else:
             blocks.append(_resolved(page, corrupt))
@@ -147,6 +152,11 @@ def _page_values(pages: list[DecodedPage], corrupt) -> DecodedValues | None:
         return concat_values(blocks)
     except ValueError as exc:
         raise corrupt(str(exc)) from None
+
+
+def _stores_nothing(values: DecodedValues | None) -> bool:
+    """Fixed-size list items of 0 bits: all null, stored nowhere."""
+    return isinstance(values, FixedWidthValues) and values.bits_per_value == 0 and bool(values.list_validity)
 
 
 def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:

@@ -228,20 +228,22 @@ def _with_metadata(table: pa.Table, metadata: dict[str, str]) -> pa.Table:
     return pa.Table.from_arrays(table.columns, schema=pa.schema(fields))
 
 
-def _batches(table: pa.Table) -> pa.RecordBatchReader:
+def _batches(table: pa.Table, rows: int = BATCH_ROWS) -> pa.RecordBatchReader:
     """``table`` in batches of :data:`BATCH_ROWS` rows, each a copy: pylance
     14 panics writing a struct of structs, or a fixed-size list of structs,
     that is a slice (docs/spec-discrepancies.md, "File format 2.3", item 6)."""
-    indices = pa.array(np.arange(BATCH_ROWS))
-    copies = [batch.take(indices[: batch.num_rows]) for batch in table.to_batches(max_chunksize=BATCH_ROWS)]
+    indices = pa.array(np.arange(rows))
+    copies = [batch.take(indices[: batch.num_rows]) for batch in table.to_batches(max_chunksize=rows)]
     return pa.RecordBatchReader.from_batches(table.schema, copies)
 
 
-def _read_both(table: pa.Table, version: str, directory: str) -> tuple[pa.Table, pa.Table]:
+def _read_both(
+    table: pa.Table, version: str, directory: str, rows: int = BATCH_ROWS, page_bytes: int = PAGE_BYTES
+) -> tuple[pa.Table, pa.Table]:
     """Rows pylance and the reference read from ``table`` written by pylance."""
-    batches = _batches(table)
+    batches = _batches(table, rows)
     lance.write_dataset(
-        batches, directory, data_storage_version=version, max_page_bytes=PAGE_BYTES, data_cache_bytes=PAGE_BYTES
+        batches, directory, data_storage_version=version, max_page_bytes=page_bytes, data_cache_bytes=page_bytes
     )
     return lance.dataset(directory).to_table(), Dataset.open(directory).to_table()
 
@@ -291,6 +293,36 @@ _REFUSED = {("2.1", "maps"), ("2.1", "fixed-size lists of structs")}
 )
 def test_the_older_layouts_still_read_row_for_row(case, version, tmp_path):
     _assert_same_rows(CASES[case](), version, tmp_path)
+
+
+def _null_rows_then(last: list, dimension: int, item: pa.DataType, rows: int = 200) -> pa.Table:
+    return pa.table({"c": pa.array([None] * (rows - 1) + [last], pa.list_(item, dimension))})
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2", "2.3"])
+@pytest.mark.parametrize(
+    "table",
+    [
+        # A page of null lists only (no values, no levels) before one whose
+        # list holds a null item: the null lists stay null.
+        _null_rows_then([None], 1, pa.int64()),
+        # Pages whose items are all null (stored in 0 bits) joined with one
+        # whose items are stored.
+        pa.table(
+            {
+                "a": pa.array([None] * 102, pa.list_(pa.bool_())),
+                "b": pa.array([None] * 102, pa.list_(pa.bool_())),
+                "c": pa.array([None] * 99 + [[None, None], None, [None, False]], pa.list_(pa.bool_(), 2)),
+            }
+        ),
+    ],
+    ids=["null lists then a null item", "null items then stored items"],
+)
+def test_fixed_size_lists_read_across_pages_of_nulls(table, version, tmp_path):
+    """Found by the property with several pages: both read wrong at 2.1 and
+    2.2 before (a null list read as a list of nulls; pages that do not join)."""
+    theirs, ours = _read_both(table, version, str(tmp_path / "dataset"), rows=50, page_bytes=1024)
+    assert not compare_tables(theirs, ours).differences
 
 
 def _metadata_choices(data_type: pa.DataType) -> st.SearchStrategy[dict[str, str]]:
