@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptFileError, UnsupportedFeatureError
 from ..storage import Storage
-from ..wire import encodings_v2_0_pb2, encodings_v2_1_pb2, file2_pb2, file_pb2
+from ..wire import encodings_v2_0_pb2, encodings_v2_1_pb2, encodings_v2_3_pb2, file2_pb2, file_pb2
 
 MAGIC = b"LANC"
 VERSION_AND_MAGIC_SIZE = 8
@@ -47,14 +47,18 @@ _V2_FOOTER = struct.Struct("<QQQIIHH")
 V2_0_FOOTER_VERSION = (0, 3)
 V2_0_VERSION = (2, 0)
 # The newest file version the reference reads (the structural layouts of 2.1
-# and 2.2: file_format/v2_1/).
-NEWEST_VERSION = (2, 2)
+# and 2.2, the planar layout of 2.3 as pylance 14 writes it: file_format/v2_1/).
+NEWEST_VERSION = (2, 3)
+# The first version whose pages are planar layouts (encodings_v2_3.proto).
+PLANAR_VERSION = (2, 3)
 
 # Type names carried by the google.protobuf.Any messages of v2 files.
 ARRAY_ENCODING_TYPE = "lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_TYPE = "lance.encodings.ColumnEncoding"
 # The page encoding of 2.1+ files (encodings_v2_1.proto).
 PAGE_LAYOUT_TYPE = "lance.encodings21.PageLayout"
+# The page encoding of 2.3 files (encodings_v2_3.proto; unstable upstream).
+PLANAR_LAYOUT_TYPE = "lance.encodings23.PlanarLayout"
 # pylance writes type URLs with an empty host ("/lance.encodings.ArrayEncoding").
 TYPE_URL_PREFIX = "/"
 
@@ -479,5 +483,6 @@ def unpack_encoding(
         ARRAY_ENCODING_TYPE: encodings_v2_0_pb2.ArrayEncoding,
         COLUMN_ENCODING_TYPE: encodings_v2_0_pb2.ColumnEncoding,
         PAGE_LAYOUT_TYPE: encodings_v2_1_pb2.PageLayout,
+        PLANAR_LAYOUT_TYPE: encodings_v2_3_pb2.PlanarLayout,
     }[expected_type]
     return parse_message(path, message_class, wrapper.value, f"encoding of {what}")

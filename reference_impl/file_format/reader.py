@@ -52,6 +52,8 @@ from .footer import (
     COLUMN_ENCODING_TYPE,
     NEWEST_VERSION,
     PAGE_LAYOUT_TYPE,
+    PLANAR_LAYOUT_TYPE,
+    PLANAR_VERSION,
     V2_0_VERSION,
     V2Metadata,
     read_v2_metadata,
@@ -372,7 +374,8 @@ class LanceFileReader:
         self.metadata: V2Metadata = read_v2_metadata(storage, relpath)
         self.path = self.metadata.path
         # Files of 2.1 and later describe pages with the structural encodings
-        # of lance.encodings21.PageLayout: the v2_1 package reads them.
+        # of lance.encodings21.PageLayout (2.3: lance.encodings23.PlanarLayout):
+        # the v2_1 package reads them.
         self._structural: StructuralFileReader | None = None
         if self.metadata.version != V2_0_VERSION:
             major, minor = self.metadata.version
@@ -382,12 +385,13 @@ class LanceFileReader:
                     f"file format version {major}.{minor} is not supported: this reader implements 2.0 to "
                     f"{NEWEST_VERSION[0]}.{NEWEST_VERSION[1]}",
                 )
+            page_type = PLANAR_LAYOUT_TYPE if self.metadata.version >= PLANAR_VERSION else PAGE_LAYOUT_TYPE
             self._structural = StructuralFileReader(
                 self.path,
                 self.metadata.columns,
                 self.metadata.size,
                 self._page_buffers,
-                lambda encoding, what: self._unpack(encoding, PAGE_LAYOUT_TYPE, what),
+                lambda encoding, what: self._unpack(encoding, page_type, what),
                 lambda position, size: self.storage.read(self.relpath, position, size),
             )
         self.num_rows = self.metadata.num_rows

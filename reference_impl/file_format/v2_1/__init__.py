@@ -1,6 +1,7 @@
 """Lance data files of version 2.1 and later: structural encodings and
 compression (upstream ``docs/src/format/file/encoding.md``; messages in
-``protos/encodings_v2_1.proto``).
+``protos/encodings_v2_1.proto``, and for the pages of 2.3 files, unstable
+upstream, ``protos/encodings_v2_3.proto`` as pylance 14 writes them).
 
 Layers, lowest first:
 
@@ -11,8 +12,10 @@ Layers, lowest first:
   :mod:`.levels` (stored levels to u16), :mod:`.rep_def` (repetition and
   definition levels to Arrow validity and offsets);
 * one module per page layout: :mod:`.mini_block`, :mod:`.full_zip`,
-  :mod:`.all_null` (constant and all-null pages), :mod:`.blob`; dispatched
-  by :mod:`.page_layout`;
+  :mod:`.all_null` (constant and all-null pages), :mod:`.blob`; the 2.3
+  planar layout, :mod:`.planar` (dense pages mapped onto the layouts above)
+  and :mod:`.sparse` (the sparse structure, stated layer by layer instead of
+  levels); dispatched by :mod:`.page_layout`;
 * :mod:`.columns` (Arrow assembly of structs, lists, fixed-size lists,
   packed structs from leaf columns) and :mod:`.file_reader` (the entry used
   by :class:`~reference_impl.file_format.LanceFileReader`).

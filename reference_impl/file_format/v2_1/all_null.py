@@ -53,6 +53,12 @@ def decode(layout: enc.ConstantLayout, page: PageContext) -> DecodedPage:
         values = FixedWidthValues(np.tile(value, num_visible), 8 * len(value), num_visible)
     elif has_scalar_buffer:
         values = _scalar_from_buffer(page, page.buffers[0], num_visible)
+    if values is None and stored is None and layers[0] == enc.REPDEF_NULLABLE_ITEM:
+        # No value and no levels: every item is null at the innermost layer
+        # (level 1). Without it the items' own validity says valid, and a
+        # fixed-size list joined with pages that have values reads as a
+        # list of null items instead of a null list.
+        definition = np.ones(num_items, dtype=np.uint16)
     inline = bytes(layout.inline_value) if layout.HasField("inline_value") else None
     return DecodedPage(layers, rep, definition, num_items, values, num_visible, inline_value=inline)
 

@@ -54,7 +54,7 @@ class LeafColumn:
         None: every visible item is null."""
         pages = list(self.pages)
         if pa.types.is_boolean(target):
-            pages = [_inline_boolean(page, self.corrupt) for page in pages]
+            pages = [_byte_booleans(_inline_boolean(page, self.corrupt)) for page in pages]
         return _page_values(pages, self.corrupt)
 
 
@@ -72,7 +72,10 @@ def join_pages(path: str, column_index: int, pages: list[DecodedPage]) -> LeafCo
     def corrupt(problem: str) -> CorruptFileError:
         return CorruptFileError(path, f"column {column_index}: {problem}")
 
-    unraveled = [unravel(p.layers, p.rep, p.definition, p.num_items, corrupt) for p in pages]
+    unraveled = [
+        list(p.structure) if p.structure is not None else unravel(p.layers, p.rep, p.definition, p.num_items, corrupt)
+        for p in pages
+    ]
     if not pages:
         return LeafColumn([], (), 0, corrupt)
     depth = len(unraveled[0])
@@ -100,6 +103,16 @@ def _inline_boolean(page: DecodedPage, corrupt) -> DecodedPage:
     return replace(page, values=values, inline_value=None)
 
 
+def _byte_booleans(page: DecodedPage) -> DecodedPage:
+    """A boolean page whose values are one byte each, the value in bit 0, as
+    pylance 14 writes booleans in a full zip page (2.2 and 2.3), as bits."""
+    values = page.values
+    if not isinstance(values, FixedWidthValues) or values.bits_per_value != 8 or values.list_validity:
+        return page
+    bits = np.packbits(values.data[: values.num_values] & 1, bitorder="little")
+    return replace(page, values=FixedWidthValues(bits, 1, values.num_values))
+
+
 def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:
     if len(parts) == 1:
         return parts[0]
@@ -122,11 +135,16 @@ def _join_layer(parts: list[UnraveledLayer]) -> UnraveledLayer:
 def _page_values(pages: list[DecodedPage], corrupt) -> DecodedValues | None:
     """The values of all pages (dictionaries resolved, null pages filled)."""
     blocks: list[DecodedValues] = []
-    template = next((_resolved(p, corrupt) for p in pages if p.values is not None), None)
+    stored = [p for p in pages if p.values is not None]
+    # A page of fixed-size lists whose items are all null stores them in 0
+    # bits (.compression.constant); shaped like another page's, they join it.
+    template = next((_resolved(p, corrupt) for p in stored if not _stores_nothing(p.values)), None)
+    if template is None:
+        template = next((_resolved(p, corrupt) for p in stored), None)
     if template is None:
         return None
     for page in pages:
-        if page.values is None:
+        if page.values is None or (_stores_nothing(page.values) and not _stores_nothing(template)):
             blocks.append(_placeholder(template, page.num_visible, corrupt))
         else:
             blocks.append(_resolved(page, corrupt))
@@ -134,6 +152,11 @@ def _page_values(pages: list[DecodedPage], corrupt) -> DecodedValues | None:
         return concat_values(blocks)
     except ValueError as exc:
         raise corrupt(str(exc)) from None
+
+
+def _stores_nothing(values: DecodedValues | None) -> bool:
+    """Fixed-size list items of 0 bits: all null, stored nowhere."""
+    return isinstance(values, FixedWidthValues) and values.bits_per_value == 0 and bool(values.list_validity)
 
 
 def _placeholder(template: DecodedValues, count: int, corrupt) -> DecodedValues:
@@ -179,7 +202,12 @@ def _resolved(page: DecodedPage, corrupt) -> DecodedValues:
             raise corrupt("a dictionary of sub-byte values")
         width = dictionary.bits_per_value // 8
         items = dictionary.data[: dictionary.num_values * width].reshape(dictionary.num_values, width)
-        return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices))
+        # Items that are fixed-size lists carry their item validity (2.3).
+        levels = tuple(
+            None if level is None else level.reshape(dictionary.num_values, -1)[indices].reshape(-1)
+            for level in (dictionary.list_validity if dictionary.num_values else ())
+        )
+        return FixedWidthValues(items[indices].reshape(-1), dictionary.bits_per_value, len(indices), levels)
     if not isinstance(dictionary, VariableWidthValues):
         raise corrupt("a dictionary of packed struct rows")
     return _look_up(dictionary, indices)

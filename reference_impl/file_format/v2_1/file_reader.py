@@ -17,6 +17,7 @@ import pyarrow as pa
 from ...errors import CorruptFileError
 from ...schema import TOP_LEVEL_PARENT, Field
 from ...wire import encodings_v2_1_pb2 as enc
+from ...wire import encodings_v2_3_pb2 as enc23
 from ...wire import file2_pb2
 from ..read_plan import ReadPlan
 from .columns import FieldAssembler, LeafColumn, is_packed, is_structural_fsl, join_pages
@@ -24,7 +25,7 @@ from .page import PageContext
 from .page_layout import PAGE_LAYOUT_TYPE, decode_page
 
 PageBuffers = Callable[[file2_pb2.ColumnMetadata.Page], Sequence[pa.Buffer]]
-Unpack = Callable[[file2_pb2.Encoding, str], enc.PageLayout]
+Unpack = Callable[[file2_pb2.Encoding, str], enc.PageLayout | enc23.PlanarLayout]
 
 
 class StructuralFileReader:

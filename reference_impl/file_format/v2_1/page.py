@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from ...errors import CorruptFileError, UnsupportedFeatureError
 from ...wire import encodings_v2_1_pb2 as enc
 from .compression import DecompressionBudget
 from .values import DecodedValues
+
+if TYPE_CHECKING:  # rep_def imports this module
+    from .rep_def import UnraveledLayer
 
 # RepDefLayer values that describe list layers (the others are items).
 LIST_LAYERS: frozenset[int] = frozenset(
@@ -90,6 +94,10 @@ class DecodedPage:
     # but a boolean's one byte is a bitmap (bit 0), which only the field's
     # type tells apart from a one-byte integer.
     inline_value: bytes | None = None
+    # A sparse page (2.3, :mod:`.sparse`) states its Arrow structure layer
+    # by layer, outermost first, instead of levels (``rep`` and
+    # ``definition`` are then None and ``layers`` names the layer kinds).
+    structure: tuple[UnraveledLayer, ...] | None = None
 
 
 def check_layers(page: PageContext, layers: Sequence[int]) -> tuple[int, ...]:

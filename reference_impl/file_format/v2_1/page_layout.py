@@ -3,8 +3,9 @@ Encoding"; ``PageLayout`` in ``protos/encodings_v2_1.proto``).
 
 A 2.1+ page's encoding is a ``lance.encodings21.PageLayout``; each of its
 layouts has a module that decodes the page into levels and values
-(:class:`.page.DecodedPage`). A layout this reader does not know (such as
-the sparse layout of 2.3 files) raises
+(:class:`.page.DecodedPage`). The pages of 2.3 files are a
+``lance.encodings23.PlanarLayout`` instead (:mod:`.planar`). A layout this
+reader does not know raises
 :class:`~reference_impl.errors.UnsupportedFeatureError` naming it.
 """
 
@@ -13,15 +14,18 @@ from __future__ import annotations
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from ...wire import encodings_v2_1_pb2 as enc
+from ...wire import encodings_v2_3_pb2 as enc23
 from ..footer import PAGE_LAYOUT_TYPE
-from . import all_null, blob, full_zip, mini_block
+from . import all_null, blob, full_zip, mini_block, planar
 from .page import DecodedPage, PageContext
 
 __all__ = ["PAGE_LAYOUT_TYPE", "decode_page"]
 
 
-def decode_page(layout: enc.PageLayout, page: PageContext) -> DecodedPage:
+def decode_page(layout: enc.PageLayout | enc23.PlanarLayout, page: PageContext) -> DecodedPage:
     """The levels and values of one page."""
+    if isinstance(layout, enc23.PlanarLayout):
+        return planar.decode(layout, page)
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
         return mini_block.decode(layout.mini_block_layout, page)

@@ -7,13 +7,13 @@ zip page back into :class:`..values.FixedWidthValues` or
 :class:`..values.VariableWidthValues`.
 Each scheme is a module of its own with a ``decode`` function
 (:mod:`.base` says what it receives); :data:`SCHEMES` maps the proto's
-field names to them. An encoding without a module raises
-:class:`~reference_impl.errors.UnsupportedFeatureError` naming it; those
-are ``dictionary`` (pylance applies dictionaries in the mini block layout,
-never as a compressive encoding, and neither prose nor code says how its
-buffers would be laid out), ``variable_packed_struct`` (its values are a
-struct of children, which :mod:`..values` cannot hold yet), and ``range`` and
-``delta`` (added upstream after format 2.2).
+field names to them. An encoding or context without a decoder raises
+:class:`~reference_impl.errors.UnsupportedFeatureError` naming it. Written
+by pylance 14 in 2.3 files only: ``range`` and ``delta`` (added upstream
+after format 2.2, :mod:`.sequence`), ``dictionary`` in the block context
+(:mod:`.dictionary`; 2.1 and 2.2 apply dictionaries in the mini block
+layout instead), compressed children of ``rle`` (:mod:`.rle_children`) and
+compressed offsets of ``variable`` (:mod:`.encoded_offsets`).
 
 :func:`decode_chunk_values`, the other entry (called by the mini block
 layout), decodes every chunk of a mini block page: in one
@@ -32,6 +32,7 @@ from ..values import DecodedValues, concat_values
 from . import (
     byte_stream_split,
     constant,
+    dictionary,
     fixed_size_list,
     flat,
     fsst,
@@ -40,6 +41,7 @@ from . import (
     out_of_line_bitpacking,
     packed_struct,
     rle,
+    sequence,
     variable,
     variable_packed_struct,
 )
@@ -60,6 +62,9 @@ SCHEMES: dict[str, SchemeDecoder] = {
     "byte_stream_split": byte_stream_split.decode,
     "constant": constant.decode,
     "variable_packed_struct": variable_packed_struct.decode,
+    "dictionary": dictionary.decode,
+    "range": sequence.decode_range,
+    "delta": sequence.decode_delta,
 }
 
 #: The schemes that decode every chunk of a mini block page at once (general

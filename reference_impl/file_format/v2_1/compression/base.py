@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 import numpy as np
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from ....errors import CorruptFileError, UnsupportedFeatureError
 from ....wire import encodings_v2_1_pb2 as enc
@@ -103,6 +104,10 @@ class ValueDecoder:
     def decode(self, encoding: enc.CompressiveEncoding, buffers: BufferCursor, num_values: int) -> DecodedValues:
         kind = encoding.WhichOneof("compression")
         if kind is None:
+            unknown = sorted(field.field_number for field in UnknownFieldSet(encoding))
+            if unknown:
+                # A scheme newer than this reader's protos (2.3 is unstable upstream).
+                raise self.unsupported(f"compressive encoding field {unknown[0]} (a scheme this reader does not know)")
             raise self.corrupt("a compressive encoding without a scheme")
         scheme = self.schemes.get(kind)
         if scheme is None:

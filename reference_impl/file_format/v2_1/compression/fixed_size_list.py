@@ -4,12 +4,13 @@ their items (encoding.md, "Fixed Size List"; ``FixedSizeList`` in
 
 The items are decoded by the child encoding (``num_values *
 items_per_value`` of them). With ``has_validity`` the items' validity comes
-first: in a mini block chunk or a whole buffer, a bitmap of one bit per item
-(least significant bit first) in its own buffer, ahead of the child's
-buffers. In a full zip page each list is one value holding its own
-validity: per level of fixed-size list that has validity (outermost
-first), the bits of that level's items within the list, padded to whole
-bytes, then the list's items. The result is one fixed-width value per list,
+first: in a mini block chunk, a bitmap of one bit per item (least
+significant bit first) in its own buffer, ahead of the child's buffers. In
+a full zip page, and in a whole buffer of its own (the items of a 2.3
+dictionary, pylance 14), each list is one value holding its own validity:
+per level of fixed-size list that has validity (outermost first), the bits
+of that level's items within the list, padded to whole bytes, then the
+list's items. The result is one fixed-width value per list,
 of ``items_per_value`` times the item width, carrying the item validity.
 """
 
@@ -31,7 +32,11 @@ def decode(node: enc.FixedSizeList, buffers: BufferCursor, num_values: int, deco
     dimension = node.items_per_value
     if not 0 < dimension <= MAX_DIMENSION:
         raise decoder.corrupt(f"fixed-size lists of {dimension} items")
-    if decoder.context is ValueContext.FULL_ZIP and node.has_validity:
+    if node.has_validity and decoder.context is ValueContext.FULL_ZIP:
+        return _zipped_lists(node, buffers, num_values, decoder)
+    if node.has_validity and decoder.context is ValueContext.BLOCK and buffers.remaining == 1:
+        # One whole buffer (a 2.3 dictionary's items): the lists row by row,
+        # each its item validity then its items, as in a full zip page.
         return _zipped_lists(node, buffers, num_values, decoder)
     num_items = num_values * dimension
     validity = None

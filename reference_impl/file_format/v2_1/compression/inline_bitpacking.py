@@ -28,6 +28,8 @@ def decode(
     node: enc.InlineBitpacking, buffers: BufferCursor, num_values: int, decoder: ValueDecoder
 ) -> FixedWidthValues:
     type_bits = node.uncompressed_bits_per_value
+    if type_bits == 128:  # upstream's u128 bitpacking: proposed, not written by pylance 14
+        raise decoder.unsupported("inline bitpacking of 128-bit values is not supported")
     if type_bits not in (8, 16, 32, 64):
         raise decoder.corrupt(f"inline bitpacking of {type_bits}-bit values")
     if node.HasField("values"):

@@ -21,6 +21,7 @@ import numpy as np
 from ....errors import LanceFormatError
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import FixedWidthValues
+from . import rle_children
 from .base import MAX_EXPANDED_BYTES, BufferCursor, ValueContext, ValueDecoder
 from .chunks import ChunkBuffers, ChunkByChunk, ChunkCursor, first, segment_starts
 
@@ -35,15 +36,29 @@ def _flat_width(child: enc.CompressiveEncoding, what: str, decoder: ValueDecoder
 
 
 def decode(node: enc.Rle, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> FixedWidthValues:
-    value_bytes = _flat_width(node.values, "values", decoder)
-    length_bytes = _flat_width(node.run_lengths, "lengths", decoder)
+    plain = rle_children.is_plain(node.values) and rle_children.is_plain(node.run_lengths)
+    if plain:
+        value_bytes = _flat_width(node.values, "values", decoder)
+        length_bytes = _flat_width(node.run_lengths, "lengths", decoder)
     if decoder.context is ValueContext.MINI_BLOCK:
         values = buffers.take("run values")
         lengths = buffers.take("run lengths")
+    elif decoder.context is ValueContext.BLOCK and rle_children.stores_nothing(node):
+        values = lengths = np.zeros(0, np.uint8)  # 2.3: no buffer written
     elif decoder.context is ValueContext.BLOCK:
         values, lengths = _framed(buffers.take("run-length block"), decoder)
     else:
         raise decoder.unsupported(f"compressive encoding 'rle' is not supported in the {decoder.context.value} context")
+    if not plain:
+        # 2.3: children compressed further (:mod:`.rle_children`).
+        values, lengths, value_bytes, length_bytes = rle_children.runs(node, values, lengths, num_values, decoder)
+    return _expand(values, lengths, value_bytes, length_bytes, num_values, decoder)
+
+
+def _expand(
+    values: np.ndarray, lengths: np.ndarray, value_bytes: int, length_bytes: int, num_values: int, decoder: ValueDecoder
+) -> FixedWidthValues:
+    """``num_values`` values from run values and run lengths (raw bytes)."""
     if num_values == 0:
         return FixedWidthValues(np.zeros(0, np.uint8), 8 * value_bytes, 0)
     _check_expansion(num_values * value_bytes, decoder)

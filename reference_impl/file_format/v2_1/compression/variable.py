@@ -23,6 +23,7 @@ import numpy as np
 
 from ....wire import encodings_v2_1_pb2 as enc
 from ..values import VariableWidthValues
+from . import encoded_offsets
 from .base import BufferCursor, ValueContext, ValueDecoder
 from .buffer_compression import decompress
 from .chunks import ChunkByChunk, ChunkCursor, first, segment_starts
@@ -43,6 +44,8 @@ def offset_type(node: enc.Variable, decoder: ValueDecoder) -> np.dtype:
 
 
 def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: ValueDecoder) -> VariableWidthValues:
+    if decoder.context is ValueContext.MINI_BLOCK and node.offsets.WhichOneof("compression") not in ("flat", None):
+        return encoded_offsets.decode(node, buffers, num_values, decoder)  # 2.3: compressed offsets
     dtype = offset_type(node, decoder)
     if decoder.context is ValueContext.FULL_ZIP:
         if node.HasField("values"):
