@@ -23,7 +23,7 @@ The checker (:mod:`.check`) validates every version of every dataset
 (shallow, or deep when asked), compares the reference's rows and canonical
 description of each version with pylance's, and sorts what differs into
 disagreements explained by :mod:`.known` (the one place they are recorded,
-each with the slice of issue 29 fixing it or the document explaining it) and
+each with the document that explains it or the issue fixing it) and
 unexplained ones, which fail.
 
 Public API

@@ -2,9 +2,9 @@
 
 Each entry names the features it concerns, the aspect, a regular expression
 searched in the disagreement's detail, what differs in words, and where it is
-fixed or explained: an issue-29 slice (``slice <name>``: another branch is
-fixing it; remove the entry when it merges) or an item of
-``docs/spec-discrepancies.md`` (a lasting difference, with its reproducer).
+explained: an item of ``docs/spec-discrepancies.md`` (a lasting difference,
+with its reproducer), a design decision of the reference and its document, or
+an open issue whose fix is under way (remove the entry when the fix lands).
 A disagreement no entry matches is *unexplained*, and fails the zoo.
 
 An entry that matches nothing in a full zoo run is stale; the checker
@@ -44,9 +44,6 @@ class KnownDisagreement:
         )
 
 
-#: Where a fix is under way: a slice of issue 29 (its branch).
-V23 = "issue 29, slice v23"
-
 KNOWN: tuple[KnownDisagreement, ...] = (
     KnownDisagreement(
         ("blob_v2_external_outside",),
@@ -56,13 +53,6 @@ KNOWN: tuple[KnownDisagreement, ...] = (
         "pylance fetches it, the reference does not unless the caller declares that root "
         "(blob/external-outside reports it)",
         'docs/spec-discrepancies.md, "Blob v2" (external objects are read only where declared)',
-    ),
-    KnownDisagreement(
-        ("storage_2_3", "encodings_2_3"),
-        Aspect.READ,
-        r"the reference cannot read the rows: .*file format version 2\.3 is not supported",
-        "data files of file format 2.3 (pylance writes them on request) are refused by the reference",
-        V23,
     ),
     KnownDisagreement(
         ("storage_legacy",),
