@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from . import blobs, jsonb
 from .arrow_schema import schema_to_arrow
+from .blob_descriptors import is_blob_v2, nested_blob_v2_fields
 from .errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from .file_format import LanceFileReader
 from .fragments import TOMBSTONE_FIELD_ID, Fragment
@@ -54,13 +55,13 @@ def presented_schema(dataset: Dataset, *, blob_values: bool = False) -> pa.Schem
     as its descriptors (as pylance's ``to_table()``) or, with
     ``blob_values``, as ``large_binary`` values."""
     arrow_schema = arrow_schema_of(dataset)
-    nested = blobs.nested_blob_v2_fields(dataset.schema.fields)
+    nested = nested_blob_v2_fields(dataset.schema.fields)
     if nested:
         raise UnsupportedFeatureError(
             dataset.manifest_file.path, f"blob v2 field {nested[0].name!r} nested below the top level is not read"
         )
     for position, top in enumerate(dataset.schema.top_level()):
-        if blobs.is_blob_v2(top):
+        if is_blob_v2(top):
             presented = blobs.value_arrow_field(top) if blob_values else blobs.descriptor_arrow_field(top)
             arrow_schema = arrow_schema.set(position, presented)
     return arrow_schema
@@ -114,7 +115,7 @@ def fragment_table(
                 )
         reader = readers[index]
         column_indices = data_file.column_indices or list(range(len(data_file.fields)))
-        blob = blobs.is_blob_v2(top)
+        blob = is_blob_v2(top)
         # JSON values are stored as binary documents and shown as text.
         stored_field = arrow_field.with_type(jsonb.stored_type(arrow_field.type))
         part = reader.read(

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ..arrow_schema import schema_to_arrow
-from ..blobs import is_blob_v2
+from ..blob_descriptors import is_blob_v2
 from ..errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
 from ..fragment_writer import check_writable_version, dataset_data_version, write_fragments
 from ..fragments import Fragment

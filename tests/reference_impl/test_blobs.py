@@ -23,14 +23,14 @@ from conformance.drivers import reference as reference_driver
 from conformance.drivers.pylance_driver import read_table as pylance_read_table
 from conformance.mutations.topics.blobs import rewrite_descriptor
 from conformance.validator import Severity, validate
-from reference_impl.blobs import (
+from reference_impl.blob_descriptors import (
     BlobKind,
     Descriptor,
     ExternalBlobOutsideError,
     descriptor_problem,
-    descriptors_of,
     sidecar_name,
 )
+from reference_impl.blobs import descriptors_of
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from reference_impl.blobs import SIDECAR_SUFFIX, BlobKind, Descriptor, is_blob_v2, read_descriptors
+from reference_impl.blob_descriptors import SIDECAR_SUFFIX, BlobKind, Descriptor, is_blob_v2
+from reference_impl.blobs import read_descriptors
 from reference_impl.dataset import Dataset
 
 from ..bases import EXTERNAL_OBJECT

@@ -33,7 +33,7 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reference_impl.blobs import (
+from reference_impl.blob_descriptors import (
     BlobKind,
     BlobLocation,
     Descriptor,
@@ -42,9 +42,8 @@ from reference_impl.blobs import (
     is_blob_v2,
     locate,
     nested_blob_v2_fields,
-    read_descriptors,
 )
-from reference_impl.dataset import FileLocation
+from reference_impl.dataset import Dataset, FileLocation
 from reference_impl.errors import LanceFormatError, PathEscapeError
 from reference_impl.fragments import DataFile
 from reference_impl.schema import Field
@@ -53,6 +52,11 @@ from ..context import VersionView
 from ..facts.data_files import locate as locate_data_file
 from ..facts.text import listed
 from ..registry import Severity, rule
+
+# The descriptor model (reference_impl.blob_descriptors) needs no Arrow; the
+# descriptor column is read through the file reader and pyarrow, imported
+# inside _read_descriptors: a version without blob v2 fields (most datasets)
+# never needs them, and importing them is most of the validator's start-up.
 
 #: Rows named in one finding; the rest are counted.
 MAX_ROWS_NAMED = 5
@@ -114,7 +118,7 @@ def _data_file_checks(view: VersionView, fragment_id: int, data_file: DataFile, 
         return []  # the data file rules report where it is not
     # The descriptors of a data file many versions list are read once a run.
     key = ("blob-descriptors", str(location), field.id)
-    loaded = view.dataset.cached(key, read_descriptors, view.reader, data_file, field)
+    loaded = view.dataset.cached(key, _read_descriptors, view.reader, data_file, field)
     if not loaded.ok:
         message = f"{where}: the descriptors cannot be read: {loaded.error}"
         return [BlobCheck(BlobProblem.MALFORMED, message, view.at(where))]
@@ -129,6 +133,13 @@ def _data_file_checks(view: VersionView, fragment_id: int, data_file: DataFile, 
             problem, message, at = found
             grouped.setdefault((problem, f"{where}: {message}", at), []).append(row)
     return [BlobCheck(problem, message, at, tuple(rows)) for (problem, message, at), rows in grouped.items()]
+
+
+def _read_descriptors(dataset: Dataset, data_file: DataFile, field: Field) -> list[Descriptor | None]:
+    """The descriptors of ``field`` in ``data_file``, every physical row."""
+    from reference_impl.blobs import read_descriptors  # lazy: pyarrow and the reader (the note under the imports)
+
+    return read_descriptors(dataset, data_file, field)
 
 
 def _descriptor_check(
