@@ -195,6 +195,39 @@ def test_malformed_documents_are_named(document, problem):
         jsonb.render(document)
 
 
+def test_check_refuses_what_render_refuses_but_a_value_the_text_cannot_show():
+    """A date beyond the year 9999 is well formed (the page sets no range):
+    render cannot print it, check lets it pass; a malformed document
+    fails both."""
+    far_date = _scalar(jsonb.EXTENSION, b"\x10" + struct.pack(">i", 3_000_000))
+    with pytest.raises(jsonb.UnshowableValueError):
+        jsonb.render(far_date)
+    jsonb.check(far_date)
+    jsonb.check(jsonb.encode('{"a":[1,"x",null]}'))
+    with pytest.raises(jsonb.JsonbError, match="not UTF-8"):
+        jsonb.check(_scalar(jsonb.STRING, b"\xff\xfe"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_check_agrees_with_render(document):
+    """Property: check raises exactly when render raises something other
+    than a value it cannot show."""
+    try:
+        jsonb.render(document)
+        malformed = False
+    except jsonb.UnshowableValueError:
+        malformed = False
+    except jsonb.JsonbError:
+        malformed = True
+    try:
+        jsonb.check(document)
+    except jsonb.JsonbError:
+        assert malformed
+    else:
+        assert not malformed
+
+
 def test_deep_nesting_is_refused_not_overflowed():
     depth = jsonb.MAX_DEPTH + 5
     document = b"\x80\x00\x00\x00"
