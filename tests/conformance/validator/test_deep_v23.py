@@ -16,11 +16,13 @@ import pyarrow as pa
 import pytest
 
 from conformance.validator import Severity, validate
+from reference_impl import jsonb
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.storage import LocalStorage
 from tests.conformance.validator.test_deep_corruption import PylanceScanner
 
 ROWS = 3000
+_JSON = pa.field("doc", pa.large_binary(), metadata={b"ARROW:extension:name": b"lance.json"})
 #: Bytes overwritten at the start of each page buffer.
 SPAN = 64
 
@@ -42,7 +44,7 @@ def _table() -> pa.Table:
             "vector": pa.array([[float(i), 1.0, -1.0] for i in rows], pa.list_(pa.float32(), 3)),
             "blob": pa.array([bytes([i % 256]) * (i % 9) for i in rows], pa.large_binary()),
         }
-    )
+    ).append_column(_JSON, pa.array([jsonb.encode(f'{{"i":{i},"s":"v{i % 5}"}}') for i in rows], pa.large_binary()))
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +110,30 @@ def test_every_corruption_of_a_2_3_page_buffer_that_changes_pylances_scan_is_rep
             assert scanned == untouched, f"\\xff * {length} at {position} changes pylance's scan: {scanned}"
         shutil.rmtree(root)
     assert reported_and_failing, "no corruption of a page buffer made pylance's scan fail"
+
+
+@pytest.mark.parametrize(
+    "column, buffer, at, fill, problem",
+    [
+        # The items chunk 0 of the list column leaves over, in the mini
+        # block repetition index (its row counts still add up).
+        (6, -1, 8, "67fe4d72", "repetition index entry 0 is"),
+        # A delta-coded length of the large binary column's first chunk
+        # (2.3's compressed offsets), leaving its last offset short.
+        (10, 1, 57, "0b02e308851fb0", "compressed variable-width offsets end at byte"),
+    ],
+)
+def test_corruptions_the_property_found_are_reported(dataset_23, scanner, tmp_path, column, buffer, at, fill, problem):
+    """Regression cases from running the corruption property at length:
+    each makes pylance's scan fail, and deep validation names it."""
+    name = _data_file(dataset_23).name
+    page = read_v2_metadata(LocalStorage(dataset_23 / "data"), name).columns[column].pages[0]
+    position = page.buffer_offsets[buffer] + at
+    root = tmp_path / "dataset"
+    shutil.copytree(dataset_23, root)
+    data = bytearray(_data_file(root).read_bytes())
+    data[position : position + len(fill) // 2] = bytes.fromhex(fill)
+    _data_file(root).write_bytes(bytes(data))
+    assert not scanner.scan(root, 1)["ok"]
+    errors = [f.message for f in validate(root, deep=True).findings if f.severity is Severity.ERROR]
+    assert any(problem in message for message in errors), errors
