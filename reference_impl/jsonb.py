@@ -139,12 +139,13 @@ def check(document: bytes | memoryview) -> None:
     each container, reserved bits, string keys, UTF-8 strings, number and
     extension layouts). The check walks the document as :func:`render`
     does, so it costs what rendering costs: one pass over the bytes, per
-    document. A value the text form cannot show is not malformed; the rest
-    of that document goes unchecked."""
-    try:
-        _render_container(memoryview(document), 0, len(document), 0, [])
-    except UnshowableValueError:
-        return
+    document (:mod:`.jsonb_batch` checks a column at once). A value the text
+    form cannot show is not malformed."""
+    _render_container(memoryview(document), 0, len(document), 0, _Unshown())
+
+
+class _Unshown(list):
+    """Text thrown away: a value the text cannot show is passed over."""
 
 
 def _word(view: memoryview, at: int) -> int:
@@ -223,7 +224,11 @@ def _render_value(view: memoryview, word: int, at: int, depth: int, out: list[st
     elif kind == CONTAINER:
         _render_container(view, at, at + length, depth + 1, out)
     elif kind == EXTENSION:
-        out.append(json.dumps(_render_extension(bytes(body), at), ensure_ascii=False))
+        try:
+            out.append(json.dumps(_render_extension(bytes(body), at), ensure_ascii=False))
+        except UnshowableValueError:
+            if not isinstance(out, _Unshown):
+                raise
     else:
         raise JsonbError(f"the entry at byte {at} has the undefined type 0x{kind:08x}")
 
