@@ -121,6 +121,15 @@ def test_every_corruption_of_a_2_3_page_buffer_that_changes_pylances_scan_is_rep
         # A delta-coded length of the large binary column's first chunk
         # (2.3's compressed offsets), leaving its last offset short.
         (10, 1, 57, "0b02e308851fb0", "compressed variable-width offsets end at byte"),
+        # A mini block chunk header of the int32 column, leaving a value
+        # buffer larger than its one bitpacked chunk.
+        (
+            1,
+            1,
+            368,
+            "d129cb68b623d6dc6e92ff5724a7d8bb09ad4a9855004f46a8c919462004e52b1cbc88",
+            "a bitpacked chunk of 388 bytes in a buffer of 392",
+        ),
     ],
 )
 def test_corruptions_the_property_found_are_reported(dataset_23, scanner, tmp_path, column, buffer, at, fill, problem):
