@@ -117,6 +117,11 @@ class JsonbError(ValueError):
         super().__init__(problem)
 
 
+class UnshowableValueError(JsonbError):
+    """A well-formed document holding a value its text form cannot show (a
+    date outside the years 1 to 9999)."""
+
+
 # -- reading -----------------------------------------------------------------------------
 
 
@@ -126,6 +131,21 @@ def render(document: bytes) -> str:
     out: list[str] = []
     _render_container(view, 0, len(view), 0, out)
     return "".join(out)
+
+
+def check(document: bytes | memoryview) -> None:
+    """Raise :class:`JsonbError` if ``document`` is not a well-formed JSONB
+    document (the page's validation rules: kinds, counts, lengths that fill
+    each container, reserved bits, string keys, UTF-8 strings, number and
+    extension layouts). The check walks the document as :func:`render`
+    does, so it costs what rendering costs: one pass over the bytes, per
+    document (:mod:`.jsonb_batch` checks a column at once). A value the text
+    form cannot show is not malformed."""
+    _render_container(memoryview(document), 0, len(document), 0, _Unshown())
+
+
+class _Unshown(list):
+    """Text thrown away: a value the text cannot show is passed over."""
 
 
 def _word(view: memoryview, at: int) -> int:
@@ -204,7 +224,11 @@ def _render_value(view: memoryview, word: int, at: int, depth: int, out: list[st
     elif kind == CONTAINER:
         _render_container(view, at, at + length, depth + 1, out)
     elif kind == EXTENSION:
-        out.append(json.dumps(_render_extension(bytes(body), at), ensure_ascii=False))
+        try:
+            out.append(json.dumps(_render_extension(bytes(body), at), ensure_ascii=False))
+        except UnshowableValueError:
+            if not isinstance(out, _Unshown):
+                raise
     else:
         raise JsonbError(f"the entry at byte {at} has the undefined type 0x{kind:08x}")
 
@@ -280,7 +304,7 @@ def _render_extension(body: bytes, at: int) -> str:
             months, days, micros = struct.unpack(">iiq", body[1:])
             return _interval(months, days, micros)
     except OverflowError:
-        raise JsonbError(f"the date or time at byte {at} is outside the years 1 to 9999") from None
+        raise UnshowableValueError(f"the date or time at byte {at} is outside the years 1 to 9999") from None
     raise JsonbError(f"the extension value at byte {at} has tag 0x{tag:02x} and {size} bytes, which no layout has")
 
 

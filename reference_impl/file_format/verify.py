@@ -12,6 +12,12 @@ manifest says the file stores, and checks what the structure promises
   compressed frames are checked by the decoders, which raise
   :class:`~reference_impl.errors.CorruptFileError` naming ``column N page M``
   (:attr:`ProblemKind.UNDECODABLE`);
+* the values carry the logical layer their field promises: each non-null
+  value of a JSON field (``arrow.json`` / ``lance.json``) is a well-formed
+  JSONB document (upstream ``docs/src/format/table/jsonb.md``, checked by
+  :func:`reference_impl.jsonb.check`; :attr:`ProblemKind.MALFORMED_VALUE`,
+  naming the field and the row). Blob v2 descriptors are the blob rules'
+  (``conformance/validator/rules/blobs.py``);
 * the rows of each column's pages add up to the file's rows, the file's rows
   to the fragment's physical rows, and each decoded field has that many
   values (:attr:`ProblemKind.ROW_COUNT`);
@@ -39,9 +45,12 @@ from dataclasses import field as dc_field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from .. import jsonb, jsonb_batch
+from ..arrow_schema import schema_to_arrow
 from ..errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
-from ..schema import TOP_LEVEL_PARENT, Field
+from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..storage import Storage
 from .footer import LAYOUT_LEGACY, LAYOUT_V2, V2Metadata, read_footer_version
 from .footer import layout_of as footer_layout
@@ -71,6 +80,9 @@ class ProblemKind(str, enum.Enum):
     FRAGMENT_ROWS = "fragment-rows"
     #: A buffer outside the data region, or two buffers sharing bytes.
     BUFFER_LAYOUT = "buffer-layout"
+    #: A decoded value that breaks its field's logical layer (a JSON value
+    #: that is not a well-formed JSONB document).
+    MALFORMED_VALUE = "malformed-value"
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,80 @@ def _walk_nulls(array, node: Field, children, watched: set[int], rows: np.ndarra
         lengths = np.asarray(array.value_lengths().fill_null(0), dtype=np.int64)
         owners = np.repeat(np.arange(len(array)) if rows is None else rows, lengths)
         _walk_nulls(array.flatten(), kids[0], children, watched, owners, found)
+
+
+# -- the logical layer ------------------------------------------------------------------
+
+
+def _json_problems(array: pa.Array, fields: Sequence[Field]) -> list[PageProblem]:
+    """The first malformed JSONB document of each JSON field in the subtree
+    of ``fields[0]`` (``array``, as the reader decodes it: documents as
+    large binary), naming the field and the top-level row holding it."""
+    try:
+        logical = schema_to_arrow(Schema([*fields])).field(0).type
+    except LanceFormatError:
+        return []  # a type the reader could read but not name: nothing JSON in it to check
+    if not jsonb.holds_json(logical):
+        return []
+    problems: list[PageProblem] = []
+    for path, documents, rows in _json_leaves(array, logical, fields[0].name, None):
+        found = _first_malformed(documents)
+        if found is not None:
+            slot, error = found
+            row = slot if rows is None else int(rows[slot])
+            problems.append(
+                PageProblem(
+                    ProblemKind.MALFORMED_VALUE,
+                    f"field {path!r} row {row}: the value is not a well-formed JSONB document: {error.problem}",
+                )
+            )
+    return problems
+
+
+def _json_leaves(array: pa.Array, logical: pa.DataType, path: str, rows: np.ndarray | None):
+    """``(path, documents, rows)`` for each JSON field under ``logical``:
+    its documents (the slots whose ancestors all have a value) and the
+    top-level row of each (None: the slots are the rows)."""
+    if isinstance(array, pa.ExtensionArray):
+        array = array.storage
+    if jsonb.is_json(logical):
+        yield path, array, rows
+        return
+    if not jsonb.holds_json(logical):
+        return
+    if pa.types.is_struct(logical):
+        valid = np.asarray(array.is_valid()) if array.null_count else None
+        kept = rows if valid is None else (np.flatnonzero(valid) if rows is None else rows[valid])
+        for index in range(logical.num_fields):
+            child = array.field(index)
+            if valid is not None:
+                child = child.filter(pa.array(valid))
+            yield from _json_leaves(child, logical.field(index).type, f"{path}.{logical.field(index).name}", kept)
+        return
+    if pa.types.is_map(logical):
+        items: pa.DataType = pa.struct([logical.key_field, logical.item_field])
+    else:  # a list, large list or fixed-size list
+        items = logical.value_type
+    # flatten() keeps only the items of lists that have a value; each item
+    # belongs to the row of its list.
+    lengths = np.asarray(pc.list_value_length(array).fill_null(0), dtype=np.int64)
+    owners = np.repeat(np.arange(len(array)) if rows is None else rows, lengths)
+    yield from _json_leaves(array.flatten(), items, f"{path}[]", owners)
+
+
+def _first_malformed(documents: pa.Array) -> tuple[int, jsonb.JsonbError] | None:
+    """The slot and problem of the first malformed document: every
+    document is checked at once (:func:`reference_impl.jsonb_batch.malformed`),
+    the first one refused again alone, for the words of its problem."""
+    bad = np.flatnonzero(jsonb_batch.malformed(documents))
+    if not len(bad):
+        return None
+    slot = int(bad[0])
+    try:
+        jsonb.check(documents[slot].as_py())
+    except jsonb.JsonbError as exc:
+        return slot, exc
+    return slot, jsonb.JsonbError("the document breaks the JSONB layout")
 
 
 # -- the structure ----------------------------------------------------------------------
@@ -367,6 +453,7 @@ def verify_data_file(
                     f"{reader.num_rows} rows",
                 )
             )
+        problems.extend(_json_problems(array, fields))
         wanted = [f.id for f in fields if f.id in watched]
         if wanted:
             children: dict[int, list[Field]] = {}

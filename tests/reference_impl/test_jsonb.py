@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_impl import jsonb
+from reference_impl import jsonb, jsonb_batch
 from reference_impl.dataset import Dataset
 from reference_impl.errors import CorruptFileError
 
@@ -195,6 +195,39 @@ def test_malformed_documents_are_named(document, problem):
         jsonb.render(document)
 
 
+def test_check_refuses_what_render_refuses_but_a_value_the_text_cannot_show():
+    """A date beyond the year 9999 is well formed (the page sets no range):
+    render cannot print it, check lets it pass; a malformed document
+    fails both."""
+    far_date = _scalar(jsonb.EXTENSION, b"\x10" + struct.pack(">i", 3_000_000))
+    with pytest.raises(jsonb.UnshowableValueError):
+        jsonb.render(far_date)
+    jsonb.check(far_date)
+    jsonb.check(jsonb.encode('{"a":[1,"x",null]}'))
+    with pytest.raises(jsonb.JsonbError, match="not UTF-8"):
+        jsonb.check(_scalar(jsonb.STRING, b"\xff\xfe"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_check_agrees_with_render(document):
+    """Property: check raises exactly when render raises something other
+    than a value it cannot show."""
+    try:
+        jsonb.render(document)
+        malformed = False
+    except jsonb.UnshowableValueError:
+        malformed = False
+    except jsonb.JsonbError:
+        malformed = True
+    try:
+        jsonb.check(document)
+    except jsonb.JsonbError:
+        assert malformed
+    else:
+        assert not malformed
+
+
 def test_deep_nesting_is_refused_not_overflowed():
     depth = jsonb.MAX_DEPTH + 5
     document = b"\x80\x00\x00\x00"
@@ -246,3 +279,60 @@ def test_encoding_then_rendering_keeps_the_value(value):
         return True
 
     assert keys_in_order(json.loads(text, object_pairs_hook=dict))
+
+
+_DOCUMENTS = _JSON_VALUES.map(lambda value: jsonb.encode(json.dumps(value)))
+
+
+def _mutated_documents():
+    """Documents of JSON values with a few bytes changed, and any bytes."""
+
+    @st.composite
+    def mutated(draw):
+        document = bytearray(draw(_DOCUMENTS))
+        for _ in range(draw(st.integers(0, 3))):
+            if document:
+                document[draw(st.integers(0, len(document) - 1))] = draw(st.integers(0, 255))
+        if draw(st.booleans()) and document:
+            del document[draw(st.integers(0, len(document) - 1)) :]
+        return bytes(document)
+
+    return mutated() | st.binary(max_size=48)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | _DOCUMENTS | st.binary(max_size=48), max_size=6))
+def test_the_batch_check_agrees_with_check_document_by_document(documents):
+    """Property: jsonb_batch.malformed marks exactly the slots check refuses."""
+    _agree(documents)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_mutated_documents(), min_size=1, max_size=4))
+def test_the_batch_check_agrees_on_damaged_documents(documents):
+    """Property: as above, on documents with a few bytes changed or cut."""
+    _agree(documents)
+
+
+def _agree(documents):
+    def refused(document):
+        try:
+            jsonb.check(document)
+        except jsonb.JsonbError:
+            return True
+        return False
+
+    expected = [document is not None and refused(document) for document in documents]
+    array = pa.array(documents, pa.large_binary())
+    assert jsonb_batch.malformed(array).tolist() == expected
+    assert jsonb_batch.malformed(array.slice(1)).tolist() == expected[1:]
+
+
+def test_the_batch_check_bounds_nesting():
+    document = b"\x80\x00\x00\x00"
+    for _ in range(jsonb.MAX_DEPTH + 5):
+        document = struct.pack(">II", 0x80000001, jsonb.CONTAINER | len(document)) + document
+    assert jsonb_batch.malformed(pa.array([document, b"\x80\x00\x00\x00"], pa.large_binary())).tolist() == [
+        True,
+        False,
+    ]

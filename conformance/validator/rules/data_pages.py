@@ -60,7 +60,9 @@ def _problems(view: VersionView, batch: NewFragments, kinds: tuple[str, ...]):
     deep=True,
 )
 def _decodes(view: VersionView, batch: NewFragments):
-    yield from _problems(view, batch, ("undecodable",))
+    # A value that breaks its field's logical layer (a malformed JSONB
+    # document) is a page that does not decode as its field says.
+    yield from _problems(view, batch, ("undecodable", "malformed-value"))
 
 
 @fragment_rule(

@@ -19,7 +19,8 @@ to 8 bytes.
 
 The repetition index holds ``depth + 1`` u64 per chunk: the rows that
 finish in the chunk, then the items left over after the last of them; this
-reader checks that its row counts add up to the page's rows.
+reader checks that its row counts add up to the page's rows and, at depth
+1, that both words agree with the chunk's repetition levels.
 
 The chunks of a page share its encodings, so they are decoded together:
 every chunk header is read at once as one structured record per chunk,
@@ -33,6 +34,7 @@ values).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +43,7 @@ from ...wire import encodings_v2_1_pb2 as enc
 from .compression import ChunkBuffers, ValueContext, decode_chunk_values, decode_values
 from .compression.chunks import first
 from .levels import decode_chunk_levels
-from .page import DecodedPage, PageContext, check_layers, count_visible
+from .page import LIST_LAYERS, DecodedPage, PageContext, check_layers, count_visible
 from .values import DecodedValues
 
 ALIGNMENT = 8
@@ -92,7 +94,7 @@ def decode(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedPage:
     if layout.HasField("dictionary"):
         dictionary = _dictionary(layout, page)
     if layout.repetition_index_depth > 0:
-        _check_repetition_index(layout, page, len(words))
+        _check_repetition_index(layout, page, len(words), rep_levels, chunks.num_levels, layers)
     return DecodedPage(layers, rep_levels, def_levels, num_items, values, num_visible, dictionary)
 
 
@@ -176,13 +178,52 @@ def _dictionary(layout: enc.MiniBlockLayout, page: PageContext) -> DecodedValues
     )
 
 
-def _check_repetition_index(layout: enc.MiniBlockLayout, page: PageContext, num_chunks: int) -> None:
+def _check_repetition_index(
+    layout: enc.MiniBlockLayout,
+    page: PageContext,
+    num_chunks: int,
+    rep_levels: np.ndarray | None,
+    num_levels: np.ndarray,
+    layers: Sequence[int],
+) -> None:
     index = page.buffer(len(page.buffers) - 1, "the repetition index")
     stride = layout.repetition_index_depth + 1
     if layout.repetition_index_depth > 16 or len(index) != 8 * stride * num_chunks:
         raise page.corrupt(
             f"a repetition index of {len(index)} bytes for {num_chunks} chunks of depth {layout.repetition_index_depth}"
         )
-    rows = np.frombuffer(index, dtype="<u8").reshape(num_chunks, stride)[:, 0]
+    entries = np.frombuffer(index, dtype="<u8").reshape(num_chunks, stride)
+    rows = entries[:, 0]
     if num_chunks and int(rows.sum(dtype=np.uint64)) != page.num_rows:
         raise page.corrupt(f"the repetition index counts {int(rows.sum())} rows, the page has {page.num_rows}")
+    if stride == 2 and rep_levels is not None and len(rep_levels) == int(num_levels.sum()):
+        _check_index_against_levels(entries, page, rep_levels, num_levels, layers)
+
+
+def _check_index_against_levels(
+    entries: np.ndarray, page: PageContext, rep_levels: np.ndarray, num_levels: np.ndarray, layers: Sequence[int]
+) -> None:
+    """A depth-1 index against the chunks' repetition levels: per chunk,
+    the rows whose last level is in it, then the levels after the last of
+    them (a row that goes on in the next chunk). Readers schedule by these
+    words, so one that disagrees with the levels loses or invents rows."""
+    max_rep = sum(1 for layer in layers if layer in LIST_LAYERS)
+    starts = np.asarray(rep_levels) == max_rep
+    ends_row = np.ones(len(starts), bool)
+    ends_row[:-1] = starts[1:]  # a row ends where the next starts, the last at the page's end
+    chunk_ends = np.cumsum(num_levels)
+    chunk_of = np.repeat(np.arange(len(num_levels)), num_levels)
+    finished = np.bincount(chunk_of, weights=ends_row, minlength=len(num_levels)).astype(np.int64)
+    positions = np.where(ends_row, np.arange(len(starts)), -1)
+    last_end = np.full(len(num_levels), -1, np.int64)
+    np.maximum.at(last_end, chunk_of, positions)
+    chunk_starts = chunk_ends - num_levels
+    after = np.where(last_end >= 0, chunk_ends - last_end - 1, chunk_ends - chunk_starts)
+    stored = entries.astype(np.int64)
+    bad = np.flatnonzero((stored[:, 0] != finished) | (stored[:, 1] != after))
+    if len(bad):
+        chunk = int(bad[0])
+        raise page.corrupt(
+            f"repetition index entry {chunk} is ({int(entries[chunk, 0])}, {int(entries[chunk, 1])}), but the "
+            f"chunk's levels finish {int(finished[chunk])} rows and leave {int(after[chunk])} items over"
+        )

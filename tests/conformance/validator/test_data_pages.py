@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import lance
+import pyarrow as pa
 import pytest
 
 from conformance.cli import main
@@ -16,6 +18,7 @@ from conformance.fixtures import default_corpus
 from conformance.mutations import all_mutations, copy_dataset
 from conformance.validator import Severity, validate
 from conformance.validator.ruleset import all_rules
+from reference_impl import jsonb
 from reference_impl.dataset import Dataset
 from reference_impl.file_format.verify import ProblemKind, verify_data_file
 
@@ -40,7 +43,7 @@ def _verify(root, version: int | None = None, watched=()):
 
 
 @pytest.mark.parametrize(
-    "case", ["pylance-encodings-2-2", "pylance-encodings-2-1", "pylance-types", "ref-types-nested"]
+    "case", ["pylance-encodings-2-2", "pylance-encodings-2-1", "pylance-types", "ref-types-nested", "ref-types-json"]
 )
 def test_a_well_formed_file_has_no_problem_and_nothing_unchecked(case):
     found = _verify(CASES / case / "dataset")
@@ -63,6 +66,54 @@ def test_a_corrupt_page_is_a_problem_naming_its_column_and_page(tmp_path):
     undecodable = [p for p in found.problems if p.kind is ProblemKind.UNDECODABLE]
     assert undecodable and all(p.column is not None and p.page is not None for p in undecodable)
     assert undecodable[0].message.startswith(f"column {undecodable[0].column} page {undecodable[0].page}:")
+
+
+_JSON_FIELD = pa.field("j", pa.large_binary(), metadata={b"ARROW:extension:name": b"lance.json"})
+_MARKER = b"marker-0123456789"
+
+
+def _json_dataset(path, version: str):
+    """pylance's dataset of JSON documents, top-level and in a struct and a
+    list; the document of row 2 holds :data:`_MARKER` in each."""
+    texts = ['{"a":1}', '[1,2.5,"x",null]', f'{{"k":"{_MARKER.decode()}"}}', '"s"']
+    documents = [jsonb.encode(text) for text in texts] + [None]
+    schema = pa.schema(
+        [
+            _JSON_FIELD.with_name("doc"),
+            pa.field("s", pa.struct([_JSON_FIELD])),
+            pa.field("l", pa.list_(_JSON_FIELD)),
+        ]
+    )
+    table = pa.table(
+        [
+            pa.array(documents, pa.large_binary()),
+            pa.array([{"j": d} for d in documents], schema.field("s").type),  # 2.0 has no struct nulls
+            pa.array([None if d is None else [d] for d in documents], schema.field("l").type),
+        ],
+        schema=schema,
+    )
+    lance.write_dataset(table, path, data_storage_version=version)
+    return path
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
+def test_a_json_value_that_is_not_a_jsonb_document_is_a_problem_naming_field_and_row(tmp_path, version):
+    root = _json_dataset(tmp_path / "ds", version)
+    assert _verify(root).well_formed
+    path = next((root / "data").glob("*.lance"))
+    data = path.read_bytes()
+    assert data.count(_MARKER) == 3  # stored as is: one document per field
+    # The string's first bytes become bytes no UTF-8 text starts with.
+    path.write_bytes(data.replace(_MARKER, b"\xff\xfe" + _MARKER[2:]))
+    malformed = [p for p in _verify(root).problems if p.kind is ProblemKind.MALFORMED_VALUE]
+    assert sorted(p.message.split(":")[0] for p in malformed) == [
+        "field 'doc' row 2",
+        "field 'l[]' row 2",
+        "field 's.j' row 2",
+    ]
+    assert all("not UTF-8" in p.message for p in malformed)
+    findings = [f for f in validate(root, deep=True).findings if f.severity is Severity.ERROR]
+    assert {f.rule for f in findings} == {"data-page/decodes"} and len(findings) == 3
 
 
 def test_the_deep_rules_run_only_when_asked():

@@ -35,4 +35,10 @@ def decode(node: enc.Variable, buffers: BufferCursor, num_values: int, decoder: 
         data = decompress(node.values, data, decoder, "variable-width values")
     if len(offsets) != num_values + 1 or np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(data):
         raise decoder.corrupt("compressed variable-width offsets decrease or run past their bytes")
+    # The chunk gives the bytes' size, and the values fill it: a last offset
+    # short of it means lost lengths (pylance refuses such a chunk).
+    if int(offsets[-1]) != len(data):
+        raise decoder.corrupt(
+            f"compressed variable-width offsets end at byte {int(offsets[-1])} of {len(data)} bytes of values"
+        )
     return VariableWidthValues(offsets.astype(offsets.dtype.newbyteorder("="), copy=False), data)

@@ -57,6 +57,8 @@ def decode(
             raise decoder.corrupt("a bitpacked chunk runs past its buffer")
         chunks.append(unpack_chunk(packed, width, type_bits))
         position += 1 + size
+    if decoder.context is ValueContext.MINI_BLOCK and num_chunks and position * word_type.itemsize != len(data):
+        raise decoder.corrupt(f"a bitpacked chunk of {position * word_type.itemsize} bytes in a buffer of {len(data)}")
     values = np.concatenate(chunks)[:num_values] if chunks else np.zeros(0, np.uint64)
     data_out = values.astype(word_type).view(np.uint8)
     return FixedWidthValues(data_out, type_bits, num_values)
@@ -113,6 +115,15 @@ def decode_chunks(
         widths[pack_base[active] + index] = width
         word_starts[pack_base[active] + index] = position[active] + 1
         position[active] += 1 + size
+    if decoder.context is ValueContext.MINI_BLOCK:
+        # The chunk gives the buffer's size, and its one bitpacked chunk fills it.
+        loose = first((packs > 0) & (position * word_type.itemsize != chunks.sizes))
+        if loose is not None:
+            raise decoder.corrupt_chunk(
+                loose,
+                f"a bitpacked chunk of {position[loose] * word_type.itemsize} bytes in a buffer of "
+                f"{chunks.sizes[loose]}",
+            )
     pack_chunk = np.repeat(np.arange(len(chunks)), packs)
     unpacked = np.zeros((len(widths), CHUNK_VALUES), dtype=word_type)
     for width in np.unique(widths[widths > 0]).tolist():
