@@ -226,6 +226,10 @@ def field_kind(view: VersionView):
 
 _ENCODING_PREFIX = "lance-encoding:"
 _COMPRESSION_SCHEMES = ("lz4", "zstd", "none", "fsst")
+#: miniblock and fullzip from the table format page; sparse from the file
+#: format's encoding page, which names it as the one that requires file
+#: version 2.3 (pylance 14 writes it there: fixtures/cases/pylance-format-2-3).
+_STRUCTURAL_ENCODINGS = ("miniblock", "fullzip", "sparse")
 
 
 def _integer(text: str) -> int | None:
@@ -249,8 +253,8 @@ def _encoding_problem(key: str, text: str, metadata: dict[str, bytes]) -> str | 
         if lowered not in ("true", "false"):
             return f"{text!r} is neither true nor false"
     elif name == "structural-encoding":
-        if lowered not in ("miniblock", "fullzip"):
-            return f"{text!r} is neither miniblock nor fullzip"
+        if lowered not in _STRUCTURAL_ENCODINGS:
+            return f"{text!r} is not {', '.join(_STRUCTURAL_ENCODINGS[:-1])} or {_STRUCTURAL_ENCODINGS[-1]}"
     elif name == "bss":
         if lowered not in ("off", "on", "auto"):
             return f"{text!r} is not off, on or auto"

@@ -83,7 +83,7 @@ def test_a_version_that_is_not_semantic_is_left_alone(plain):
         ({"lance-encoding:compression": b"zstd", "lance-encoding:compression-level": b"99"}, "from 1 to 22"),
         ({"lance-encoding:compression-level": b"high"}, "not an integer"),
         ({"lance-encoding:compression": b"brotli"}, "not a documented compression scheme"),
-        ({"lance-encoding:structural-encoding": b"whatever"}, "neither miniblock nor fullzip"),
+        ({"lance-encoding:structural-encoding": b"whatever"}, "not miniblock, fullzip or sparse"),
         ({"lance-encoding:packed": b"banana"}, "neither true nor false"),
         ({"lance-encoding:blob": b"yes"}, "neither true nor false"),
         ({"lance-encoding:bss": b"sometimes"}, "not off, on or auto"),
@@ -113,6 +113,17 @@ def test_documented_encoding_values_pass(plain):
                 "lance-encoding:future-knob": b"anything",
             }
         )
+
+    _edit_latest(plain, edit)
+    assert not _messages(plain, "schema/encoding-metadata")
+
+
+def test_the_sparse_structural_encoding_of_2_3_passes(plain):
+    """The encoding page documents ``sparse`` (file version 2.3) beside the
+    table format page's miniblock and fullzip."""
+
+    def edit(manifest_file):
+        manifest_file.manifest.schema.fields[1].metadata.update({"lance-encoding:structural-encoding": b"sparse"})
 
     _edit_latest(plain, edit)
     assert not _messages(plain, "schema/encoding-metadata")

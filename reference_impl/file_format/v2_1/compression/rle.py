@@ -9,6 +9,8 @@ the runs are expanded until ``num_values`` values are out. In a whole page
 buffer (block context, such as the levels of a 2.2 constant page) the two
 are framed in one buffer: the size of the run values in bytes (u64), the
 run values, the run lengths; the prose leaves this frame to the code.
+A block's runs must add up to exactly its values (pylance 14 refuses
+anything else); a chunk's runs are cut where its values end.
 
 The runs of every chunk of a mini block page expand together, with one
 ``np.repeat`` (:func:`decode_chunks`).
@@ -52,7 +54,27 @@ def decode(node: enc.Rle, buffers: BufferCursor, num_values: int, decoder: Value
     if not plain:
         # 2.3: children compressed further (:mod:`.rle_children`).
         values, lengths, value_bytes, length_bytes = rle_children.runs(node, values, lengths, num_values, decoder)
+    if decoder.context is ValueContext.BLOCK and num_values and not rle_children.stores_nothing(node):
+        # (Runs stored nowhere are as many as it takes to cover the values.)
+        _check_block_total(lengths, length_bytes, num_values, decoder)
     return _expand(values, lengths, value_bytes, length_bytes, num_values, decoder)
+
+
+def _check_block_total(lengths: np.ndarray, length_bytes: int, num_values: int, decoder: ValueDecoder) -> None:
+    """A block's runs hold exactly its values: pylance 14 refuses a block
+    whose run lengths add up to another count ("RLE run lengths sum to N,
+    expected M"), where cutting the runs would read damaged lengths as
+    valid ones (for the levels of a mini block chunk, framed as a block, it
+    says "miniblock payload proves N levels but the header declared M").
+    Runs of values in a mini block chunk are cut at the chunk's count."""
+    if len(lengths) % length_bytes:
+        return  # not whole lengths: :func:`_expand` reports it
+    stored = lengths.view(f"<u{length_bytes}")
+    # Capped first so that a huge stored length cannot wrap the sum around.
+    total = int(np.minimum(stored.astype(np.uint64), num_values + 1).astype(np.int64).sum())
+    if total != num_values:
+        shown = f"more than {num_values}" if total > num_values else str(total)
+        raise decoder.corrupt(f"run lengths add up to {shown} values, not the block's {num_values}")
 
 
 def _expand(
@@ -141,6 +163,14 @@ def decode_chunks(node: enc.Rle, buffers: ChunkCursor, counts: np.ndarray, decod
     short = first(totals < counts)
     if short is not None:
         raise decoder.corrupt_chunk(short, f"runs of {totals[short]} values for {counts[short]}")
+    if decoder.context is ValueContext.BLOCK:
+        # Blocks hold exactly their values (:func:`_check_block_total`).
+        capped = np.minimum(stored.astype(np.uint64), (counts[chunk_of_run] + 1).astype(np.uint64)).astype(np.int64)
+        sums = np.zeros(len(capped) + 1, dtype=np.int64)
+        np.cumsum(capped, out=sums[1:])
+        over = first(used & (sums[first_run + runs] - sums[first_run] != counts))
+        if over is not None:
+            raise decoder.corrupt_chunk(over, f"run lengths add up to more than the block's {counts[over]} values")
     # Runs past each chunk's values are cut, like pylance's reader does.
     kept = np.clip(counts[chunk_of_run] - before, 0, run_lengths)
     rows = values.part(0, runs * value_bytes).joined().reshape(-1, value_bytes)

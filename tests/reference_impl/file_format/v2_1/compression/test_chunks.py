@@ -114,7 +114,9 @@ def pages(draw):
         encoding = enc.CompressiveEncoding(rle=enc.Rle(values=flat(8 * width), run_lengths=flat(8)))
         for count in counts:
             runs = []
-            left = count + int(rng.integers(0, 5))
+            # Runs of a mini block chunk's values may run past its count
+            # (they are cut); a block's runs hold exactly its values.
+            left = count + (0 if context is BLOCK else int(rng.integers(0, 5)))
             while left > 0:
                 runs.append(min(int(rng.integers(1, 256)), left))
                 left -= runs[-1]
