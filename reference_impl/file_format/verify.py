@@ -37,11 +37,8 @@ read raises the reader's format error, which the footer rules report).
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dc_field
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +52,7 @@ from ..storage import Storage
 from .footer import LAYOUT_LEGACY, LAYOUT_V2, V2Metadata, read_footer_version
 from .footer import layout_of as footer_layout
 from .reader import LanceFileReader
+from .verification import FileVerification, PageProblem, ProblemKind, UncheckedData
 
 #: Buffer problems reported per file at most (a shifted table breaks every
 #: buffer after it; the first few say what happened).
@@ -67,65 +65,6 @@ _FIXED_SIZE_LIST = "fixed_size_list:"
 #: Failures of Arrow or numpy on bytes the decoders let through: a corrupt
 #: page all the same, reported with the reader's words.
 _DECODER_SLIPS = (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, RecursionError)
-
-
-class ProblemKind(str, enum.Enum):
-    """What a problem of a data file is about (one validator rule each)."""
-
-    #: A page or column the reader cannot decode.
-    UNDECODABLE = "undecodable"
-    #: Rows of pages, columns and the file that do not add up.
-    ROW_COUNT = "row-count"
-    #: The file's rows differ from its fragment's physical rows.
-    FRAGMENT_ROWS = "fragment-rows"
-    #: A buffer outside the data region, or two buffers sharing bytes.
-    BUFFER_LAYOUT = "buffer-layout"
-    #: A decoded value that breaks its field's logical layer (a JSON value
-    #: that is not a well-formed JSONB document).
-    MALFORMED_VALUE = "malformed-value"
-
-
-@dataclass(frozen=True)
-class PageProblem:
-    """One thing wrong in a data file; ``column`` and ``page`` locate it when known."""
-
-    kind: ProblemKind
-    message: str
-    column: int | None = None
-    page: int | None = None
-
-    @property
-    def where(self) -> str:
-        """``column N page M``, ``column N`` or ``""``."""
-        if self.column is None:
-            return ""
-        return f"column {self.column}" + ("" if self.page is None else f" page {self.page}")
-
-
-@dataclass(frozen=True)
-class UncheckedData:
-    """Data the reference reader cannot decode, so nothing was checked in it:
-    ``encoding`` names what it lacks (a file version, a layout, an encoding)."""
-
-    encoding: str
-    column: int | None = None
-    page: int | None = None
-
-
-@dataclass(frozen=True)
-class FileVerification:
-    """What :func:`verify_data_file` found in one file."""
-
-    path: str
-    problems: tuple[PageProblem, ...] = ()
-    unchecked: tuple[UncheckedData, ...] = ()
-    #: For each watched field with nulls: the top-level row of each null
-    #: (a row repeats once per null under it, in lists).
-    null_rows: dict[int, np.ndarray] = dc_field(default_factory=dict)
-
-    @property
-    def well_formed(self) -> bool:
-        return not self.problems
 
 
 def _located(error: LanceFormatError) -> tuple[int | None, int | None]:

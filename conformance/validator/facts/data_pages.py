@@ -9,7 +9,7 @@ every fragment that lists the file unchanged shares one decoding. The loads
 of a batch of new fragments go through
 :meth:`~conformance.validator.context.DatasetView.prefetch`, like the footer
 reads, and so to Spark executors in a ``--spark`` run; what comes back is the
-:class:`~reference_impl.file_format.verify.FileVerification` (problems and
+:class:`~reference_impl.file_format.verification.FileVerification` (problems and
 the rows of nulls of non-nullable fields), never the values.
 
 The rules on pages (rules/data_pages.py) and the non-nullable rule
@@ -29,7 +29,7 @@ from .data_files import FileFacts, Located, checked_file_storage
 from .schema_tree import schema_tree
 
 if TYPE_CHECKING:
-    from reference_impl.file_format.verify import FileVerification
+    from reference_impl.file_format.verification import FileVerification
 
     from .fragment_checks import NewFragments
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2, NEWEST_VERSION
+from reference_impl.file_format.verification import ProblemKind
 
 from ..context import VersionView
 from ..facts.data_files import data_file_name
@@ -33,14 +34,13 @@ from ..registry import Severity, rule
 MAX_PER_FILE = 3
 
 
-def _problems(view: VersionView, batch: NewFragments, kinds: tuple[str, ...]):
-    """``(k, message, detail, None)`` for the problems of these kinds (the
-    :class:`~reference_impl.file_format.verify.ProblemKind` values) in the
+def _problems(view: VersionView, batch: NewFragments, kinds: tuple[ProblemKind, ...]):
+    """``(k, message, detail, None)`` for the problems of these kinds in the
     batch's data files."""
     for k, fragment, detail, data_file, loaded in verified(view, batch):
         if not loaded.ok:
             continue  # the footer did not read: data-file/readable reports it
-        problems = [p for p in loaded.value.problems if p.kind.value in kinds]
+        problems = [p for p in loaded.value.problems if p.kind in kinds]
         if not problems:
             continue
         name = data_file_name(data_file)
@@ -62,7 +62,7 @@ def _problems(view: VersionView, batch: NewFragments, kinds: tuple[str, ...]):
 def _decodes(view: VersionView, batch: NewFragments):
     # A value that breaks its field's logical layer (a malformed JSONB
     # document) is a page that does not decode as its field says.
-    yield from _problems(view, batch, ("undecodable", "malformed-value"))
+    yield from _problems(view, batch, (ProblemKind.UNDECODABLE, ProblemKind.MALFORMED_VALUE))
 
 
 @fragment_rule(
@@ -76,7 +76,7 @@ def _decodes(view: VersionView, batch: NewFragments):
 def _rows(view: VersionView, batch: NewFragments):
     # A file that disagrees with its fragment's physical rows is
     # fragment/physical-rows' finding, from the footer alone.
-    yield from _problems(view, batch, ("row-count",))
+    yield from _problems(view, batch, (ProblemKind.ROW_COUNT,))
 
 
 @fragment_rule(
@@ -88,7 +88,7 @@ def _rows(view: VersionView, batch: NewFragments):
     deep=True,
 )
 def _buffers(view: VersionView, batch: NewFragments):
-    yield from _problems(view, batch, ("buffer-layout",))
+    yield from _problems(view, batch, (ProblemKind.BUFFER_LAYOUT,))
 
 
 # -- what went unchecked -----------------------------------------------------------------

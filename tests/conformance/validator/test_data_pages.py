@@ -20,7 +20,8 @@ from conformance.validator import Severity, validate
 from conformance.validator.ruleset import all_rules
 from reference_impl import jsonb
 from reference_impl.dataset import Dataset
-from reference_impl.file_format.verify import ProblemKind, verify_data_file
+from reference_impl.file_format.verification import ProblemKind
+from reference_impl.file_format.verify import verify_data_file
 
 CASES = default_corpus() / "cases"
 DEEP_RULES = {"data-page/decodes", "data-page/rows", "data-page/buffers"}
