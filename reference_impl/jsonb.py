@@ -99,10 +99,11 @@ EXT_TIMESTAMP = 0x20
 EXT_TIMESTAMP_TZ = 0x30
 EXT_INTERVAL = 0x40
 
-_INT_WIDTHS = {2: 1, 3: 2, 5: 4, 9: 8}
+#: Integer payload length -> value bytes (a tag byte precedes the value).
+INT_WIDTHS = {2: 1, 3: 2, 5: 4, 9: 8}
 #: Decimal payload length -> (coefficient bytes, whether a precision byte
 #: precedes the scale: the historical 128- and 256-bit layouts).
-_DECIMAL_LAYOUTS = {10: (8, False), 18: (16, False), 34: (32, False), 19: (16, True), 35: (32, True)}
+DECIMAL_LAYOUTS = {10: (8, False), 18: (16, False), 34: (32, False), 19: (16, True), 35: (32, True)}
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 _MICROS_PER_SECOND = 1_000_000
@@ -241,12 +242,12 @@ def _render_number(body: bytes, at: int) -> str:
         return "0"
     if tag in (NUMBER_NAN, NUMBER_INF, NUMBER_NEG_INF) and size == 1:
         return "null"
-    if tag in (NUMBER_INT, NUMBER_UINT) and size in _INT_WIDTHS:
+    if tag in (NUMBER_INT, NUMBER_UINT) and size in INT_WIDTHS:
         return str(int.from_bytes(body[1:], "big", signed=tag == NUMBER_INT))
     if tag == NUMBER_FLOAT and size == 9:
         return render_float(struct.unpack(">d", body[1:])[0])
-    if tag == NUMBER_DECIMAL and size in _DECIMAL_LAYOUTS:
-        width, _ = _DECIMAL_LAYOUTS[size]
+    if tag == NUMBER_DECIMAL and size in DECIMAL_LAYOUTS:
+        width, _ = DECIMAL_LAYOUTS[size]
         coefficient = int.from_bytes(body[1 : 1 + width], "big", signed=True)
         scale = body[-1]  # a historical layout's precision byte comes before it and means nothing here
         # As Lance renders a decimal: both parts in binary64, then divided.

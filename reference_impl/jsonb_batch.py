@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from . import jsonb
 
-_INT_SIZES = np.array(sorted(jsonb._INT_WIDTHS), np.int64)
-_DECIMAL_SIZES = np.array(sorted(jsonb._DECIMAL_LAYOUTS), np.int64)
+_INT_SIZES = np.array(sorted(jsonb.INT_WIDTHS), np.int64)
+_DECIMAL_SIZES = np.array(sorted(jsonb.DECIMAL_LAYOUTS), np.int64)
 
 
 def malformed(documents: pa.Array) -> np.ndarray:
