@@ -37,7 +37,7 @@ Public API
 """
 
 from .catalog import FEATURES, build_feature, build_zoo, cheap_features
-from .check import FeatureCheck, ZooCheck, check_feature, check_zoo, deep_validation_offered
+from .check import FeatureCheck, ZooCheck, check_feature, check_zoo
 from .disagreements import Aspect, Disagreement
 from .known import KNOWN, KnownDisagreement
 from .model import Feature, FeatureUnavailable, ZooBuildError
@@ -58,5 +58,4 @@ __all__ = [
     "cheap_features",
     "check_feature",
     "check_zoo",
-    "deep_validation_offered",
 ]

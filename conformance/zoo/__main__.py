@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..exit_codes import ExitCode
 from .catalog import FEATURES, UnknownFeatureError, build_zoo, read_record
-from .check import DeepValidationUnavailable, NotBuiltError, ZooCheck, check_zoo
+from .check import NotBuiltError, ZooCheck, check_zoo
 from .known import stale_entries
 
 
@@ -68,7 +68,7 @@ def _check(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     try:
         result = check_zoo(args.directory, names=args.features or None, deep=args.deep)
-    except (DeepValidationUnavailable, NotBuiltError) as exc:
+    except NotBuiltError as exc:
         print(str(exc), file=sys.stderr)
         return ExitCode.USAGE
     _print(result, whole=not args.features, deep=args.deep)

@@ -8,7 +8,6 @@ found by :func:`datasets_of`."""
 
 from __future__ import annotations
 
-import inspect
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,17 +26,8 @@ from .known import KNOWN, KnownDisagreement, explanation
 VERSIONS_DIR = "_versions"
 
 
-class DeepValidationUnavailable(RuntimeError):
-    """Deep validation was asked for but the validator has no deep mode."""
-
-
 class NotBuiltError(LookupError):
     """A feature to check that the zoo's record does not list as built."""
-
-
-def deep_validation_offered() -> bool:
-    """Whether the validator's engine takes a ``deep`` flag."""
-    return "deep" in inspect.signature(validate).parameters
 
 
 @dataclass
@@ -94,8 +84,6 @@ def check_feature(
 ) -> FeatureCheck:
     """Check every dataset feature ``name`` wrote under ``root``."""
     known = tuple(known)
-    if deep and not deep_validation_offered():
-        raise DeepValidationUnavailable("the validator has no deep mode (validate(..., deep=True)) in this checkout")
     result = FeatureCheck(name)
     for path in datasets_of(Path(root), name):
         relative = str(path.relative_to(root))
@@ -115,10 +103,8 @@ def _check_dataset(
 ) -> int:
     """Check one dataset; return how many versions were compared."""
     pylance = _pylance()
-    # Passed only when asked: the engine takes `deep` once validate --deep is merged.
-    options: dict[str, Any] = {"deep": True} if deep else {}
     try:
-        report = validate(path, all_versions=True, **options)
+        report = validate(path, all_versions=True, deep=deep)
     except Exception as exc:  # the validator's promise is a report; anything else is a disagreement
         found(None, Aspect.VALIDATION, _error(exc))
     else:

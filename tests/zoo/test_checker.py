@@ -21,10 +21,9 @@ from conformance.zoo import (
     cheap_features,
     check_feature,
     check_zoo,
-    deep_validation_offered,
 )
 from conformance.zoo.__main__ import main
-from conformance.zoo.check import DeepValidationUnavailable, NotBuiltError, datasets_of
+from conformance.zoo.check import NotBuiltError, datasets_of
 from conformance.zoo.known import EVERY_FEATURE, KNOWN, explanation, stale_entries
 from conformance.zoo.writing import open_dataset
 
@@ -121,14 +120,6 @@ def test_two_builds_hold_the_same_rows(tmp_path):
         first = open_dataset(tmp_path / "a" / "merge_insert", version=version).to_table()
         second = open_dataset(tmp_path / "b" / "merge_insert", version=version).to_table()
         assert first.equals(second), version
-
-
-def test_deep_is_refused_where_the_validator_has_no_deep_mode(tmp_path):
-    if deep_validation_offered():
-        pytest.skip("the validator has a deep mode: test_zoo runs it")
-    build_feature("tags", tmp_path)
-    with pytest.raises(DeepValidationUnavailable):
-        check_feature(tmp_path, "tags", deep=True)
 
 
 def test_checking_what_was_not_built_is_an_error(tmp_path):
