@@ -19,7 +19,6 @@ from conformance.validator import Severity, validate
 from reference_impl import jsonb
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.storage import LocalStorage
-from tests.conformance.validator.test_deep_corruption import PylanceScanner
 
 ROWS = 3000
 _JSON = pa.field("doc", pa.large_binary(), metadata={b"ARROW:extension:name": b"lance.json"})
@@ -52,15 +51,6 @@ def dataset_23(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("v23") / "dataset"
     lance.write_dataset(_table(), root, data_storage_version="2.3", max_rows_per_group=1024)
     return root
-
-
-@pytest.fixture(scope="module")
-def scanner():
-    child = PylanceScanner()
-    try:
-        yield child
-    finally:
-        child.stop()
 
 
 def _data_file(root: Path) -> Path:
