@@ -48,6 +48,7 @@ import datetime
 import json
 import math
 import struct
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -488,28 +489,49 @@ def _mask(array: pa.Array) -> pa.Array | None:
 
 
 def _present(array: pa.Array, data_type: pa.DataType) -> pa.Array:
+    return _convert_json(array, data_type, _rendered, lambda logical: logical)
+
+
+def _rendered(array: pa.Array, data_type: pa.DataType) -> pa.Array:
+    texts = [None if document is None else render(document) for document in array.to_pylist()]
+    return pa.ExtensionArray.from_storage(data_type, pa.array(texts, data_type.storage_type))
+
+
+def _convert_json(
+    array: pa.Array,
+    data_type: pa.DataType,
+    convert_leaf: Callable[[pa.Array, pa.DataType], pa.Array],
+    result_type: Callable[[pa.DataType], pa.DataType],
+) -> pa.Array:
+    """``array`` (of logical type ``data_type``, or of its stored form) with
+    each JSON leaf converted by ``convert_leaf`` and every nesting level
+    rebuilt as ``result_type`` of its logical type: the one walk that both
+    directions, stored to shown and shown to stored, share."""
     if not holds_json(data_type):
         return array
     if is_json(data_type):
-        texts = [None if document is None else render(document) for document in array.to_pylist()]
-        return pa.ExtensionArray.from_storage(data_type, pa.array(texts, data_type.storage_type))
+        return convert_leaf(array, data_type)
+
+    def convert(child: pa.Array, child_type: pa.DataType) -> pa.Array:
+        return _convert_json(child, child_type, convert_leaf, result_type)
+
+    target = result_type(data_type)
     if pa.types.is_struct(data_type):
-        children = [_present(child, data_type.field(i).type) for i, child in enumerate(array.flatten())]
-        return pa.StructArray.from_arrays(children, fields=list(data_type), mask=_mask(array))
+        children = [convert(child, data_type.field(i).type) for i, child in enumerate(array.flatten())]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=_mask(array))
     if pa.types.is_fixed_size_list(data_type):
         size = data_type.list_size
-        values = array.values.slice(array.offset * size, len(array) * size)
-        values = _present(values, data_type.value_type)
-        return pa.FixedSizeListArray.from_arrays(values, type=data_type, mask=_mask(array))
+        values = convert(array.values.slice(array.offset * size, len(array) * size), data_type.value_type)
+        return pa.FixedSizeListArray.from_arrays(values, type=target, mask=_mask(array))
     if pa.types.is_map(data_type):
         start, stop = array.offsets[0].as_py(), array.offsets[-1].as_py()
         offsets = pc.subtract(array.offsets, start)
-        keys = _present(array.keys.slice(start, stop - start), data_type.key_type)
-        items = _present(array.items.slice(start, stop - start), data_type.item_type)
-        return pa.MapArray.from_arrays(offsets, keys, items, type=data_type, mask=_mask(array))
-    values = _present(array.values, data_type.value_type)
+        keys = convert(array.keys.slice(start, stop - start), data_type.key_type)
+        items = convert(array.items.slice(start, stop - start), data_type.item_type)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=_mask(array))
+    values = convert(array.values, data_type.value_type)
     list_class = pa.LargeListArray if pa.types.is_large_list(data_type) else pa.ListArray
-    return list_class.from_arrays(array.offsets, values, type=data_type, mask=_mask(array))
+    return list_class.from_arrays(array.offsets, values, type=target, mask=_mask(array))
 
 
 def stored_table(table: pa.Table) -> pa.Table:
@@ -528,25 +550,9 @@ def _stored_column(column: pa.ChunkedArray, data_type: pa.DataType) -> pa.Chunke
 
 
 def _stored(array: pa.Array, data_type: pa.DataType) -> pa.Array:
-    if not holds_json(data_type):
-        return array
-    if is_json(data_type):
-        documents = [None if text is None else encode(text) for text in array.storage.to_pylist()]
-        return pa.array(documents, pa.large_binary())
-    target = stored_type(data_type)
-    if pa.types.is_struct(data_type):
-        children = [_stored(child, data_type.field(i).type) for i, child in enumerate(array.flatten())]
-        return pa.StructArray.from_arrays(children, fields=list(target), mask=_mask(array))
-    if pa.types.is_fixed_size_list(data_type):
-        size = data_type.list_size
-        values = _stored(array.values.slice(array.offset * size, len(array) * size), data_type.value_type)
-        return pa.FixedSizeListArray.from_arrays(values, type=target, mask=_mask(array))
-    if pa.types.is_map(data_type):
-        start, stop = array.offsets[0].as_py(), array.offsets[-1].as_py()
-        offsets = pc.subtract(array.offsets, start)
-        keys = _stored(array.keys.slice(start, stop - start), data_type.key_type)
-        items = _stored(array.items.slice(start, stop - start), data_type.item_type)
-        return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=_mask(array))
-    values = _stored(array.values, data_type.value_type)
-    list_class = pa.LargeListArray if pa.types.is_large_list(data_type) else pa.ListArray
-    return list_class.from_arrays(array.offsets, values, type=target, mask=_mask(array))
+    return _convert_json(array, data_type, _encoded, stored_type)
+
+
+def _encoded(array: pa.Array, data_type: pa.DataType) -> pa.Array:
+    documents = [None if text is None else encode(text) for text in array.storage.to_pylist()]
+    return pa.array(documents, pa.large_binary())
