@@ -80,7 +80,7 @@ class IndexDescription(TypedDict):
     ``fragment_ids`` (ascending) are the fragments the segment covers as a
     reader sees them: the stored bitmap, translated through the fragment
     reuse index where one records rewrites of covered fragments
-    (:func:`reference_impl.indices.covered_fragment_ids`). It is None when
+    (:func:`reference_impl.fragment_reuse.covered_fragment_ids`). It is None when
     the manifest stores no bitmap at all, and ``[]`` for a stored bitmap that
     holds no id. The two stay apart: table.proto's ``fragment_bitmap`` is a
     serialized Roaring bitmap, and an empty bitmap still serializes to a

@@ -31,7 +31,7 @@ from .errors import (
     UnsupportedFeatureError,
 )
 from .fragments import DataFile, Fragment
-from .indices import IndexMetadata
+from .index_metadata import INDICES_DIR, IndexMetadata
 from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
 from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
@@ -257,6 +257,13 @@ class Dataset:
         storage, is_root = self._base_storage(data_file.base_id, f"data file {data_file.path}")
         relpath = f"data/{data_file.path}" if is_root else data_file.path
         return FileLocation(storage, relpath)
+
+    def index_file_location(self, index: IndexMetadata, name: str) -> FileLocation:
+        """``_indices/{uuid}/{name}`` under the segment's base (index.md, "Index
+        Storage"); a base that is not a dataset root holds ``{uuid}/{name}``."""
+        storage, is_root = self._base_storage(index.base_id, f"index {index.name!r} ({index.uuid})")
+        directory = f"{INDICES_DIR}/{index.uuid}" if is_root else index.uuid
+        return FileLocation(storage, f"{directory}/{name}")
 
     def deletion_file_location(self, fragment: Fragment) -> FileLocation | None:
         if fragment.deletion_file is None:

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 
 from .errors import CorruptFileError
 from .fragments import Fragment, FragmentDecoder
-from .indices import IndexMetadata
+from .index_metadata import IndexMetadata
 from .manifest import Manifest, transaction_section_fields
 from .storage import Storage
 from .transactions import Transaction

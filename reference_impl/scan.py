@@ -10,6 +10,7 @@ file are dropped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -76,11 +77,13 @@ def fragment_table(
     include_deleted: bool = False,
     blob_values: bool = False,
     external_roots: tuple[str, ...] = (),
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """The visible rows of ``fragment``, every column of the schema; with
-    ``include_deleted``, every physical row (data evolution writes values for
-    deleted rows too, so that new data files line up with the old ones).
-    ``blob_values`` and ``external_roots``: see :func:`scan`."""
+    """The visible rows of ``fragment``, every column of the schema (or the
+    top-level ``columns`` named, in schema order); with ``include_deleted``,
+    every physical row (data evolution writes values for deleted rows too,
+    so that new data files line up with the old ones). ``blob_values`` and
+    ``external_roots``: see :func:`scan`."""
     schema = dataset.schema
     arrow_schema = presented_schema(dataset, blob_values=blob_values)
     source_of: dict[int, int] = {}
@@ -90,8 +93,15 @@ def fragment_table(
                 source_of[field_id] = position
 
     readers: dict[int, LanceFileReader] = {}
-    columns = []
-    for top, arrow_field in zip(schema.top_level(), arrow_schema, strict=True):
+    arrays = []
+    wanted = [
+        (top, arrow_field)
+        for top, arrow_field in zip(schema.top_level(), arrow_schema, strict=True)
+        if columns is None or top.name in columns
+    ]
+    if columns is not None:
+        arrow_schema = pa.schema([arrow_field for _, arrow_field in wanted], metadata=arrow_schema.metadata)
+    for top, arrow_field in wanted:
         index = source_of.get(top.id)
         if index is None:
             # In 2.1+ files only leaves own columns: a struct or list field
@@ -101,7 +111,7 @@ def fragment_table(
                 None,
             )
         if index is None:
-            columns.append(pa.nulls(fragment.physical_rows, arrow_field.type))
+            arrays.append(pa.nulls(fragment.physical_rows, arrow_field.type))
             continue
         data_file = fragment.files[index]
         if index not in readers:
@@ -133,8 +143,8 @@ def fragment_table(
                 column = jsonb.present(column, arrow_field.type)
             except jsonb.JsonbError as exc:
                 raise CorruptFileError(str(reader.path), f"field {top.name!r}: a JSON value: {exc.problem}") from None
-        columns.append(column)
-    table = pa.Table.from_arrays(columns, schema=arrow_schema) if columns else pa.table({})
+        arrays.append(column)
+    table = pa.Table.from_arrays(arrays, schema=arrow_schema) if arrays else pa.table({})
 
     if with_row_id:
         row_ids = dataset.row_ids(fragment)

@@ -8,7 +8,7 @@ against (``read_version``), a ``uuid``, an optional ``tag``, free-form
 (:class:`~reference_impl.fragments.Fragment`,
 :class:`~reference_impl.fragments.DataFile`,
 :class:`~reference_impl.schema.Schema`,
-:class:`~reference_impl.indices.IndexMetadata`,
+:class:`~reference_impl.index_metadata.IndexMetadata`,
 :class:`~reference_impl.manifest.BasePath`). Each class has ``NAME``, the
 field name of its oneof case (``"append"``, ``"create_index"``, ...).
 
@@ -51,7 +51,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from . import entropy
 from .errors import CorruptFileError, PathEscapeError
 from .fragments import DataFile, Fragment, FragmentDecoder
-from .indices import IndexFile, IndexMetadata, uuid_from_bytes
+from .index_metadata import IndexFile, IndexMetadata, uuid_from_bytes
 from .manifest import BasePath
 from .schema import Schema
 from .storage import Storage

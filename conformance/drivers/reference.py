@@ -10,9 +10,9 @@ from reference_impl._version import __version__
 from reference_impl.commit.external_store import ExternalManifestStore
 from reference_impl.dataset import Dataset, uri_manifest_store
 from reference_impl.errors import CommitConflictError
+from reference_impl.fragment_reuse import covered_fragment_ids
 from reference_impl.fragment_writer import DEFAULT_DATA_STORAGE_VERSION, WRITABLE_DATA_VERSIONS
 from reference_impl.fragments import Fragment
-from reference_impl.indices import covered_fragment_ids
 from reference_impl.storage import open_storage, parse_dataset_uri
 from reference_impl.wire import table_pb2
 

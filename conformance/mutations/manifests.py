@@ -11,7 +11,7 @@ mutation in :mod:`conformance.mutations.topics`.
 from __future__ import annotations
 
 from reference_impl import feature_flags as ff
-from reference_impl.indices import IndexMetadata
+from reference_impl.index_metadata import IndexMetadata
 from reference_impl.manifest import Manifest
 from reference_impl.row_ids import decode_row_id_sequence
 

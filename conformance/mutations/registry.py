@@ -37,7 +37,7 @@ from conformance.validator.ruleset import rules_by_id
 from reference_impl.commit.external_store import SqliteManifestStore
 
 if TYPE_CHECKING:
-    from reference_impl.indices import IndexMetadata
+    from reference_impl.index_metadata import IndexMetadata
     from reference_impl.manifest import Manifest
 
 #: The base every mutation starts from unless it names another.

@@ -11,7 +11,7 @@ from conformance import __version__
 from reference_impl import feature_flags as ff
 from reference_impl.commit import WRITER_LIBRARY
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
-from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
+from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.logical_types import schema_from_arrow
 from reference_impl.manifest import DataStorageFormat, Manifest, WriterVersion
 from reference_impl.row_ids import encode_row_id_sequence

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conformance.mutations import Mutation, broken_requirements, copy_dataset, manifest_mutators
 from reference_impl import feature_flags as ff
 from reference_impl.fragments import DeletionFile, DeletionFileType
-from reference_impl.indices import IndexMetadata
+from reference_impl.index_metadata import IndexMetadata
 from reference_impl.manifest import Manifest
 
 from ._arguments import selection

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
-from reference_impl.indices import IndexFile, IndexMetadata
+from reference_impl.index_metadata import IndexFile, IndexMetadata
 from reference_impl.manifest import BasePath
 from reference_impl.schema import Field, FieldType, Schema
 from reference_impl.transactions import (

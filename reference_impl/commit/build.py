@@ -22,7 +22,7 @@ from .. import feature_flags
 from .._version import __version__
 from ..errors import InvalidOperationError, LanceFormatError, UnsupportedFeatureError
 from ..fragments import Fragment
-from ..indices import IndexMetadata, encode_fragment_bitmap
+from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..manifest import DataStorageFormat, Manifest, WriterVersion
 from ..manifest_file import ManifestFile
 from ..row_ids import encode_row_id_sequence, encode_version_sequence

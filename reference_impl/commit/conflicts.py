@@ -45,8 +45,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .. import feature_flags
+from ..fragment_reuse import FRAGMENT_REUSE_INDEX_NAME
 from ..fragments import DeletionFile, Fragment
-from ..indices import FRAGMENT_REUSE_INDEX_NAME, IndexMetadata, encode_fragment_bitmap
+from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..manifest import Manifest
 from ..transactions import (
     Append,

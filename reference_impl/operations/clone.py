@@ -50,7 +50,7 @@ from .. import entropy, feature_flags
 from ..commit import CommitSettings, content_feature_flags, new_transaction
 from ..errors import CommitConflictError, IncompatibleConflictError, InvalidOperationError, UnsupportedFeatureError
 from ..fragments import Fragment
-from ..indices import IndexMetadata
+from ..index_metadata import IndexMetadata
 from ..manifest import BasePath, Manifest
 from ..manifest_file import ManifestFile, decode_manifest_file, encode_manifest_file
 from ..naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, list_versions, manifest_path

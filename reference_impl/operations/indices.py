@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from .. import entropy
 from ..errors import InvalidOperationError
-from ..indices import IndexMetadata, encode_fragment_bitmap
+from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 

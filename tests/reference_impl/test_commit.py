@@ -44,7 +44,7 @@ from reference_impl.deletions import write_deletion_file
 from reference_impl.errors import CommitAttemptsExhaustedError, CommitConflictError, IncompatibleConflictError
 from reference_impl.fragment_writer import write_fragments
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
-from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
+from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.manifest import WriterVersion
 from reference_impl.naming import LATEST_HINT, VERSIONS_DIR, NamingScheme, manifest_path
 from reference_impl.operations.delete import OFFSETS_PREDICATE

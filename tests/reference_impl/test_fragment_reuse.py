@@ -11,7 +11,7 @@ import pytest
 from conformance.drivers import pylance_driver, reference
 from conformance.mutations.edit import edit_manifest
 from reference_impl.dataset import Dataset
-from reference_impl.indices import (
+from reference_impl.fragment_reuse import (
     FRAGMENT_REUSE_INDEX_NAME,
     FragmentRewrite,
     covered_fragment_ids,

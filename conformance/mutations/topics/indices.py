@@ -13,7 +13,8 @@ import dataclasses
 import shutil
 import uuid as uuid_module
 
-from reference_impl.indices import FRAGMENT_REUSE_INDEX_NAME, encode_fragment_bitmap
+from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME
+from reference_impl.index_metadata import encode_fragment_bitmap
 from reference_impl.wire import table_pb2
 
 from ..edit import edit_manifest

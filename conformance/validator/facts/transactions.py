@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reference_impl.fragments import Fragment
-from reference_impl.indices import IndexMetadata
+from reference_impl.index_metadata import IndexMetadata
 from reference_impl.manifest import Manifest
 from reference_impl.manifest_file import ManifestFile
 from reference_impl.schema import Schema

@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 from pyroaring import BitMap
 
 from reference_impl.errors import LanceFormatError
-from reference_impl.indices import IndexMetadata
+from reference_impl.index_metadata import INDICES_DIR, IndexMetadata
 from reference_impl.storage import Storage
 from reference_impl.wire import table_pb2
 
@@ -21,7 +21,6 @@ from ..context import VersionView
 from ..facts.text import listed
 from ..registry import Severity, rule
 
-INDICES_DIR = "_indices"
 #: What counts as small enough to keep in the manifest: table.proto keeps
 #: fragment-reuse content inline "under 200 KB" (and row id sequences under
 #: about 200 KB); index details are held to the same size.

@@ -36,7 +36,7 @@ from enum import Enum
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
-from reference_impl.indices import IndexMetadata
+from reference_impl.index_metadata import IndexMetadata
 from reference_impl.schema import primary_key_fields
 from reference_impl.storage import MemoryStorage
 from reference_impl.transactions import Update, UpdateMemWalState

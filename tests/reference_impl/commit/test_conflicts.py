@@ -27,7 +27,7 @@ from reference_impl.commit.conflicts import (
     with_singleton_indices_merged,
 )
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
-from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
+from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.manifest import BasePath, Manifest
 from reference_impl.schema import Field, Schema
 from reference_impl.transactions import (

@@ -29,7 +29,7 @@ from reference_impl.errors import (
     VersionNotFoundError,
 )
 from reference_impl.fragment_writer import dataset_data_version, write_fragments
-from reference_impl.indices import IndexMetadata, encode_fragment_bitmap
+from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.naming import NamingScheme
 from reference_impl.operations.compaction import plan_compaction
 from reference_impl.operations.indices import INDEX_TYPE_URLS, IndexOperationError

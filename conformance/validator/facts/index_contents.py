@@ -1,0 +1,144 @@
+"""What index segments hold, beside the rows they cover (upstream
+format/index/index.md; the rules that compare the two are
+``rules/index_*.py``, one module per index page).
+
+* :func:`segment_file`: a Lance file of a segment's directory, read whole
+  once per run however many versions list the segment (cache key naming the
+  file's location).
+* :func:`covered_rows`: the rows a segment must answer for at a version:
+  the rows of the fragments its bitmap names that the version still has,
+  each with what the index stores for it (its stable row id where the
+  dataset has stable row ids, else its row address), the value of the
+  segment's key field, and whether the version has deleted it (a segment
+  may leave out rows deleted before it was built, and keeps rows deleted
+  after: readers filter them, index.md "Handling deleted and invalidated
+  rows").
+
+A default run reads whole covered fragments in id order until
+:data:`SAMPLE_ROWS` rows are read: the rules then check those fragments'
+rows and the index entries that fall in them, and say that the rest went
+unchecked (:attr:`CoveredRows.complete`). ``validate --deep`` reads every
+covered fragment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.errors import LanceFormatError
+from reference_impl.fragments import Fragment
+from reference_impl.index_metadata import IndexMetadata
+from reference_impl.indices.files import IndexFileContents, read_index_file
+from reference_impl.row_ids import row_address
+from reference_impl.scan import fragment_table
+
+from ..context import Loaded, VersionView, load
+
+#: Rows of covered fragments a default (not deep) run reads per segment.
+SAMPLE_ROWS = 65_536
+
+
+@dataclass(frozen=True)
+class CoveredRows:
+    """The rows one segment covers at one version (see the module docstring)."""
+
+    #: The covered fragments the version still has whose rows are here.
+    fragment_ids: tuple[int, ...]
+    #: What the index stores for each row: stable row ids, or row addresses.
+    row_ids: np.ndarray
+    #: The row address of each row (equal to ``row_ids`` without stable row ids).
+    row_addresses: np.ndarray
+    #: The key field's value of each row (the segment's first field).
+    values: pa.Array
+    #: Whether the version has deleted the row.
+    deleted: np.ndarray
+    #: Whether every covered fragment the version has is here (False: a
+    #: default run stopped at :data:`SAMPLE_ROWS`).
+    complete: bool
+    #: Covered fragments the version no longer has (a deleted fragment:
+    #: readers drop the segment's rows of it).
+    gone_fragment_ids: tuple[int, ...]
+
+
+def segment_file(view: VersionView, index: IndexMetadata, name: str) -> Loaded[IndexFileContents]:
+    """The file ``name`` of ``index``'s directory, read once per run."""
+    try:
+        location = view.reader.index_file_location(index, name)
+    except LanceFormatError as exc:
+        return load(_raise, exc)
+    key = ("index-file", str(location.storage.root), location.relpath)
+    return view.dataset.cached(key, read_index_file, view.reader, index, name)
+
+
+def _raise(exc: LanceFormatError):
+    raise exc
+
+
+def _key_path(view: VersionView, field_id: int) -> list[str] | None:
+    """Names from the top-level field down to the field ``field_id``."""
+    schema = view.reader.schema
+    path: list[str] = []
+    field = schema.field_by_id(field_id)
+    while field is not None:
+        path.insert(0, field.name)
+        if field.parent_id < 0:
+            return path
+        field = schema.field_by_id(field.parent_id)
+    return None
+
+
+def _key_values(table: pa.Table, path: list[str]) -> pa.Array:
+    column = table.column(path[0]).combine_chunks()
+    for name in path[1:]:
+        column = pc.struct_field(column, name)
+    return column
+
+
+def covered_rows(view: VersionView, index: IndexMetadata) -> Loaded[CoveredRows]:
+    """The rows ``index`` covers at this version, once per version and run."""
+    return view.memo(("index-covered-rows", index.uuid), lambda: load(_covered_rows, view, index))
+
+
+def _covered_rows(view: VersionView, index: IndexMetadata) -> CoveredRows:
+    try:
+        covered = index.fragment_ids() or []
+    except ValueError as exc:
+        raise LanceFormatError(view.manifest_path, f"index {index.name!r}: {exc}") from None
+    path = _key_path(view, index.fields[0]) if index.fields else None
+    if path is None:
+        raise LanceFormatError(view.manifest_path, f"index {index.name!r} is keyed on no field of the schema")
+    by_id: dict[int, Fragment] = {fragment.id: fragment for fragment in view.manifest.fragments}
+    present = [fragment_id for fragment_id in covered if fragment_id in by_id]
+    gone = tuple(fragment_id for fragment_id in covered if fragment_id not in by_id)
+    row_ids, addresses, values, deleted = [], [], [], []
+    read, taken = 0, []
+    for fragment_id in present:
+        if not view.dataset.deep and read >= SAMPLE_ROWS:
+            break
+        fragment = by_id[fragment_id]
+        table = fragment_table(view.reader, fragment, include_deleted=True, columns=[path[0]])
+        rows = fragment.physical_rows
+        fragment_addresses = np.uint64(row_address(fragment_id, 0)) + np.arange(rows, dtype=np.uint64)
+        stable = view.reader.row_ids(fragment)
+        is_deleted = np.zeros(rows, dtype=bool)
+        is_deleted[list(view.reader.deleted_offsets(fragment))] = True
+        row_ids.append(fragment_addresses if stable is None else np.asarray(stable, dtype=np.uint64))
+        addresses.append(fragment_addresses)
+        values.append(_key_values(table, path))
+        deleted.append(is_deleted)
+        read += rows
+        taken.append(fragment_id)
+    empty = np.zeros(0, dtype=np.uint64)
+    return CoveredRows(
+        fragment_ids=tuple(taken),
+        row_ids=np.concatenate(row_ids) if row_ids else empty,
+        row_addresses=np.concatenate(addresses) if addresses else empty,
+        values=pa.concat_arrays(values) if values else pa.array([]),
+        deleted=np.concatenate(deleted) if deleted else np.zeros(0, dtype=bool),
+        complete=len(taken) == len(present),
+        gone_fragment_ids=gone,
+    )

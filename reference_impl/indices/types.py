@@ -1,0 +1,80 @@
+"""Index types and the compatibility check a reader makes before using a
+segment (upstream format/index/index.md, "Index Compatibility").
+
+A segment's ``index_details`` is a protobuf ``Any``; the message name at the
+end of its type URL says which index type it is. A reader skips a segment
+whose type it does not know, or whose ``index_version`` is newer than the
+versions it reads, and scans the fragments that segment covers instead.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ..index_metadata import IndexMetadata
+
+
+class IndexType(enum.Enum):
+    """The index types the upstream index pages specify, by the name of their
+    details message (the type URL's last component, compared ignoring case,
+    as type URLs are)."""
+
+    BTREE = "BTreeIndexDetails"
+    BITMAP = "BitmapIndexDetails"
+    LABEL_LIST = "LabelListIndexDetails"
+    ZONEMAP = "ZoneMapIndexDetails"
+    BLOOM_FILTER = "BloomFilterIndexDetails"
+    NGRAM = "NGramIndexDetails"
+    INVERTED = "InvertedIndexDetails"
+    JSON = "JsonIndexDetails"
+    VECTOR = "VectorIndexDetails"
+    FRAGMENT_REUSE = "FragmentReuseIndexDetails"
+    MEM_WAL = "MemWalIndexDetails"
+
+    @classmethod
+    def of(cls, index: IndexMetadata) -> IndexType | None:
+        """The type of a segment, or None for a type URL naming no type
+        specified here (or no details at all: segments of early releases)."""
+        if not index.type_url:
+            return None
+        message = index.type_url.rsplit("/", 1)[-1].rsplit(".", 1)[-1].lower()
+        return _BY_MESSAGE.get(message)
+
+
+_BY_MESSAGE = {member.value.lower(): member for member in IndexType}
+
+
+class Usability(enum.Enum):
+    """Whether a reader may use a segment, and why not."""
+
+    USABLE = "usable"
+    UNKNOWN_TYPE = "unknown type"
+    UNKNOWN_VERSION = "unknown version"
+
+
+#: The newest ``index_version`` of each type the reference reads (its module
+#: under this package reads the files); a segment recording a newer one is
+#: skipped as the page says, and so is a type missing here.
+READ_VERSIONS: dict[IndexType, int] = {}
+
+
+@dataclass(frozen=True)
+class Compatibility:
+    index_type: IndexType | None
+    usability: Usability
+
+    @property
+    def usable(self) -> bool:
+        return self.usability is Usability.USABLE
+
+
+def compatibility(index: IndexMetadata) -> Compatibility:
+    """Whether the reference can use ``index`` (index.md, "Index Compatibility":
+    check the type, then the version)."""
+    index_type = IndexType.of(index)
+    if index_type is None or index_type not in READ_VERSIONS:
+        return Compatibility(index_type, Usability.UNKNOWN_TYPE)
+    if (index.index_version or 0) > READ_VERSIONS[index_type]:
+        return Compatibility(index_type, Usability.UNKNOWN_VERSION)
+    return Compatibility(index_type, Usability.USABLE)
