@@ -248,13 +248,13 @@ SCALAR_INDEX_TYPES = (
 #: The vector index types a release may offer, with their parameters. The
 #: HNSW ones get a dataset of their own: releases that cannot remap them
 #: refuse to compact a dataset that has one.
-VECTOR_INDEX_TYPES = (
+VECTOR_INDEX_TYPES: tuple[tuple[str, dict[str, int]], ...] = (
     ("IVF_FLAT", {}),
     ("IVF_PQ", {"num_sub_vectors": 2}),
     ("IVF_SQ", {}),
     ("IVF_RQ", {}),
 )
-HNSW_INDEX_TYPES = (
+HNSW_INDEX_TYPES: tuple[tuple[str, dict[str, int]], ...] = (
     ("IVF_HNSW_SQ", {}),
     ("IVF_HNSW_PQ", {"num_sub_vectors": 2}),
 )
