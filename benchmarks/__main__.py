@@ -14,7 +14,18 @@ from .common import DATA_DIR, table_header
 
 
 def all_benchmarks():
-    from . import commands, commits, deep, files, reader, validator_io, validator_scale, validator_spark, workers
+    from . import (
+        commands,
+        commits,
+        deep,
+        files,
+        indices,
+        reader,
+        validator_io,
+        validator_scale,
+        validator_spark,
+        workers,
+    )
 
     return [
         *reader.BENCHMARKS,
@@ -23,6 +34,7 @@ def all_benchmarks():
         *validator_spark.BENCHMARKS,
         *validator_scale.BENCHMARKS,
         *deep.BENCHMARKS,
+        *indices.BENCHMARKS,
         *commits.BENCHMARKS,
         *workers.BENCHMARKS,
         *commands.BENCHMARKS,

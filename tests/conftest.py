@@ -155,6 +155,16 @@ def pylance_datasets(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
+def pylance_index_datasets(tmp_path_factory):
+    """Every scenario of ``tests/index_scenarios.py`` (pylance 14, every index
+    type through appends, deletes, updates, compaction and optimize_indices),
+    built once per session: ``{name: IndexScenario}``."""
+    from tests.index_scenarios import build_all
+
+    return build_all(tmp_path_factory.mktemp("pylance-14-indices"))
+
+
+@pytest.fixture(scope="session")
 def old_pylance_datasets(tmp_path_factory) -> dict[str, Path]:
     """Datasets written by pylance 0.20.0 in its own venv, built once per session.
 

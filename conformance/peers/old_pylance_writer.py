@@ -234,6 +234,108 @@ def write_vector_index_delta(path):
     require(segments == [2], "expected one index of two segments, found %r" % segments)
 
 
+#: The scalar index types a release may offer, and the column of
+#: :func:`index_rows` each indexes.
+SCALAR_INDEX_TYPES = (
+    ("BTREE", "id"),
+    ("BITMAP", "category"),
+    ("LABEL_LIST", "labels"),
+    ("ZONEMAP", "value"),
+    ("BLOOMFILTER", "label"),
+    ("NGRAM", "label"),
+    ("INVERTED", "label"),
+)
+#: The vector index types a release may offer, with their parameters. The
+#: HNSW ones get a dataset of their own: releases that cannot remap them
+#: refuse to compact a dataset that has one.
+VECTOR_INDEX_TYPES: tuple[tuple[str, dict[str, int]], ...] = (
+    ("IVF_FLAT", {}),
+    ("IVF_PQ", {"num_sub_vectors": 2}),
+    ("IVF_SQ", {}),
+    ("IVF_RQ", {}),
+)
+HNSW_INDEX_TYPES: tuple[tuple[str, dict[str, int]], ...] = (
+    ("IVF_HNSW_SQ", {}),
+    ("IVF_HNSW_PQ", {"num_sub_vectors": 2}),
+)
+
+
+def index_rows(start, count):
+    """:func:`make_rows` with a category (a few values, some null) and a list of labels."""
+    table = make_rows(start, count)
+    ids = range(start, start + count)
+    categories = pa.array([None if i % 4 == 3 else ("red", "green", "blue")[i % 4] for i in ids], pa.string())
+    labels = pa.array([None if i % 7 == 0 else ["l%d" % (i % 3), "m%d" % (i % 5)] for i in ids], pa.list_(pa.string()))
+    return table.append_column("category", categories).append_column("labels", labels)
+
+
+def _step(skipped, name, run):
+    """Run one maintenance step of an index walk; a release that fails it (old
+    releases cannot optimize or remap some index types) commits nothing, and
+    the failure is recorded in ``skipped`` while the walk goes on."""
+    try:
+        run()
+    except Exception as exc:  # the release's own failure, whatever its type
+        skipped[name] = "lance %s: %s" % (lance.__version__, str(exc).strip().splitlines()[0][:200])
+
+
+def _index_walk(path, rows, create, kinds, skipped):
+    """Write two fragments, create each index this release offers (``create(dataset,
+    kind)``; a kind the release refuses is recorded in ``skipped`` with its message),
+    then append, fold the append into delta segments, delete and compact, each as far
+    as the release can: the indices an old release leaves behind, in the layouts it wrote."""
+    lance.write_dataset(rows(0, 512), str(path), max_rows_per_file=256)
+    made = []
+    for kind in kinds:
+        try:
+            create(lance.dataset(str(path)), kind)
+        except Exception as exc:  # a release refuses an index type it lacks in many ways
+            skipped[kind] = "lance %s: %s" % (lance.__version__, str(exc).strip().splitlines()[0][:200])
+            continue
+        made.append(kind)
+    if not made:
+        raise ScenarioUnsupported("lance %s creates none of %s" % (lance.__version__, ", ".join(kinds)))
+    lance.write_dataset(rows(512, 64), str(path), mode="append")
+    optimizer = lance.dataset(str(path)).optimize
+    if hasattr(optimizer, "optimize_indices"):
+        _step(skipped, "optimize_indices", lambda: optimizer.optimize_indices(num_indices_to_merge=0))
+    lance.dataset(str(path)).delete("id % 10 = 3")
+    _step(
+        skipped, "compact_files", lambda: lance.dataset(str(path)).optimize.compact_files(target_rows_per_fragment=4096)
+    )
+    names = [index["name"] for index in lance.dataset(str(path)).list_indices()]
+    require(all(kind.lower() in names for kind in made), "indices %r, created %r" % (names, made))
+
+
+def write_scalar_indices(path, skipped):
+    """Every scalar index type this release creates, one column each."""
+    columns = dict(SCALAR_INDEX_TYPES)
+
+    def create(dataset, kind):
+        dataset.create_scalar_index(columns[kind], kind, name=kind.lower())
+
+    _index_walk(path, index_rows, create, [kind for kind, _ in SCALAR_INDEX_TYPES], skipped)
+
+
+def _vector_walk(path, kinds, skipped):
+    parameters = dict(kinds)
+
+    def create(dataset, kind):
+        dataset.create_index("vector", index_type=kind, name=kind.lower(), num_partitions=2, **parameters[kind])
+
+    _index_walk(path, vector_rows, create, [kind for kind, _ in kinds], skipped)
+
+
+def write_vector_indices(path, skipped):
+    """Every IVF index type this release creates (HNSW apart), on one vector column."""
+    _vector_walk(path, VECTOR_INDEX_TYPES, skipped)
+
+
+def write_hnsw_indices(path, skipped):
+    """Every IVF_HNSW index type this release creates, on one vector column."""
+    _vector_walk(path, HNSW_INDEX_TYPES, skipped)
+
+
 def write_update_rebased_over_project(path):
     """Two handles read one version; the first drops a column, the second then
     updates one row: the Update commits after the Project and rebases over
@@ -261,7 +363,13 @@ WRITERS = {
     "legacy_history": (write_legacy_history, ("delete",)),
     "vector_index_delta": (write_vector_index_delta, ("create_index", "optimize")),
     "update_rebased_over_project": (write_update_rebased_over_project, ("add_columns", "drop_columns", "update")),
+    "scalar_indices": (write_scalar_indices, ("create_scalar_index", "optimize")),
+    "vector_indices": (write_vector_indices, ("create_index", "optimize")),
+    "hnsw_indices": (write_hnsw_indices, ("create_index", "optimize")),
 }
+#: Writers that also report the index types the release refused (their
+#: ``skipped`` entries are named ``scenario/TYPE``).
+REPORTS_PARTS = ("scalar_indices", "vector_indices", "hnsw_indices")
 
 
 def main(argv):
@@ -280,8 +388,12 @@ def main(argv):
         target = out_dir / name
         if target.exists():
             raise SystemExit("refusing to overwrite %s" % target)
+        parts = {}
         try:
-            write(target)
+            if name in REPORTS_PARTS:
+                write(target, parts)
+            else:
+                write(target)
         except ScenarioUnsupported as exc:
             # Whatever the scenario wrote before it found the gap is not a
             # dataset anyone asked for.
@@ -289,6 +401,7 @@ def main(argv):
             skipped[name] = str(exc)
             continue
         written[name] = name
+        skipped.update(("%s/%s" % (name, part), reason) for part, reason in parts.items())
     print(json.dumps({"lance_version": lance.__version__, "datasets": written, "skipped": skipped}))
     return 0
 

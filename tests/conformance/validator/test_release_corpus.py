@@ -4,8 +4,10 @@ installed in a venv of its own.
 
 For each release the writer script builds a small corpus (creates, appends,
 deletes, schema changes, a scalar index, a vector index with a delta segment,
-compaction, tags, legacy and 2.0 storage, as far as the release can: what it
-cannot write is skipped and reported),
+every scalar and vector index type the release creates taken through an
+append, optimize_indices, a delete and compaction, tags, legacy and 2.0
+storage, as far as the release can: what it cannot write is skipped and
+reported),
 every version of every dataset is validated, and the reference reader reads
 every version of the release's 2.0 dataset as pylance does. The property: no version
 has an error, and the known writer defects (conformance/data/writer_defects.json)
@@ -30,6 +32,7 @@ from conformance.peers import old_pylance
 from conformance.validator import Severity, validate
 from conformance.validator.writer_defects import known_defects, release_key
 from reference_impl.dataset import Dataset
+from reference_impl.indices.types import IndexType
 from reference_impl.manifest import WriterVersion
 
 #: What every pylance release records as writer_version.library.
@@ -101,6 +104,32 @@ def _check_release(release: str, installed_releases: dict[str, str], out_dir) ->
     assert not warnings, json.dumps(warnings[:40], indent=2)
     # Every defect of the release shows (the corpus exercises each one).
     assert seen == set(expected), f"pylance {release}: expected {sorted(expected)}, saw {sorted(seen)}"
+    layouts = index_layouts(written.datasets)
+    assert UNKNOWN_LAYOUT not in layouts, f"pylance {release}: index layouts {layouts}"
+    index_datasets = {"scalar_indices", "vector_indices", "hnsw_indices"} & set(written.datasets)
+    assert index_datasets, f"pylance {release} wrote no index dataset (skipped: {written.skipped})"
+
+
+#: How :func:`index_layouts` names a segment without ``index_details``
+#: (early releases' layout, which the reference skips as an unknown type).
+LEGACY_LAYOUT = "legacy (no index_details)"
+UNKNOWN_LAYOUT = "unknown type"
+
+
+def index_layouts(datasets: dict[str, Path]) -> dict[str, int]:
+    """``{layout: segments}`` over the latest versions of ``datasets``: the
+    index type of each segment, :data:`LEGACY_LAYOUT` for one without details,
+    :data:`UNKNOWN_LAYOUT` for a type URL the index pages do not specify."""
+    layouts: dict[str, int] = {}
+    for root in datasets.values():
+        for index in Dataset.open(root, check_features=False).indices:
+            index_type = IndexType.of(index)
+            if index_type is not None:
+                layout = index_type.name
+            else:
+                layout = LEGACY_LAYOUT if not index.type_url else UNKNOWN_LAYOUT
+            layouts[layout] = layouts.get(layout, 0) + 1
+    return layouts
 
 
 def _reads_like_pylance(root) -> None:
