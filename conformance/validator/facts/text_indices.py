@@ -27,6 +27,7 @@ from ..context import VersionView
 from .index_contents import CoveredRows, covered_rows
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 #: Findings of one kind reported per segment before the rest are counted.
 SHOWN_PER_SEGMENT = 5
@@ -136,7 +137,7 @@ def address_text(address: int) -> str:
     return f"{address >> 32}:{address & 0xFFFFFFFF}"
 
 
-def shown(items: list, describe: Callable[[object], str]) -> str:
+def shown(items: list[T], describe: Callable[[T], str]) -> str:
     """The first few items described, and how many more there are."""
     text = ", ".join(describe(item) for item in items[:SHOWN_PER_SEGMENT])
     if len(items) > SHOWN_PER_SEGMENT:

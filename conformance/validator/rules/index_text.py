@@ -19,6 +19,7 @@ rule says.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 import numpy as np
 
@@ -33,6 +34,14 @@ from ..registry import Severity, rule
 
 _FILES = ("index.inverted.files",)
 _CONTENTS = ("index.inverted.postings-match-rows",)
+
+
+def _length_text(stored: np.ndarray, summed: np.ndarray, document: int) -> str:
+    return f"{document} ({int(stored[document])} vs {int(summed[document])})"
+
+
+def _row_text(addresses: np.ndarray, values: list, row: int) -> str:
+    return f"{address_text(int(addresses[row]))} {values[row]!r}"
 
 
 def _inverted(view: VersionView) -> list[Segment[InvertedSegment]]:
@@ -153,7 +162,7 @@ def inverted_doc_lengths(view: VersionView):
             if wrong:
                 yield (
                     f"{where}: documents whose _num_tokens is not the sum of their frequencies: "
-                    + shown(wrong, lambda d, p=partition, s=summed: f"{d} ({int(p.num_tokens[d])} vs {int(s[d])})"),
+                    + shown(wrong, partial(_length_text, partition.num_tokens, summed)),
                     _at(view, segment),
                 )
             total = int(partition.num_tokens.sum())
@@ -242,7 +251,7 @@ def inverted_postings_match_rows(view: VersionView):
             rows = lookup.rows
             yield (
                 f"{_name(segment)}: rows whose tokens differ from the {value.params.base_tokenizer} tokenizer's: "
-                + shown(wrong, lambda r, a=rows.row_addresses, v=values: f"{address_text(int(a[r]))} {v[r]!r}"),
+                + shown(wrong, partial(_row_text, rows.row_addresses, values)),
                 _at(view, segment),
             )
 
@@ -387,7 +396,7 @@ def ngram_postings_match_rows(view: VersionView):
         if wrong:
             yield (
                 f"{_ngram_name(segment)}: rows listed under other trigrams than their value's: "
-                + shown(wrong, lambda r, a=lookup.rows.row_addresses, v=values: f"{address_text(int(a[r]))} {v[r]!r}"),
+                + shown(wrong, partial(_row_text, lookup.rows.row_addresses, values)),
                 _at(view, segment),
             )
 
