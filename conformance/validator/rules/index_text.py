@@ -22,13 +22,17 @@ from collections import Counter
 from functools import partial
 
 import numpy as np
+import pyarrow as pa
 
 from reference_impl.indices import fts_tokenizer
 from reference_impl.indices.inverted import InvertedSegment, read_inverted
+from reference_impl.indices.json_index import JsonDetails, JsonDetailsError, path_keys, read_json_details, value_at
 from reference_impl.indices.ngram import NULL_TOKEN, NGramSegment, read_ngram, trigram_of, trigram_tokens
-from reference_impl.indices.types import IndexType
+from reference_impl.indices.row_addr_map import RowAddrMapError, decode_row_addr_map
+from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import VersionView
+from ..facts.index_contents import segment_file
 from ..facts.text_indices import Segment, address_text, outside_coverage, row_lookup, segments, shown
 from ..registry import Severity, rule
 
@@ -414,3 +418,159 @@ def ngram_unchecked(view: VersionView):
             yield f"{_ngram_name(segment)} is skipped: {segment.skipped}", _at(view, segment)
         elif segment.value is not None:
             yield from _sample_notes(view, segment, _ngram_name(segment), addresses=segment.value.row_addresses)
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+#: The target index types whose key file the JSON rules compare, with its
+#: name and key column (btree.md, bitmap.md).
+_JSON_TARGET_KEYS = {
+    IndexType.BTREE: ("page_data.lance", "values"),
+    IndexType.BITMAP: ("bitmap_page_lookup.lance", "keys"),
+}
+
+
+def _json(view: VersionView):
+    """(segment, details or the error decoding them) of the version's JSON segments."""
+    out: list[tuple[Segment[None], JsonDetails | JsonDetailsError]] = []
+    for position, index in enumerate(view.manifest_file.indices or []):
+        compat = compatibility(index)
+        if compat.index_type is not IndexType.JSON:
+            continue
+        segment: Segment[None] = Segment(position, index, None, None if compat.usable else compat.usability.value, None)
+        try:
+            out.append((segment, read_json_details(index.details or b"")))
+        except JsonDetailsError as exc:
+            out.append((segment, exc))
+    return out
+
+
+def _json_name(segment: Segment) -> str:
+    return f"JSON segment {segment.index.uuid} ('{segment.index.name}')"
+
+
+@rule(
+    "index-json/details",
+    severity=Severity.ERROR,
+    requirements=("index.json.details",),
+    summary="A JSON segment's details decode to a path and the details of a target of a known scalar index type",
+)
+def json_details(view: VersionView):
+    for segment, details in _json(view):
+        if isinstance(details, JsonDetailsError):
+            yield f"{_json_name(segment)}: the details do not decode: {details}", _at(view, segment)
+        elif not details.path:
+            yield f"{_json_name(segment)}: the details name no path", _at(view, segment)
+        elif details.target_type in (None, IndexType.JSON, IndexType.VECTOR, IndexType.FRAGMENT_REUSE):
+            yield (
+                f"{_json_name(segment)}: the target type URL {details.target_type_url!r} names no scalar index type",
+                _at(view, segment),
+            )
+
+
+def _target_keys(view: VersionView, segment: Segment, target: IndexType):
+    """(key, stored row) pairs of the target's key file, or None when it did not load."""
+    name, column = _JSON_TARGET_KEYS[target]
+    loaded = segment_file(view, segment.index, name)
+    if not loaded.ok:
+        return None
+    table = loaded.value.table
+    if column not in table.column_names:
+        return None
+    keys = table.column(column)
+    pairs = []
+    if target is IndexType.BTREE:
+        if "ids" not in table.column_names:
+            return None
+        pairs = list(zip(keys.to_pylist(), table.column("ids").to_pylist(), strict=True))
+    else:
+        if "bitmaps" not in table.column_names:
+            return None
+        for key, raw in zip(keys.to_pylist(), table.column("bitmaps").to_pylist(), strict=True):
+            try:
+                pairs.extend((key, int(row)) for row in decode_row_addr_map(raw or b""))
+            except RowAddrMapError:
+                return None  # the bitmap rules report the bitmap itself
+    return keys.type, pairs
+
+
+def _comparable(expected, key_type: pa.DataType) -> bool:
+    """Whether a decoded JSON value has the target's key type (else not compared)."""
+    if expected is None:
+        return True
+    if isinstance(expected, bool):
+        return pa.types.is_boolean(key_type)
+    if isinstance(expected, int):
+        return pa.types.is_integer(key_type)
+    if isinstance(expected, float):
+        return pa.types.is_floating(key_type)
+    if isinstance(expected, str):
+        return pa.types.is_string(key_type) or pa.types.is_large_string(key_type)
+    return False  # an array or object, stored as re-serialized JSONB
+
+
+@rule(
+    "index-json/target-matches-rows",
+    severity=Severity.ERROR,
+    requirements=("index.json.target-matches-rows",),
+    summary="A JSON segment's BTREE or BITMAP target holds each covered row under the value its document has at "
+    "the path",
+)
+def json_target_matches_rows(view: VersionView):
+    for segment, details in _json(view):
+        if isinstance(details, JsonDetailsError) or segment.skipped or details.target_type not in _JSON_TARGET_KEYS:
+            continue
+        keys = path_keys(details.path)
+        lookup = row_lookup(view, segment.index, addresses=False)
+        found = _target_keys(view, segment, details.target_type)
+        if keys is None or lookup is None or found is None:
+            continue
+        key_type, pairs = found
+        stored: dict[int, list] = {}
+        for key, row_key in pairs:
+            row = lookup.by_key.get(row_key)
+            if row is not None:
+                stored.setdefault(row, []).append(key)
+        documents = lookup.rows.values.to_pylist()
+        wrong = []
+        for row, document in enumerate(documents):
+            if lookup.rows.deleted[row]:
+                continue
+            expected = value_at(document if isinstance(document, str) or document is None else None, keys)
+            if not _comparable(expected, key_type):
+                continue
+            if stored.get(row) != [expected]:
+                wrong.append(row)
+        if wrong:
+            yield (
+                f"{_json_name(segment)}: rows the target does not hold under their value at '{details.path}': "
+                + shown(wrong, partial(_row_text, lookup.rows.row_addresses, documents)),
+                _at(view, segment),
+            )
+
+
+@rule(
+    "index-json/unchecked",
+    severity=Severity.INFO,
+    requirements=("index.json.target-matches-rows",),
+    summary="What the JSON rules left unchecked: targets other than BTREE and BITMAP, paths with array steps, "
+    "fragments past a default run's sample",
+)
+def json_unchecked(view: VersionView):
+    for segment, details in _json(view):
+        if isinstance(details, JsonDetailsError):
+            continue
+        if segment.skipped:
+            yield f"{_json_name(segment)} is skipped: {segment.skipped}", _at(view, segment)
+        elif details.target_type not in _JSON_TARGET_KEYS:
+            yield f"{_json_name(segment)}: a {details.target_type_url} target is not compared", _at(view, segment)
+        elif path_keys(details.path) is None:
+            yield f"{_json_name(segment)}: the path {details.path!r} is not resolved here", _at(view, segment)
+        else:
+            lookup = row_lookup(view, segment.index, addresses=False)
+            if lookup is not None and not lookup.rows.complete:
+                yield (
+                    f"{_json_name(segment)}: a default run compared the rows of fragments "
+                    f"{list(lookup.rows.fragment_ids)} only (validate --deep compares every covered fragment)",
+                    _at(view, segment),
+                )
