@@ -36,8 +36,8 @@ from ..facts.index_contents import segment_file
 from ..facts.text_indices import Segment, address_text, outside_coverage, row_lookup, segments, shown
 from ..registry import Severity, rule
 
-_FILES = ("index.inverted.files",)
-_CONTENTS = ("index.inverted.postings-match-rows",)
+_FILES = ("index.inverted-files",)
+_CONTENTS = ("index.inverted-postings-match-rows",)
 
 
 def _length_text(stored: np.ndarray, summed: np.ndarray, document: int) -> str:
@@ -75,7 +75,7 @@ def inverted_decodes(view: VersionView):
 @rule(
     "index-inverted/token-set",
     severity=Severity.ERROR,
-    requirements=("index.inverted.token-set",),
+    requirements=("index.inverted-token-set",),
     summary="Each partition's token set maps its tokens to the dense ids 0..n-1 of the posting file's rows, "
     "with an intact checksum and true counts",
 )
@@ -111,7 +111,7 @@ def inverted_token_set(view: VersionView):
 @rule(
     "index-inverted/postings",
     severity=Severity.ERROR,
-    requirements=("index.inverted.postings",),
+    requirements=("index.inverted-postings",),
     summary="Every posting list names documents of its partition in ascending order with positive frequencies, "
     "its best block score as _max_score and one position per occurrence",
 )
@@ -146,7 +146,7 @@ def inverted_postings(view: VersionView):
 @rule(
     "index-inverted/doc-lengths",
     severity=Severity.ERROR,
-    requirements=("index.inverted.doc-lengths",),
+    requirements=("index.inverted-doc-lengths",),
     summary="Each document's _num_tokens is the sum of its frequencies, total_tokens their sum, and no row is "
     "two documents",
 )
@@ -184,7 +184,7 @@ def inverted_doc_lengths(view: VersionView):
 @rule(
     "index-inverted/rows-covered",
     severity=Severity.ERROR,
-    requirements=("index.inverted.rows-covered",),
+    requirements=("index.inverted-rows-covered",),
     summary="An INVERTED segment's documents are rows of the fragments its bitmap names",
 )
 def inverted_rows_covered(view: VersionView):
@@ -319,7 +319,7 @@ def _ngram_name(segment: Segment) -> str:
 @rule(
     "index-ngram/decodes",
     severity=Severity.ERROR,
-    requirements=("index.ngram.file",),
+    requirements=("index.ngram-file",),
     summary="An NGRAM segment's ngram_postings.lance holds u32 tokens and decodable RoaringTreemap posting lists",
 )
 def ngram_decodes(view: VersionView):
@@ -331,7 +331,7 @@ def ngram_decodes(view: VersionView):
 @rule(
     "index-ngram/tokens",
     severity=Severity.ERROR,
-    requirements=("index.ngram.tokens",),
+    requirements=("index.ngram-tokens",),
     summary="Each NGRAM token appears once, ascending, and stands for a trigram of ASCII letters and digits "
     "(or for null values)",
 )
@@ -351,7 +351,7 @@ def ngram_tokens(view: VersionView):
 @rule(
     "index-ngram/rows-covered",
     severity=Severity.ERROR,
-    requirements=("index.ngram.rows-covered",),
+    requirements=("index.ngram-rows-covered",),
     summary="The rows of an NGRAM segment's posting lists are rows of the fragments its bitmap names",
 )
 def ngram_rows_covered(view: VersionView):
@@ -371,7 +371,7 @@ def ngram_rows_covered(view: VersionView):
 @rule(
     "index-ngram/postings-match-rows",
     severity=Severity.ERROR,
-    requirements=("index.ngram.postings-match-rows",),
+    requirements=("index.ngram-postings-match-rows",),
     summary="Each covered row is in the posting lists of exactly its value's trigrams (null values under the "
     "null token)",
 )
@@ -408,7 +408,7 @@ def ngram_postings_match_rows(view: VersionView):
 @rule(
     "index-ngram/unchecked",
     severity=Severity.INFO,
-    requirements=("index.ngram.postings-match-rows",),
+    requirements=("index.ngram-postings-match-rows",),
     summary="What the NGRAM rules left unchecked: segments not read, values not ASCII, fragments past a default "
     "run's sample",
 )
@@ -452,7 +452,7 @@ def _json_name(segment: Segment) -> str:
 @rule(
     "index-json/details",
     severity=Severity.ERROR,
-    requirements=("index.json.details",),
+    requirements=("index.json-details",),
     summary="A JSON segment's details decode to a path and the details of a target of a known scalar index type",
 )
 def json_details(view: VersionView):
@@ -512,7 +512,7 @@ def _comparable(expected, key_type: pa.DataType) -> bool:
 @rule(
     "index-json/target-matches-rows",
     severity=Severity.ERROR,
-    requirements=("index.json.target-matches-rows",),
+    requirements=("index.json-target-matches-rows",),
     summary="A JSON segment's BTREE or BITMAP target holds each covered row under the value its document has at "
     "the path",
 )
@@ -552,7 +552,7 @@ def json_target_matches_rows(view: VersionView):
 @rule(
     "index-json/unchecked",
     severity=Severity.INFO,
-    requirements=("index.json.target-matches-rows",),
+    requirements=("index.json-target-matches-rows",),
     summary="What the JSON rules left unchecked: targets other than BTREE and BITMAP, paths with array steps, "
     "fragments past a default run's sample",
 )

@@ -113,6 +113,9 @@ def test_read_versions_name_the_text_types():
     assert {IndexType.INVERTED, IndexType.NGRAM, IndexType.JSON} <= set(READ_VERSIONS)
 
 
+@pytest.mark.requirements(
+    "index.inverted-postings-match-rows", "index.inverted-doc-lengths", "index.inverted-token-set"
+)
 def test_inverted_postings_hold_the_tokenizers_tokens_and_positions(text_dataset):
     """Every live row's (token, position) pairs decoded from the index are
     those the recorded tokenizer gives its value, and every document's
@@ -146,6 +149,7 @@ def test_inverted_postings_hold_the_tokenizers_tokens_and_positions(text_dataset
     assert compared > 500
 
 
+@pytest.mark.requirements("index.inverted-postings")
 @pytest.mark.parametrize("token", ["common", "alpha", "x1", "th", "kappa"])
 def test_decoded_postings_are_pylances_full_text_answers(text_dataset, token):
     """The live rows whose documents a token's postings name are the rows
@@ -168,6 +172,7 @@ def test_decoded_postings_are_pylances_full_text_answers(text_dataset, token):
     assert rows and rows == decoded & live
 
 
+@pytest.mark.requirements("index.ngram-postings-match-rows", "index.ngram-tokens")
 def test_ngram_postings_are_the_values_trigrams(text_dataset):
     dataset, index = _segment(text_dataset, "NGRAM")
     segment = read_ngram(dataset, index)
@@ -192,6 +197,7 @@ def test_trigram_tokens_follow_the_alphabet():
     assert trigram_tokens("naïve") is None
 
 
+@pytest.mark.requirements("index.json-details")
 def test_json_details_and_the_value_at_the_path(text_dataset):
     _, index = _segment(text_dataset, "JSON")
     details = read_json_details(index.details)
