@@ -72,17 +72,18 @@ def unpack_block(data: bytes, at: int, width: int) -> tuple[np.ndarray, int]:
     size = 16 * width
     if at + size > len(data):
         raise PostingFormatError(f"{size} packed bytes at {at} run past the end ({len(data)} bytes)")
-    out = np.zeros(BLOCK_SIZE, dtype=np.uint32)
     if width == 0:
-        return out, at
-    words = np.frombuffer(data, dtype="<u4", count=4 * width, offset=at).reshape(width, _LANES)
-    mask = (1 << width) - 1
-    for lane in range(_LANES):
-        # One lane's words as one integer, least significant word first.
-        bits = int.from_bytes(words[:, lane].astype("<u4").tobytes(), "little")
-        for k in range(BLOCK_SIZE // _LANES):
-            out[_LANES * k + lane] = (bits >> (k * width)) & mask
-    return out, at + size
+        return np.zeros(BLOCK_SIZE, dtype=np.uint32), at
+    words = np.frombuffer(data, dtype="<u4", count=4 * width, offset=at).reshape(width, _LANES).astype(np.uint64)
+    # Each value's bits start at k * width in its lane's stream of words; two
+    # neighbouring words joined hold any value of up to 32 bits.
+    padded = np.vstack([words, np.zeros((1, _LANES), dtype=np.uint64)])
+    starts = np.arange(BLOCK_SIZE // _LANES, dtype=np.uint64) * np.uint64(width)
+    first, shift = starts // np.uint64(32), starts % np.uint64(32)
+    joined = padded[first.astype(np.intp)] | (padded[first.astype(np.intp) + 1] << np.uint64(32))
+    values = (joined >> shift[:, None]) & np.uint64((1 << width) - 1)
+    # values[k, lane] is value 4k + lane.
+    return values.reshape(BLOCK_SIZE).astype(np.uint32), at + size
 
 
 def read_varint(data: bytes, at: int) -> tuple[int, int]:
