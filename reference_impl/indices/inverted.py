@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..dataset import Dataset
 
 METADATA_FILE = "metadata.lance"
-#: The newest ``format_version`` of the posting lists read here.
+#: The ``format_version`` of the posting lists read here (pylance 14's).
 NEWEST_FORMAT_VERSION = 2
 #: A partition count above this is refused before any file is opened.
 MAX_PARTITIONS = 1 << 16
@@ -171,8 +171,10 @@ def read_inverted(dataset: Dataset, index: IndexMetadata) -> InvertedSegment:
     path = meta.path
     params = TokenizerParams.parse(path, meta.text("params"))
     format_version = _integer(path, metadata, "format_version", 1) or 1
-    if format_version > NEWEST_FORMAT_VERSION:
-        raise UnreadLayout(path, f"posting format_version {format_version} (read: up to {NEWEST_FORMAT_VERSION})")
+    if format_version != NEWEST_FORMAT_VERSION:
+        # Version 1 (no key) is the posting layout of releases before the
+        # block scores and codecs were recorded; it is not read here.
+        raise UnreadLayout(path, f"posting format_version {format_version} (read: {NEWEST_FORMAT_VERSION})")
     block_size = _integer(path, metadata, "posting_block_size", BLOCK_SIZE)
     if block_size != BLOCK_SIZE:
         raise UnreadLayout(path, f"posting blocks of {block_size} documents (read: {BLOCK_SIZE})")
