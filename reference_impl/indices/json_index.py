@@ -26,6 +26,8 @@ from .types import IndexType
 
 #: Stands for an array or object value (stored by the target as JSONB bytes).
 SUBTREE = object()
+#: Stands for a document that is not JSON text (not compared).
+UNREADABLE = object()
 
 
 class JsonDetailsError(ValueError):
@@ -128,7 +130,10 @@ def value_at(document: str | None, keys: list[str]):
     None for a null document, an absent path or a JSON null."""
     if document is None:
         return None
-    value = json.loads(document)
+    try:
+        value = json.loads(document)
+    except ValueError:
+        return UNREADABLE
     for key in keys:
         if not isinstance(value, dict) or key not in value:
             return None

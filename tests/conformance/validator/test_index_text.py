@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from conformance.mutations.edit import edit_manifest
 from conformance.validator import Severity, validate
 from conformance.validator.facts import index_contents
 from reference_impl.dataset import Dataset
@@ -92,3 +93,21 @@ def test_corrupt_index_bytes_give_findings_not_tracebacks(tmp_path):
             file.write_bytes(bytes(data))
     findings = validate(path, all_versions=True).findings
     assert any(f.severity is Severity.ERROR and f.rule.startswith(TOPICS) for f in findings)
+
+
+def test_a_segment_of_an_unknown_version_is_skipped_and_said_so(tmp_path):
+    """index.md, "Index Compatibility": a reader skips a segment whose
+    index_version is newer than it reads; the validator checks nothing
+    inside it and says so."""
+    path = _build(tmp_path / "ds")
+
+    def newer(manifest_file):
+        for entry in manifest_file.indices or []:
+            if entry.name in ("exact", "trigrams"):
+                entry.index_version = 99
+
+    edit_manifest(path, newer)
+    findings = [f for f in _text_findings(path) if f.version == lance.dataset(path).version]
+    assert not [f for f in findings if f.severity is not Severity.INFO]
+    skipped = {f.rule for f in findings if "is skipped: unknown version 99" in f.message}
+    assert skipped == {"index-inverted/unchecked", "index-ngram/unchecked"}
