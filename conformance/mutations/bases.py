@@ -257,12 +257,55 @@ def build_blobs(path: Path) -> None:
     lance.write_dataset(rows(len(created), appended), path, mode="append", allow_external_blob_outside_bases=True)
 
 
+#: Words of the text index base's values: ASCII (so every row's tokens and
+#: trigrams are defined exactly), mixed case, with punctuation.
+TEXT_WORDS = ("Alpha", "beta", "gamma,", "delta", "lance", "x1", "zeta!", "eta", "th-eta", "iota", "kappa", "lambda")
+
+
+def _text_rows(start: int, count: int) -> pa.Table:
+    ids = list(range(start, start + count))
+    texts = [
+        None
+        if i % 29 == 0
+        else ""
+        if i % 31 == 0
+        else " ".join(TEXT_WORDS[(i * 7 + k * k) % 12] for k in range(i % 9 + 1))
+        for i in ids
+    ]
+    docs = [None if i % 13 == 0 else f'{{"a": {i % 7}, "name": "n{i % 5}"}}' for i in ids]
+    return pa.table({"id": pa.array(ids, pa.int64()), "text": texts, "doc": pa.array(docs, pa.json_(pa.utf8()))})
+
+
+def build_text_indices(path: Path) -> None:
+    """pylance 14 with the text indices (reference_impl/indices/inverted.py,
+    ngram.py, json_index.py): 400 rows in two fragments, an INVERTED index
+    ``text_fts`` (simple tokenizer, no stemming or stop words, positions: its
+    postings are defined exactly) and an NGRAM index ``text_ngram`` on
+    ``text``; 100 rows appended, rows deleted, ``optimize_indices`` merging
+    the new rows; then a JSON index ``doc_name`` on the path ``name`` of
+    ``doc`` with a BITMAP target."""
+    lance = _lance()
+    from lance.indices import IndexConfig  # lazy: pylance is optional (see _lance)
+
+    dataset = lance.write_dataset(_text_rows(0, 400), path, max_rows_per_file=200)
+    dataset.create_scalar_index(
+        "text", "INVERTED", name="text_fts", with_position=True, stem=False, remove_stop_words=False
+    )
+    dataset.create_scalar_index("text", "NGRAM", name="text_ngram")
+    dataset = lance.write_dataset(_text_rows(400, 100), path, mode="append")
+    dataset.delete("id % 10 = 3")
+    dataset.optimize.optimize_indices()
+    config = IndexConfig(index_type="json", parameters={"target_index_type": "bitmap", "path": "name"})
+    dataset.create_scalar_index("doc", config, name="doc_name")
+
+
 BASES = {
     "blobs": build_blobs,
     "branched": build_branched,
     "nested_pk": build_nested_pk,
     "plain": build_plain,
     "stable_row_ids": build_stable_row_ids,
+    "text_indices": build_text_indices,
     "legacy": build_legacy,
     "shallow_clone": build_shallow_clone,
     "evolution": build_evolution,

@@ -8,5 +8,8 @@ in the manifest, is :mod:`reference_impl.fragment_reuse`.
   reference may use a segment (index.md, "Index Compatibility");
 * :mod:`.files`: reading a Lance file of a segment's directory;
 * :mod:`.row_addr_map`: the serialized sets of row addresses scalar indices
-  store.
+  store;
+* :mod:`.inverted` (with :mod:`.fst` for its token set, :mod:`.postings` for
+  its posting codecs and :mod:`.fts_tokenizer` for the tokens of a value),
+  :mod:`.ngram` and :mod:`.json_index`: the text index pages.
 """

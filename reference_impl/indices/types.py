@@ -56,7 +56,11 @@ class Usability(enum.Enum):
 #: The newest ``index_version`` of each type the reference reads (its module
 #: under this package reads the files); a segment recording a newer one is
 #: skipped as the page says, and so is a type missing here.
-READ_VERSIONS: dict[IndexType, int] = {}
+READ_VERSIONS: dict[IndexType, int] = {
+    IndexType.INVERTED: 2,  # .inverted (posting format_version 2, blocks of 128)
+    IndexType.NGRAM: 1,  # .ngram (0: row ids, 1: row addresses)
+    IndexType.JSON: 0,  # .json_index (details; the files are the target's)
+}
 
 
 @dataclass(frozen=True)
