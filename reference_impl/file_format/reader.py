@@ -113,7 +113,7 @@ class _PageDecoder:
 
     def flat_buffer(self, flat: enc.Flat, count: int) -> pa.Buffer:
         """The bytes of ``count`` values of a flat encoding, size-checked."""
-        if flat.HasField("compression"):
+        if _compressed(flat):
             raise self.unsupported(f"compressed buffers (scheme {flat.compression.scheme!r}) are not supported")
         if not flat.HasField("buffer"):
             raise self.corrupt("flat encoding without a buffer")
@@ -299,9 +299,16 @@ class _PageDecoder:
             raise self.unsupported(
                 f"packed struct child encoded as {child.WhichOneof('array_encoding')} is not supported"
             )
-        if child.flat.HasField("compression"):
+        if _compressed(child.flat):
             raise self.unsupported(f"compressed buffers (scheme {child.flat.compression.scheme!r}) are not supported")
         return child.flat.bits_per_value
+
+
+def _compressed(flat: enc.Flat) -> bool:
+    """Whether a flat buffer is compressed. pylance 14 records the scheme
+    ``none`` for a field whose metadata asks for no compression (its
+    scalar index files do): the bytes are then plain."""
+    return flat.HasField("compression") and flat.compression.scheme not in ("", "none")
 
 
 def _is_flat_type(data_type: pa.DataType) -> bool:
