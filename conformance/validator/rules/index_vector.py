@@ -103,7 +103,7 @@ def _shown(ids) -> str:
 @rule(
     "index-vector/files-readable",
     severity=Severity.ERROR,
-    requirements=("index.vector.files",),
+    requirements=("index.vector-files",),
     summary="A vector segment's index.idx and auxiliary.idx hold the metadata, IVF messages, columns and "
     "quantizer parameters the vector index page names",
 )
@@ -119,7 +119,7 @@ def files_readable(view: VersionView):
 @rule(
     "index-vector/skipped",
     severity=Severity.INFO,
-    requirements=("index.vector.files",),
+    requirements=("index.vector-files",),
     summary="Vector segments or parts of them the reference does not read (a layout before V3, a newer "
     "version, RabitQ codes, 4-bit PQ codes) are skipped as index.md says readers skip them",
 )
@@ -160,7 +160,7 @@ def skipped(view: VersionView):
 @rule(
     "index-vector/partition-ranges",
     severity=Severity.ERROR,
-    requirements=("index.vector.partition-ranges",),
+    requirements=("index.vector-partition-ranges",),
     summary="The partitions' offsets and lengths in both vector index files tile each file's rows in partition order",
 )
 def partition_ranges(view: VersionView):
@@ -193,7 +193,7 @@ def _column_dimension(view: VersionView, index: IndexMetadata) -> int | None:
 @rule(
     "index-vector/dimensions",
     severity=Severity.ERROR,
-    requirements=("index.vector.dimensions",),
+    requirements=("index.vector-dimensions",),
     summary="Centroids, stored vectors, codes and quantizer metadata of a vector segment have the dimension of "
     "the indexed column",
 )
@@ -268,7 +268,7 @@ def _vector_values(covered: CoveredRows, positions: np.ndarray) -> tuple[np.ndar
 @rule(
     "index-vector/rows-once",
     severity=Severity.ERROR,
-    requirements=("index.vector.rows-once",),
+    requirements=("index.vector-rows-once",),
     summary="Every live row of the fragments a vector segment covers is in exactly one of its partitions, and "
     "the segment holds no row of another fragment",
 )
@@ -329,7 +329,7 @@ def _chunks(count: int) -> Iterator[slice]:
 @rule(
     "index-vector/nearest-partition",
     severity=Severity.ERROR,
-    requirements=("index.vector.nearest-partition",),
+    requirements=("index.vector-nearest-partition",),
     summary="Each row of an IVF vector segment is in the partition of its nearest centroid (ties within "
     "float tolerance allowed)",
 )
@@ -360,7 +360,7 @@ def nearest_partition(view: VersionView):
 @rule(
     "index-vector/codes-nearest",
     severity=Severity.ERROR,
-    requirements=("index.vector.codes",),
+    requirements=("index.vector-codes",),
     summary="A vector segment's stored vectors are the rows' vectors (FLAT), and their PQ and SQ codes the "
     "nearest codes of the rows' vectors (float tolerance stated in the reader)",
 )
@@ -408,7 +408,7 @@ def _code_mismatches(segment: VectorSegment, rows: np.ndarray, vectors: np.ndarr
 @rule(
     "index-vector/hnsw-graph",
     severity=Severity.ERROR,
-    requirements=("index.vector.hnsw-graph",),
+    requirements=("index.vector-hnsw-graph",),
     summary="Each partition's HNSW graph has every stored row once at level 0, upper levels within the level "
     "below, neighbours within their level, and an entry point on the top level",
 )
@@ -428,7 +428,7 @@ def hnsw_graph(view: VersionView):
 @rule(
     "index-vector/sampled",
     severity=Severity.INFO,
-    requirements=("index.vector.rows-once", "index.vector.nearest-partition", "index.vector.codes"),
+    requirements=("index.vector-rows-once", "index.vector-nearest-partition", "index.vector-codes"),
     summary="A default run checks the rows of a bounded sample of a vector segment's fragments; --deep checks all",
 )
 def sampled(view: VersionView):
