@@ -78,7 +78,7 @@ def read_hnsw(main: IndexFileContents, ivf: Ivf, described: Any) -> HnswSubIndex
                 int(params.get("max_level", 0)),
                 int(params.get("m", 0)),
             )
-        except (TypeError, ValueError, KeyError) as exc:
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise IndexFormatError(main.path, f"lance:hnsw entry {partition} is not the page's object: {exc}") from None
         bounds = [*level_offsets, length]
         if any(b < a for a, b in zip(bounds[:-1], bounds[1:], strict=True)) or (

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 from google.protobuf.message import DecodeError
 
+from ...file_format.footer import read_footer_version
 from ...index_metadata import IndexMetadata
 from ...wire import index_pb2
 from ..files import IndexFileContents, IndexFormatError, read_index_file
@@ -203,6 +205,10 @@ def read_vector_segment(dataset: Dataset, index: IndexMetadata) -> VectorSegment
     legacy = is_legacy(index)
     if legacy:
         return LegacyVectorLayout(legacy)
+    location = dataset.index_file_location(index, INDEX_FILE)
+    _, major, minor = read_footer_version(location.storage, location.relpath)
+    if major < 2:
+        return LegacyVectorLayout(f"{INDEX_FILE} is a Lance file of version {major}.{minor}: a layout before V3")
     main = read_index_file(dataset, index, INDEX_FILE)
     if "lance:index" not in main.metadata:
         return LegacyVectorLayout(f"{INDEX_FILE} has no lance:index metadata: a layout before V3")
@@ -227,7 +233,10 @@ def decode_vector_segment(main: IndexFileContents, aux: IndexFileContents) -> Ve
         raise IndexFormatError(
             aux.path, f"has {storage_ivf.num_partitions} partitions; {main.path} has {ivf.num_partitions}"
         )
-    row_ids = aux.column(ROW_ID_COLUMN).to_numpy().astype(np.uint64, copy=False)
+    stored_ids = aux.column(ROW_ID_COLUMN)
+    if stored_ids.null_count or not pa.types.is_uint64(stored_ids.type):
+        raise IndexFormatError(aux.path, f"{ROW_ID_COLUMN} is {stored_ids.type} with {stored_ids.null_count} nulls")
+    row_ids = stored_ids.to_numpy().astype(np.uint64, copy=False)
     storage, internal = _read_storage(aux)
     sub_index: SubIndex
     if "lance:hnsw" in main.metadata:

@@ -5,6 +5,7 @@ global buffers vector index metadata points at by number.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def tensor_array(path: str, message: index_pb2.Tensor, what: str) -> np.ndarray:
     if dtype is None:
         raise IndexFormatError(path, f"{what} has data type {message.data_type}, which the reference does not read")
     shape = [int(n) for n in message.shape]
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 0
+    count = math.prod(shape) if shape else 0  # Python ints: a hostile shape cannot wrap around
     if count > MAX_TENSOR_VALUES or count * dtype.itemsize != len(message.data):
         raise IndexFormatError(path, f"{what} has shape {shape} of {dtype} but {len(message.data)} bytes of data")
     return np.frombuffer(message.data, dtype=dtype).reshape(shape)

@@ -25,3 +25,21 @@ def test_pylance_vector_indices_draw_no_finding(kind, tmp_path):
         vector = {f.rule for f in findings if f.rule.startswith("index-vector/")}
         # Only RabitQ's undecoded codes are worth a note on these small tables.
         assert vector <= ({"index-vector/skipped"} if index_type == "IVF_RQ" else set()), vector
+
+
+def test_a_sampled_run_says_what_it_left_unchecked(tmp_path, monkeypatch):
+    """With the sample bound below one fragment's rows, a default run reads
+    only the first covered fragment of each segment: the rows of the others
+    draw no error (no row is called missing or stray for being unread), and
+    index-vector/sampled names the fragments left unchecked; --deep reads
+    them all and says nothing."""
+    from conformance.validator.facts import index_contents
+
+    root = build(tmp_path / "ds", "IVF_PQ", "l2", {"num_sub_vectors": 4})
+    monkeypatch.setattr(index_contents, "SAMPLE_ROWS", 100)
+    findings = validate(root, all_versions=True).findings
+    assert not [f for f in findings if f.severity in (Severity.ERROR, Severity.WARNING)], findings
+    sampled = [f for f in findings if f.rule == "index-vector/sampled"]
+    assert sampled and all("fragments 1" in f.message for f in sampled), sampled
+    deep = validate(root, all_versions=True, deep=True).findings
+    assert not [f for f in deep if f.rule == "index-vector/sampled"]
