@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf.message import DecodeError
 
-from ...file_format.footer import read_footer_version
+from ...file_format.footer import LAYOUT_LEGACY, layout_of, read_footer_version
 from ...index_metadata import IndexMetadata
 from ...wire import index_pb2
 from ..files import IndexFileContents, IndexFormatError, read_index_file
@@ -207,8 +207,8 @@ def read_vector_segment(dataset: Dataset, index: IndexMetadata) -> VectorSegment
         return LegacyVectorLayout(legacy)
     location = dataset.index_file_location(index, INDEX_FILE)
     _, major, minor = read_footer_version(location.storage, location.relpath)
-    if major < 2:
-        return LegacyVectorLayout(f"{INDEX_FILE} is a Lance file of version {major}.{minor}: a layout before V3")
+    if layout_of(major, minor) == LAYOUT_LEGACY:
+        return LegacyVectorLayout(f"{INDEX_FILE} is a legacy (0.{minor}) Lance file: a layout before V3")
     main = read_index_file(dataset, index, INDEX_FILE)
     if "lance:index" not in main.metadata:
         return LegacyVectorLayout(f"{INDEX_FILE} has no lance:index metadata: a layout before V3")
