@@ -257,7 +257,7 @@ def build_blobs(path: Path) -> None:
     lance.write_dataset(rows(len(created), appended), path, mode="append", allow_external_blob_outside_bases=True)
 
 
-def _vector_rows(start: int, count: int, dimension: int = 8) -> pa.Table:
+def vector_rows(start: int, count: int, dimension: int = 8) -> pa.Table:
     import numpy as np  # lazy: only the vector base draws vectors
 
     generator = np.random.default_rng(start)
@@ -278,11 +278,11 @@ def build_vectors(path: Path) -> None:
     (4 partitions, cosine), 4 append (100 rows), 5 optimize_indices (a delta
     segment of each), 6 delete."""
     lance = _lance()
-    lance.write_dataset(_vector_rows(0, 300), path, max_rows_per_file=150)
+    lance.write_dataset(vector_rows(0, 300), path, max_rows_per_file=150)
     dataset = lance.dataset(path)
     dataset.create_index("vec", "IVF_PQ", name="vec_idx", target_partition_size=64, num_sub_vectors=4)
     dataset.create_index("emb", "IVF_HNSW_SQ", name="emb_idx", target_partition_size=64, metric="cosine")
-    lance.write_dataset(_vector_rows(300, 100), path, mode="append")
+    lance.write_dataset(vector_rows(300, 100), path, mode="append")
     lance.dataset(path).optimize.optimize_indices()
     lance.dataset(path).delete("id % 7 = 0")
 

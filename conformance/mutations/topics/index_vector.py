@@ -20,6 +20,8 @@ from reference_impl.dataset import Dataset
 from reference_impl.indices.files import IndexFileContents, read_index_file
 from reference_impl.wire import index_pb2
 
+from ..bases import vector_rows
+from ..edit import edit_manifest
 from ..registry import mutation
 
 BASE = "vectors"
@@ -108,3 +110,34 @@ def move_an_entry_point_off_the_top_level(root):
     if old not in data:
         raise AssertionError(f"{path}: the first partition's entry point is not stored as {old!r}")
     path.write_bytes(data.replace(old, old.replace(str(point).encode(), str(other).encode()), 1))
+
+
+@mutation("index-vector/skipped", base=BASE, breaks="index.vector-files")
+def record_a_newer_index_version(root):
+    """Every version listing ``vec_idx`` records an index_version newer than
+    the reference reads (transaction records dropped, as the index
+    mutations do, so that only the index rules look at the change)."""
+
+    def edit(manifest_file):
+        for index in manifest_file.indices or []:
+            if index.name == "vec_idx":
+                index.index_version = 99
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    for version in sorted(Dataset.open(str(root)).versions()):
+        edit_manifest(root, edit, version=version)
+
+
+@mutation("index-vector/sampled", base=BASE, breaks="index.vector-rows-once")
+def grow_an_index_past_the_default_sample(root):
+    """Not a defect: the reference appends a fragment of more rows than a
+    default run reads per segment (and a small one after it) and indexes
+    the whole table with its IVF_FLAT writer, so a default run leaves the
+    last fragment unchecked and says so."""
+    from conformance.validator.facts.index_contents import SAMPLE_ROWS
+
+    big = SAMPLE_ROWS + 16
+    dataset = Dataset.open(str(root))
+    dataset = dataset.append(vector_rows(1000, big + 10), max_rows_per_file=big)
+    dataset.create_index("vec", index_type="IVF_FLAT", name="vec_flat_idx", num_partitions=4)

@@ -258,11 +258,11 @@ def _vector_values(covered: CoveredRows, positions: np.ndarray) -> tuple[np.ndar
     values = covered.values
     valid = ~np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     size = values.type.list_size
-    flat = values.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
-    if values.offset or len(flat) != len(values) * size:
-        flat = np.asarray(values.values.slice(values.offset * size, len(values) * size), dtype=np.float64)
+    # The child array of all rows, nulls included (flatten() would drop them),
+    # converted to float64 only for the rows asked for.
+    flat = values.values.slice(values.offset * size, len(values) * size).to_numpy(zero_copy_only=False)
     matrix = flat.reshape(len(values), size)
-    return matrix[positions], valid[positions]
+    return matrix[positions].astype(np.float64), valid[positions]
 
 
 @rule(

@@ -29,10 +29,16 @@ VECTOR_ID, NEIGHBORS, DISTANCES = "__vector_id", "__neighbors", "_distance"
 class HnswLevel:
     #: Node ids of the level (row numbers of the partition's storage).
     nodes: np.ndarray
-    #: Per node, its neighbours' ids.
-    neighbors: tuple[np.ndarray, ...]
-    #: Per node, the distance to each neighbour.
-    distances: tuple[np.ndarray, ...]
+    #: Node ``i``'s neighbours are ``neighbors[neighbor_offsets[i]:neighbor_offsets[i + 1]]``.
+    neighbor_offsets: np.ndarray
+    neighbors: np.ndarray
+    #: Likewise for the distance to each neighbour.
+    distance_offsets: np.ndarray
+    distances: np.ndarray
+
+    def neighbors_of(self, position: int) -> np.ndarray:
+        """The neighbours of the level's ``position``-th node."""
+        return self.neighbors[self.neighbor_offsets[position] : self.neighbor_offsets[position + 1]]
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,22 @@ class HnswSubIndex:
     graphs: tuple[HnswGraph, ...]
 
 
-def _lists(column: pa.ChunkedArray) -> list[np.ndarray]:
+def _lists(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as (offsets from 0, flat values): a null list is empty."""
     combined = column.combine_chunks()
-    offsets = combined.offsets.to_numpy()
-    values = combined.flatten().to_numpy(zero_copy_only=False)
-    return [values[offsets[i] : offsets[i + 1]] for i in range(len(combined))]
+    offsets = combined.offsets.to_numpy().astype(np.int64)
+    return offsets - offsets[0], combined.flatten().to_numpy(zero_copy_only=False)
+
+
+def _level(nodes, neighbors, distances, start: int, end: int) -> HnswLevel:
+    (n_offsets, n_values), (d_offsets, d_values) = neighbors, distances
+    return HnswLevel(
+        nodes=nodes[start:end].astype(np.int64),
+        neighbor_offsets=n_offsets[start : end + 1] - n_offsets[start],
+        neighbors=n_values[n_offsets[start] : n_offsets[end]].astype(np.int64),
+        distance_offsets=d_offsets[start : end + 1] - d_offsets[start],
+        distances=d_values[d_offsets[start] : d_offsets[end]],
+    )
 
 
 def read_hnsw(main: IndexFileContents, ivf: Ivf, described: Any) -> HnswSubIndex:
@@ -90,7 +107,7 @@ def read_hnsw(main: IndexFileContents, ivf: Ivf, described: Any) -> HnswSubIndex
         levels = []
         for level in range(len(level_offsets)):
             a, b = start + bounds[level], start + bounds[level + 1]
-            levels.append(HnswLevel(nodes[a:b].astype(np.int64), tuple(neighbors[a:b]), tuple(distances[a:b])))
+            levels.append(_level(nodes, neighbors, distances, a, b))
         graphs.append(HnswGraph(graph_entry, max_level, m, tuple(levels)))
     return HnswSubIndex(tuple(graphs))
 
@@ -112,23 +129,28 @@ def graph_problems(graph: HnswGraph, nodes: int) -> list[str]:
         problems.append(
             f"level 0 holds {len(bottom)} nodes ({len(np.unique(bottom))} distinct), not each of the {nodes}"
         )
-    below = set(bottom.tolist())
+    below = bottom
     top = 0
     for number, level in enumerate(graph.levels):
-        members = set(level.nodes.tolist())
-        if number and not members <= below:
-            problems.append(f"level {number} has nodes {sorted(members - below)[:5]} that level {number - 1} lacks")
-        for node, linked, dist in zip(level.nodes, level.neighbors, level.distances, strict=True):
-            if len(linked) != len(dist):
-                problems.append(f"level {number} node {node} has {len(linked)} neighbours and {len(dist)} distances")
-                break
-            stray = set(linked.tolist()) - members
-            if stray:
-                problems.append(f"level {number} node {node} links to {sorted(stray)[:5]}, no nodes of the level")
-                break
-        if members:
+        extra = np.setdiff1d(level.nodes, below)
+        if number and len(extra):
+            problems.append(f"level {number} has nodes {extra[:5].tolist()} that level {number - 1} lacks")
+        counts = np.diff(level.neighbor_offsets)
+        uneven = np.nonzero(counts != np.diff(level.distance_offsets))[0]
+        if len(uneven):
+            node = int(level.nodes[uneven[0]])
+            problems.append(f"level {number} node {node} has a neighbour list and a distance list of other lengths")
+        outside = np.nonzero(~np.isin(level.neighbors, level.nodes))[0]
+        if len(outside):
+            owner = int(np.searchsorted(level.neighbor_offsets, outside[0], side="right")) - 1
+            stray = sorted(set(level.neighbors[outside].tolist()))
+            problems.append(
+                f"level {number} node {int(level.nodes[owner])} links to {stray[:5]}, no nodes of the level"
+                f" ({len(outside)} links so)"
+            )
+        if len(level.nodes):
             top = number
-        below = members
-    if nodes and graph.entry_point not in set(graph.levels[top].nodes.tolist()):
+        below = level.nodes
+    if nodes and not np.isin(graph.entry_point, graph.levels[top].nodes):
         problems.append(f"the entry point {graph.entry_point} is no node of the top level {top}")
     return problems
