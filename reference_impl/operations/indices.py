@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from .. import entropy
 from ..errors import InvalidOperationError
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
 from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
@@ -58,7 +59,6 @@ INDEX_TYPE_URLS = {
     "NGRAM": "/lance.table.NGramIndexDetails",
     "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
     "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
-    "IVF_FLAT": "/lance.index.pb.VectorIndexDetails",
 }
 
 
@@ -87,9 +87,9 @@ def create_index(
 ) -> Dataset:
     """Commit a ``CreateIndex`` recording a new index over ``columns`` (a
     column name or a list; nested fields by dotted path). ``index_type`` is
-    a key of :data:`INDEX_TYPE_URLS` (any case) or a type URL starting with
-    ``/``. An index of the same name is replaced, or refused when
-    ``replace`` is False. IVF_FLAT writes the index's files
+    a key of :data:`INDEX_TYPE_URLS` (any case), ``IVF_FLAT``, or a type URL
+    starting with ``/``. An index of the same name is replaced, or refused
+    when ``replace`` is False. IVF_FLAT writes the index's files
     (:func:`~reference_impl.indices.vector.ivf_flat_writer.write_ivf_flat`,
     ``options`` ``num_partitions`` and ``metric``)."""
     columns = [columns] if isinstance(columns, str) else list(columns)
@@ -110,7 +110,7 @@ def create_index(
         fields=field_ids,
         dataset_version=dataset.version,
         fragment_bitmap=encode_fragment_bitmap(f.id for f in dataset.fragments),
-        type_url=type_url_of(index_type),
+        type_url=VECTOR_TYPE_URL if index_type.upper() == "IVF_FLAT" else type_url_of(index_type),
         details=b"",
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,

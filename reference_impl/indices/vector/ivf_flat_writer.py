@@ -51,6 +51,8 @@ class VectorIndexError(ValueError):
 def _vectors(dataset: Dataset, column: str) -> tuple[np.ndarray, np.ndarray]:
     """Row ids (stable ids, or row addresses) and vectors of the live rows
     with a vector, fragment by fragment."""
+    if column not in [field.name for field in dataset.schema.fields if field.parent_id < 0]:
+        raise VectorIndexError(f"the IVF_FLAT writer indexes a top-level column; {column!r} is none")
     ids, vectors = [], []
     for fragment in dataset.fragments:
         table = fragment_table(dataset, fragment, include_deleted=True, columns=[column])

@@ -55,3 +55,16 @@ def test_pylance_searches_a_reference_ivf_flat_index_like_a_scan(tmp_path, metri
     findings = validate(path, all_versions=True, deep=True).findings
     assert not [f for f in findings if f.severity in (Severity.ERROR, Severity.WARNING)], findings
     assert not [f for f in findings if f.rule.startswith("index-vector/")], findings
+
+
+def test_the_writer_refuses_what_it_cannot_index(tmp_path):
+    from reference_impl.errors import InvalidOperationError
+
+    dataset = Dataset.create(tmp_path / "ds", rows(0, 20))
+    with pytest.raises(InvalidOperationError, match="not a fixed-size list of floats"):
+        dataset.create_index("id", index_type="IVF_FLAT")
+    with pytest.raises(InvalidOperationError, match="distance type 'manhattan'"):
+        dataset.create_index("vec", index_type="IVF_FLAT", metric="manhattan")
+    with pytest.raises(InvalidOperationError, match="takes no options"):
+        dataset.create_index("id", index_type="BTREE", num_partitions=2)
+    assert dataset.indices == [] and Dataset.open(str(tmp_path / "ds")).indices == []
