@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.validator.facts.index_contents import SAMPLE_ROWS
 from reference_impl.dataset import Dataset
 from reference_impl.indices.files import IndexFileContents, read_index_file
 from reference_impl.wire import index_pb2
@@ -135,8 +136,6 @@ def grow_an_index_past_the_default_sample(root):
     default run reads per segment (and a small one after it) and indexes
     the whole table with its IVF_FLAT writer, so a default run leaves the
     last fragment unchecked and says so."""
-    from conformance.validator.facts.index_contents import SAMPLE_ROWS
-
     big = SAMPLE_ROWS + 16
     dataset = Dataset.open(str(root))
     dataset = dataset.append(vector_rows(1000, big + 10), max_rows_per_file=big)
