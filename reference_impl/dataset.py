@@ -572,11 +572,10 @@ class Dataset:
         return restore(self, version)
 
     def create_index(
-        self, columns, *, name: str | None = None, index_type: str = "BTREE", replace: bool = True
+        self, columns, *, name: str | None = None, index_type: str = "BTREE", replace: bool = True, **options
     ) -> Dataset:
-        """Record a new index over ``columns`` (metadata only: the index
-        payload is opaque to the table format)."""
-        return create_index(self, columns, name=name, index_type=index_type, replace=replace)
+        """Record a new index over ``columns`` (with files for the types the reference writes: ``options``)."""
+        return create_index(self, columns, name=name, index_type=index_type, replace=replace, **options)
 
     def drop_index(self, name: str) -> Dataset:
         return drop_index(self, name)

@@ -299,6 +299,36 @@ def build_text_indices(path: Path) -> None:
     dataset.create_scalar_index("doc", config, name="doc_name")
 
 
+def vector_rows(start: int, count: int, dimension: int = 8) -> pa.Table:
+    import numpy as np  # lazy: only the vector base draws vectors
+
+    generator = np.random.default_rng(start)
+    values = generator.standard_normal((count, 2, dimension)).astype(np.float32)
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + count), pa.int64()),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 0].ravel()), dimension),
+            "emb": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 1].ravel()), dimension),
+        }
+    )
+
+
+def build_vectors(path: Path) -> None:
+    """pylance 14 with vector indices over two 8-dimensional columns: 1
+    create (300 rows, two fragments), 2 IVF_PQ ``vec_idx`` on ``vec`` (4
+    partitions, 4 sub-vectors, l2), 3 IVF_HNSW_SQ ``emb_idx`` on ``emb``
+    (4 partitions, cosine), 4 append (100 rows), 5 optimize_indices (a delta
+    segment of each), 6 delete."""
+    lance = _lance()
+    lance.write_dataset(vector_rows(0, 300), path, max_rows_per_file=150)
+    dataset = lance.dataset(path)
+    dataset.create_index("vec", "IVF_PQ", name="vec_idx", target_partition_size=64, num_sub_vectors=4)
+    dataset.create_index("emb", "IVF_HNSW_SQ", name="emb_idx", target_partition_size=64, metric="cosine")
+    lance.write_dataset(vector_rows(300, 100), path, mode="append")
+    lance.dataset(path).optimize.optimize_indices()
+    lance.dataset(path).delete("id % 7 = 0")
+
+
 BASES = {
     "blobs": build_blobs,
     "branched": build_branched,
@@ -311,6 +341,7 @@ BASES = {
     "evolution": build_evolution,
     "v2_0": build_v2_0,
     "v2_1": build_v2_1,
+    "vectors": build_vectors,
 }
 
 

@@ -60,6 +60,7 @@ encodings; the 2.1 file format will be a writer module of its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
@@ -559,9 +560,16 @@ def _encoding_message(message) -> file2_pb2.Encoding:
     return file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(message)))
 
 
-def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_values: list, blob_end: int) -> list:
+def _assemble(
+    columns: list[_Column],
+    descriptor: file_pb2.FileDescriptor,
+    blob_values: list,
+    blob_end: int,
+    extra_buffers: Sequence[bytes] = (),
+) -> list:
     """The pieces of the file, in order: blob values, page buffers, the
-    descriptor, column metadata, offsets tables and footer."""
+    descriptor and any further global buffers, column metadata, offsets
+    tables and footer."""
     chunks: list = []
     position = 0
 
@@ -611,6 +619,7 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_
 
     descriptor_bytes = descriptor.SerializeToString(deterministic=True)
     global_buffers = [(append(descriptor_bytes, pad=False), len(descriptor_bytes))]
+    global_buffers += [(append(bytes(buffer), pad=False), len(buffer)) for buffer in extra_buffers]
 
     column_metadata_start = position
     metadata_locations = []
@@ -629,13 +638,19 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_
     return chunks
 
 
-def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, bytes] | None = None) -> WrittenFile:
+def write_v2_0(
+    table: pa.Table,
+    fields: list[Field],
+    schema_metadata: dict[str, bytes] | None = None,
+    global_buffers: Sequence[bytes] = (),
+) -> WrittenFile:
     """Encode ``table`` as a Lance 2.0 data file.
 
     ``fields`` are the schema fields of the table's columns, depth first
     (top-level fields in column order, with their ids; children found by
     ``parent_id``). They are stored as the file's schema together with
-    ``schema_metadata``. Raises ValueError when the table does not fit the
+    ``schema_metadata``. ``global_buffers`` follow the descriptor (global
+    buffer 0) as buffers 1, 2, ... (index files keep messages there). Raises ValueError when the table does not fit the
     fields or holds something version 2.0 cannot store.
     """
     tree = FieldTree(fields)
@@ -658,7 +673,7 @@ def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
         fields=[f.id for f in encoder.file_fields],
         column_indices=list(range(len(encoder.columns))),
         num_rows=table.num_rows,
-        chunks=_assemble(encoder.columns, descriptor, encoder.blob_values, encoder.blob_end),
+        chunks=_assemble(encoder.columns, descriptor, encoder.blob_values, encoder.blob_end, global_buffers),
     )
 
 
@@ -668,8 +683,9 @@ def write_file(
     table: pa.Table,
     fields: list[Field],
     schema_metadata: dict[str, bytes] | None = None,
+    global_buffers: Sequence[bytes] = (),
 ) -> WrittenFile:
     """:func:`write_v2_0` and store the result as a new file (never replacing one)."""
-    written = write_v2_0(table, fields, schema_metadata)
+    written = write_v2_0(table, fields, schema_metadata, global_buffers)
     storage.put_if_not_exists(relpath, written.chunks)
     return written

@@ -60,6 +60,8 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.INVERTED: 2,  # .inverted (posting format_version 2, blocks of 128)
     IndexType.NGRAM: 1,  # .ngram (0: row ids, 1: row addresses)
     IndexType.JSON: 0,  # .json_index (details; the files are the target's)
+    # IVF (FLAT, PQ, SQ, HNSW; RabitQ's structure): pylance 14 records 1, and 2 for IVF_RQ.
+    IndexType.VECTOR: 2,
 }
 
 

@@ -4,7 +4,9 @@ specification: ``CreateIndex``).
 The table format treats an index's payload as a plugin's business (table.proto:
 "Indexes are plugins, and so the format of the details message is flexible
 and not fully defined by the table format"). This writer records index
-*metadata* only and writes no payload:
+*metadata*, and writes the files only of the types the reference writes
+(IVF_FLAT: ``reference_impl/indices/vector/ivf_flat_writer.py``, which also
+sets the details, version and files below); for the others:
 
 * ``uuid``: a fresh random UUID (table.proto: "unique across all the dataset
   versions");
@@ -40,6 +42,8 @@ from typing import TYPE_CHECKING
 from .. import entropy
 from ..errors import InvalidOperationError
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
+from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
@@ -79,12 +83,15 @@ def create_index(
     name: str | None = None,
     index_type: str = "BTREE",
     replace: bool = True,
+    **options,
 ) -> Dataset:
     """Commit a ``CreateIndex`` recording a new index over ``columns`` (a
     column name or a list; nested fields by dotted path). ``index_type`` is
-    a key of :data:`INDEX_TYPE_URLS` (any case) or a type URL starting with
-    ``/``. An index of the same name is replaced, or refused when
-    ``replace`` is False."""
+    a key of :data:`INDEX_TYPE_URLS` (any case), ``IVF_FLAT``, or a type URL
+    starting with ``/``. An index of the same name is replaced, or refused
+    when ``replace`` is False. IVF_FLAT writes the index's files
+    (:func:`~reference_impl.indices.vector.ivf_flat_writer.write_ivf_flat`,
+    ``options`` ``num_partitions`` and ``metric``)."""
     columns = [columns] if isinstance(columns, str) else list(columns)
     if not columns:
         raise InvalidOperationError("an index needs at least one column")
@@ -103,11 +110,20 @@ def create_index(
         fields=field_ids,
         dataset_version=dataset.version,
         fragment_bitmap=encode_fragment_bitmap(f.id for f in dataset.fragments),
-        type_url=type_url_of(index_type),
+        type_url=VECTOR_TYPE_URL if index_type.upper() == "IVF_FLAT" else type_url_of(index_type),
         details=b"",
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,
     )
+    if index_type.upper() == "IVF_FLAT":
+        if len(columns) != 1:
+            raise InvalidOperationError(f"an IVF_FLAT index covers one column, not {columns}")
+        try:
+            write_ivf_flat(dataset, index, columns[0], **options)
+        except VectorIndexError as exc:
+            raise IndexOperationError(dataset.uri, str(exc)) from None
+    elif options:
+        raise InvalidOperationError(f"{index_type} takes no options ({sorted(options)})")
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 

@@ -35,6 +35,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "index-inverted": ("index_text",),
     "index-json": ("index_text",),
     "index-ngram": ("index_text",),
+    "index-vector": ("index_vector",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),
     "naming": ("naming",),
