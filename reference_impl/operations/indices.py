@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from .. import entropy
 from ..errors import InvalidOperationError
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..indices.zonemap import write_zone_map
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
@@ -108,6 +109,8 @@ def create_index(
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,
     )
+    if index.type_url == INDEX_TYPE_URLS["ZONEMAP"]:
+        index = write_zone_map(dataset, index, columns[0].split("."))
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 
