@@ -32,6 +32,8 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "fragment": ("fragments",),
     "history": ("concurrency", "history"),
     "index": ("indices",),
+    "index-bloom-filter": ("index_zonemap",),
+    "index-zonemap": ("index_zonemap",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),
     "naming": ("naming",),

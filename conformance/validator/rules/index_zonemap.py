@@ -1,0 +1,559 @@
+"""Rules on the contents of zone map and bloom filter index segments
+(upstream format/index/scalar/zonemap.md; the bloom filter has no page:
+protos/index.proto and what pylance 14 writes, reference_impl/indices/
+bloom_filter.py), checked against the rows of the fragments each segment
+covers (facts/index_contents.py).
+
+Both indices cut each covered fragment into zones. Following index.md
+("Basic Concepts"; "Handling deleted and invalidated rows"):
+
+* a segment must answer for every row of a covered fragment that is not
+  deleted, so every such row lies in exactly one zone; rows deleted before
+  the index was built may lie outside every zone or inside one (pylance 14
+  counts them in ``zone_length``, a span of offsets);
+* rows deleted later are still in the statistics, so the statistics of a
+  zone must hold for its rows not deleted at this version, and may say more;
+* zones of fragments the version no longer has, or the segment's bitmap no
+  longer names, are not answered for (readers drop their rows) and are not
+  checked.
+
+A zone map's ``min``/``max``/``null_count``/``nan_count`` that exclude a
+value the zone holds are wrong answers waiting to happen (a narrowed bound,
+error); bounds that are looser than the zone's values are what an inexact
+filter may hold (zonemap.md: zone maps "may include false positives") and
+are reported (warning) only where no row of the zone is deleted, so that
+the exact statistics are known. A bloom filter must hold every value of its
+zone (a filter never gives a false negative). The recorded null rows serve
+IS NULL exactly (zonemap.md, "Accelerated Queries"): they must be the null
+rows, no more and no fewer.
+
+A default run checks the fragments :func:`covered_rows` samples and says
+what went unchecked (``index-zonemap/sampled``, ``index-bloom-filter/sampled``);
+``--deep`` checks every covered fragment.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.index_metadata import IndexMetadata
+from reference_impl.indices.bloom_filter import (
+    BLOOM_FILTER_FILE,
+    BloomFilterIndex,
+    bloom_filter_of,
+    hashes_type,
+    value_hashes,
+)
+from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.indices.zonemap import ZONEMAP_FILE, ZoneMap, ZoneStatistics, zone_map_of, zone_statistics
+from reference_impl.indices.zones import Zones
+
+from ..context import Loaded, VersionView
+from ..facts.index_contents import CoveredRows, covered_rows, segment_file
+from ..facts.text import listed, plural
+from ..registry import Severity, rule
+
+ZONEMAP_FILE_REQUIREMENTS = ("index.zonemap.file-schema",)
+BLOOM_FILE_REQUIREMENTS = ("index.bloom-filter.file-schema",)
+
+
+# -- the segments and their rows ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """One usable segment of the type a rule checks, decoded, at one version."""
+
+    index: IndexMetadata
+    decoded: ZoneMap | BloomFilterIndex
+
+    @property
+    def zones(self) -> Zones:
+        return self.decoded.zones
+
+    @property
+    def label(self) -> str:
+        return f"index {self.index.name!r} segment {self.index.uuid}"
+
+
+def _decoded(view: VersionView, index: IndexMetadata, name: str, decode: Callable) -> Loaded:
+    contents = segment_file(view, index, name)
+    if not contents.ok:
+        return contents
+    return view.dataset.cached(("index-decoded", name, contents.value.path), decode, contents.value)
+
+
+_FILES = {IndexType.ZONEMAP: (ZONEMAP_FILE, zone_map_of), IndexType.BLOOM_FILTER: (BLOOM_FILTER_FILE, bloom_filter_of)}
+
+
+def _loads(view: VersionView, index_type: IndexType) -> Iterator[tuple[IndexMetadata, Loaded]]:
+    """Each segment of ``index_type`` the reference reads (index.md, "Index
+    Compatibility": a newer ``index_version`` is skipped), with its file."""
+    name, decode = _FILES[index_type]
+    for index in view.manifest_file.indices or []:
+        checked = compatibility(index)
+        if checked.index_type is index_type and checked.usable:
+            yield index, _decoded(view, index, name, decode)
+
+
+def _segments(view: VersionView, index_type: IndexType) -> Iterator[_Segment]:
+    for index, loaded in _loads(view, index_type):
+        if loaded.ok:
+            yield _Segment(index, loaded.value)
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """The covered rows of one segment at one version, located by fragment."""
+
+    covered: CoveredRows
+    #: Sampled fragment id -> (position of its first row in ``covered``, physical rows).
+    fragments: dict[int, tuple[int, int]]
+
+    def zone_rows(self, zones: Zones, zone: int) -> slice | None:
+        """Where zone ``zone``'s rows are in ``covered`` (clipped to its
+        fragment), or None when its fragment is not sampled."""
+        located = self.fragments.get(int(zones.fragment_ids[zone]))
+        if located is None:
+            return None
+        first, rows = located
+        start = min(int(zones.starts[zone]), rows)
+        return slice(first + start, first + min(int(zones.ends[zone]), rows))
+
+
+def _sample(view: VersionView, segment: _Segment) -> _Sample | None:
+    loaded = covered_rows(view, segment.index)
+    if not loaded.ok:
+        return None
+    covered = loaded.value
+    physical = {fragment.id: fragment.physical_rows for fragment in view.manifest.fragments}
+    fragments, first = {}, 0
+    for fragment_id in covered.fragment_ids:
+        fragments[fragment_id] = (first, physical[fragment_id])
+        first += physical[fragment_id]
+    return _Sample(covered, fragments)
+
+
+def _answered(view: VersionView, segment: _Segment) -> Iterator[tuple[int, int]]:
+    """(fragment id, physical rows) of the fragments whose zones the segment
+    answers for: named by its bitmap and still in the version."""
+    covered = set(segment.index.fragment_ids() or [])
+    for fragment in view.manifest.fragments:
+        if fragment.id in covered:
+            yield fragment.id, fragment.physical_rows
+
+
+# -- zones tile their fragments -------------------------------------------------------
+
+
+def _tiling_problems(view: VersionView, segment: _Segment) -> Iterator[str]:
+    zones, sample = segment.zones, _sample(view, segment)
+    for fragment_id, rows in _answered(view, segment):
+        positions = zones.of_fragment(fragment_id)
+        starts, ends = zones.starts[positions], zones.ends[positions]
+        outside = positions[(zones.lengths[positions] == 0) | (ends > np.uint64(rows))]
+        if len(outside):
+            yield f"zones of fragment {fragment_id} empty or past its {plural(rows, 'row')}: {listed(outside.tolist())}"
+        overlapping = positions[1:][starts[1:] < ends[:-1]]
+        if len(overlapping):
+            yield f"zones of fragment {fragment_id} overlapping the zone before them: {listed(overlapping.tolist())}"
+        if sample is None or fragment_id not in sample.fragments:
+            continue
+        first, _ = sample.fragments[fragment_id]
+        depth = np.zeros(rows + 1, dtype=np.int64)
+        np.add.at(depth, np.minimum(starts, rows).astype(np.int64), 1)
+        np.add.at(depth, np.minimum(ends, rows).astype(np.int64), -1)
+        live = ~sample.covered.deleted[first : first + rows]
+        uncovered = np.flatnonzero(live & (np.cumsum(depth)[:rows] == 0))
+        if len(uncovered):
+            yield (
+                f"rows of fragment {fragment_id} not deleted that lie in no zone: {plural(len(uncovered), 'row')} "
+                f"(offsets {listed(uncovered.tolist())})"
+            )
+
+
+def _tiling_rule(view: VersionView, index_type: IndexType):
+    for segment in _segments(view, index_type):
+        for problem in _tiling_problems(view, segment):
+            yield f"{segment.label}: {problem}", segment.decoded.path
+
+
+@rule(
+    "index-zonemap/zones-tile",
+    severity=Severity.ERROR,
+    requirements=("index.zonemap.zones-tile",),
+    summary="A zone map's zones lie within their fragments, do not overlap, and hold every row of a covered "
+    "fragment that is not deleted",
+)
+def zonemap_zones_tile(view: VersionView):
+    yield from _tiling_rule(view, IndexType.ZONEMAP)
+
+
+@rule(
+    "index-bloom-filter/zones-tile",
+    severity=Severity.ERROR,
+    requirements=("index.bloom-filter.zones-tile",),
+    summary="A bloom filter index's zones lie within their fragments, do not overlap, and hold every row of a "
+    "covered fragment that is not deleted",
+)
+def bloom_zones_tile(view: VersionView):
+    yield from _tiling_rule(view, IndexType.BLOOM_FILTER)
+
+
+# -- the files decode -------------------------------------------------------------------
+
+
+@rule(
+    "index-zonemap/file",
+    severity=Severity.ERROR,
+    requirements=ZONEMAP_FILE_REQUIREMENTS,
+    summary="zonemap.lance holds the columns, types and schema metadata zonemap.md gives",
+)
+def zonemap_file(view: VersionView):
+    for index, loaded in _loads(view, IndexType.ZONEMAP):
+        if not loaded.ok:
+            yield f"index {index.name!r} segment {index.uuid}: {loaded.error}", loaded.error.path
+
+
+@rule(
+    "index-bloom-filter/file",
+    severity=Severity.ERROR,
+    requirements=BLOOM_FILE_REQUIREMENTS,
+    summary="bloomfilter.lance holds the columns, types, filters and schema metadata pylance 14 writes",
+)
+def bloom_file(view: VersionView):
+    for index, loaded in _loads(view, IndexType.BLOOM_FILTER):
+        if not loaded.ok:
+            yield f"index {index.name!r} segment {index.uuid}: {loaded.error}", loaded.error.path
+
+
+# -- null rows ----------------------------------------------------------------------------
+
+
+def _null_row_problems(view: VersionView, segment: _Segment) -> Iterator[str]:
+    null_rows = segment.decoded.null_rows
+    sample = _sample(view, segment)
+    if null_rows is None or sample is None:
+        return
+    covered = sample.covered
+    for fragment_id, (first, rows) in sample.fragments.items():
+        base = np.uint64(fragment_id << 32)
+        recorded = null_rows[(null_rows >= base) & (null_rows < base + np.uint64(1 << 32))] - base
+        beyond = recorded[recorded >= np.uint64(rows)]
+        if len(beyond):
+            yield f"null rows past the end of fragment {fragment_id} recorded: offsets {listed(beyond.tolist())}"
+        marked = np.zeros(rows, dtype=bool)
+        marked[recorded[recorded < np.uint64(rows)].astype(np.int64)] = True
+        live = ~covered.deleted[first : first + rows]
+        is_null = np.asarray(covered.values.slice(first, rows).is_null())
+        missing = np.flatnonzero(live & is_null & ~marked)
+        if len(missing):
+            yield f"null rows of fragment {fragment_id} not recorded: offsets {listed(missing.tolist())}"
+        wrong = np.flatnonzero(live & ~is_null & marked)
+        if len(wrong):
+            yield f"rows of fragment {fragment_id} recorded as null hold values: offsets {listed(wrong.tolist())}"
+
+
+def _null_rows_rule(view: VersionView, index_type: IndexType):
+    for segment in _segments(view, index_type):
+        for problem in _null_row_problems(view, segment):
+            yield f"{segment.label}: {problem}", segment.decoded.path
+
+
+@rule(
+    "index-zonemap/null-rows",
+    severity=Severity.ERROR,
+    requirements=("index.zonemap.null-rows",),
+    summary="The null rows a zone map records (the null_bitmap buffer) are the null rows of its covered fragments",
+)
+def zonemap_null_rows(view: VersionView):
+    yield from _null_rows_rule(view, IndexType.ZONEMAP)
+
+
+@rule(
+    "index-bloom-filter/null-rows",
+    severity=Severity.ERROR,
+    requirements=("index.bloom-filter.null-rows",),
+    summary="The null rows a bloom filter index records (the null_bitmap buffer) are the null rows of its "
+    "covered fragments",
+)
+def bloom_null_rows(view: VersionView):
+    yield from _null_rows_rule(view, IndexType.BLOOM_FILTER)
+
+
+# -- zone map statistics ----------------------------------------------------------------
+
+
+def _total_order_keys(values: np.ndarray) -> np.ndarray:
+    """Floats as integers in Arrow's total order (-NaN < -inf < ... < -0.0 <
+    0.0 < ... < inf < +NaN)."""
+    width = values.dtype.itemsize * 8
+    bits = values.view(f"<u{values.dtype.itemsize}").astype(np.uint64)
+    sign = np.uint64(1 << (width - 1))
+    return np.where(bits & sign, ~bits & np.uint64((1 << width) - 1), bits | sign)
+
+
+def _float_key(value, dtype: np.dtype) -> int:
+    """The total-order key of a float value (not None)."""
+    return int(_total_order_keys(np.array([float(value)], dtype=dtype))[0])
+
+
+def _narrowed(stored_min, stored_max, actual: ZoneStatistics, data_type: pa.DataType) -> list[str]:
+    """How the stored bounds exclude values the zone holds (none: they bound them)."""
+    if actual.minimum is None:
+        return []
+    if stored_min is None or stored_max is None:
+        return [f"no bounds recorded, but the zone holds values from {actual.minimum!r} to {actual.maximum!r}"]
+    problems = []
+    if pa.types.is_floating(data_type):
+        dtype = np.dtype(data_type.to_pandas_dtype())
+        below = _float_key(stored_min, dtype) > _float_key(actual.minimum, dtype)
+        above = _float_key(stored_max, dtype) < _float_key(actual.maximum, dtype)
+    else:
+        below = pc.greater(pa.scalar(stored_min, data_type), pa.scalar(actual.minimum, data_type)).as_py()
+        above = pc.less(pa.scalar(stored_max, data_type), pa.scalar(actual.maximum, data_type)).as_py()
+    if below:
+        problems.append(f"min {stored_min!r} is above the value {actual.minimum!r} the zone holds")
+    if above:
+        problems.append(f"max {stored_max!r} is below the value {actual.maximum!r} the zone holds")
+    return problems
+
+
+@dataclass(frozen=True)
+class _ZoneCheck:
+    zone: int
+    stored_min: object
+    stored_max: object
+    null_count: int
+    nan_count: int
+    actual: ZoneStatistics
+    #: Whether no row the zone spans is deleted (so its statistics are exact).
+    whole: bool
+
+
+def _zone_checks(view: VersionView, segment: _Segment) -> list[tuple[_ZoneCheck, pa.DataType]]:
+    """Each sampled zone's recorded and actual statistics, computed once per
+    version for both rules."""
+    return view.memo(("index-zone-checks", segment.index.uuid), lambda: list(_find_zone_checks(view, segment)))
+
+
+def _find_zone_checks(view: VersionView, segment: _Segment) -> Iterator[tuple[_ZoneCheck, pa.DataType]]:
+    zone_map = segment.decoded
+    assert isinstance(zone_map, ZoneMap)
+    sample = _sample(view, segment)
+    if sample is None:
+        return
+    covered, zones = sample.covered, zone_map.zones
+    answered = dict(_answered(view, segment))
+    minimums, maximums = zone_map.minimums.to_pylist(), zone_map.maximums.to_pylist()
+    for zone in range(len(zones)):
+        rows = sample.zone_rows(zones, zone) if int(zones.fragment_ids[zone]) in answered else None
+        if rows is None:
+            continue
+        deleted = covered.deleted[rows]
+        values = covered.values.slice(rows.start, rows.stop - rows.start).filter(pa.array(~deleted))
+        check = _ZoneCheck(
+            zone,
+            minimums[zone],
+            maximums[zone],
+            int(zone_map.null_counts[zone]),
+            int(zone_map.nan_counts[zone]),
+            zone_statistics(values),
+            not deleted.any() and int(zones.ends[zone]) <= answered[int(zones.fragment_ids[zone])],
+        )
+        yield check, covered.values.type
+
+
+def _type_problem(segment: _Segment, view: VersionView) -> str | None:
+    zone_map = segment.decoded
+    assert isinstance(zone_map, ZoneMap)
+    loaded = covered_rows(view, segment.index)
+    if loaded.ok and loaded.value.values.type != zone_map.minimums.type and len(loaded.value.values):
+        return f"min and max are {zone_map.minimums.type} but the indexed column is {loaded.value.values.type}"
+    return None
+
+
+@rule(
+    "index-zonemap/bounds",
+    severity=Severity.ERROR,
+    requirements=("index.zonemap.bounds",),
+    summary="A zone's min and max bound the non-null, non-NaN values of its rows not deleted, and its null and "
+    "NaN counts are at least theirs",
+)
+def zonemap_bounds(view: VersionView):
+    for segment in _segments(view, IndexType.ZONEMAP):
+        mismatch = _type_problem(segment, view)
+        if mismatch:
+            yield f"{segment.label}: {mismatch}", segment.decoded.path
+            continue
+        for check, data_type in _zone_checks(view, segment):
+            problems = _narrowed(check.stored_min, check.stored_max, check.actual, data_type)
+            if check.null_count < check.actual.null_count:
+                problems.append(f"null_count {check.null_count} is below the {check.actual.null_count} nulls it holds")
+            if check.nan_count < check.actual.nan_count:
+                problems.append(f"nan_count {check.nan_count} is below the {check.actual.nan_count} NaNs it holds")
+            if problems:
+                yield (
+                    f"{segment.label}, zone {check.zone}: {'; '.join(problems)}",
+                    f"{segment.decoded.path}#zone {check.zone}",
+                )
+
+
+def _loose(check: _ZoneCheck, data_type: pa.DataType) -> list[str]:
+    actual, problems = check.actual, []
+    if check.stored_min != actual.minimum and not _same_float(check.stored_min, actual.minimum, data_type):
+        problems.append(f"min {check.stored_min!r} where the zone's least value is {actual.minimum!r}")
+    nan_marker = isinstance(check.stored_max, float) and check.stored_max != check.stored_max
+    # +NaN marks a zone holding NaNs; pylance 14 writes it for NaNs of either
+    # sign (zonemap.md: older indices did; "holds NaNs of unknown sign").
+    if nan_marker and actual.nan_count == 0:
+        problems.append("max is the NaN marker but the zone holds no NaN")
+    elif not nan_marker and check.stored_max != actual.maximum:
+        if not _same_float(check.stored_max, actual.maximum, data_type):
+            problems.append(f"max {check.stored_max!r} where the zone's greatest value is {actual.maximum!r}")
+    if check.null_count != actual.null_count:
+        problems.append(f"null_count {check.null_count} where the zone holds {actual.null_count}")
+    if check.nan_count != actual.nan_count:
+        problems.append(f"nan_count {check.nan_count} where the zone holds {actual.nan_count}")
+    return problems
+
+
+def _same_float(stored, actual, data_type: pa.DataType) -> bool:
+    """Equal floats, told apart by sign (-0.0 is not 0.0 in the total order)."""
+    if not pa.types.is_floating(data_type) or stored is None or actual is None:
+        return False
+    return struct.pack("<d", stored) == struct.pack("<d", actual)
+
+
+@rule(
+    "index-zonemap/bounds-exact",
+    severity=Severity.WARNING,
+    requirements=("index.zonemap.bounds",),
+    summary="A zone none of whose rows is deleted records its exact min, max, null and NaN counts",
+)
+def zonemap_bounds_exact(view: VersionView):
+    for segment in _segments(view, IndexType.ZONEMAP):
+        if _type_problem(segment, view):
+            continue
+        for check, data_type in _zone_checks(view, segment):
+            problems = _loose(check, data_type) if check.whole else []
+            if problems:
+                yield (
+                    f"{segment.label}, zone {check.zone}: looser than its rows (queries stay right, prune less): "
+                    f"{'; '.join(problems)}",
+                    f"{segment.decoded.path}#zone {check.zone}",
+                )
+
+
+# -- bloom filters ------------------------------------------------------------------------
+
+#: The two kinds of bloom filter problems, one rule each.
+MEMBERS, HAS_NULL = "members", "has-null"
+
+
+def _bloom_problems(view: VersionView, segment: _Segment) -> list[tuple[str, int, str]]:
+    """(kind, zone, detail) of each problem of the segment's sampled zones,
+    computed once per version for both rules."""
+    return view.memo(("index-bloom-problems", segment.index.uuid), lambda: list(_find_bloom_problems(view, segment)))
+
+
+def _find_bloom_problems(view: VersionView, segment: _Segment) -> Iterator[tuple[str, int, str]]:
+    bloom = segment.decoded
+    assert isinstance(bloom, BloomFilterIndex)
+    sample = _sample(view, segment)
+    if sample is None or not len(sample.covered.values) or not hashes_type(sample.covered.values.type):
+        return
+    covered, zones = sample.covered, bloom.zones
+    hashes = value_hashes(covered.values)
+    is_null = np.asarray(covered.values.is_null())
+    answered = dict(_answered(view, segment))
+    for zone in range(len(zones)):
+        rows = sample.zone_rows(zones, zone) if int(zones.fragment_ids[zone]) in answered else None
+        if rows is None:
+            continue
+        live = ~covered.deleted[rows]
+        members = live & ~is_null[rows]
+        absent = np.flatnonzero(members & ~bloom.filters[zone].might_contain(hashes[rows]))
+        if len(absent):
+            offsets = (absent + int(zones.starts[zone])).tolist()
+            yield MEMBERS, zone, f"the values at offsets {listed(offsets)} are not in the zone's filter"
+        nulls = int((live & is_null[rows]).sum())
+        if nulls and not bloom.has_null[zone]:
+            yield HAS_NULL, zone, f"has_null is false but the zone holds {plural(nulls, 'null')}"
+
+
+def _bloom_rule(view: VersionView, kind: str):
+    for segment in _segments(view, IndexType.BLOOM_FILTER):
+        for found, zone, detail in _bloom_problems(view, segment):
+            if found == kind:
+                yield f"{segment.label}, zone {zone}: {detail}", f"{segment.decoded.path}#zone {zone}"
+
+
+@rule(
+    "index-bloom-filter/members",
+    severity=Severity.ERROR,
+    requirements=("index.bloom-filter.members",),
+    summary="Every non-null value of a zone's rows not deleted is in the zone's bloom filter",
+)
+def bloom_members(view: VersionView):
+    yield from _bloom_rule(view, MEMBERS)
+
+
+@rule(
+    "index-bloom-filter/has-null",
+    severity=Severity.ERROR,
+    requirements=("index.bloom-filter.has-null",),
+    summary="has_null is true for every zone whose rows not deleted include a null",
+)
+def bloom_has_null(view: VersionView):
+    yield from _bloom_rule(view, HAS_NULL)
+
+
+# -- what a default run left unchecked ------------------------------------------------------
+
+
+def _sampled_rule(view: VersionView, index_type: IndexType):
+    for segment in _segments(view, index_type):
+        loaded = covered_rows(view, segment.index)
+        values = loaded.value.values if loaded.ok else None
+        if index_type is IndexType.BLOOM_FILTER and values is not None and len(values) and not hashes_type(values.type):
+            yield (
+                f"{segment.label}: the filters were not checked: the reference does not hash values of type "
+                f"{values.type}, which pylance 14 builds no bloom filter over",
+                segment.decoded.path,
+            )
+        if loaded.ok and not loaded.value.complete:
+            answered = [fragment_id for fragment_id, _ in _answered(view, segment)]
+            unchecked = [fragment_id for fragment_id in answered if fragment_id not in loaded.value.fragment_ids]
+            yield (
+                f"{segment.label}: the contents of {plural(len(unchecked), 'covered fragment')} "
+                f"({listed(unchecked)}) were not compared with the data (zones checked against fragment lengths "
+                "only); validate --deep checks every covered fragment",
+                segment.decoded.path,
+            )
+
+
+@rule(
+    "index-zonemap/sampled",
+    severity=Severity.INFO,
+    requirements=("index.zonemap.bounds",),
+    summary="A default run compares a bounded sample of a zone map's covered rows with the data and says so",
+)
+def zonemap_sampled(view: VersionView):
+    yield from _sampled_rule(view, IndexType.ZONEMAP)
+
+
+@rule(
+    "index-bloom-filter/sampled",
+    severity=Severity.INFO,
+    requirements=("index.bloom-filter.members",),
+    summary="A default run compares a bounded sample of a bloom filter index's covered rows with the data and says so",
+)
+def bloom_sampled(view: VersionView):
+    yield from _sampled_rule(view, IndexType.BLOOM_FILTER)
