@@ -7,7 +7,7 @@ Reading gives a :class:`ZoneMap`; :func:`zone_statistics` computes what a
 zone's row should hold for given values, and :func:`write_zone_map` writes a
 segment's file from the dataset's rows, as pylance 14 cuts zones (each
 fragment's rows that are not deleted, ``rows_per_zone`` at a time), so that
-pylance 14 plans queries through it (index.zonemap.pylance-plans).
+pylance 14 plans queries through it.
 
 Comparisons follow Arrow's total ordering (zonemap.md): ``-0.0`` sorts below
 ``0.0``; NaNs never enter the bounds, and ``max`` is the canonical ``+NaN``
