@@ -4,7 +4,10 @@ specification: ``CreateIndex``).
 The table format treats an index's payload as a plugin's business (table.proto:
 "Indexes are plugins, and so the format of the details message is flexible
 and not fully defined by the table format"). This writer records index
-*metadata* only and writes no payload:
+metadata, and writes the payload of the index types the reference writes
+(ZONEMAP: :func:`reference_impl.indices.zonemap.write_zone_map`, which also
+fills in ``files`` and ``index_details``); for the others it records
+*metadata* only:
 
 * ``uuid``: a fresh random UUID (table.proto: "unique across all the dataset
   versions");
@@ -26,8 +29,8 @@ Replacing an index of the same name lists the old one in ``removed_indices``
 (pylance does the same); dropping an index is a ``CreateIndex`` with no new
 index and the dropped one removed.
 
-pylance opens, scans and describes a dataset holding such an index and
-lists it, but a query that it plans through the index fails, because the
+pylance opens, scans and describes a dataset holding a metadata-only index
+and lists it, but a query that it plans through the index fails, because the
 payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
 answers it (docs/spec-discrepancies.md).
 """
