@@ -99,8 +99,20 @@ def _loads(view: VersionView, index_type: IndexType) -> Iterator[tuple[IndexMeta
     name, decode = _FILES[index_type]
     for index in view.manifest_file.indices or []:
         checked = compatibility(index)
-        if checked.index_type is index_type and checked.usable:
+        if checked.index_type is index_type and checked.usable and _present(view, index, name):
             yield index, _decoded(view, index, name, decode)
+
+
+def _present(view: VersionView, index: IndexMetadata, name: str) -> bool:
+    """Whether the segment's file exists. A segment without it is one whose
+    payload was never written (the reference's metadata-only indices) or
+    went missing: the index rules (rules/indices.py) judge which, from the
+    files the manifest lists."""
+    try:
+        location = view.reader.index_file_location(index, name)
+        return location.storage.exists(location.relpath)
+    except LanceFormatError:
+        return True  # a base path that does not resolve: index/* rules report it, the load fails here too
 
 
 def _segments(view: VersionView, index_type: IndexType) -> Iterator[_Segment]:
