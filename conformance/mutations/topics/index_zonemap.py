@@ -231,3 +231,31 @@ def widen_a_zone_maximum(root):
     )
     old = zone_map.maximums[whole].as_py()
     _overwrite(path, _column_buffers(path, "max"), struct.pack("<q", old), struct.pack("<q", old + 1))
+
+
+# -- what a run leaves unchecked ----------------------------------------------------------
+
+
+def _compact_deferring_the_remap(root) -> None:
+    """pylance 14 compacts both fragments with the remap of the indices
+    deferred, then appends a row: from that commit on the segments' bitmaps
+    name the compacted fragment, while their zones still name fragments 0
+    and 1 (docs/spec-discrepancies.md, "Index formats")."""
+    import lance  # lazy: pylance is optional (the test extra), as for the bases
+
+    dataset = lance.dataset(str(root))
+    dataset.optimize.compact_files(target_rows_per_fragment=5000, defer_index_remap=True)
+    row = dataset.to_table(limit=1)
+    lance.write_dataset(row, str(root), mode="append")
+
+
+@mutation("index-zonemap/sampled", base=BASE)
+def defer_the_zone_map_remap(root):
+    """The zone map's zones under the compacted fragment go unchecked, and the info says so."""
+    _compact_deferring_the_remap(root)
+
+
+@mutation("index-bloom-filter/sampled", base=BASE)
+def defer_the_bloom_filter_remap(root):
+    """The bloom filter's zones under the compacted fragment go unchecked, and the info says so."""
+    _compact_deferring_the_remap(root)

@@ -112,7 +112,7 @@ def _present(view: VersionView, index: IndexMetadata, name: str) -> bool:
         location = view.reader.index_file_location(index, name)
         return location.storage.exists(location.relpath)
     except LanceFormatError:
-        return True  # a base path that does not resolve: index/* rules report it, the load fails here too
+        return False  # a base path that does not resolve: index/* rules report it
 
 
 def _segments(view: VersionView, index_type: IndexType) -> Iterator[_Segment]:
@@ -198,7 +198,8 @@ def _tiling_problems(view: VersionView, segment: _Segment) -> Iterator[str]:
     for fragment_id, rows in _answered(view, segment):
         positions = zones.of_fragment(fragment_id)
         starts, ends = zones.starts[positions], zones.ends[positions]
-        outside = positions[(zones.lengths[positions] == 0) | (ends > np.uint64(rows))]
+        # An end below its start wrapped around 2**64: a hostile length.
+        outside = positions[(zones.lengths[positions] == 0) | (ends > np.uint64(rows)) | (ends < starts)]
         if len(outside):
             yield f"zones of fragment {fragment_id} empty or past its {plural(rows, 'row')}: {listed(outside.tolist())}"
         overlapping = positions[1:][starts[1:] < ends[:-1]]
@@ -416,8 +417,13 @@ def _type_problem(segment: _Segment, view: VersionView) -> str | None:
     zone_map = segment.decoded
     assert isinstance(zone_map, ZoneMap)
     loaded = covered_rows(view, segment.index)
-    if loaded.ok and loaded.value.values.type != zone_map.minimums.type and len(loaded.value.values):
-        return f"min and max are {zone_map.minimums.type} but the indexed column is {loaded.value.values.type}"
+    if not loaded.ok or not len(loaded.value.values):
+        return None
+    data_type = loaded.value.values.type
+    if data_type != zone_map.minimums.type:
+        return f"min and max are {zone_map.minimums.type} but the indexed column is {data_type}"
+    if pa.types.is_nested(data_type) or pa.types.is_dictionary(data_type) or pa.types.is_null(data_type):
+        return f"the indexed column is {data_type}, whose values have no order to bound"
     return None
 
 
