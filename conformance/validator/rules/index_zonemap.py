@@ -34,29 +34,29 @@ what went unchecked (``index-zonemap/sampled``, ``index-bloom-filter/sampled``);
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference_impl.errors import LanceFormatError
-from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, FragmentRewrite, fragment_rewrites
-from reference_impl.index_metadata import IndexMetadata
-from reference_impl.indices.bloom_filter import (
-    BLOOM_FILTER_FILE,
-    BloomFilterIndex,
-    bloom_filter_of,
-    hashes_type,
-    value_hashes,
-)
-from reference_impl.indices.types import IndexType, compatibility
-from reference_impl.indices.zonemap import ZONEMAP_FILE, ZoneMap, ZoneStatistics, zone_map_of, zone_statistics
-from reference_impl.indices.zones import Zones
+from reference_impl.indices.bloom_filter import BloomFilterIndex, hashes_type, value_hashes
+from reference_impl.indices.types import IndexType
+from reference_impl.indices.zonemap import ZoneMap, ZoneStatistics, zone_statistics
 
-from ..context import Loaded, VersionView
-from ..facts.index_contents import CoveredRows, covered_rows, segment_file
+from ..context import VersionView
+from ..facts.index_contents import covered_rows
+from ..facts.index_zones import (
+    ZoneSegment,
+    answered_fragments,
+    null_row_problems,
+    remapped_fragments,
+    tiling_problems,
+    zone_sample,
+    zone_segment_loads,
+    zone_segments,
+)
 from ..facts.text import listed, plural
 from ..registry import Severity, rule
 
@@ -64,165 +64,12 @@ ZONEMAP_FILE_REQUIREMENTS = ("index.zonemap.file-schema",)
 BLOOM_FILE_REQUIREMENTS = ("index.bloom-filter.file-schema",)
 
 
-# -- the segments and their rows ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Segment:
-    """One usable segment of the type a rule checks, decoded, at one version."""
-
-    index: IndexMetadata
-    decoded: ZoneMap | BloomFilterIndex
-
-    @property
-    def zones(self) -> Zones:
-        return self.decoded.zones
-
-    @property
-    def label(self) -> str:
-        return f"index {self.index.name!r} segment {self.index.uuid}"
-
-
-def _decoded(view: VersionView, index: IndexMetadata, name: str, decode: Callable) -> Loaded:
-    contents = segment_file(view, index, name)
-    if not contents.ok:
-        return contents
-    return view.dataset.cached(("index-decoded", name, contents.value.path), decode, contents.value)
-
-
-_FILES = {IndexType.ZONEMAP: (ZONEMAP_FILE, zone_map_of), IndexType.BLOOM_FILTER: (BLOOM_FILTER_FILE, bloom_filter_of)}
-
-
-def _loads(view: VersionView, index_type: IndexType) -> Iterator[tuple[IndexMetadata, Loaded]]:
-    """Each segment of ``index_type`` the reference reads (index.md, "Index
-    Compatibility": a newer ``index_version`` is skipped), with its file."""
-    name, decode = _FILES[index_type]
-    for index in view.manifest_file.indices or []:
-        checked = compatibility(index)
-        if checked.index_type is index_type and checked.usable and _present(view, index, name):
-            yield index, _decoded(view, index, name, decode)
-
-
-def _present(view: VersionView, index: IndexMetadata, name: str) -> bool:
-    """Whether the segment's file exists. A segment without it is one whose
-    payload was never written (the reference's metadata-only indices) or
-    went missing: the index rules (rules/indices.py) judge which, from the
-    files the manifest lists."""
-    try:
-        location = view.reader.index_file_location(index, name)
-        return location.storage.exists(location.relpath)
-    except LanceFormatError:
-        return False  # a base path that does not resolve: index/* rules report it
-
-
-def _segments(view: VersionView, index_type: IndexType) -> Iterator[_Segment]:
-    for index, loaded in _loads(view, index_type):
-        if loaded.ok:
-            yield _Segment(index, loaded.value)
-
-
-@dataclass(frozen=True)
-class _Sample:
-    """The covered rows of one segment at one version, located by fragment."""
-
-    covered: CoveredRows
-    #: Sampled fragment id -> (position of its first row in ``covered``, physical rows).
-    fragments: dict[int, tuple[int, int]]
-
-    def zone_rows(self, zones: Zones, zone: int) -> slice | None:
-        """Where zone ``zone``'s rows are in ``covered`` (clipped to its
-        fragment), or None when its fragment is not sampled."""
-        located = self.fragments.get(int(zones.fragment_ids[zone]))
-        if located is None:
-            return None
-        first, rows = located
-        start = min(int(zones.starts[zone]), rows)
-        return slice(first + start, first + min(int(zones.ends[zone]), rows))
-
-
-def _sample(view: VersionView, segment: _Segment) -> _Sample | None:
-    loaded = covered_rows(view, segment.index)
-    if not loaded.ok:
-        return None
-    covered = loaded.value
-    physical = {fragment.id: fragment.physical_rows for fragment in view.manifest.fragments}
-    fragments, first = {}, 0
-    for fragment_id in covered.fragment_ids:
-        fragments[fragment_id] = (first, physical[fragment_id])
-        first += physical[fragment_id]
-    return _Sample(covered, fragments)
-
-
-def _rewrites(view: VersionView) -> list[FragmentRewrite]:
-    """The compactions the version's fragment reuse index records (none when
-    it has none, or when its details do not decode: rules/indices.py reports
-    that)."""
-
-    def read() -> list[FragmentRewrite]:
-        reuse = [index for index in view.manifest_file.indices or [] if index.name == FRAGMENT_REUSE_INDEX_NAME]
-        try:
-            return [rewrite for index in reuse for rewrite in fragment_rewrites(index, view.reader.storage.read)]
-        except (ValueError, LanceFormatError):
-            return []
-
-    return view.memo("index-fragment-rewrites", read)
-
-
-def _remapped(view: VersionView, segment: _Segment) -> set[int]:
-    """Fragments of the segment's bitmap that a compaction with deferred
-    remap wrote from fragments its zones name: readers translate those
-    zones' rows through the fragment reuse index's row maps
-    (index/system/frag_reuse.md), which the reference does not decode, so
-    their zones are not checked."""
-    named = set(segment.zones.fragment_ids.tolist())
-    return {
-        fragment_id for rewrite in _rewrites(view) if rewrite.sources & named for fragment_id in rewrite.destinations
-    }
-
-
-def _answered(view: VersionView, segment: _Segment) -> Iterator[tuple[int, int]]:
-    """(fragment id, physical rows) of the fragments whose zones the segment
-    answers for and the rules check: named by its bitmap, still in the
-    version, and not remapped through a fragment reuse index."""
-    covered = set(segment.index.fragment_ids() or []) - _remapped(view, segment)
-    for fragment in view.manifest.fragments:
-        if fragment.id in covered:
-            yield fragment.id, fragment.physical_rows
-
-
 # -- zones tile their fragments -------------------------------------------------------
 
 
-def _tiling_problems(view: VersionView, segment: _Segment) -> Iterator[str]:
-    zones, sample = segment.zones, _sample(view, segment)
-    for fragment_id, rows in _answered(view, segment):
-        positions = zones.of_fragment(fragment_id)
-        starts, ends = zones.starts[positions], zones.ends[positions]
-        # An end below its start wrapped around 2**64: a hostile length.
-        outside = positions[(zones.lengths[positions] == 0) | (ends > np.uint64(rows)) | (ends < starts)]
-        if len(outside):
-            yield f"zones of fragment {fragment_id} empty or past its {plural(rows, 'row')}: {listed(outside.tolist())}"
-        overlapping = positions[1:][starts[1:] < ends[:-1]]
-        if len(overlapping):
-            yield f"zones of fragment {fragment_id} overlapping the zone before them: {listed(overlapping.tolist())}"
-        if sample is None or fragment_id not in sample.fragments:
-            continue
-        first, _ = sample.fragments[fragment_id]
-        depth = np.zeros(rows + 1, dtype=np.int64)
-        np.add.at(depth, np.minimum(starts, rows).astype(np.int64), 1)
-        np.add.at(depth, np.minimum(ends, rows).astype(np.int64), -1)
-        live = ~sample.covered.deleted[first : first + rows]
-        uncovered = np.flatnonzero(live & (np.cumsum(depth)[:rows] == 0))
-        if len(uncovered):
-            yield (
-                f"rows of fragment {fragment_id} not deleted that lie in no zone: {plural(len(uncovered), 'row')} "
-                f"(offsets {listed(uncovered.tolist())})"
-            )
-
-
 def _tiling_rule(view: VersionView, index_type: IndexType):
-    for segment in _segments(view, index_type):
-        for problem in _tiling_problems(view, segment):
+    for segment in zone_segments(view, index_type):
+        for problem in tiling_problems(view, segment):
             yield f"{segment.label}: {problem}", segment.decoded.path
 
 
@@ -258,7 +105,7 @@ def bloom_zones_tile(view: VersionView):
     summary="zonemap.lance holds the columns, types and schema metadata zonemap.md gives",
 )
 def zonemap_file(view: VersionView):
-    for index, loaded in _loads(view, IndexType.ZONEMAP):
+    for index, loaded in zone_segment_loads(view, IndexType.ZONEMAP):
         if not loaded.ok:
             yield f"index {index.name!r} segment {index.uuid}: {loaded.error}", loaded.error.path
 
@@ -270,7 +117,7 @@ def zonemap_file(view: VersionView):
     summary="bloomfilter.lance holds the columns, types, filters and schema metadata pylance 14 writes",
 )
 def bloom_file(view: VersionView):
-    for index, loaded in _loads(view, IndexType.BLOOM_FILTER):
+    for index, loaded in zone_segment_loads(view, IndexType.BLOOM_FILTER):
         if not loaded.ok:
             yield f"index {index.name!r} segment {index.uuid}: {loaded.error}", loaded.error.path
 
@@ -278,35 +125,9 @@ def bloom_file(view: VersionView):
 # -- null rows ----------------------------------------------------------------------------
 
 
-def _null_row_problems(view: VersionView, segment: _Segment) -> Iterator[str]:
-    null_rows = segment.decoded.null_rows
-    sample = _sample(view, segment)
-    if null_rows is None or sample is None:
-        return
-    covered, answered = sample.covered, dict(_answered(view, segment))
-    for fragment_id, (first, rows) in sample.fragments.items():
-        if fragment_id not in answered:
-            continue
-        base = np.uint64(fragment_id << 32)
-        recorded = null_rows[(null_rows >= base) & (null_rows < base + np.uint64(1 << 32))] - base
-        beyond = recorded[recorded >= np.uint64(rows)]
-        if len(beyond):
-            yield f"null rows past the end of fragment {fragment_id} recorded: offsets {listed(beyond.tolist())}"
-        marked = np.zeros(rows, dtype=bool)
-        marked[recorded[recorded < np.uint64(rows)].astype(np.int64)] = True
-        live = ~covered.deleted[first : first + rows]
-        is_null = np.asarray(covered.values.slice(first, rows).is_null())
-        missing = np.flatnonzero(live & is_null & ~marked)
-        if len(missing):
-            yield f"null rows of fragment {fragment_id} not recorded: offsets {listed(missing.tolist())}"
-        wrong = np.flatnonzero(live & ~is_null & marked)
-        if len(wrong):
-            yield f"rows of fragment {fragment_id} recorded as null hold values: offsets {listed(wrong.tolist())}"
-
-
 def _null_rows_rule(view: VersionView, index_type: IndexType):
-    for segment in _segments(view, index_type):
-        for problem in _null_row_problems(view, segment):
+    for segment in zone_segments(view, index_type):
+        for problem in null_row_problems(view, segment):
             yield f"{segment.label}: {problem}", segment.decoded.path
 
 
@@ -380,20 +201,20 @@ class _ZoneCheck:
     whole: bool
 
 
-def _zone_checks(view: VersionView, segment: _Segment) -> list[tuple[_ZoneCheck, pa.DataType]]:
+def _zone_checks(view: VersionView, segment: ZoneSegment) -> list[tuple[_ZoneCheck, pa.DataType]]:
     """Each sampled zone's recorded and actual statistics, computed once per
     version for both rules."""
     return view.memo(("index-zone-checks", segment.index.uuid), lambda: list(_find_zone_checks(view, segment)))
 
 
-def _find_zone_checks(view: VersionView, segment: _Segment) -> Iterator[tuple[_ZoneCheck, pa.DataType]]:
+def _find_zone_checks(view: VersionView, segment: ZoneSegment) -> Iterator[tuple[_ZoneCheck, pa.DataType]]:
     zone_map = segment.decoded
     assert isinstance(zone_map, ZoneMap)
-    sample = _sample(view, segment)
+    sample = zone_sample(view, segment)
     if sample is None:
         return
     covered, zones = sample.covered, zone_map.zones
-    answered = dict(_answered(view, segment))
+    answered = dict(answered_fragments(view, segment))
     minimums, maximums = zone_map.minimums.to_pylist(), zone_map.maximums.to_pylist()
     for zone in range(len(zones)):
         rows = sample.zone_rows(zones, zone) if int(zones.fragment_ids[zone]) in answered else None
@@ -413,7 +234,7 @@ def _find_zone_checks(view: VersionView, segment: _Segment) -> Iterator[tuple[_Z
         yield check, covered.values.type
 
 
-def _type_problem(segment: _Segment, view: VersionView) -> str | None:
+def _type_problem(segment: ZoneSegment, view: VersionView) -> str | None:
     zone_map = segment.decoded
     assert isinstance(zone_map, ZoneMap)
     loaded = covered_rows(view, segment.index)
@@ -435,7 +256,7 @@ def _type_problem(segment: _Segment, view: VersionView) -> str | None:
     "NaN counts are at least theirs",
 )
 def zonemap_bounds(view: VersionView):
-    for segment in _segments(view, IndexType.ZONEMAP):
+    for segment in zone_segments(view, IndexType.ZONEMAP):
         mismatch = _type_problem(segment, view)
         if mismatch:
             yield f"{segment.label}: {mismatch}", segment.decoded.path
@@ -489,7 +310,7 @@ def _loose(check: _ZoneCheck, data_type: pa.DataType) -> list[str]:
     summary="A zone none of whose rows is deleted records its exact min, max, null and NaN counts",
 )
 def zonemap_bounds_exact(view: VersionView):
-    for segment in _segments(view, IndexType.ZONEMAP):
+    for segment in zone_segments(view, IndexType.ZONEMAP):
         if _type_problem(segment, view):
             continue
         for check, data_type in _zone_checks(view, segment):
@@ -508,22 +329,22 @@ def zonemap_bounds_exact(view: VersionView):
 MEMBERS, HAS_NULL = "members", "has-null"
 
 
-def _bloom_problems(view: VersionView, segment: _Segment) -> list[tuple[str, int, str]]:
+def _bloom_problems(view: VersionView, segment: ZoneSegment) -> list[tuple[str, int, str]]:
     """(kind, zone, detail) of each problem of the segment's sampled zones,
     computed once per version for both rules."""
     return view.memo(("index-bloom-problems", segment.index.uuid), lambda: list(_find_bloom_problems(view, segment)))
 
 
-def _find_bloom_problems(view: VersionView, segment: _Segment) -> Iterator[tuple[str, int, str]]:
+def _find_bloom_problems(view: VersionView, segment: ZoneSegment) -> Iterator[tuple[str, int, str]]:
     bloom = segment.decoded
     assert isinstance(bloom, BloomFilterIndex)
-    sample = _sample(view, segment)
+    sample = zone_sample(view, segment)
     if sample is None or not len(sample.covered.values) or not hashes_type(sample.covered.values.type):
         return
     covered, zones = sample.covered, bloom.zones
     hashes = value_hashes(covered.values)
     is_null = np.asarray(covered.values.is_null())
-    answered = dict(_answered(view, segment))
+    answered = dict(answered_fragments(view, segment))
     for zone in range(len(zones)):
         rows = sample.zone_rows(zones, zone) if int(zones.fragment_ids[zone]) in answered else None
         if rows is None:
@@ -540,7 +361,7 @@ def _find_bloom_problems(view: VersionView, segment: _Segment) -> Iterator[tuple
 
 
 def _bloom_rule(view: VersionView, kind: str):
-    for segment in _segments(view, IndexType.BLOOM_FILTER):
+    for segment in zone_segments(view, IndexType.BLOOM_FILTER):
         for found, zone, detail in _bloom_problems(view, segment):
             if found == kind:
                 yield f"{segment.label}, zone {zone}: {detail}", f"{segment.decoded.path}#zone {zone}"
@@ -570,8 +391,8 @@ def bloom_has_null(view: VersionView):
 
 
 def _sampled_rule(view: VersionView, index_type: IndexType):
-    for segment in _segments(view, index_type):
-        remapped = sorted(_remapped(view, segment) & set(segment.index.fragment_ids() or []))
+    for segment in zone_segments(view, index_type):
+        remapped = sorted(remapped_fragments(view, segment) & set(segment.index.fragment_ids() or []))
         if remapped:
             yield (
                 f"{segment.label}: covered fragments {listed(remapped)} were written by a compaction whose remap "
@@ -588,7 +409,7 @@ def _sampled_rule(view: VersionView, index_type: IndexType):
                 segment.decoded.path,
             )
         if loaded.ok and not loaded.value.complete:
-            answered = [fragment_id for fragment_id, _ in _answered(view, segment)]
+            answered = [fragment_id for fragment_id, _ in answered_fragments(view, segment)]
             unchecked = [fragment_id for fragment_id in answered if fragment_id not in loaded.value.fragment_ids]
             yield (
                 f"{segment.label}: the contents of {plural(len(unchecked), 'covered fragment')} "
