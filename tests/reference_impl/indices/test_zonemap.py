@@ -10,6 +10,7 @@ planned through (explain_plan names it) and give the scan's answers.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import struct
 
 import numpy as np
@@ -248,19 +249,36 @@ def _rows(count: int) -> pa.Table:
     )
 
 
-def test_the_written_zone_map_is_the_one_pylance_writes(tmp_path):
+def _typed_rows(count: int) -> pa.Table:
+    return pa.table(
+        {
+            "d": pa.array([None if n % 11 == 0 else n * 3 for n in range(count)], pa.date32()),
+            "ts": pa.array([None if n % 13 == 0 else n * 1000003 for n in range(count)], pa.timestamp("us", "UTC")),
+            "b": pa.array([None if n % 7 == 0 else n % 3 == 0 for n in range(count)], pa.bool_()),
+            "dec": pa.array([decimal.Decimal(n) / 4 for n in range(count)], pa.decimal128(10, 2)),
+            "f32": pa.array(np.arange(count, dtype=np.float32) - 100.5),
+            "ls": pa.array([f"x{(n * 37) % 101}" for n in range(count)], pa.large_string()),
+            "bin": pa.array([bytes([n % 256]) * (n % 5) for n in range(count)], pa.binary()),
+            "u8": pa.array(np.arange(count) % 256, pa.uint8()),
+        }
+    )
+
+
+@pytest.mark.parametrize("rows", [_rows, _typed_rows], ids=["int-float-string", "other-types"])
+def test_the_written_zone_map_is_the_one_pylance_writes(tmp_path, rows):
     """Same rows, same zone size: the reference's zonemap.lance holds the
     rows pylance 14's does (no negative NaNs, where the two conventions part)."""
-    lance.write_dataset(_rows(1200), tmp_path / "ds", max_rows_per_file=500)
-    lance.dataset(tmp_path / "ds").delete("i % 13 = 5")
+    table = rows(1200)
+    lance.write_dataset(table, tmp_path / "ds", max_rows_per_file=500)
+    lance.dataset(tmp_path / "ds").delete("_rowid % 13 = 5")
     theirs = lance.dataset(tmp_path / "ds")
-    for column in ("i", "f", "s"):
+    for column in table.column_names:
         theirs.create_scalar_index(column, _zonemap(64), name=f"{column}_zm")
     reference = Dataset.open(tmp_path / "ds")
-    for number, column in enumerate(("i", "f", "s")):
+    for number, column in enumerate(table.column_names):
         index = _segment(reference, f"{column}_zm")
         pylance_map = read_zone_map(reference, index)
-        ours = dataclasses.replace(index, uuid=f"00000000-0000-4000-8000-00000000000{number}")
+        ours = dataclasses.replace(index, uuid=f"00000000-0000-4000-8000-{number:012d}")
         written = write_zone_map(reference, ours, [column], rows_per_zone=64)
         our_map = read_zone_map(reference, written)
         for name in ("fragment_ids", "starts", "lengths"):
