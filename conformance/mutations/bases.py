@@ -309,6 +309,14 @@ def vector_rows(start: int, count: int, dimension: int = 8) -> pa.Table:
             "id": pa.array(range(start, start + count), pa.int64()),
             "vec": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 0].ravel()), dimension),
             "emb": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 1].ravel()), dimension),
+
+def _zone_index_rows(start: int, count: int) -> pa.Table:
+    ids = range(start, start + count)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "value": pa.array([None if i % 7 == 0 else 3 * i for i in ids], pa.int64()),
+            "name": pa.array([None if i % 4 == 0 else f"name {i}" for i in ids], pa.string()),
         }
     )
 
@@ -328,6 +336,26 @@ def build_vectors(path: Path) -> None:
     lance.dataset(path).optimize.optimize_indices()
     lance.dataset(path).delete("id % 7 = 0")
 
+#: The zones of the zone_indices base, for both its indices.
+ZONE_ROWS = 100
+
+
+def build_zone_indices(path: Path) -> None:
+    """pylance 14 with a ZONEMAP index on ``value`` (nulls every 7th row) and a
+    BLOOMFILTER index on ``name`` (nulls every 4th row), both cutting zones
+    of :data:`ZONE_ROWS` rows, over fragments of 1000 and 500 rows; rows are
+    deleted before the indices are built (``id % 250 = 3``: they lie inside
+    zones or between them; most zones have none) and after (ids 1200 to
+    1209: still in the statistics). Versions: 1 create, 2 delete, 3 and 4 the indices, 5 delete."""
+    lance = _lance()
+    dataset = lance.write_dataset(_zone_index_rows(0, 1500), path, max_rows_per_file=1000)
+    dataset.delete("id % 250 = 3")
+    config = lance.indices.IndexConfig
+    dataset.create_scalar_index("value", config(index_type="zonemap", parameters={"rows_per_zone": ZONE_ROWS}))
+    bloom = {"number_of_items": ZONE_ROWS, "probability": 0.01}
+    dataset.create_scalar_index("name", config(index_type="bloomfilter", parameters=bloom))
+    dataset.delete("id >= 1200 AND id < 1210")
+
 
 BASES = {
     "blobs": build_blobs,
@@ -342,6 +370,8 @@ BASES = {
     "v2_0": build_v2_0,
     "v2_1": build_v2_1,
     "vectors": build_vectors,
+
+    "zone_indices": build_zone_indices,
 }
 
 

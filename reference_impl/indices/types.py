@@ -62,6 +62,8 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.JSON: 0,  # .json_index (details; the files are the target's)
     # IVF (FLAT, PQ, SQ, HNSW; RabitQ's structure): pylance 14 records 1, and 2 for IVF_RQ.
     IndexType.VECTOR: 2,
+    IndexType.ZONEMAP: 0,
+    IndexType.BLOOM_FILTER: 0,
 }
 
 

@@ -3,10 +3,12 @@ specification: ``CreateIndex``).
 
 The table format treats an index's payload as a plugin's business (table.proto:
 "Indexes are plugins, and so the format of the details message is flexible
-and not fully defined by the table format"). This writer records index
-*metadata*, and writes the files only of the types the reference writes
-(IVF_FLAT: ``reference_impl/indices/vector/ivf_flat_writer.py``, which also
-sets the details, version and files below); for the others:
+and not fully defined by the table format"). This writer writes the files
+of the index types the reference writes (IVF_FLAT:
+``reference_impl/indices/vector/ivf_flat_writer.py``; ZONEMAP:
+:func:`reference_impl.indices.zonemap.write_zone_map`; each also sets the
+details, version and files below), and records *metadata* only for the
+others:
 
 * ``uuid``: a fresh random UUID (table.proto: "unique across all the dataset
   versions");
@@ -28,8 +30,8 @@ Replacing an index of the same name lists the old one in ``removed_indices``
 (pylance does the same); dropping an index is a ``CreateIndex`` with no new
 index and the dropped one removed.
 
-pylance opens, scans and describes a dataset holding such an index and
-lists it, but a query that it plans through the index fails, because the
+pylance opens, scans and describes a dataset holding a metadata-only index
+and lists it, but a query that it plans through the index fails, because the
 payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
 answers it (docs/spec-discrepancies.md).
 """
@@ -44,6 +46,7 @@ from ..errors import InvalidOperationError
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
 from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
+from ..indices.zonemap import write_zone_map
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
@@ -124,6 +127,8 @@ def create_index(
             raise IndexOperationError(dataset.uri, str(exc)) from None
     elif options:
         raise InvalidOperationError(f"{index_type} takes no options ({sorted(options)})")
+    if index.type_url == INDEX_TYPE_URLS["ZONEMAP"]:
+        index = write_zone_map(dataset, index, columns[0].split("."))
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 

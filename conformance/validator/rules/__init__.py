@@ -36,6 +36,8 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "index-json": ("index_text",),
     "index-ngram": ("index_text",),
     "index-vector": ("index_vector",),
+    "index-bloom-filter": ("index_zonemap",),
+    "index-zonemap": ("index_zonemap",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),
     "naming": ("naming",),
