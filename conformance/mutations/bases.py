@@ -309,6 +309,9 @@ def vector_rows(start: int, count: int, dimension: int = 8) -> pa.Table:
             "id": pa.array(range(start, start + count), pa.int64()),
             "vec": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 0].ravel()), dimension),
             "emb": pa.FixedSizeListArray.from_arrays(pa.array(values[:, 1].ravel()), dimension),
+        }
+    )
+
 
 def _zone_index_rows(start: int, count: int) -> pa.Table:
     ids = range(start, start + count)
@@ -335,6 +338,7 @@ def build_vectors(path: Path) -> None:
     lance.write_dataset(vector_rows(300, 100), path, mode="append")
     lance.dataset(path).optimize.optimize_indices()
     lance.dataset(path).delete("id % 7 = 0")
+
 
 #: The zones of the zone_indices base, for both its indices.
 ZONE_ROWS = 100
@@ -370,7 +374,6 @@ BASES = {
     "v2_0": build_v2_0,
     "v2_1": build_v2_1,
     "vectors": build_vectors,
-
     "zone_indices": build_zone_indices,
 }
 
