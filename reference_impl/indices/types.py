@@ -56,7 +56,9 @@ class Usability(enum.Enum):
 #: The newest ``index_version`` of each type the reference reads (its module
 #: under this package reads the files); a segment recording a newer one is
 #: skipped as the page says, and so is a type missing here.
-READ_VERSIONS: dict[IndexType, int] = {}
+READ_VERSIONS: dict[IndexType, int] = {
+    IndexType.BTREE: 1,  # btree.py
+}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ pylance opens, scans and describes a dataset holding such an index and
 lists it, but a query that it plans through the index fails, because the
 payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
 answers it (docs/spec-discrepancies.md).
+
+Index types whose files the reference writes get them (:data:`WRITTEN_TYPES`):
+BTREE (:func:`reference_impl.indices.btree.write_btree`; its ``files`` list
+them, and ``index_version`` is what pylance 14 records: 1 with stable row
+ids, 0 without, both meaning row addresses in ``ids`` there).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from .. import entropy
 from ..errors import InvalidOperationError
+from ..indices import btree
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
@@ -56,6 +62,10 @@ INDEX_TYPE_URLS = {
     "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
     "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
 }
+
+
+#: Index types whose payload files the reference writes.
+WRITTEN_TYPES = frozenset({"BTREE"})
 
 
 class IndexOperationError(InvalidOperationError):
@@ -108,6 +118,9 @@ def create_index(
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,
     )
+    if index_type.upper() == "BTREE":
+        index.index_version = btree.ROW_ADDRESS_VERSION if dataset.uses_stable_row_ids else 0
+        index.files = btree.write_btree(dataset, index, columns[0].split("."))
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 

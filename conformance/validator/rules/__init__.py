@@ -32,6 +32,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "fragment": ("fragments",),
     "history": ("concurrency", "history"),
     "index": ("indices",),
+    "index-btree": ("index_btree",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),
     "naming": ("naming",),

@@ -1,0 +1,384 @@
+"""Rules on the contents of BTREE index segments (upstream
+format/index/scalar/btree.md; rows and deletions: format/index/index.md).
+
+Each segment whose type is BTREE and whose version the reference reads
+(:func:`reference_impl.indices.types.compatibility`) is decoded once per run
+(:func:`reference_impl.indices.btree.decode_btree`). The file-level rules
+(layout, order, page bounds) look at every entry; the row rules compare the
+entries with the rows of the fragments the segment covers at each version
+listing it (:func:`..facts.index_contents.covered_rows`): a default run a
+sample of whole fragments, a deep run all of them, and
+``index-btree/sampled`` says when something went unchecked.
+
+Deleted rows (index.md, "Handling deleted and invalidated rows"): a row
+deleted before the segment was built may be missing, one deleted after it
+is still there; either way an entry that is there holds the row's value
+(deleting a row leaves its values in the data file). Entries of fragments
+the bitmap no longer names, or that the version no longer has, are the
+readers' to filter and are not looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference_impl.errors import LanceFormatError, UnsupportedFeatureError
+from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, fragment_rewrites
+from reference_impl.index_metadata import IndexMetadata
+from reference_impl.indices.btree import DATA_FILE, LOOKUP_FILE, BTreeSegment, decode_btree, order_rank
+from reference_impl.indices.types import IndexType, compatibility
+
+from ..context import Loaded, VersionView, load
+from ..facts.index_contents import CoveredRows, covered_rows, segment_file
+from ..registry import Severity, rule
+
+#: Findings of one kind reported per segment and version before the rest are counted.
+MAX_EXAMPLES = 5
+
+
+def _btree_segments(view: VersionView) -> list[tuple[int, IndexMetadata]]:
+    found = []
+    for position, index in enumerate(view.manifest_file.indices or []):
+        verdict = compatibility(index)
+        if verdict.index_type is IndexType.BTREE and verdict.usable:
+            found.append((position, index))
+    return found
+
+
+def _at(view: VersionView, position: int) -> str:
+    return view.at(f"index_section.indices[{position}]")
+
+
+def _files_present(view: VersionView, index: IndexMetadata) -> bool:
+    """Whether both files exist (a missing one is index/file-sizes-match's
+    finding, or index/directory-present's)."""
+    try:
+        locations = [view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)]
+    except LanceFormatError:
+        return False
+    return all(location.storage.exists(location.relpath) for location in locations)
+
+
+def _decode(view: VersionView, index: IndexMetadata) -> BTreeSegment:
+    lookup, data = segment_file(view, index, LOOKUP_FILE), segment_file(view, index, DATA_FILE)
+    for loaded in (lookup, data):
+        if not loaded.ok:
+            raise loaded.error
+    assert lookup.value is not None and data.value is not None  # for the type checker: ok was tested
+    return decode_btree(lookup.value, data.value, index_version=index.index_version or 0)
+
+
+def _segment(view: VersionView, index: IndexMetadata) -> Loaded[BTreeSegment]:
+    """The decoded segment, once per run (None for missing files)."""
+    key = ("btree-segment", index.uuid, index.index_version, tuple(f.path for f in index.files))
+    return view.dataset.memo(key, lambda: load(_decode, view, index))
+
+
+def _readable(view: VersionView):
+    """``(position, index, segment)`` of the BTREE segments that decode."""
+    for position, index in _btree_segments(view):
+        if not _files_present(view, index):
+            continue
+        loaded = _segment(view, index)
+        if loaded.ok:
+            yield position, index, loaded.value
+
+
+@rule(
+    "index-btree/files-decode",
+    severity=Severity.ERROR,
+    requirements=("index.btree.files-schema",),
+    summary="A BTREE segment's page_lookup.lance and page_data.lance hold the columns and metadata btree.md names",
+)
+def files_decode(view: VersionView):
+    for position, index in _btree_segments(view):
+        if not _files_present(view, index):
+            continue
+        loaded = _segment(view, index)
+        if not loaded.ok and not isinstance(loaded.error, UnsupportedFeatureError):
+            yield f"BTREE segment {index.name!r} ({index.uuid}): {loaded.error}", _at(view, position)
+
+
+@rule(
+    "index-btree/page-layout",
+    severity=Severity.ERROR,
+    requirements=("index.btree.page-layout",),
+    summary="The page lookup lists each page of page_data.lance once, numbered 0 to n-1, at batch_size rows a page",
+)
+def page_layout(view: VersionView):
+    for position, index, segment in _readable(view):
+        numbers = [bounds.page_idx for bounds in segment.lookup]
+        if numbers != list(range(segment.page_count)):
+            shown = numbers if len(numbers) <= 10 else f"{numbers[:10]}..."
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): the page lookup numbers its pages {shown}; "
+                f"the {len(segment.ids)} entries at {segment.batch_size} a page make pages 0 to "
+                f"{segment.page_count - 1}",
+                _at(view, position),
+            )
+
+
+def _first_unsorted(values: pa.Array) -> int | None:
+    """The first position whose value sorts before the one ahead of it
+    (nulls first, NaN last), or None."""
+    if len(values) < 2:
+        return None
+    valid = np.asarray(pc.is_valid(values), dtype=bool)
+    # nulls first: once a value is seen, no null may follow
+    bad_null = np.flatnonzero(~valid[1:] & valid[:-1])
+    candidates = [int(bad_null[0]) + 1] if len(bad_null) else []
+    later, earlier = values.slice(1), values.slice(0, len(values) - 1)
+    if pa.types.is_floating(values.type):
+        nan = np.asarray(pc.fill_null(pc.is_nan(values), False), dtype=bool)
+        bad_nan = np.flatnonzero(~nan[1:] & nan[:-1] & valid[1:])
+        candidates += [int(bad_nan[0]) + 1] if len(bad_nan) else []
+    descending = np.asarray(pc.fill_null(pc.less(later, earlier), False), dtype=bool)
+    bad_order = np.flatnonzero(descending)
+    candidates += [int(bad_order[0]) + 1] if len(bad_order) else []
+    return min(candidates) if candidates else None
+
+
+@rule(
+    "index-btree/keys-sorted",
+    severity=Severity.ERROR,
+    requirements=("index.btree.keys-sorted",),
+    summary="The keys of page_data.lance are sorted within and across pages (nulls first, NaN last)",
+)
+def keys_sorted(view: VersionView):
+    for position, index, segment in _readable(view):
+        at = _first_unsorted(segment.values)
+        if at is not None:
+            page = at // segment.batch_size
+            across = " (across a page boundary)" if at % segment.batch_size == 0 else ""
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): entry {at} (page {page}) holds "
+                f"{segment.values[at].as_py()!r} after {segment.values[at - 1].as_py()!r}{across}",
+                _at(view, position),
+            )
+
+
+@rule(
+    "index-btree/page-bounds",
+    severity=Severity.ERROR,
+    requirements=("index.btree.page-bounds",),
+    summary="Each page's min and max bound its keys and its null_count counts its nulls",
+)
+def page_bounds(view: VersionView):
+    for position, index, segment in _readable(view):
+        problems = []
+        for bounds in segment.lookup:
+            if not 0 <= bounds.page_idx < segment.page_count:
+                continue  # index-btree/page-layout's finding
+            page = segment.page(bounds.page_idx)
+            if page.values.null_count != bounds.null_count:
+                problems.append(
+                    f"page {bounds.page_idx} records {bounds.null_count} nulls and holds {page.values.null_count}"
+                )
+            keys = page.values.to_pylist()
+            lowest = min(keys, key=order_rank)
+            highest = max(keys, key=order_rank)
+            if order_rank(bounds.min) > order_rank(lowest):
+                problems.append(f"page {bounds.page_idx} records min {bounds.min!r} above its key {lowest!r}")
+            if order_rank(bounds.max) < order_rank(highest):
+                problems.append(f"page {bounds.page_idx} records max {bounds.max!r} below its key {highest!r}")
+        if problems:
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): {_listing(problems)}",
+                _at(view, position),
+            )
+
+
+def _listing(problems: list[str]) -> str:
+    shown = "; ".join(problems[:MAX_EXAMPLES])
+    return shown if len(problems) <= MAX_EXAMPLES else f"{shown}; and {len(problems) - MAX_EXAMPLES} more"
+
+
+@dataclass(frozen=True)
+class _Match:
+    """The segment's entries against the covered rows read at one version."""
+
+    #: Entries of sampled fragments, and the covered row each names (-1: none).
+    entry_positions: np.ndarray
+    row_of_entry: np.ndarray
+    #: How many entries name each covered row.
+    entries_per_row: np.ndarray
+    #: Whether each covered row is checked (False: its fragment was written
+    #: by a compaction whose moves a fragment reuse index records).
+    row_checked: np.ndarray
+
+
+def _match(segment: BTreeSegment, rows: CoveredRows, by_address: bool, remapped: frozenset[int]) -> _Match:
+    keys = rows.row_addresses if by_address else rows.row_ids
+    row_checked = ~np.isin((rows.row_addresses >> np.uint64(32)).astype(np.int64), list(remapped))
+    ids = segment.ids
+    if by_address:
+        fragments = (ids >> np.uint64(32)).astype(np.int64)
+        checked = [fragment for fragment in rows.fragment_ids if fragment not in remapped]
+        mine = np.flatnonzero(np.isin(fragments, np.asarray(checked, dtype=np.int64)))
+    else:
+        mine = np.flatnonzero(np.isin(ids, keys[row_checked]))
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    wanted = ids[mine]
+    spot = np.searchsorted(sorted_keys, wanted)
+    found = spot < len(sorted_keys)
+    found[found] = sorted_keys[spot[found]] == wanted[found]
+    row = np.full(len(mine), -1, dtype=np.int64)
+    row[found] = order[spot[found]]
+    counts = np.bincount(row[found], minlength=len(keys)) if len(keys) else np.zeros(0, dtype=np.int64)
+    return _Match(mine, row, counts, row_checked)
+
+
+def remapped_fragments(view: VersionView) -> frozenset[int]:
+    """The fragments this version's fragment reuse index says a compaction
+    wrote: a segment's entries for their rows still hold the old row
+    addresses, which readers translate through the reuse index
+    (index.md, "Compaction and remapping"). Their rows are not checked here.
+    Empty when there is no reuse index or its details do not decode (the
+    index rules report that)."""
+
+    def compute() -> frozenset[int]:
+        found: set[int] = set()
+        for index in view.manifest_file.indices or []:
+            if index.name != FRAGMENT_REUSE_INDEX_NAME:
+                continue
+            try:
+                rewrites = fragment_rewrites(index, view.reader.storage.read)
+            except (ValueError, LanceFormatError):
+                continue
+            for rewrite in rewrites:
+                found |= rewrite.destinations
+        return frozenset(found)
+
+    return view.memo("btree-remapped-fragments", compute)
+
+
+def _checked(view: VersionView):
+    """``(position, index, segment, rows, match)`` for each readable
+    segment whose covered rows read (a segment keyed on no field is
+    index/fields-exist's finding)."""
+    for position, index, segment in _readable(view):
+        loaded = covered_rows(view, index)
+        if not loaded.ok:
+            continue
+        rows = loaded.value
+        by_address = segment.ids_are_addresses or not view.reader.uses_stable_row_ids
+        remapped = remapped_fragments(view)
+        match = view.memo(
+            ("btree-match", index.uuid), lambda s=segment, r=rows, b=by_address: _match(s, r, b, remapped)
+        )
+        yield position, index, segment, rows, match
+
+
+def _describe_row(rows: CoveredRows, row: int) -> str:
+    address = int(rows.row_addresses[row])
+    return f"fragment {address >> 32} offset {address & 0xFFFFFFFF}"
+
+
+@rule(
+    "index-btree/rows-present",
+    severity=Severity.ERROR,
+    requirements=("index.btree.rows-present",),
+    summary="Every row of a covered fragment has one entry in its BTREE segment (a deleted row at most one)",
+)
+def rows_present(view: VersionView):
+    for position, index, _segment, rows, match in _checked(view):
+        missing = np.flatnonzero((match.entries_per_row == 0) & ~rows.deleted & match.row_checked)
+        repeated = np.flatnonzero(match.entries_per_row > 1)
+        problems = [f"no entry for the row at {_describe_row(rows, int(row))}" for row in missing[:MAX_EXAMPLES]]
+        problems += [
+            f"{int(match.entries_per_row[row])} entries for the row at {_describe_row(rows, int(row))}"
+            for row in repeated[:MAX_EXAMPLES]
+        ]
+        if len(missing) or len(repeated):
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): {len(missing)} covered rows missing, "
+                f"{len(repeated)} listed more than once: {'; '.join(problems)}",
+                _at(view, position),
+            )
+
+
+def _same(left: pa.Array, right: pa.Array) -> np.ndarray:
+    """Element-wise equality where null equals null and NaN equals NaN."""
+    equal = np.asarray(pc.fill_null(pc.equal(left, right), False), dtype=bool)
+    equal |= np.asarray(pc.is_null(left), dtype=bool) & np.asarray(pc.is_null(right), dtype=bool)
+    if pa.types.is_floating(left.type):
+        equal |= np.asarray(pc.fill_null(pc.and_(pc.is_nan(left), pc.is_nan(right)), False), dtype=bool)
+    return equal
+
+
+@rule(
+    "index-btree/entries-valid",
+    severity=Severity.ERROR,
+    requirements=("index.btree.entries-valid",),
+    summary="Each BTREE entry of a covered fragment names a row of it that holds the entry's key",
+)
+def entries_valid(view: VersionView):
+    for position, index, segment, rows, match in _checked(view):
+        stray = match.entry_positions[match.row_of_entry < 0]
+        named = match.row_of_entry >= 0
+        entry_at, row_at = match.entry_positions[named], match.row_of_entry[named]
+        if not len(entry_at) and not len(stray):
+            continue
+        keys = segment.values.take(pa.array(entry_at, pa.int64()))
+        values = rows.values.take(pa.array(row_at, pa.int64()))
+        if keys.type != values.type:
+            try:
+                keys = keys.cast(values.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                yield (
+                    f"BTREE segment {index.name!r} ({index.uuid}): keys of type {keys.type} for a field "
+                    f"of type {values.type}",
+                    _at(view, position),
+                )
+                continue
+        wrong = np.flatnonzero(~_same(keys, values))
+        problems = [f"entry {int(entry)} names no row (id {int(segment.ids[entry])})" for entry in stray[:MAX_EXAMPLES]]
+        problems += [
+            f"entry {int(entry_at[i])} holds {keys[int(i)].as_py()!r} for the row at "
+            f"{_describe_row(rows, int(row_at[i]))}, which holds {values[int(i)].as_py()!r}"
+            for i in wrong[:MAX_EXAMPLES]
+        ]
+        if len(stray) or len(wrong):
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): {len(stray)} entries name no row of a covered "
+                f"fragment, {len(wrong)} hold another value than their row: {'; '.join(problems)}",
+                _at(view, position),
+            )
+
+
+@rule(
+    "index-btree/sampled",
+    severity=Severity.INFO,
+    requirements=("index.btree.rows-present", "index.btree.entries-valid"),
+    summary="A BTREE segment whose rows were checked only in part: a default run's sample, or a layout not read",
+)
+def sampled(view: VersionView):
+    for position, index in _btree_segments(view):
+        if not _files_present(view, index):
+            continue
+        loaded = _segment(view, index)
+        if not loaded.ok:
+            if isinstance(loaded.error, UnsupportedFeatureError):
+                yield f"BTREE segment {index.name!r} ({index.uuid}) not checked: {loaded.error}", _at(view, position)
+            continue
+        rows = covered_rows(view, index)
+        if not rows.ok:
+            continue
+        if not rows.value.complete:
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): rows checked in fragments "
+                f"{list(rows.value.fragment_ids)} only (a sample; validate --deep checks every covered fragment)",
+                _at(view, position),
+            )
+        skipped = sorted(set(rows.value.fragment_ids) & remapped_fragments(view))
+        if skipped:
+            yield (
+                f"BTREE segment {index.name!r} ({index.uuid}): rows of fragments {skipped} not checked: a "
+                "fragment reuse index translates the segment's entries for them, which the reference does not do",
+                _at(view, position),
+            )
