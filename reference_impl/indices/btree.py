@@ -198,7 +198,9 @@ def decode_btree(lookup: IndexFileContents, data: IndexFileContents, *, index_ve
     """A segment from its two files, already read (the validator caches them)."""
     range_partitioned = _flag(lookup, RANGE_PARTITIONED_KEY)
     if range_partitioned:
-        raise UnsupportedFeatureError(lookup.path, "a range-partitioned BTREE segment, which the reference does not read")
+        raise UnsupportedFeatureError(
+            lookup.path, "a range-partitioned BTREE segment, which the reference does not read"
+        )
     batch_size = _batch_size(lookup)
     mins, maxs = lookup.column("min").combine_chunks(), lookup.column("max").combine_chunks()
     null_counts = _unsigned(lookup, "null_count", pa.uint32())
@@ -269,9 +271,7 @@ def sorted_entries(values: pa.Array, ids: np.ndarray) -> tuple[pa.Array, np.ndar
     return values.take(order), ids[np.asarray(order)]
 
 
-def encode_btree(
-    values: pa.Array, ids: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE
-) -> tuple[bytes, bytes]:
+def encode_btree(values: pa.Array, ids: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[bytes, bytes]:
     """The bytes of ``page_lookup.lance`` and ``page_data.lance`` for entries
     (any order; they are sorted here)."""
     values, ids = sorted_entries(values, ids)

@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING
 
 from .. import entropy
 from ..errors import InvalidOperationError
-from ..indices import btree
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..indices import btree
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 

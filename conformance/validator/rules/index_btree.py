@@ -27,7 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference_impl.errors import LanceFormatError, UnsupportedFeatureError
-from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, fragment_rewrites
+from reference_impl.fragment_reuse import (
+    FRAGMENT_REUSE_INDEX_NAME,
+    FragmentRewrite,
+    fragment_rewrites,
+    translated_fragment_ids,
+)
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.btree import DATA_FILE, LOOKUP_FILE, BTreeSegment, decode_btree, order_rank
 from reference_impl.indices.types import IndexType, compatibility
@@ -207,17 +212,18 @@ class _Match:
     #: How many entries name each covered row.
     entries_per_row: np.ndarray
     #: Whether each covered row is checked (False: its fragment was written
-    #: by a compaction whose moves a fragment reuse index records).
+    #: by a compaction whose moves a fragment reuse index records, or it has
+    #: no data file for the key).
     row_checked: np.ndarray
 
 
-def _match(segment: BTreeSegment, rows: CoveredRows, by_address: bool, remapped: frozenset[int]) -> _Match:
+def _match(segment: BTreeSegment, rows: CoveredRows, by_address: bool, skipped: frozenset[int]) -> _Match:
     keys = rows.row_addresses if by_address else rows.row_ids
-    row_checked = ~np.isin((rows.row_addresses >> np.uint64(32)).astype(np.int64), list(remapped))
+    row_checked = ~np.isin((rows.row_addresses >> np.uint64(32)).astype(np.int64), list(skipped))
     ids = segment.ids
     if by_address:
         fragments = (ids >> np.uint64(32)).astype(np.int64)
-        checked = [fragment for fragment in rows.fragment_ids if fragment not in remapped]
+        checked = [fragment for fragment in rows.fragment_ids if fragment not in skipped]
         mine = np.flatnonzero(np.isin(fragments, np.asarray(checked, dtype=np.int64)))
     else:
         mine = np.flatnonzero(np.isin(ids, keys[row_checked]))
@@ -233,43 +239,75 @@ def _match(segment: BTreeSegment, rows: CoveredRows, by_address: bool, remapped:
     return _Match(mine, row, counts, row_checked)
 
 
+def _rewrites(view: VersionView) -> list[FragmentRewrite]:
+    """The rewrites this version's fragment reuse index records (none when
+    there is none or its details do not decode: the index rules report that)."""
+
+    def compute() -> list[FragmentRewrite]:
+        found: list[FragmentRewrite] = []
+        for index in view.manifest_file.indices or []:
+            if index.name == FRAGMENT_REUSE_INDEX_NAME:
+                try:
+                    found += fragment_rewrites(index, view.reader.storage.read)
+                except (ValueError, LanceFormatError):
+                    continue
+        return found
+
+    return view.memo("btree-fragment-rewrites", compute)
+
+
 def remapped_fragments(view: VersionView) -> frozenset[int]:
     """The fragments this version's fragment reuse index says a compaction
     wrote: a segment's entries for their rows still hold the old row
-    addresses, which readers translate through the reuse index
-    (index.md, "Compaction and remapping"). Their rows are not checked here.
-    Empty when there is no reuse index or its details do not decode (the
-    index rules report that)."""
+    addresses, which readers translate through the reuse index (index.md,
+    "Compaction and remapping"). Their rows are not checked here."""
+    return frozenset(fragment for rewrite in _rewrites(view) for fragment in rewrite.destinations)
 
-    def compute() -> frozenset[int]:
-        found: set[int] = set()
-        for index in view.manifest_file.indices or []:
-            if index.name != FRAGMENT_REUSE_INDEX_NAME:
-                continue
-            try:
-                rewrites = fragment_rewrites(index, view.reader.storage.read)
-            except (ValueError, LanceFormatError):
-                continue
-            for rewrite in rewrites:
-                found |= rewrite.destinations
-        return frozenset(found)
 
-    return view.memo("btree-remapped-fragments", compute)
+#: What reading a covered fragment's key column raises for a data file that
+#: is itself damaged (the data-file and data-page rules report that).
+_DATA_FILE_ERRORS = (LanceFormatError, ValueError, IndexError, KeyError, pa.ArrowException)
+
+
+def _covered(view: VersionView, index: IndexMetadata) -> CoveredRows | None:
+    """The rows ``index`` covers, or None when they cannot be read (a
+    segment keyed on no field is index/fields-exist's finding, a damaged
+    data file the data-file rules')."""
+    try:
+        loaded = covered_rows(view, index)
+    except _DATA_FILE_ERRORS:
+        return None
+    return loaded.value if loaded.ok else None
+
+
+def _keyless_fragments(view: VersionView, index: IndexMetadata) -> frozenset[int]:
+    """Fragments no data file of which stores the key field: their values
+    read as nulls, a state the fragment rules judge, not this index."""
+    key = index.fields[0] if index.fields else None
+    return frozenset(
+        fragment.id
+        for fragment in view.manifest.fragments
+        if not any(key in data_file.fields for data_file in fragment.files)
+    )
 
 
 def _checked(view: VersionView):
     """``(position, index, segment, rows, match)`` for each readable
     segment whose covered rows read (a segment keyed on no field is
-    index/fields-exist's finding)."""
+    index/fields-exist's finding). Nothing is matched in a version whose
+    fragment ids repeat (fragment/id-unique's finding): a row address would
+    name two rows."""
+    fragment_ids = [fragment.id for fragment in view.manifest.fragments]
+    if len(set(fragment_ids)) != len(fragment_ids):
+        return
     for position, index, segment in _readable(view):
-        loaded = covered_rows(view, index)
-        if not loaded.ok:
+        rows = _covered(view, index)
+        if rows is None:
             continue
-        rows = loaded.value
         by_address = segment.ids_are_addresses or not view.reader.uses_stable_row_ids
-        remapped = remapped_fragments(view)
+        skipped = remapped_fragments(view) | _keyless_fragments(view, index)
         match = view.memo(
-            ("btree-match", index.uuid), lambda s=segment, r=rows, b=by_address: _match(s, r, b, remapped)
+            ("btree-match", index.uuid), lambda s=segment, r=rows, b=by_address, k=skipped: _match(s, r, b, k)
         )
         yield position, index, segment, rows, match
 
@@ -366,16 +404,19 @@ def sampled(view: VersionView):
             if isinstance(loaded.error, UnsupportedFeatureError):
                 yield f"BTREE segment {index.name!r} ({index.uuid}) not checked: {loaded.error}", _at(view, position)
             continue
-        rows = covered_rows(view, index)
-        if not rows.ok:
+        rows = _covered(view, index)
+        if rows is None:
             continue
-        if not rows.value.complete:
+        if not rows.complete:
             yield (
                 f"BTREE segment {index.name!r} ({index.uuid}): rows checked in fragments "
-                f"{list(rows.value.fragment_ids)} only (a sample; validate --deep checks every covered fragment)",
+                f"{list(rows.fragment_ids)} only (a sample; validate --deep checks every covered fragment)",
                 _at(view, position),
             )
-        skipped = sorted(set(rows.value.fragment_ids) & remapped_fragments(view))
+        # the fragments it covers as readers see them, translated through the
+        # reuse index, that were written by a rewrite it records
+        translated = set(translated_fragment_ids(index.fragment_ids() or [], _rewrites(view)) or [])
+        skipped = sorted((set(rows.fragment_ids) | translated) & remapped_fragments(view))
         if skipped:
             yield (
                 f"BTREE segment {index.name!r} ({index.uuid}): rows of fragments {skipped} not checked: a "
