@@ -21,6 +21,7 @@ readers' to filter and are not looked at.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -306,9 +307,7 @@ def _checked(view: VersionView):
             continue
         by_address = segment.ids_are_addresses or not view.reader.uses_stable_row_ids
         skipped = remapped_fragments(view) | _keyless_fragments(view, index)
-        match = view.memo(
-            ("btree-match", index.uuid), lambda s=segment, r=rows, b=by_address, k=skipped: _match(s, r, b, k)
-        )
+        match = view.memo(("btree-match", index.uuid), partial(_match, segment, rows, by_address, skipped))
         yield position, index, segment, rows, match
 
 

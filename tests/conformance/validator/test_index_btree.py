@@ -56,6 +56,13 @@ def _index_findings(path, deep: bool = False):
 
 # Stable row ids cannot be compacted with deferred remapping in pylance 14
 # ("not supported by this build of Lance").
+@pytest.mark.requirements(
+    "index.btree.page-layout",
+    "index.btree.keys-sorted",
+    "index.btree.page-bounds",
+    "index.btree.rows-present",
+    "index.btree.entries-valid",
+)
 @pytest.mark.parametrize(
     "stable, defer_remap", [(False, False), (False, True), (True, False)], ids=["addresses", "deferred", "stable"]
 )

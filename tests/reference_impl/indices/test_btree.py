@@ -76,6 +76,7 @@ def _segment(path, column):
     return read_btree(dataset, index)
 
 
+@pytest.mark.requirements("index.btree.files-schema", "index.btree.page-layout", "index.btree.keys-sorted")
 def test_the_reader_decodes_pylance_pages(pylance_indexed):
     segment = _segment(pylance_indexed, "k")
     assert len(segment.ids) == ROWS and segment.batch_size == 4096
@@ -110,6 +111,7 @@ def reference_indexed(request, tmp_path_factory):
     return path
 
 
+@pytest.mark.requirements("index.btree.page-bounds", "index.btree.rows-present", "index.btree.entries-valid")
 @pytest.mark.parametrize("column, where, answer", QUERIES, ids=[q[1] for q in QUERIES])
 def test_pylance_plans_through_the_reference_index_with_the_scan_answer(reference_indexed, column, where, answer):
     dataset = lance.dataset(reference_indexed)
