@@ -37,11 +37,14 @@ def _history(path, *, stable: bool, defer_remap: bool):
     for column in ("k", "s", "f"):
         dataset.create_scalar_index(column, "BTREE")
     dataset = lance.write_dataset(_rows(1200, 300), path, mode="append")
-    dataset.optimize.optimize_indices()  # a delta segment per index
+    dataset.optimize.optimize_indices(num_indices_to_merge=0)  # a delta segment per index
     dataset = lance.write_dataset(_rows(1500, 200), path, mode="append")
     dataset.delete("id % 5 = 0")
     dataset.update({"k": "k + 1"}, where="id < 100")
-    dataset.optimize.optimize_indices(num_indices_to_merge=2)  # merged segments
+    dataset.optimize.optimize_indices(num_indices_to_merge=0)  # another delta segment
+    segments = [i for i in Dataset.open(path).indices if i.name == "k_idx"]
+    assert len(segments) == 3, segments
+    dataset.optimize.optimize_indices(num_indices_to_merge=2)  # the two deltas merged
     dataset.delete("id >= 1600 AND id < 1650")
     dataset.optimize.compact_files(target_rows_per_fragment=800, defer_index_remap=defer_remap)
     lance.write_dataset(_rows(1700, 100), path, mode="append")
