@@ -207,6 +207,8 @@ def decode_btree(lookup: IndexFileContents, data: IndexFileContents, *, index_ve
     page_indices = _unsigned(lookup, "page_idx", pa.uint32())
     values = data.column("values").combine_chunks()
     ids = _unsigned(data, "ids", pa.uint64())
+    if not _orderable(values.type):
+        raise IndexFormatError(data.path, f"keys of type {values.type}, which have no order a BTREE can use")
     if mins.type != values.type or maxs.type != values.type:
         raise IndexFormatError(
             lookup.path, f"page bounds of type {mins.type}/{maxs.type} for keys of type {values.type}"
@@ -227,6 +229,22 @@ def decode_btree(lookup: IndexFileContents, data: IndexFileContents, *, index_ve
         lookup_path=lookup.path,
         data_path=data.path,
     )
+
+
+def _orderable(data_type: pa.DataType) -> bool:
+    """Types whose values compare (what a BTREE over them needs)."""
+    checks = (
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_boolean,
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_binary,
+        pa.types.is_large_binary,
+        pa.types.is_temporal,
+        pa.types.is_decimal,
+    )
+    return any(check(data_type) for check in checks)
 
 
 def _flag(contents: IndexFileContents, key: str) -> bool:
@@ -318,7 +336,8 @@ def write_btree(dataset: Dataset, index: IndexMetadata, path: list[str]) -> list
     manifest lists them. Deleted rows are left out (index.md allows it for
     rows deleted before the segment is built); ``ids`` are row addresses,
     which is what ``index_version`` 0 and 1 both store for a dataset
-    without stable row ids, and what 1 stores with them."""
+    without stable row ids, and what 1 stores with them. A segment covering
+    no fragment gets no files (an empty list)."""
     covered = set(index.fragment_ids() or [])
     values, ids = [], []
     for fragment in dataset.fragments:
@@ -331,7 +350,7 @@ def write_btree(dataset: Dataset, index: IndexMetadata, path: list[str]) -> list
         values.append(column.filter(pa.array(keep)))
         ids.append(addresses[keep])
     if not values:
-        raise ValueError("a BTREE segment needs at least one covered fragment")
+        return []  # nothing to index: the segment stays metadata only, as before this writer
     lookup_bytes, data_bytes = encode_btree(pa.concat_arrays(values), np.concatenate(ids))
     files = []
     for name, content in ((DATA_FILE, data_bytes), (LOOKUP_FILE, lookup_bytes)):

@@ -210,3 +210,17 @@ def test_ids_are_row_ids_before_version_1():
 def test_a_newer_btree_version_is_skipped(version, usability):
     index = IndexMetadata("u", "k_idx", [0], 1, type_url="/lance.table.BTreeIndexDetails", index_version=version)
     assert compatibility(index).usability is usability
+
+
+def test_keys_without_an_order_are_refused():
+    data = _contents(
+        pa.table({"values": pa.array([{"a": 1}], pa.struct([("a", pa.int64())])), "ids": pa.array([0], pa.uint64())})
+    )
+    with pytest.raises(IndexFormatError, match="no order"):
+        decode_btree(_lookup(), data, index_version=1)
+
+
+def test_a_segment_over_no_fragment_gets_no_files(tmp_path):
+    dataset = Dataset.create(tmp_path / "ds", _table(0, 10).slice(0, 0))
+    (index,) = create_index(dataset, "k", index_type="BTREE").indices
+    assert index.files == []
