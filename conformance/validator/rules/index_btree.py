@@ -59,14 +59,23 @@ def _at(view: VersionView, position: int) -> str:
     return view.at(f"index_section.indices[{position}]")
 
 
-def _files_present(view: VersionView, index: IndexMetadata) -> bool:
-    """Whether both files exist (a missing one is index/file-sizes-match's
-    finding, or index/directory-present's)."""
+def _missing_files(view: VersionView, index: IndexMetadata) -> list[str] | None:
+    """The segment's files that do not exist, or None when the segment's
+    directory cannot be located or does not exist (index/directory-present's
+    finding)."""
     try:
-        locations = [view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)]
+        locations = {name: view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)}
     except LanceFormatError:
-        return False
-    return all(location.storage.exists(location.relpath) for location in locations)
+        return None
+    location = locations[LOOKUP_FILE]
+    if not location.storage.is_dir(location.relpath.rsplit("/", 1)[0]):
+        return None
+    return [name for name, place in locations.items() if not place.storage.exists(place.relpath)]
+
+
+def _files_present(view: VersionView, index: IndexMetadata) -> bool:
+    """Whether both files exist."""
+    return _missing_files(view, index) == []
 
 
 def _decode(view: VersionView, index: IndexMetadata) -> BTreeSegment:
@@ -102,7 +111,11 @@ def _readable(view: VersionView):
 )
 def files_decode(view: VersionView):
     for position, index in _btree_segments(view):
-        if not _files_present(view, index):
+        missing = _missing_files(view, index)
+        if missing and not index.files:
+            # a file the manifest lists is index/file-sizes-match's to miss
+            yield f"BTREE segment {index.name!r} ({index.uuid}) has no {' or '.join(missing)}", _at(view, position)
+        if missing != []:
             continue
         loaded = _segment(view, index)
         if not loaded.ok and not isinstance(loaded.error, UnsupportedFeatureError):

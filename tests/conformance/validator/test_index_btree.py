@@ -11,6 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from conformance.mutations.edit import edit_manifest
 from conformance.validator import Severity, validate
 from conformance.validator.facts import index_contents
 from reference_impl.dataset import Dataset
@@ -103,3 +104,21 @@ def test_reference_written_segments_are_clean(tmp_path):
         dataset = create_index(dataset, column, index_type="BTREE")
     serious, btree = _index_findings(path, deep=True)
     assert not serious and not btree, serious + btree
+
+
+def test_a_missing_file_the_manifest_does_not_list_is_reported(tmp_path):
+    # Older writers list no files; the page still names both.
+    path = tmp_path / "ds"
+    lance.write_dataset(_rows(0, 100), path).create_scalar_index("k", "BTREE")
+
+    def forget_files(manifest_file):
+        for index in manifest_file.indices:
+            index.files = []
+
+    edit_manifest(path, forget_files)
+    serious, _ = _index_findings(path)
+    assert not serious
+    (index,) = Dataset.open(path).indices
+    (path / "_indices" / index.uuid / "page_data.lance").unlink()
+    serious, _ = _index_findings(path)
+    assert [(f.rule, "page_data.lance" in f.message) for f in serious] == [("index-btree/files-decode", True)]
