@@ -51,6 +51,8 @@ LOOKUP_FILE = "page_lookup.lance"
 DATA_FILE = "page_data.lance"
 BATCH_SIZE_KEY = "batch_size"
 RANGE_PARTITIONED_KEY = "range_partitioned"
+#: The key a range-partitioned lookup needs beside it (no page names it).
+PAGES_PER_PARTITION_KEY = "page_num_per_range_partition"
 DEFAULT_BATCH_SIZE = 4096
 #: The ``index_version`` from which ``ids`` hold row addresses (btree.md).
 ROW_ADDRESS_VERSION = 1
@@ -196,8 +198,12 @@ def read_btree(dataset: Dataset, index: IndexMetadata) -> BTreeSegment:
 
 def decode_btree(lookup: IndexFileContents, data: IndexFileContents, *, index_version: int) -> BTreeSegment:
     """A segment from its two files, already read (the validator caches them)."""
-    range_partitioned = _flag(lookup, RANGE_PARTITIONED_KEY)
-    if range_partitioned:
+    if _flag(lookup, RANGE_PARTITIONED_KEY):
+        if PAGES_PER_PARTITION_KEY not in lookup.metadata:
+            # pylance 14 cannot read such a lookup either (it panics)
+            raise IndexFormatError(
+                lookup.path, f"is range-partitioned and has no {PAGES_PER_PARTITION_KEY!r} to find its pages by"
+            )
         raise UnsupportedFeatureError(
             lookup.path, "a range-partitioned BTREE segment, which the reference does not read"
         )

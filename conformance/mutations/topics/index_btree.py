@@ -7,8 +7,9 @@ mutation changes the segment's contents while keeping every file's size: it
 flips one bit of a file and keeps the first flip whose decoded table shows
 exactly the intended change (one key, one row id, one page bound), searching
 the flip's target column's page buffers from their middle (or the whole
-small lookup file). The manifests are left as they are: the files keep the
-sizes they record.
+small lookup file), or re-encodes the lookup's schema metadata at its own
+length. The manifests are left as they are: the files keep the sizes they
+record.
 """
 
 from __future__ import annotations
@@ -18,16 +19,28 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.dataset import Dataset
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.file_format.reader import LanceFileReader
-from reference_impl.indices.btree import BATCH_SIZE_KEY, DATA_FILE, LOOKUP_FILE
+from reference_impl.file_format.writer_v2_1 import write_v2_1
+from reference_impl.indices.btree import (
+    BATCH_SIZE_KEY,
+    DATA_FILE,
+    LOOKUP_FILE,
+    PAGES_PER_PARTITION_KEY,
+    RANGE_PARTITIONED_KEY,
+    WRITE_FILE_VERSION,
+)
 from reference_impl.storage import LocalStorage
 from reference_impl.storage.memory import MemoryStorage
+from reference_impl.wire import file_pb2
 
+from ..edit import edit_untracked
 from ..registry import mutation
-from .indices import compact_with_deferred_remap
+from .indices import INDEXED_VERSIONS
 
 INDEX_NAME = "id_idx"
 #: Flips tried before a search gives up (each decodes a file of a few KiB).
@@ -96,9 +109,10 @@ def _one_change(original: pa.Table, changed: pa.Table, column: str) -> int | Non
     for name in original.column_names:
         if name != column and not original.column(name).equals(changed.column(name)):
             return None
-    before = original.column(column).to_numpy(zero_copy_only=False)
-    after = changed.column(column).to_numpy(zero_copy_only=False)
-    differs = np.flatnonzero(before != after)
+    before = original.column(column).combine_chunks()
+    after = changed.column(column).combine_chunks()
+    same = pc.or_(pc.fill_null(pc.equal(before, after), False), pc.and_(pc.is_null(before), pc.is_null(after)))
+    differs = np.flatnonzero(~np.asarray(same, dtype=bool))
     return int(differs[0]) if len(differs) == 1 else None
 
 
@@ -194,8 +208,43 @@ def move_a_row_id_past_its_fragment(root):
     _flip_in_data(root, "ids", lambda ids, at, new: new & 0xFFFFFFFF >= sizes.get(new >> 32, 0) and new >> 32 in sizes)
 
 
+@mutation("index-btree/files-decode")
+def mark_the_segment_range_partitioned_without_its_page_counts(root):
+    # "false" -> "true", the descriptor re-encoded at its own length: a
+    # range-partitioned lookup without the key locating its pages (pylance
+    # 14 panics reading it).
+    path = _segment_file(root, LOOKUP_FILE)
+    raw = path.read_bytes()
+    position, size = read_v2_metadata(LocalStorage(path.parent), path.name).global_buffers[0]
+    descriptor = file_pb2.FileDescriptor.FromString(raw[position : position + size])
+    metadata = descriptor.schema.metadata
+    metadata[RANGE_PARTITIONED_KEY] = b"true"
+    # one byte shorter: "04096" still reads as 4096
+    metadata[BATCH_SIZE_KEY] = b"0" * (size - len(descriptor.SerializeToString())) + bytes(metadata[BATCH_SIZE_KEY])
+    encoded = descriptor.SerializeToString()
+    assert len(encoded) == size, (len(encoded), size)
+    path.write_bytes(raw[:position] + encoded + raw[position + size :])
+
+
 @mutation("index-btree/sampled", breaks="index.btree.rows-present")
-def remap_the_segment_through_a_fragment_reuse_index(root):
-    # A compaction with deferred remapping: the segment's entries keep the
-    # old row addresses, which the reference does not translate.
-    compact_with_deferred_remap(root)
+def rewrite_the_segment_range_partitioned(root):
+    # A layout the reference does not read: skipped, and said so. The lookup
+    # is written anew (larger), and the manifests record its new size.
+    path = _segment_file(root, LOOKUP_FILE)
+    reader = LanceFileReader(LocalStorage(path.parent), path.name)
+    table = reader.read()
+    metadata = dict(reader.metadata.descriptor.schema.metadata)
+    metadata[RANGE_PARTITIONED_KEY] = b"true"
+    metadata[PAGES_PER_PARTITION_KEY] = b"[[0,1]]"
+    fields = schema_from_arrow(table.schema).fields
+    data = write_v2_1(table, fields, metadata, version=WRITE_FILE_VERSION).data
+    path.write_bytes(data)
+
+    def record_size(manifest_file):
+        for index in manifest_file.indices or []:
+            for listed in index.files if index.name == INDEX_NAME else []:
+                if listed.path == LOOKUP_FILE:
+                    listed.size_bytes = len(data)
+
+    for version in INDEXED_VERSIONS:
+        edit_untracked(root, record_size, version=version)
