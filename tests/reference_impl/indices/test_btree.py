@@ -12,6 +12,12 @@ import pytest
 from reference_impl.dataset import Dataset
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.file_format.reader import LanceFileReader
+from reference_impl.fragment_reuse import (
+    FRAGMENT_REUSE_INDEX_NAME,
+    NO_ROW,
+    address_moves,
+    translate_row_addresses,
+)
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.btree import (
     BATCH_SIZE_KEY,
@@ -229,3 +235,24 @@ def test_a_segment_over_no_fragment_gets_no_files(tmp_path):
     dataset = Dataset.create(tmp_path / "ds", _table(0, 10).slice(0, 0))
     (index,) = create_index(dataset, "k", index_type="BTREE").indices
     assert index.files == []
+
+
+def test_entries_translated_through_a_fragment_reuse_index_name_their_rows(tmp_path):
+    """frag_reuse.md, "Ordered Compaction": after a compaction that defers
+    the remap, each surviving entry's translated address holds its key in
+    pylance's own scan; entries of rows deleted before it translate to none."""
+    path = tmp_path / "ds"
+    lance.write_dataset(_table(0, 3000), path, max_rows_per_file=1000).create_scalar_index("k", "BTREE")
+    lance.dataset(path).delete("id % 4 = 1")
+    lance.dataset(path).optimize.compact_files(target_rows_per_fragment=5000, defer_index_remap=True)
+    dataset = Dataset.open(path)
+    (reuse,) = [i for i in dataset.indices if i.name == FRAGMENT_REUSE_INDEX_NAME]
+    segment = _segment(path, "k")
+    translated = translate_row_addresses(segment.ids, address_moves(reuse, dataset.storage.read))
+    scanned = lance.dataset(path).to_table(columns=["k"], with_row_address=True)
+    value_at = dict(zip(scanned.column("_rowaddr").to_pylist(), scanned.column("k").to_pylist(), strict=True))
+    kept = translated != NO_ROW
+    assert int((~kept).sum()) == 750  # the rows deleted before the compaction
+    keys = segment.values.to_pylist()
+    assert all(value_at[int(a)] == keys[i] for i, a in zip(np.flatnonzero(kept), translated[kept], strict=True))
+    assert len(set(translated[kept].tolist())) == len(value_at) == 2250
