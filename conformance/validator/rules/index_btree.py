@@ -200,9 +200,11 @@ def keys_sorted(view: VersionView):
 def page_bounds(view: VersionView):
     for position, index, segment in _readable(view):
         problems = []
+        seen: set[int] = set()
         for bounds in segment.lookup:
-            if not 0 <= bounds.page_idx < segment.page_count:
-                continue  # index-btree/page-layout's finding
+            if not 0 <= bounds.page_idx < segment.page_count or bounds.page_idx in seen:
+                continue  # index-btree/page-layout's finding (each page is read once, however often listed)
+            seen.add(bounds.page_idx)
             page = segment.page(bounds.page_idx)
             if page.values.null_count != bounds.null_count:
                 problems.append(
