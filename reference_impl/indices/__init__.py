@@ -13,5 +13,6 @@ in the manifest, is :mod:`reference_impl.fragment_reuse`.
   its posting codecs and :mod:`.fts_tokenizer` for the tokens of a value),
   :mod:`.ngram` and :mod:`.json_index`: the text index pages;
 * :mod:`.zones`, :mod:`.zonemap`, :mod:`.bloom_filter` (with :mod:`.xxhash64`):
-  the zone map index (read and written) and the bloom filter index (read).
+  the zone map index (read and written) and the bloom filter index (read);
+* :mod:`.btree`: BTREE segments (scalar/btree.md), read, queried and written.
 """

@@ -64,6 +64,7 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.VECTOR: 2,
     IndexType.ZONEMAP: 0,
     IndexType.BLOOM_FILTER: 0,
+    IndexType.BTREE: 1,  # btree.py
 }
 
 

@@ -34,6 +34,11 @@ pylance opens, scans and describes a dataset holding a metadata-only index
 and lists it, but a query that it plans through the index fails, because the
 payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
 answers it (docs/spec-discrepancies.md).
+
+Index types whose files the reference writes get them (:data:`WRITTEN_TYPES`):
+BTREE (:func:`reference_impl.indices.btree.write_btree`; its ``files`` list
+them, and ``index_version`` is what pylance 14 records: 1 with stable row
+ids, 0 without, both meaning row addresses in ``ids`` there).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from ..errors import InvalidOperationError
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
 from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
+from ..indices import btree
 from ..indices.zonemap import write_zone_map
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
@@ -63,6 +69,10 @@ INDEX_TYPE_URLS = {
     "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
     "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
 }
+
+
+#: Index types whose payload files the reference writes.
+WRITTEN_TYPES = frozenset({"BTREE"})
 
 
 class IndexOperationError(InvalidOperationError):
@@ -129,6 +139,9 @@ def create_index(
         raise InvalidOperationError(f"{index_type} takes no options ({sorted(options)})")
     if index.type_url == INDEX_TYPE_URLS["ZONEMAP"]:
         index = write_zone_map(dataset, index, columns[0].split("."))
+    if index_type.upper() == "BTREE":
+        index.index_version = btree.ROW_ADDRESS_VERSION if dataset.uses_stable_row_ids else 0
+        index.files = btree.write_btree(dataset, index, columns[0].split("."))
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 

@@ -37,6 +37,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "index-ngram": ("index_text",),
     "index-vector": ("index_vector",),
     "index-bloom-filter": ("index_zonemap",),
+    "index-btree": ("index_btree",),
     "index-zonemap": ("index_zonemap",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),

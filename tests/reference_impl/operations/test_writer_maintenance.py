@@ -349,13 +349,15 @@ def test_create_index_records_what_pylance_records(tmp_path):
         theirs.type_url,
         theirs.details,
     )
-    assert mine.uuid != theirs.uuid and mine.files == []
+    # the reference writes BTREE files too (reference_impl/indices/btree.py), as pylance does
+    assert mine.uuid != theirs.uuid and mine.index_version == theirs.index_version
+    assert sorted(f.path for f in mine.files) == sorted(f.path for f in theirs.files)
     assert isinstance(operation_of(ours).operation, CreateIndex)
     assert describe_differences(path, peer, ours.version, ignore={"indices[].uuid", "writer_version"}) == []
 
 
 @pytest.mark.filterwarnings("ignore:The 'list_indices' method is deprecated")
-def test_pylance_lists_our_indices_but_cannot_query_through_them(tmp_path):
+def test_pylance_lists_our_indices_and_queries_through_them(tmp_path):
     path = tmp_path / "ds"
     ds = history(path, naming="v2", stable=True)
     peer = pylance_copy(path, tmp_path)
@@ -370,8 +372,9 @@ def test_pylance_lists_our_indices_but_cannot_query_through_them(tmp_path):
     assert sorted(i["name"] for i in dataset.list_indices()) == sorted(ours)
     assert {d.name: d.type_url for d in dataset.describe_indices()} == ours
     assert dataset.to_table(filter="id = 5", use_scalar_index=False).num_rows == 1
-    with pytest.raises(Exception, match="Not found"):
-        dataset.to_table(filter="id = 5")  # the index payload does not exist
+    # id_btree has its files (the types still recorded without files fail a
+    # query planned through them: docs/spec-discrepancies.md)
+    assert dataset.to_table(filter="id = 5").num_rows == 1
     assert_pylance_agrees(path)
 
 
