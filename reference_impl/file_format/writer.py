@@ -559,9 +559,16 @@ def _encoding_message(message) -> file2_pb2.Encoding:
     return file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(message)))
 
 
-def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_values: list, blob_end: int) -> list:
+def _assemble(
+    columns: list[_Column],
+    descriptor: file_pb2.FileDescriptor,
+    blob_values: list,
+    blob_end: int,
+    extra_buffers: tuple[bytes, ...] = (),
+) -> list:
     """The pieces of the file, in order: blob values, page buffers, the
-    descriptor, column metadata, offsets tables and footer."""
+    descriptor and the other global buffers, column metadata, offsets tables
+    and footer."""
     chunks: list = []
     position = 0
 
@@ -611,6 +618,7 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_
 
     descriptor_bytes = descriptor.SerializeToString(deterministic=True)
     global_buffers = [(append(descriptor_bytes, pad=False), len(descriptor_bytes))]
+    global_buffers += [(append(buffer, pad=False), len(buffer)) for buffer in extra_buffers]
 
     column_metadata_start = position
     metadata_locations = []
@@ -629,14 +637,22 @@ def _assemble(columns: list[_Column], descriptor: file_pb2.FileDescriptor, blob_
     return chunks
 
 
-def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, bytes] | None = None) -> WrittenFile:
+def write_v2_0(
+    table: pa.Table,
+    fields: list[Field],
+    schema_metadata: dict[str, bytes] | None = None,
+    *,
+    global_buffers: tuple[bytes, ...] = (),
+) -> WrittenFile:
     """Encode ``table`` as a Lance 2.0 data file.
 
     ``fields`` are the schema fields of the table's columns, depth first
     (top-level fields in column order, with their ids; children found by
     ``parent_id``). They are stored as the file's schema together with
-    ``schema_metadata``. Raises ValueError when the table does not fit the
-    fields or holds something version 2.0 cannot store.
+    ``schema_metadata``; ``global_buffers`` follow the descriptor (global
+    buffer 0) as buffers 1, 2, ... (index files keep structures there).
+    Raises ValueError when the table does not fit the fields or holds
+    something version 2.0 cannot store.
     """
     tree = FieldTree(fields)
     names = [f.name for f in tree.top_level]
@@ -658,7 +674,7 @@ def write_v2_0(table: pa.Table, fields: list[Field], schema_metadata: dict[str, 
         fields=[f.id for f in encoder.file_fields],
         column_indices=list(range(len(encoder.columns))),
         num_rows=table.num_rows,
-        chunks=_assemble(encoder.columns, descriptor, encoder.blob_values, encoder.blob_end),
+        chunks=_assemble(encoder.columns, descriptor, encoder.blob_values, encoder.blob_end, global_buffers),
     )
 
 

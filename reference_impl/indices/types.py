@@ -56,7 +56,10 @@ class Usability(enum.Enum):
 #: The newest ``index_version`` of each type the reference reads (its module
 #: under this package reads the files); a segment recording a newer one is
 #: skipped as the page says, and so is a type missing here.
-READ_VERSIONS: dict[IndexType, int] = {}
+READ_VERSIONS: dict[IndexType, int] = {
+    IndexType.BITMAP: 1,  # .bitmap: row ids before version 1, row addresses from it
+    IndexType.LABEL_LIST: 2,  # .label_list: row ids before version 2, row addresses from it
+}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,14 @@ and not fully defined by the table format"). This writer records index
   ``files`` (table.proto: "If this is empty, the index files sizes are
   unknown").
 
+BITMAP and LABEL_LIST indices are written whole (:data:`INDEX_WRITERS`): the
+segment's files under ``_indices/{uuid}/``, listed in ``files`` with their
+sizes, built from the visible rows of every fragment (deleted rows left out,
+as index.md allows), each row identified as the type's ``index_version``
+says (:mod:`reference_impl.indices.bitmap`), and the ``index_version``
+pylance 14 writes; pylance plans queries through them. Other types are
+recorded without files, as below.
+
 Replacing an index of the same name lists the old one in ``removed_indices``
 (pylance does the same); dropping an index is a ``CreateIndex`` with no new
 index and the dropped one removed.
@@ -34,12 +42,19 @@ answers it (docs/spec-discrepancies.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import entropy
 from ..errors import InvalidOperationError
-from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..index_metadata import IndexFile, IndexMetadata, encode_fragment_bitmap
+from ..indices import bitmap, label_list
+from ..indices.bitmap import RowIdentifiers, identifiers_of
+from ..scan import ROW_ADDRESS, ROW_ID, fragment_table, presented_schema
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
@@ -55,6 +70,15 @@ INDEX_TYPE_URLS = {
     "NGRAM": "/lance.table.NGramIndexDetails",
     "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
     "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
+}
+
+#: Index type -> (writer of a segment's files into a directory from the key
+#: column's values and what the segment stores for each row, the
+#: ``index_version`` written, the first version storing row addresses).
+IndexWriter = Callable[..., int]
+INDEX_WRITERS: dict[str, tuple[IndexWriter, int, int]] = {
+    "BITMAP": (bitmap.write_bitmap_segment, bitmap.WRITTEN_VERSION, bitmap.ADDRESSES_FROM_VERSION),
+    "LABEL_LIST": (label_list.write_label_list_segment, label_list.WRITTEN_VERSION, label_list.ADDRESSES_FROM_VERSION),
 }
 
 
@@ -108,6 +132,10 @@ def create_index(
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,
     )
+    if not index_type.startswith("/") and index_type.upper() in INDEX_WRITERS:
+        if len(columns) != 1:
+            raise IndexOperationError(dataset.uri, f"a {index_type.upper()} index is over one column, not {columns}")
+        _write_payload(dataset, index, columns[0], *INDEX_WRITERS[index_type.upper()])
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 
@@ -120,6 +148,37 @@ def drop_index(dataset: Dataset, name: str) -> Dataset:
 
 
 # -- helpers ---------------------------------------------------------------------
+
+
+def _write_payload(dataset: Dataset, index: IndexMetadata, column: str, write, version: int, addresses_from: int):
+    """Write ``index``'s files with ``write`` and record them and ``version``."""
+    values, row_ids, addresses = indexed_rows(dataset, column)
+    rows = addresses if identifiers_of(version, addresses_from) is RowIdentifiers.ROW_ADDRESSES else row_ids
+    location = dataset.index_file_location(index, bitmap.BITMAP_FILE)
+    size = write(location.storage, location.relpath.rsplit("/", 1)[0], values, rows)
+    index.files, index.index_version = [IndexFile(bitmap.BITMAP_FILE, size)], version
+
+
+def indexed_rows(dataset: Dataset, column: str) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The values of ``column`` (a dotted path) in the visible rows of every
+    fragment, in fragment order, with each row's row id and row address."""
+    path = column.split(".")
+    # An empty first part gives the values their type when there is no fragment.
+    tables = [pa.table({path[0]: pa.array([], presented_schema(dataset).field(path[0]).type)})]
+    tables += [
+        fragment_table(dataset, fragment, with_row_id=True, with_row_address=True, columns=[path[0]])
+        for fragment in dataset.fragments
+    ]
+    values = []
+    for table in tables:
+        array = table.column(path[0]).combine_chunks()
+        for name in path[1:]:
+            array = pc.struct_field(array, name)
+        values.append(array)
+    row_ids = [np.asarray(t.column(ROW_ID).to_numpy(), np.uint64) for t in tables[1:]]
+    addresses = [np.asarray(t.column(ROW_ADDRESS).to_numpy(), np.uint64) for t in tables[1:]]
+    empty = np.zeros(0, np.uint64)
+    return pa.concat_arrays(values), np.concatenate([empty, *row_ids]), np.concatenate([empty, *addresses])
 
 
 def type_url_of(index_type: str) -> str:
