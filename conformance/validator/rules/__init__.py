@@ -32,6 +32,8 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "fragment": ("fragments",),
     "history": ("concurrency", "history"),
     "index": ("indices",),
+    "index-bitmap": ("index_bitmap",),
+    "index-label-list": ("index_bitmap",),
     "manifest": ("manifest",),
     "mem-wal": ("mem_wal",),
     "naming": ("naming",),
