@@ -41,9 +41,10 @@ SPECIFICATION = (
     "table-proto-2024-01",
     "table-overview-page",
 )
-ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*)$")
+# The name may come in dotted parts, one per index type (index.bitmap.keys-unique).
+ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*)$")
 # A requirement id mentioned inside another entry's prose.
-MENTIONED_ID = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*")
+MENTIONED_ID = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*")
 SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
 
 

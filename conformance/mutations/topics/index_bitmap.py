@@ -24,6 +24,7 @@ from reference_impl.indices.bitmap import BITMAP_FILE, BITMAPS_COLUMN, KEYS_COLU
 from reference_impl.indices.files import read_index_file
 from reference_impl.indices.label_list import LIST_NULLS_KEY
 
+from ..edit import edit_untracked
 from ..registry import mutation
 
 #: A fragment id no fragment of the base ever had.
@@ -75,6 +76,18 @@ class _IndexFile:
         for position, (_old, new) in zip(positions, edits, strict=True):
             data[position : position + len(new)] = new
         self.path.write_bytes(bytes(data))
+
+
+def _date_forward(root: Path, name: str, index_version: int) -> None:
+    """Record ``index_version`` for index ``name`` in the latest version,
+    whose transaction record is dropped (the change is none an operation made)."""
+
+    def edit(manifest_file):
+        for index in manifest_file.indices:
+            if index.name == name:
+                index.index_version = index_version
+
+    edit_untracked(root, edit)
 
 
 def _first_fragment_field(raw: bytes, last: bool = False) -> int:
@@ -165,6 +178,13 @@ def point_a_bitmap_at_a_fragment_never_written(root):
     index.replace((raw, raw[:field] + struct.pack("<I", NEVER_ASSIGNED_FRAGMENT) + raw[field + 4 :]))
 
 
+@mutation("index-bitmap/sampled")
+def record_a_bitmap_version_the_page_does_not_define(root):
+    # The segment is then skipped, as index.md says readers skip it: said as info.
+    _with_indices(root)
+    _date_forward(root, "name_idx", 7)
+
+
 # -- LABEL_LIST --------------------------------------------------------------------
 
 
@@ -205,3 +225,9 @@ def point_a_label_at_a_fragment_never_written(root):
     raw = index.bitmaps["l3"]
     field = _first_fragment_field(raw, last=True)
     index.replace((raw, raw[:field] + struct.pack("<I", NEVER_ASSIGNED_FRAGMENT) + raw[field + 4 :]))
+
+
+@mutation("index-label-list/sampled")
+def record_a_label_list_version_the_page_does_not_define(root):
+    _with_indices(root)
+    _date_forward(root, "labels_idx", 7)
