@@ -44,7 +44,10 @@ SPECIFICATION = (
 # The name may come in dotted parts, one per index type (index.bitmap.keys-unique).
 ID_SHAPE = re.compile(r"^([a-z]+(?:-[a-z]+)*)\.([a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*)$")
 # A requirement id mentioned inside another entry's prose.
-MENTIONED_ID = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + r")\.[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*")
+_NAME_PART = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+MENTIONED_ID = re.compile(
+    r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOPICS) + rf")\.{_NAME_PART}(?:\.{_NAME_PART})*"
+)
 SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)[.!?](?=\s|$)")
 
 
