@@ -8,13 +8,27 @@ rule reporting a broken segment.)
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.validator import Severity, validate
 from conformance.validator.facts import index_contents
+from conformance.validator.facts.bitmap_contents import compare
+from conformance.validator.facts.index_contents import CoveredRows
 from reference_impl.dataset import Dataset
-from reference_impl.indices.bitmap import read_bitmap_segment, write_bitmap_segment
+from reference_impl.indices.bitmap import (
+    BitmapSegment,
+    RowIdentifiers,
+    group_rows,
+    read_bitmap_segment,
+    write_bitmap_segment,
+)
+from reference_impl.indices.label_list import label_rows
 
 lance = pytest.importorskip("lance")
 
@@ -130,3 +144,79 @@ def test_a_wrong_row_past_the_sample_is_found_by_a_deep_run(tmp_path, monkeypatc
     assert not [f for f in default if f.rule == "index-bitmap/rows-match-values"]
     deep = [f for f in _index_findings(path, deep=True)[1] if f.rule == "index-bitmap/rows-match-values"]
     assert deep and f"row {moved} ('v0') is in the set of key 'v1'" in deep[0].message, deep
+
+
+# -- the comparison itself, without files ------------------------------------------------
+
+_VALUES = st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=1, max_size=60)
+
+
+def _covered(values: list, deleted: list[bool]) -> CoveredRows:
+    addresses = np.arange(len(values), dtype=np.uint64) + np.uint64(3 << 32)
+    return CoveredRows(
+        fragment_ids=(3,),
+        row_ids=addresses,
+        row_addresses=addresses,
+        values=pa.array(values, pa.int64()),
+        deleted=np.array(deleted, dtype=bool),
+        complete=True,
+        gone_fragment_ids=(),
+    )
+
+
+def _segment(values: list, rows: np.ndarray) -> BitmapSegment:
+    keys, sets = group_rows(pa.array(values, pa.int64()), rows)
+    return BitmapSegment("lookup.lance", keys, tuple(sets), None, RowIdentifiers.ROW_ADDRESSES)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_VALUES, st.data())
+def test_a_segment_built_from_the_live_rows_matches_and_any_moved_row_is_named(values, data):
+    """Property: a segment of exactly the rows not deleted (rows deleted
+    before the build left out) draws no discrepancy; the same segment with
+    one live row put under another value names that row."""
+    deleted = data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values)))
+    covered = _covered(values, deleted)
+    live = ~covered.deleted
+    kept_values = [v for v, d in zip(values, deleted, strict=True) if not d]
+    segment = _segment(kept_values, covered.row_addresses[live])
+    assert compare(segment, covered, labels=False) == []
+    if not kept_values:
+        return
+    moved = data.draw(st.integers(0, len(kept_values) - 1))
+    other = data.draw(st.one_of(st.none(), st.integers(0, 5)).filter(lambda v: v != kept_values[moved]))
+    changed = list(kept_values)
+    changed[moved] = other
+    found = compare(_segment(changed, covered.row_addresses[live]), covered, labels=False)
+    assert {d.row for d in found} == {int(covered.row_addresses[live][moved])}
+
+
+_LISTS = st.lists(
+    st.one_of(st.none(), st.lists(st.one_of(st.none(), st.integers(0, 3)), max_size=4)), min_size=1, max_size=40
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LISTS, st.data())
+def test_a_label_segment_built_from_the_lists_matches_and_a_dropped_label_is_named(lists, data):
+    """Property: a label list segment built from the lists (labels, null
+    items, null lists apart) draws no discrepancy; with one (row, label)
+    entry taken out of its set, that row is named."""
+    covered = _covered([0] * len(lists), [False] * len(lists))
+    covered = dataclasses.replace(covered, values=pa.array(lists, pa.list_(pa.int64())))
+    items, item_rows, nulls = label_rows(covered.values, covered.row_addresses)
+    keys, sets = group_rows(items, item_rows)
+    segment = BitmapSegment("lookup.lance", keys, tuple(sets), None, RowIdentifiers.ROW_ADDRESSES)
+    assert compare(segment, covered, labels=True, list_nulls=nulls) == []
+    entries = [(k, row) for k, rows in enumerate(sets) for row in rows.tolist()] + [(-1, row) for row in nulls.tolist()]
+    if not entries:
+        return
+    slot, row = data.draw(st.sampled_from(entries))
+    if slot < 0:
+        found = compare(segment, covered, labels=True, list_nulls=nulls[nulls != row])
+    else:
+        fewer = list(sets)
+        fewer[slot] = sets[slot][sets[slot] != row]
+        segment = dataclasses.replace(segment, row_sets=tuple(fewer))
+        found = compare(segment, covered, labels=True, list_nulls=nulls)
+    assert [(d.row, d.missing) for d in found] == [(row, True)]
