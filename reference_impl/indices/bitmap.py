@@ -161,7 +161,11 @@ def group_rows(values: pa.Array, rows: np.ndarray) -> tuple[pa.Array, list[np.nd
 
 
 def bitmap_file(
-    keys: pa.Array, row_sets: list[np.ndarray], *, metadata: Mapping[str, bytes] = {}, buffers: tuple[bytes, ...] = ()
+    keys: pa.Array,
+    row_sets: list[np.ndarray],
+    *,
+    metadata: Mapping[str, bytes] | None = None,
+    buffers: tuple[bytes, ...] = (),
 ) -> list:
     """The chunks of a lookup file holding ``keys`` with ``row_sets`` (as
     pylance 14 lays it out: a ``keys`` and a ``bitmaps`` column, its
@@ -174,7 +178,7 @@ def bitmap_file(
     )
     fields = schema_from_arrow(table.schema).fields
     stats = json.dumps({"num_bitmaps": len(row_sets)}, separators=(",", ":")).encode()
-    written = write_v2_0(table, fields, {**metadata, INDEX_STATS_KEY: stats}, global_buffers=buffers)
+    written = write_v2_0(table, fields, {**(metadata or {}), INDEX_STATS_KEY: stats}, global_buffers=buffers)
     return written.chunks
 
 

@@ -143,12 +143,14 @@ def _without(covered: CoveredRows, fragments: set[int]) -> CoveredRows:
 
 
 def _key_type_problem(kind: Kind, keys: pa.Array, values: pa.Array) -> tuple[pa.Array | None, str | None]:
-    """The keys cast to the column's (item) type, or why they cannot be."""
-    wanted = values.type.value_type if kind.labels and pa.types.is_list(values.type) else values.type
-    if kind.labels and not (pa.types.is_list(values.type) or pa.types.is_large_list(values.type)):
-        return None, f"a label list index is over a list column, and this one is {values.type}"
-    if kind.labels and pa.types.is_large_list(values.type):
+    """The keys cast to the column's type (a label list: the list's item
+    type), or why they cannot be."""
+    if not kind.labels:
+        wanted = values.type
+    elif pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
         wanted = values.type.value_type
+    else:
+        return None, f"a label list index is over a list column, and this one is {values.type}"
     if keys.type == wanted:
         return keys, None
     try:
