@@ -95,15 +95,32 @@ def _decoded(view: VersionView, kind: Kind, index: IndexMetadata) -> Loaded[Deco
     if not contents.ok:
         return contents
     raw = contents.value
+    budget = _row_budget(view, raw)
 
     def decode() -> Decoded:
         if kind.labels:
-            decoded = label_list.decode_label_list_file(raw, index.index_version)
+            decoded = label_list.decode_label_list_file(raw, index.index_version, max_rows=budget)
             return Decoded(decoded.labels, decoded.list_nulls)
         identifiers = bitmap.identifiers_of(index.index_version, bitmap.ADDRESSES_FROM_VERSION)
-        return Decoded(bitmap.decode_bitmap_file(raw, identifiers), None)
+        return Decoded(bitmap.decode_bitmap_file(raw, identifiers, max_rows=budget), None)
 
-    return view.dataset.cached(("bitmap-segment", raw.path, index.index_version, kind.topic), decode)
+    return view.dataset.cached(("bitmap-segment", raw.path, index.index_version, kind.topic, budget), decode)
+
+
+#: Row entries a stored byte can hold without run containers: a Roaring
+#: bitmap container keeps 65,536 offsets in 8 KiB (pylance 14 and the
+#: reference write no run containers).
+ROWS_PER_STORED_BYTE = 8
+
+
+def _row_budget(view: VersionView, raw) -> int:
+    """How many row entries a segment's sets may expand to before they are
+    refused (a few bytes of run containers can claim billions): what its
+    bytes (its table's Arrow bytes, keys included) hold without run
+    containers, four per row the version has, and a million besides."""
+    stored = raw.table.nbytes + sum(len(buffer) for buffer in raw.global_buffers[1:])
+    rows = sum(fragment.physical_rows for fragment in view.manifest.fragments)
+    return ROWS_PER_STORED_BYTE * stored + 4 * rows + (1 << 20)
 
 
 def _usable(view: VersionView, kind: Kind) -> Iterator[tuple[int, IndexMetadata, Decoded]]:
@@ -177,7 +194,10 @@ def _checked(view: VersionView, kind: Kind, index: IndexMetadata, decoded: Decod
         if keys is None:
             return Checked([], rows, tuple(rewritten), problem)
         segment = dataclasses.replace(decoded.segment, keys=keys)
-        found = compare(segment, rows, labels=kind.labels, list_nulls=decoded.list_nulls)
+        try:
+            found = compare(segment, rows, labels=kind.labels, list_nulls=decoded.list_nulls)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            return Checked([], rows, tuple(rewritten), f"its keys cannot be matched with the column's values: {exc}")
         return Checked(found, rows, tuple(rewritten), None)
 
     return view.memo(("bitmap-checked", kind.topic, index.uuid), lambda: load(check))

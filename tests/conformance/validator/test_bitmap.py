@@ -9,18 +9,23 @@ rule reporting a broken segment.)
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyroaring import BitMap
 
 from conformance.validator import Severity, validate
+from conformance.validator.engine import INTERNAL_ERROR_RULE
 from conformance.validator.facts import index_contents
 from conformance.validator.facts.bitmap_contents import compare
 from conformance.validator.facts.index_contents import CoveredRows
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.dataset import Dataset
+from reference_impl.file_format.writer import write_v2_0
 from reference_impl.indices.bitmap import (
     BitmapSegment,
     RowIdentifiers,
@@ -220,3 +225,24 @@ def test_a_label_segment_built_from_the_lists_matches_and_a_dropped_label_is_nam
         segment = dataclasses.replace(segment, row_sets=tuple(fewer))
         found = compare(segment, covered, labels=True, list_nulls=nulls)
     assert [(d.row, d.missing) for d in found] == [(row, True)]
+
+
+def test_a_bitmap_claiming_more_rows_than_its_bytes_hold_is_a_finding_not_a_crash(tmp_path):
+    """A run container claims 65,536 rows in a few bytes: a lookup file whose
+    bitmaps expand past what their bytes hold without runs (and past four
+    per row of the table) is refused before it is expanded."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_rows(0, 300), path, max_rows_per_file=100)
+    dataset = Dataset.open(path).create_index("c", index_type="BITMAP")
+    (index,) = dataset.indices
+    bomb = BitMap(range(1 << 26))
+    bomb.run_optimize()
+    raw = struct.pack("<III", 1, 0, len(bomb.serialize())) + bomb.serialize()
+    table = pa.table({"keys": ["v1"], "bitmaps": pa.array([raw], pa.binary())})
+    target = f"_indices/{index.uuid}/{index.files[0].path}"
+    dataset.storage.path(target).unlink()
+    dataset.storage.put_if_not_exists(target, write_v2_0(table, schema_from_arrow(table.schema).fields).chunks)
+    findings = validate(path, all_versions=True).findings
+    decodes = [f for f in findings if f.rule == "index-bitmap/file-decodes"]
+    assert decodes and "holds more than" in decodes[0].message, findings
+    assert not [f for f in findings if f.rule == INTERNAL_ERROR_RULE]
