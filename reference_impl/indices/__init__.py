@@ -8,5 +8,6 @@ in the manifest, is :mod:`reference_impl.fragment_reuse`.
   reference may use a segment (index.md, "Index Compatibility");
 * :mod:`.files`: reading a Lance file of a segment's directory;
 * :mod:`.row_addr_map`: the serialized sets of row addresses scalar indices
-  store.
+  store;
+* :mod:`.bitmap`, :mod:`.label_list`: BITMAP and LABEL_LIST segments.
 """
