@@ -80,7 +80,10 @@ def read_label_list_segment(dataset: Dataset, index: IndexMetadata, *, max_rows:
 
 def label_rows(lists: pa.Array, rows: np.ndarray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """The items of ``lists`` with the row (from ``rows``, parallel to
-    ``lists``) each belongs to, and the rows whose list is null."""
+    ``lists``) each belongs to, and the rows whose list is null. Raises
+    ValueError when ``lists`` is not a list array."""
+    if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)):
+        raise ValueError(f"a label list index is over a list column, not {lists.type}")
     lists = lists.cast(pa.large_list(lists.type.value_type)) if pa.types.is_list(lists.type) else lists
     rows = np.asarray(rows, dtype=np.uint64)
     null = np.asarray(lists.is_null().to_numpy(zero_copy_only=False), dtype=bool)

@@ -155,7 +155,10 @@ def _write_payload(dataset: Dataset, index: IndexMetadata, column: str, write, v
     values, row_ids, addresses = indexed_rows(dataset, column)
     rows = addresses if identifiers_of(version, addresses_from) is RowIdentifiers.ROW_ADDRESSES else row_ids
     location = dataset.index_file_location(index, bitmap.BITMAP_FILE)
-    size = write(location.storage, location.relpath.rsplit("/", 1)[0], values, rows)
+    try:  # the files are built whole before anything is stored
+        size = write(location.storage, location.relpath.rsplit("/", 1)[0], values, rows)
+    except (pa.ArrowException, ValueError) as exc:
+        raise IndexOperationError(column, f"cannot index values of type {values.type} this way: {exc}") from None
     index.files, index.index_version = [IndexFile(bitmap.BITMAP_FILE, size)], version
 
 

@@ -13,6 +13,7 @@ import struct
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -246,3 +247,21 @@ def test_a_bitmap_claiming_more_rows_than_its_bytes_hold_is_a_finding_not_a_cras
     decodes = [f for f in findings if f.rule == "index-bitmap/file-decodes"]
     assert decodes and "holds more than" in decodes[0].message, findings
     assert not [f for f in findings if f.rule == INTERNAL_ERROR_RULE]
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["row-addresses", "stable-row-ids"])
+def test_reference_operations_after_reference_written_indices_draw_no_finding(tmp_path, stable):
+    """The reference's own delete, update, compaction and append over the
+    indices it wrote leave a dataset the rules find nothing in, which pylance
+    answers through the indices as by a scan."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_rows(0, 300), path, max_rows_per_file=100, enable_stable_row_ids=stable)
+    dataset = Dataset.open(path).create_index("c", index_type="BITMAP").create_index("tags", index_type="LABEL_LIST")
+    dataset = dataset.delete(pc.field("id") < 150).update({"c": "zz"}, where=pc.field("id") == 160)
+    dataset.compact(target_rows_per_fragment=1000).append(_rows(300, 10))
+    assert not _check_clean(path)
+    pylance = lance.dataset(path)
+    for where in ("c = 'v1'", "c = 'zz'", "c IS NULL", "array_has_any(tags, ['t1'])"):
+        indexed = pylance.to_table(filter=where, with_row_id=True).column("_rowid").to_pylist()
+        scanned = pylance.to_table(filter=where, with_row_id=True, use_scalar_index=False).column("_rowid").to_pylist()
+        assert sorted(indexed) == sorted(scanned), where

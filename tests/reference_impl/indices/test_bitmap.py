@@ -27,6 +27,7 @@ from reference_impl.indices.row_addr_map import (
     encode_row_addr_map,
 )
 from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.operations.indices import IndexOperationError
 
 lance = pytest.importorskip("lance")
 
@@ -302,3 +303,16 @@ def test_a_bitmap_index_is_over_one_column(tmp_path):
     lance.write_dataset(_rows(0, 10), path)
     with pytest.raises(ValueError, match="over one column"):
         Dataset.open(path).create_index(["c", "n"], index_type="BITMAP")
+
+
+@pytest.mark.parametrize(
+    "column, index_type", [("tags", "BITMAP"), ("c", "LABEL_LIST"), ("point", "BITMAP")], ids=["list", "str", "struct"]
+)
+def test_a_column_the_type_cannot_index_is_refused_before_anything_is_written(tmp_path, column, index_type):
+    path = str(tmp_path / "ds")
+    table = _rows(0, 10).append_column("point", pa.array([{"x": i} for i in range(10)]))
+    lance.write_dataset(table, path)
+    with pytest.raises(IndexOperationError, match="cannot index values of type"):
+        Dataset.open(path).create_index(column, index_type=index_type)
+    assert not (tmp_path / "ds" / "_indices").exists()
+    assert Dataset.open(path).indices == []
