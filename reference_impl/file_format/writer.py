@@ -650,8 +650,9 @@ def write_v2_0(
     (top-level fields in column order, with their ids; children found by
     ``parent_id``). They are stored as the file's schema together with
     ``schema_metadata``. ``global_buffers`` follow the descriptor (global
-    buffer 0) as buffers 1, 2, ... (index files keep messages there). Raises ValueError when the table does not fit the
-    fields or holds something version 2.0 cannot store.
+    buffer 0) as buffers 1, 2, ... (index files keep structures there).
+    Raises ValueError when the table does not fit the fields or holds
+    something version 2.0 cannot store.
     """
     tree = FieldTree(fields)
     names = [f.name for f in tree.top_level]

@@ -14,5 +14,6 @@ in the manifest, is :mod:`reference_impl.fragment_reuse`.
   :mod:`.ngram` and :mod:`.json_index`: the text index pages;
 * :mod:`.zones`, :mod:`.zonemap`, :mod:`.bloom_filter` (with :mod:`.xxhash64`):
   the zone map index (read and written) and the bloom filter index (read);
-* :mod:`.btree`: BTREE segments (scalar/btree.md), read, queried and written.
+* :mod:`.btree`: BTREE segments (scalar/btree.md), read, queried and written;
+* :mod:`.bitmap`, :mod:`.label_list`: BITMAP and LABEL_LIST segments.
 """

@@ -1,13 +1,23 @@
-"""Sets of row addresses as scalar indices store them: a serialized
-``RowAddrTreeMap`` (upstream format/index/scalar/bitmap.md names it without
-giving its layout; the layout below is what pylance 14 writes, recorded in
-docs/spec-discrepancies.md).
+"""Sets of row addresses (or row ids) as scalar indices store them: a
+serialized ``RowAddrTreeMap``. Upstream format/index/scalar/bitmap.md and
+label_list.md name it without giving its layout; the layout below is what
+pylance 14 writes and reads (docs/spec-discrepancies.md, "Index formats").
 
-Layout, little-endian: a u32 count of fragments, then for each fragment in
-ascending id order a u32 fragment id, a u32 byte length and that many bytes
-of a 32-bit Roaring bitmap (portable serialization) holding the offsets of
-the fragment's rows in the set. A row address is ``fragment_id << 32 |
-offset`` (table format: row addresses).
+Layout, little-endian: a u32 count of fragments (the high 32 bits of the
+values), then for each in ascending order a u32 fragment id, a u32 byte
+length and that many bytes of a 32-bit Roaring bitmap in the portable
+serialization, holding the low 32 bits (the offsets in the fragment) of the
+set's values of that fragment. A row address is ``fragment_id << 32 |
+offset`` (table format: row addresses); a set of stable row ids (segments
+of versions that store them) is split the same way.
+
+pylance 14 writes every Roaring bitmap without run containers (cookie
+12346, an offset header, array containers up to 4,096 values and bitmap
+containers above), a fragment whose rows are all in the set included: it
+writes no shorthand for a whole fragment, and no entry for a fragment with
+no row in the set, so an empty set is the four bytes of a zero count.
+:func:`encode_row_addr_map` writes the same bytes; :func:`decode_row_addr_map`
+reads any portable Roaring bitmap (run containers too, as pylance does).
 """
 
 from __future__ import annotations
@@ -20,6 +30,11 @@ from pyroaring import BitMap
 #: A set holding more row addresses than this is refused before it is
 #: expanded (a few bytes of Roaring bitmap can claim billions of offsets).
 MAX_ROWS = 1 << 31
+
+#: The portable Roaring format's cookie for a bitmap without run containers.
+_NO_RUN_COOKIE = 12346
+#: Values a Roaring array container holds at most; more go in a bitmap container.
+_ARRAY_CONTAINER_MAX = 4096
 
 
 class RowAddrMapError(ValueError):
@@ -59,13 +74,44 @@ def decode_row_addr_map(raw: bytes, *, max_rows: int = MAX_ROWS) -> np.ndarray:
 
 
 def encode_row_addr_map(addresses) -> bytes:
-    """The serialized map of ``addresses`` (any iterable of row addresses)."""
-    ordered = np.unique(np.asarray(list(addresses) if not isinstance(addresses, np.ndarray) else addresses, np.uint64))
+    """The serialized map of ``addresses`` (any iterable of row addresses),
+    byte for byte as pylance 14 writes it."""
+    ordered = np.unique(np.asarray(addresses if isinstance(addresses, np.ndarray) else list(addresses), np.uint64))
     fragments = (ordered >> np.uint64(32)).astype(np.uint32)
-    out = [struct.pack("<I", len(np.unique(fragments)))]
-    for fragment_id in np.unique(fragments):
-        offsets = (ordered[fragments == fragment_id] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        bitmap = BitMap(offsets.tolist()).serialize()
-        out.append(struct.pack("<II", int(fragment_id), len(bitmap)))
+    ids, starts = np.unique(fragments, return_index=True)
+    ends = np.append(starts[1:], len(ordered))[: len(starts)]
+    out = [struct.pack("<I", len(ids))]
+    for fragment_id, start, end in zip(ids.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        bitmap = encode_roaring32((ordered[start:end] & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        out.append(struct.pack("<II", fragment_id, len(bitmap)))
         out.append(bitmap)
     return b"".join(out)
+
+
+def encode_roaring32(values: np.ndarray) -> bytes:
+    """The portable serialization, without run containers, of a set of u32
+    ``values`` given ascending and unique: the cookie and container count,
+    per container its key (the high 16 bits) and cardinality less one, the
+    byte offset of each container from the start, then the containers
+    (ascending u16 values, or a 65,536-bit bitmap above 4,096 values)."""
+    values = np.asarray(values, dtype=np.uint32)
+    keys = (values >> np.uint32(16)).astype(np.uint16)
+    container_keys, starts = np.unique(keys, return_index=True)
+    ends = np.append(starts[1:], len(values))[: len(starts)]
+    count = len(container_keys)
+    header = [struct.pack("<II", _NO_RUN_COOKIE, count)]
+    bodies: list[bytes] = []
+    for key, start, end in zip(container_keys.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        low = (values[start:end] & np.uint32(0xFFFF)).astype(np.uint16)
+        header.append(struct.pack("<HH", key, len(low) - 1))
+        if len(low) <= _ARRAY_CONTAINER_MAX:
+            bodies.append(low.astype("<u2").tobytes())
+        else:
+            bits = np.zeros(1 << 16, dtype=bool)
+            bits[low] = True
+            bodies.append(np.packbits(bits, bitorder="little").tobytes())
+    position = 8 + 4 * count + 4 * count
+    for body in bodies:
+        header.append(struct.pack("<I", position))
+        position += len(body)
+    return b"".join(header + bodies)

@@ -65,6 +65,8 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.ZONEMAP: 0,
     IndexType.BLOOM_FILTER: 0,
     IndexType.BTREE: 1,  # btree.py
+    IndexType.BITMAP: 1,  # .bitmap: row ids before version 1, row addresses from it
+    IndexType.LABEL_LIST: 2,  # .label_list: row ids before version 2, row addresses from it
 }
 
 

@@ -3,12 +3,7 @@ specification: ``CreateIndex``).
 
 The table format treats an index's payload as a plugin's business (table.proto:
 "Indexes are plugins, and so the format of the details message is flexible
-and not fully defined by the table format"). This writer writes the files
-of the index types the reference writes (IVF_FLAT:
-``reference_impl/indices/vector/ivf_flat_writer.py``; ZONEMAP:
-:func:`reference_impl.indices.zonemap.write_zone_map`; each also sets the
-details, version and files below), and records *metadata* only for the
-others:
+and not fully defined by the table format"). Every index is recorded as:
 
 * ``uuid``: a fresh random UUID (table.proto: "unique across all the dataset
   versions");
@@ -26,33 +21,46 @@ others:
   ``files`` (table.proto: "If this is empty, the index files sizes are
   unknown").
 
+The types in :data:`PAYLOAD_WRITERS` are written whole, over one column: the
+segment's files under ``_indices/{uuid}/``, listed in ``files`` with their
+sizes, built from the visible rows of every fragment (deleted rows left out,
+as index.md allows), with the ``index_version`` and details pylance 14
+writes; pylance plans queries through them. BTREE:
+:mod:`reference_impl.indices.btree`; BITMAP and LABEL_LIST:
+:mod:`reference_impl.indices.bitmap` and :mod:`.label_list`; ZONEMAP:
+:mod:`reference_impl.indices.zonemap`; IVF_FLAT:
+:mod:`reference_impl.indices.vector.ivf_flat_writer` (options
+``num_partitions`` and ``metric``).
+
+The other types are recorded without files: pylance opens, scans and
+describes a dataset holding such an index and lists it, but a query that it
+plans through the index fails, because the payload files do not exist;
+``to_table(filter=..., use_scalar_index=False)`` answers it
+(docs/spec-discrepancies.md).
+
 Replacing an index of the same name lists the old one in ``removed_indices``
 (pylance does the same); dropping an index is a ``CreateIndex`` with no new
 index and the dropped one removed.
-
-pylance opens, scans and describes a dataset holding a metadata-only index
-and lists it, but a query that it plans through the index fails, because the
-payload files do not exist; ``to_table(filter=..., use_scalar_index=False)``
-answers it (docs/spec-discrepancies.md).
-
-Index types whose files the reference writes get them (:data:`WRITTEN_TYPES`):
-BTREE (:func:`reference_impl.indices.btree.write_btree`; its ``files`` list
-them, and ``index_version`` is what pylance 14 records: 1 with stable row
-ids, 0 without, both meaning row addresses in ``ids`` there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import entropy
 from ..errors import InvalidOperationError
-from ..index_metadata import IndexMetadata, encode_fragment_bitmap
+from ..index_metadata import IndexFile, IndexMetadata, encode_fragment_bitmap
+from ..indices import bitmap, btree, label_list
+from ..indices.bitmap import RowIdentifiers, identifiers_of
 from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
 from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
-from ..indices import btree
 from ..indices.zonemap import write_zone_map
+from ..scan import ROW_ADDRESS, ROW_ID, fragment_table, presented_schema
 from ..schema import TOP_LEVEL_PARENT, Field, Schema
 from ..transactions import CreateIndex
 
@@ -69,10 +77,6 @@ INDEX_TYPE_URLS = {
     "ZONEMAP": "/lance.table.ZoneMapIndexDetails",
     "BLOOMFILTER": "/lance.index.pb.BloomFilterIndexDetails",
 }
-
-
-#: Index types whose payload files the reference writes.
-WRITTEN_TYPES = frozenset({"BTREE"})
 
 
 class IndexOperationError(InvalidOperationError):
@@ -102,9 +106,9 @@ def create_index(
     column name or a list; nested fields by dotted path). ``index_type`` is
     a key of :data:`INDEX_TYPE_URLS` (any case), ``IVF_FLAT``, or a type URL
     starting with ``/``. An index of the same name is replaced, or refused
-    when ``replace`` is False. IVF_FLAT writes the index's files
-    (:func:`~reference_impl.indices.vector.ivf_flat_writer.write_ivf_flat`,
-    ``options`` ``num_partitions`` and ``metric``)."""
+    when ``replace`` is False. The types of :data:`PAYLOAD_WRITERS` get
+    their files; ``options`` go to the writer (IVF_FLAT's ``num_partitions``
+    and ``metric``), and no other type takes any."""
     columns = [columns] if isinstance(columns, str) else list(columns)
     if not columns:
         raise InvalidOperationError("an index needs at least one column")
@@ -128,20 +132,13 @@ def create_index(
         index_version=0,
         created_at=entropy.current().time_ns() // 1_000_000,
     )
-    if index_type.upper() == "IVF_FLAT":
+    writer = None if index_type.startswith("/") else PAYLOAD_WRITERS.get(index_type.upper())
+    if writer is not None:
         if len(columns) != 1:
-            raise InvalidOperationError(f"an IVF_FLAT index covers one column, not {columns}")
-        try:
-            write_ivf_flat(dataset, index, columns[0], **options)
-        except VectorIndexError as exc:
-            raise IndexOperationError(dataset.uri, str(exc)) from None
+            raise IndexOperationError(dataset.uri, f"a {index_type.upper()} index is over one column, not {columns}")
+        index = writer(dataset, index, columns[0], **options)
     elif options:
         raise InvalidOperationError(f"{index_type} takes no options ({sorted(options)})")
-    if index.type_url == INDEX_TYPE_URLS["ZONEMAP"]:
-        index = write_zone_map(dataset, index, columns[0].split("."))
-    if index_type.upper() == "BTREE":
-        index.index_version = btree.ROW_ADDRESS_VERSION if dataset.uses_stable_row_ids else 0
-        index.files = btree.write_btree(dataset, index, columns[0].split("."))
     return dataset.commit(CreateIndex(new_indices=[index], removed_indices=existing))
 
 
@@ -154,6 +151,97 @@ def drop_index(dataset: Dataset, name: str) -> Dataset:
 
 
 # -- helpers ---------------------------------------------------------------------
+
+
+def _no_options(index_type: str, options: dict) -> None:
+    if options:
+        raise InvalidOperationError(f"{index_type} takes no options ({sorted(options)})")
+
+
+def _write_btree(dataset: Dataset, index: IndexMetadata, column: str, **options) -> IndexMetadata:
+    _no_options("BTREE", options)
+    index.index_version = btree.ROW_ADDRESS_VERSION if dataset.uses_stable_row_ids else 0
+    index.files = btree.write_btree(dataset, index, column.split("."))
+    return index
+
+
+def _write_bitmap(dataset: Dataset, index: IndexMetadata, column: str, **options) -> IndexMetadata:
+    _no_options("BITMAP", options)
+    _write_payload(
+        dataset, index, column, bitmap.write_bitmap_segment, bitmap.WRITTEN_VERSION, bitmap.ADDRESSES_FROM_VERSION
+    )
+    return index
+
+
+def _write_label_list(dataset: Dataset, index: IndexMetadata, column: str, **options) -> IndexMetadata:
+    _no_options("LABEL_LIST", options)
+    _write_payload(
+        dataset,
+        index,
+        column,
+        label_list.write_label_list_segment,
+        label_list.WRITTEN_VERSION,
+        label_list.ADDRESSES_FROM_VERSION,
+    )
+    return index
+
+
+def _write_zonemap(dataset: Dataset, index: IndexMetadata, column: str, **options) -> IndexMetadata:
+    _no_options("ZONEMAP", options)
+    return write_zone_map(dataset, index, column.split("."))
+
+
+def _write_ivf_flat(dataset: Dataset, index: IndexMetadata, column: str, **options) -> IndexMetadata:
+    try:
+        write_ivf_flat(dataset, index, column, **options)
+    except VectorIndexError as exc:
+        raise IndexOperationError(dataset.uri, str(exc)) from None
+    return index
+
+
+#: Index type -> the writer of a segment's files over one column, which
+#: records them (and the version and details it writes) in the metadata.
+PAYLOAD_WRITERS: dict[str, Callable[..., IndexMetadata]] = {
+    "BTREE": _write_btree,
+    "BITMAP": _write_bitmap,
+    "LABEL_LIST": _write_label_list,
+    "ZONEMAP": _write_zonemap,
+    "IVF_FLAT": _write_ivf_flat,
+}
+
+
+def _write_payload(dataset: Dataset, index: IndexMetadata, column: str, write, version: int, addresses_from: int):
+    """Write ``index``'s files with ``write`` and record them and ``version``."""
+    values, row_ids, addresses = indexed_rows(dataset, column)
+    rows = addresses if identifiers_of(version, addresses_from) is RowIdentifiers.ROW_ADDRESSES else row_ids
+    location = dataset.index_file_location(index, bitmap.BITMAP_FILE)
+    try:  # the files are built whole before anything is stored
+        size = write(location.storage, location.relpath.rsplit("/", 1)[0], values, rows)
+    except (pa.ArrowException, ValueError) as exc:
+        raise IndexOperationError(column, f"cannot index values of type {values.type} this way: {exc}") from None
+    index.files, index.index_version = [IndexFile(bitmap.BITMAP_FILE, size)], version
+
+
+def indexed_rows(dataset: Dataset, column: str) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The values of ``column`` (a dotted path) in the visible rows of every
+    fragment, in fragment order, with each row's row id and row address."""
+    path = column.split(".")
+    # An empty first part gives the values their type when there is no fragment.
+    tables = [pa.table({path[0]: pa.array([], presented_schema(dataset).field(path[0]).type)})]
+    tables += [
+        fragment_table(dataset, fragment, with_row_id=True, with_row_address=True, columns=[path[0]])
+        for fragment in dataset.fragments
+    ]
+    values = []
+    for table in tables:
+        array = table.column(path[0]).combine_chunks()
+        for name in path[1:]:
+            array = pc.struct_field(array, name)
+        values.append(array)
+    row_ids = [np.asarray(t.column(ROW_ID).to_numpy(), np.uint64) for t in tables[1:]]
+    addresses = [np.asarray(t.column(ROW_ADDRESS).to_numpy(), np.uint64) for t in tables[1:]]
+    empty = np.zeros(0, np.uint64)
+    return pa.concat_arrays(values), np.concatenate([empty, *row_ids]), np.concatenate([empty, *addresses])
 
 
 def type_url_of(index_type: str) -> str:

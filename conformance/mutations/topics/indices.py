@@ -65,8 +65,9 @@ def list_one_uuid_twice(root):
     _add_entry(root, name="id_idx_copy")
 
 
-@mutation("index/uuid-unique")
+@mutation("index/uuid-unique", also=("index-bitmap/file-decodes",))
 def change_an_index_type_under_its_uuid(root):
+    # The BTREE's directory then lacks the lookup file a BITMAP segment keeps.
     def edit(indices):
         indices[0].type_url = "/lance.table.BitmapIndexDetails"
 
