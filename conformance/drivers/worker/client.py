@@ -25,6 +25,7 @@ rows it cannot decode) or, answering a write,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -39,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.storage import absolute_uri
 
-from ..protocol import DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
+from ..protocol import Capability, DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
 from .crash import crash_cause, crash_excerpt, describe_exit
 from .errors import ErrorKind
 from .messages import MAX_LINE_BYTES, SUPPORTED_PROTOCOL_VERSIONS, ErrorReply, RequestKind, encode, encode_schema
@@ -255,8 +256,16 @@ class WorkerDriver:
         return dict(self._driver_json, name=self.name)
 
     def info(self) -> DriverInfo:
-        """The worker's :class:`~conformance.drivers.protocol.DriverInfo`, under this driver's name."""
-        return DriverInfo.from_json(self.driver_json())
+        """The worker's :class:`~conformance.drivers.protocol.DriverInfo`, under
+        this driver's name, less the index queries: the worker protocol does
+        not carry them (yet), so this driver does not answer them."""
+        declared = DriverInfo.from_json(self.driver_json())
+        return dataclasses.replace(
+            declared,
+            capabilities=declared.capabilities - {Capability.QUERY},
+            query_kinds=frozenset(),
+            indexed_query_kinds=frozenset(),
+        )
 
     def versions(self, uri: str | os.PathLike) -> list[int]:
         result = self._call(RequestKind.VERSIONS, {"uri": absolute_uri(uri)})
