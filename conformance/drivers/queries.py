@@ -39,13 +39,24 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, Union
 
 from .protocol import QueryKind
-from .write_predicates import Compare, Comparison, IsIn, Literal, SqlDialect, WriteOpError, sql_identifier, sql_literal
+from .write_predicates import (
+    Compare,
+    Comparison,
+    IsIn,
+    Literal,
+    SqlDialect,
+    WriteOpError,
+    check_column,
+    sql_identifier,
+    sql_literal,
+)
 
 
 class IndexKind(str, Enum):
@@ -66,6 +77,17 @@ class QueryError(WriteOpError):
     error, whose literal checks the queries reuse)."""
 
 
+@contextmanager
+def _as_query_error() -> Iterator[None]:
+    """The write vocabulary's checks of columns and literals, raising :class:`QueryError`."""
+    try:
+        yield
+    except QueryError:
+        raise
+    except WriteOpError as exc:
+        raise QueryError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class Equals:
     """``column = value`` (a non-null literal)."""
@@ -77,7 +99,8 @@ class Equals:
     def __post_init__(self) -> None:
         if self.value is None:
             raise QueryError(f"equals {self.column}: a null selects nothing; ask IsNull")
-        Compare(self.column, Comparison.EQ, self.value)
+        with _as_query_error():
+            Compare(self.column, Comparison.EQ, self.value)
 
     def to_sql(self, dialect: SqlDialect = SqlDialect.LANCE) -> str:
         return Compare(self.column, Comparison.EQ, self.value).to_sql(dialect)
@@ -98,7 +121,8 @@ class Range:
     def __post_init__(self) -> None:
         if self.lower is None and self.upper is None:
             raise QueryError(f"range {self.column}: needs a lower or an upper bound")
-        self._comparisons()
+        with _as_query_error():
+            self._comparisons()
 
     def _comparisons(self) -> list[Compare]:
         bounds = [(Comparison.GE, self.lower), (Comparison.LT, self.upper)]
@@ -122,7 +146,8 @@ class In:
     values: tuple[Literal, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "values", IsIn(self.column, tuple(self.values)).values)
+        with _as_query_error():
+            object.__setattr__(self, "values", IsIn(self.column, tuple(self.values)).values)
 
     def to_sql(self, dialect: SqlDialect = SqlDialect.LANCE) -> str:
         return IsIn(self.column, self.values).to_sql(dialect)
@@ -137,6 +162,10 @@ class IsNull:
 
     kind: ClassVar[QueryKind] = QueryKind.IS_NULL
     column: str
+
+    def __post_init__(self) -> None:
+        with _as_query_error():
+            check_column(self.column, "is-null")
 
     def to_sql(self, dialect: SqlDialect = SqlDialect.LANCE) -> str:
         return f"{sql_identifier(self.column, dialect)} IS NULL"
@@ -157,7 +186,8 @@ class LabelContains:
     def __post_init__(self) -> None:
         if self.label is None:
             raise QueryError(f"label-contains {self.column}: the label must not be null")
-        Compare(self.column, Comparison.EQ, self.label)
+        with _as_query_error():
+            Compare(self.column, Comparison.EQ, self.label)
 
     def to_sql(self, dialect: SqlDialect = SqlDialect.LANCE) -> str:
         return f"array_has_any({sql_identifier(self.column, dialect)}, [{sql_literal(self.label)}])"
@@ -188,6 +218,8 @@ class FullTextMatch:
     word: str
 
     def __post_init__(self) -> None:
+        with _as_query_error():
+            check_column(self.column, "full-text")
         if not isinstance(self.word, str) or words(self.word) != {self.word.lower()}:
             raise QueryError(f"full-text {self.column}: {self.word!r} is not one word")
 
@@ -209,6 +241,8 @@ class Nearest:
     k: int
 
     def __post_init__(self) -> None:
+        with _as_query_error():
+            check_column(self.column, "nearest")
         vector = tuple(float(x) for x in self.vector)
         if not vector or not all(math.isfinite(x) for x in vector):
             raise QueryError(f"nearest {self.column}: the query vector must be non-empty and finite")
