@@ -36,13 +36,17 @@ SCAN_KINDS: frozenset[str] = frozenset(kind.value for kind in QueryKind)
 INDEXED_KINDS: frozenset[str] = frozenset(kind.value for kind in QueryKind)
 
 
+#: The scanner's parameters the queries use (older releases lack some).
+SCANNER_PARAMETERS = ("use_scalar_index", "full_text_query", "disable_scoring_autoprojection")
+
+
 def queries_supported() -> bool:
-    """Whether the installed pylance has the calls the queries use (a
-    scanner that can be told not to use scalar indices; 0.2x releases
-    cannot)."""
+    """Whether the installed pylance's scanner takes every parameter the
+    queries use (:data:`SCANNER_PARAMETERS`)."""
     import lance  # lazy: pylance is optional; installed_drivers imports every driver module
 
-    return "use_scalar_index" in inspect.signature(lance.LanceDataset.scanner).parameters
+    parameters = inspect.signature(lance.LanceDataset.scanner).parameters
+    return all(name in parameters for name in SCANNER_PARAMETERS)
 
 
 def query(uri: str | os.PathLike[str], query: Query, *, use_index: bool) -> QueryAnswer:
@@ -74,4 +78,4 @@ def query(uri: str | os.PathLike[str], query: Query, *, use_index: bool) -> Quer
     return QueryAnswer(tuple(int(row_id) for row_id in row_ids), plan_uses_index(plan), plan)
 
 
-__all__ = ["INDEXED_KINDS", "SCAN_KINDS", "queries_supported", "query"]
+__all__ = ["INDEXED_KINDS", "SCANNER_PARAMETERS", "SCAN_KINDS", "queries_supported", "query"]

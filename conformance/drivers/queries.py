@@ -35,11 +35,12 @@ two share a stem).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -274,6 +275,49 @@ def is_ordered(query: Query) -> bool:
     return query.kind is QueryKind.NEAREST
 
 
+#: Each kind's dataclass.
+QUERY_TYPES: dict[QueryKind, type] = {
+    query_type.kind: query_type for query_type in (Equals, Range, In, IsNull, LabelContains, FullTextMatch, Nearest)
+}
+
+
+def query_to_json(query: Query) -> dict[str, Any]:
+    """The query as JSON (what the worker protocol's ``query`` request
+    carries): its kind and its fields, tuples as lists."""
+    document: dict[str, Any] = {"kind": query.kind.value}
+    for field in dataclasses.fields(query):
+        value = getattr(query, field.name)
+        document[field.name] = list(value) if isinstance(value, tuple) else value
+    return document
+
+
+def query_from_json(document: object) -> Query:
+    """The query a JSON document describes; :class:`QueryError` names what
+    does not fit."""
+    if not isinstance(document, Mapping):
+        raise QueryError(f"a query is an object, not {document!r:.200}")
+    try:
+        kind = QueryKind(document.get("kind"))
+    except ValueError:
+        known = ", ".join(kind.value for kind in QueryKind)
+        raise QueryError(f"unknown query kind {document.get('kind')!r:.100}; known: {known}") from None
+    query_type = QUERY_TYPES[kind]
+    names = [field.name for field in dataclasses.fields(query_type)]
+    unknown = sorted(set(document) - {"kind", *names})
+    if unknown:
+        raise QueryError(f"{kind.value} query: unknown fields {unknown}")
+    values = {name: document[name] for name in names if name in document}
+    for name in ("values", "vector"):
+        if name in values:
+            if not isinstance(values[name], list):
+                raise QueryError(f"{kind.value} query: {name!r} must be a list")
+            values[name] = tuple(values[name])
+    try:
+        return query_type(**values)
+    except TypeError as exc:  # a missing field
+        raise QueryError(f"{kind.value} query: {exc}") from None
+
+
 @dataclass(frozen=True)
 class QueryCase:
     """One query of the suite, named, and the index type it exercises."""
@@ -292,6 +336,27 @@ class QueryAnswer:
     row_ids: tuple[int, ...]
     used_index: bool | None = None
     plan: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"row_ids": list(self.row_ids), "used_index": self.used_index, "plan": self.plan}
+
+    @classmethod
+    def from_json(cls, document: object) -> QueryAnswer:
+        """The answer a worker sent; :class:`QueryError` names what does not fit."""
+        if not isinstance(document, Mapping):
+            raise QueryError(f"an answer is an object, not {document!r:.200}")
+        row_ids = document.get("row_ids")
+        if not isinstance(row_ids, list) or not all(
+            isinstance(row_id, int) and not isinstance(row_id, bool) and row_id >= 0 for row_id in row_ids
+        ):
+            raise QueryError("an answer's 'row_ids' must be a list of non-negative integers")
+        used_index = document.get("used_index")
+        if used_index is not None and not isinstance(used_index, bool):
+            raise QueryError(f"an answer's 'used_index' must be true, false or null, not {used_index!r:.100}")
+        plan = document.get("plan", "")
+        if not isinstance(plan, str):
+            raise QueryError("an answer's 'plan' must be a string")
+        return cls(tuple(row_ids), used_index, plan)
 
 
 def answer_from_rows(query: Query, row_ids: Sequence[int], values: Sequence[Any]) -> tuple[int, ...]:
@@ -372,8 +437,11 @@ __all__ = [
     "answer_from_rows",
     "answer_problems",
     "is_ordered",
+    "QUERY_TYPES",
     "nearest_gap",
+    "query_from_json",
     "query_text",
+    "query_to_json",
     "reference_answer",
     "words",
 ]

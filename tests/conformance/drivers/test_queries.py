@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conformance.drivers import close_driver, load_driver
 from conformance.drivers.lance_core_plans import plan_uses_index
-from conformance.drivers.protocol import Capability, DriverInfo, DriverInfoError, QueryKind
+from conformance.drivers.protocol import Capability, DriverInfo, DriverInfoError, QueryKind, QueryNotSupported
 from conformance.drivers.queries import (
     Equals,
     FullTextMatch,
@@ -22,17 +22,21 @@ from conformance.drivers.queries import (
     IsNull,
     LabelContains,
     Nearest,
+    QueryAnswer,
     QueryError,
     Range,
     answer_from_rows,
     answer_problems,
     is_ordered,
     nearest_gap,
+    query_from_json,
     query_text,
+    query_to_json,
     reference_answer,
     words,
 )
 from conformance.drivers.write_predicates import SqlDialect
+from conformance.suite.query_datasets import CASES
 
 
 def test_each_filter_kind_renders_as_a_lance_filter():
@@ -211,12 +215,44 @@ def test_the_shipped_drivers_declare_their_query_kinds():
     assert lancedb.query_kinds == every and lancedb.indexed_query_kinds == every
 
 
-def test_a_worker_driver_declares_no_queries_the_protocol_cannot_carry():
-    driver = load_driver("worker:reference")
+def test_a_query_round_trips_through_json_and_a_bad_document_is_refused():
+    """Property over every query of the suite: from_json(to_json(q)) == q
+    after a JSON dump and load (what the worker protocol carries)."""
+    for case in CASES:
+        assert query_from_json(json.loads(json.dumps(query_to_json(case.query)))) == case.query
+    for document, message in (
+        ({"kind": "teleport", "column": "a"}, "unknown query kind 'teleport'"),
+        ({"kind": "equals", "column": "a", "value": 1, "extra": 2}, r"unknown fields \['extra'\]"),
+        ({"kind": "in", "column": "a", "values": "abc"}, "'values' must be a list"),
+        ({"kind": "equals", "column": "a"}, "missing 1 required positional argument"),
+        ({"kind": "nearest", "column": "a", "vector": [1.0], "k": 0}, "k must be a positive integer"),
+        ([], "a query is an object"),
+    ):
+        with pytest.raises(QueryError, match=message):
+            query_from_json(document)
+    answer = QueryAnswer((3, 1), True, "ScalarIndexQuery")
+    assert QueryAnswer.from_json(json.loads(json.dumps(answer.to_json()))) == answer
+    with pytest.raises(QueryError, match="non-negative integers"):
+        QueryAnswer.from_json({"row_ids": [-1]})
+
+
+def test_a_worker_driver_relays_queries_and_refusals(tmp_path):
+    """The worker protocol's ``query`` request: pylance in a worker answers as
+    in process, and LanceDB's refusal comes back as QueryNotSupported."""
+    path = tmp_path / "t.lance"
+    dataset = lance.write_dataset(pa.table({"x": pa.array([1, 2, None, 2], pa.int64())}), str(path))
+    dataset.create_scalar_index("x", "BTREE")
+    query = Equals("x", 2)
+    pylance = load_driver("worker:pylance")
+    lancedb = load_driver("worker:lancedb")
     try:
-        info = driver.info()  # type: ignore[attr-defined]
+        info = pylance.info()  # type: ignore[attr-defined]
+        assert info.has(Capability.QUERY) and info.indexed_query_kinds == {kind.value for kind in QueryKind}
+        answer = pylance.query(path, query, use_index=True)  # type: ignore[attr-defined]
+        assert answer.row_ids == (1, 3) and answer.used_index is True and "ScalarIndexQuery" in answer.plan
+        assert pylance.query(path, IsNull("x"), use_index=False).row_ids == (2,)  # type: ignore[attr-defined]
+        with pytest.raises(QueryNotSupported, match="has no switch to scan"):
+            lancedb.query(path, query, use_index=False)  # type: ignore[attr-defined]
     finally:
-        close_driver(driver)
-    assert not info.has(Capability.QUERY)
-    assert info.query_kinds == frozenset() and info.indexed_query_kinds == frozenset()
-    assert info.has(Capability.READ_LATEST)
+        close_driver(pylance)
+        close_driver(lancedb)

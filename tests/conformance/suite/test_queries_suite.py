@@ -1,7 +1,7 @@
 """The index-query suite in the pytest plugin, run as an implementer runs
 it (through pytester): the reference by its scan, pylance 14 and LanceDB
 through their indices and without, a driver losing rows, a driver claiming
-an index it does not read, and a driver module in a worker."""
+an index it does not read, and a driver module asked through a worker."""
 
 from __future__ import annotations
 
@@ -91,12 +91,15 @@ def test_a_driver_claiming_an_index_it_does_not_read_fails(pytester: pytest.Pyte
     )
 
 
-def test_a_driver_module_in_a_worker_answers_no_queries(pytester: pytest.Pytester) -> None:
-    """The worker protocol carries no queries: a driver module run in a
-    worker (the default) has no query capability, and says so."""
-    result = queries(pytester, SCANNING, "-k", "fresh-score-equals", "-rs")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(["SKIPPED * not applicable: the driver lacks the 'query' capability*"])
+def test_a_driver_module_in_a_worker_is_asked_through_the_protocol(pytester: pytest.Pytester) -> None:
+    """A driver module runs in a worker by default: its answers and plans
+    travel by the protocol's query request and are judged the same."""
+    result = queries(pytester, SCANNING, "-k", "fresh-score-equals")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"lance driver: worker:{SCANNING} (*"])
+    result.stdout.fnmatch_lines(
+        ["queries fresh-score-equals-index: fail", "  the driver declares equals queries through an index, but*"]
+    )
 
 
 @pytest.mark.slow
