@@ -39,15 +39,16 @@ THROUGH_INDEX = "index"
 BY_SCAN = "scan"
 
 
-def datasets(run: SuiteRun) -> QueryDatasets | str:
-    """The session's datasets, built on first use, or why they cannot be."""
+def datasets(run: SuiteRun) -> QueryDatasets | Exception:
+    """The session's datasets, built on first use, or why they cannot be
+    (:class:`DatasetsUnavailable`, or pylance's own failure)."""
     if _DATASETS not in run.shared:
         try:
             run.shared[_DATASETS] = build_datasets()
-        except DatasetsUnavailable as exc:
-            run.shared[_DATASETS] = str(exc)
+        except Exception as exc:  # said by every check, never as a traceback
+            run.shared[_DATASETS] = exc
     found = run.shared[_DATASETS]
-    assert isinstance(found, (QueryDatasets, str))
+    assert isinstance(found, (QueryDatasets, Exception))
     return found
 
 
@@ -60,10 +61,15 @@ def query_verdict(run: SuiteRun, scenario: Scenario, case: QueryCase, through_in
         way = "through an index" if through_index else "by a scan"
         return Verdict(Status.NOT_APPLICABLE, (f"not applicable: the driver does not declare {kind} queries {way}",))
     found = datasets(run)
-    if isinstance(found, str):
+    if isinstance(found, DatasetsUnavailable):
         return Verdict(Status.NOT_APPLICABLE, (f"not applicable: {found}",))
+    if isinstance(found, Exception):
+        return Verdict.failed([f"pylance could not write the index-query datasets: {type(found).__name__}: {found}"])
     pair = found.scenarios[scenario]
-    expected = pair.reference(case.query)
+    try:
+        expected = pair.reference(case.query)
+    except Exception as exc:  # the reference's own failure, said as one
+        return Verdict.failed([f"the reference could not scan {pair.indexed.name}: {type(exc).__name__}: {exc}"])
     uri = pair.indexed if through_index else pair.plain
     try:
         answer = run.driver.query(str(uri), case.query, use_index=through_index)  # type: ignore[attr-defined]

@@ -12,8 +12,10 @@ import lancedb
 import pytest
 
 from conformance.drivers import lancedb_driver, pylance_driver
-from conformance.suite.queries import checks
-from conformance.suite.query_datasets import CASES, Scenario
+from conformance.suite.checks import Status, Suite
+from conformance.suite.queries import checks, query_verdict
+from conformance.suite.query_datasets import CASES, DatasetsUnavailable, Scenario
+from conformance.suite.run import SuiteRun
 from tests.conformance.suite import lossy_query_driver, scanning_query_driver
 
 pytest_plugins = ["pytester"]
@@ -39,6 +41,21 @@ def test_one_check_per_scenario_query_and_way():
     names = [check.name for check in checks()]
     assert len(names) == len(set(names)) == len(Scenario) * len(CASES) * 2
     assert "appended-vec-nearest-index" in names and "compacted-bucket-range-scan" in names
+
+
+@pytest.mark.parametrize(
+    ("failure", "status", "message"),
+    [
+        (DatasetsUnavailable("pylance is not installed"), Status.NOT_APPLICABLE, "not applicable: pylance is not"),
+        (RuntimeError("disk full"), Status.FAIL, "pylance could not write the index-query datasets: RuntimeError"),
+    ],
+)
+def test_datasets_that_cannot_be_built_are_said_by_each_check(failure, status, message):
+    run = SuiteRun("reference", None, frozenset(Suite))
+    run.shared["queries:datasets"] = failure
+    case = CASES[0]
+    verdict = query_verdict(run, Scenario.FRESH, case, through_index=False)
+    assert verdict.status is status and verdict.messages[0].startswith(message)
 
 
 def test_the_reference_answers_by_scan_and_declares_no_index(pytester: pytest.Pytester) -> None:
