@@ -46,7 +46,7 @@ from .requirements import load_requirements
 #: The version of the expectations file format (its ``format`` field).
 EXPECTATIONS_FORMAT = 1
 #: The suites an expectation can concern (``pytest --lance-suite``).
-SUITES = ("readers", "writers", "conflicts", "properties")
+SUITES = ("readers", "writers", "conflicts", "properties", "queries")
 SCHEMA_NAME = "expectations.schema.json"
 #: Driver names that run another driver's implementation in a worker process
 #: (``worker:pylance``) share that implementation's expectations.

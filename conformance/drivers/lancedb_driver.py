@@ -26,7 +26,10 @@ What LanceDB can and cannot do here (:func:`info`):
 * blob columns: its scan returns descriptions, not values (see
   :func:`read_table`): no blobs capability;
 * it writes (:func:`write`) every operation of the write vocabulary but
-  ``config``, on the latest version only: write, no write-at-version.
+  ``config``, on the latest version only: write, no write-at-version;
+* it answers every kind of index query (:func:`query`) through its query
+  builders, through the index and by a scan (with a caveat for filters:
+  see :func:`query`).
 
 ``lancedb`` is imported inside the functions, so ``conformance`` imports on a
 machine without it.
@@ -42,13 +45,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .lance_core_conflicts import conflict_from_message
-from .protocol import Capability, DriverInfo, WriteKind
+from .lance_core_plans import plan_uses_index
+from .protocol import Capability, DriverInfo, QueryKind, QueryNotSupported, WriteKind
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
     from ..describe import Description
     from .protocol import WriteConflict
+    from .queries import Query, QueryAnswer
 
 #: The driver's name, and the implementation it reports.
 NAME = "lancedb"
@@ -199,11 +204,60 @@ def info() -> Any:
                 Capability.TIME_TRAVEL,
                 Capability.ROW_IDS,
                 Capability.WRITE,
+                Capability.QUERY,
             }
         ),
         write_operations=_WRITE_OPERATIONS,
+        query_kinds=QUERY_KINDS,
+        indexed_query_kinds=QUERY_KINDS,
         data_storage_versions=WRITE_DATA_STORAGE_VERSIONS,
     )
+
+
+# ---------------------------------------------------------------------------
+# Index queries (conformance.drivers.queries)
+# ---------------------------------------------------------------------------
+
+#: The index query kinds LanceDB answers, through an index and by a scan.
+QUERY_KINDS: frozenset[str] = frozenset(kind.value for kind in QueryKind)
+
+
+def query(uri: str | os.PathLike[str], query: Query, *, use_index: bool) -> QueryAnswer:
+    """The row ids LanceDB answers ``query`` with on the latest version,
+    through its query builders (``use_lsm(False)`` as for :func:`read_table`):
+
+    * filter kinds: ``search().where(filter)``; LanceDB has no switch to
+      plan a filter past a scalar index, so asked to scan a column that has
+      one it refuses (:class:`~.protocol.QueryNotSupported`) rather than
+      answer through the index;
+    * full-text: ``search(word, query_type="fts")`` through the INVERTED
+      index, ``where(contains_tokens(...))`` by a scan; its limit is the
+      table's row count (LanceDB otherwise returns the first ten);
+    * nearest: ``search(vector)`` by L2 with ``nprobes`` the row count (at
+      least every partition: exhaustive), or ``bypass_vector_index()``.
+
+    Whether the plan went through an index is read from ``explain_plan``."""
+    from .queries import QueryAnswer  # lazy: the vocabulary needs pyarrow
+
+    table = open_table(uri)
+    rows = max(1, table.count_rows())
+    if query.kind is QueryKind.NEAREST:
+        builder = table.search(list(query.vector), vector_column_name=query.column)  # type: ignore[union-attr]
+        builder = builder.distance_type("l2").limit(query.k)  # type: ignore[union-attr]
+        builder = builder.nprobes(rows) if use_index else builder.bypass_vector_index()
+    elif query.kind is QueryKind.FULL_TEXT and use_index:
+        builder = table.search(query.word, query_type="fts", fts_columns=query.column).limit(rows)  # type: ignore[union-attr]
+    else:
+        builder = table.search().where(query.to_sql()).limit(None)  # type: ignore[union-attr]
+    builder = builder.use_lsm(False).with_row_id(True)
+    plan = builder.explain_plan(True)
+    used_index = plan_uses_index(plan)
+    if used_index and not use_index:
+        raise QueryNotSupported(
+            f"LanceDB plans {query.to_sql()!r} through the column's index and has no switch to scan instead"  # type: ignore[union-attr]
+        )
+    row_ids = builder.to_arrow().column("_rowid").to_pylist()
+    return QueryAnswer(tuple(int(row_id) for row_id in row_ids), used_index, plan)
 
 
 # ---------------------------------------------------------------------------

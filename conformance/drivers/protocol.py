@@ -6,6 +6,10 @@ what it can do through :class:`DriverInfo` (its ``info()``); the suite
 checks only what the driver declares and reports every check that needs a
 capability the driver lacks as *not applicable*, naming the capability.
 
+It names the kinds of index query a driver answers (:class:`QueryKind`;
+the queries themselves are :mod:`conformance.drivers.queries`), by a scan
+and through an index, each declared apart.
+
 It also defines the two errors a driver's ``write`` raises to refuse a
 write (:class:`WriteConflict`, :class:`WriteNotSupported`; the operations
 themselves are :mod:`conformance.drivers.writes`).
@@ -45,6 +49,11 @@ class WriteNotSupported(Exception):
     """The driver does not perform this operation (or this form of it)."""
 
 
+class QueryNotSupported(Exception):
+    """The driver does not answer this query (or not this way: through an
+    index, or by a scan); the message says which."""
+
+
 class WriteKind(str, Enum):
     """The kinds of write a driver may perform (``DriverInfo.write_operations``):
     the one vocabulary of write operations. Each kind's operation is a
@@ -65,6 +74,29 @@ class WriteKind(str, Enum):
     TAG = "tag"
     RESTORE = "restore"
     CONFIG = "config"
+
+
+class QueryKind(str, Enum):
+    """The kinds of index query a driver may answer
+    (``DriverInfo.query_kinds``, ``DriverInfo.indexed_query_kinds``): the
+    one vocabulary of index queries. Each kind's query is a dataclass of
+    :mod:`conformance.drivers.queries` (which needs pyarrow; this module
+    does not)."""
+
+    #: ``column = value`` (BTREE, BITMAP).
+    EQUALS = "equals"
+    #: ``lower <= column < upper`` (BTREE, ZONEMAP).
+    RANGE = "range"
+    #: ``column IN (values...)`` (BTREE, BITMAP).
+    IN = "in"
+    #: ``column IS NULL`` (BTREE, BITMAP).
+    IS_NULL = "is-null"
+    #: A list column holds a label (LABEL_LIST).
+    LABEL_CONTAINS = "label-contains"
+    #: A text column holds a word (INVERTED).
+    FULL_TEXT = "full-text"
+    #: The ``k`` nearest vectors by L2 distance, searched exhaustively (IVF_FLAT).
+    NEAREST = "nearest"
 
 
 #: The driver protocol's version. It grows by one whenever a driver written
@@ -93,6 +125,10 @@ class Capability(str, Enum):
     WRITE = "write"
     #: A write operation's ``read_version`` is honoured: the commit is built on that version.
     WRITE_AT_VERSION = "write-at-version"
+    #: ``query(uri, query, *, use_index)`` answers index queries
+    #: (``conformance.drivers.queries``) of the kinds ``query_kinds`` and
+    #: ``indexed_query_kinds`` name.
+    QUERY = "query"
 
 
 #: The member of a driver each capability calls.
@@ -105,6 +141,7 @@ CAPABILITY_MEMBERS: dict[Capability, str] = {
     Capability.BLOBS: "read_table",
     Capability.WRITE: "write",
     Capability.WRITE_AT_VERSION: "write",
+    Capability.QUERY: "query",
 }
 
 #: What a driver without ``info()`` is taken to support when it has every
@@ -147,6 +184,15 @@ class DriverInfo:
     #: values); empty without :attr:`Capability.WRITE`. The one authority on
     #: them: every command reads this, never a module constant of the driver.
     write_operations: frozenset[str] = frozenset()
+    #: The index query kinds (:class:`QueryKind` values) it answers by a scan,
+    #: planning through no index (``query(..., use_index=False)``); empty
+    #: without :attr:`Capability.QUERY`.
+    query_kinds: frozenset[str] = frozenset()
+    #: The index query kinds it answers through an index of the dataset when
+    #: there is one (``query(..., use_index=True)``, its plan showing the
+    #: index). A driver that plans nothing through indices (the reference)
+    #: declares none.
+    indexed_query_kinds: frozenset[str] = frozenset()
     #: Data storage (file format) versions it writes: ``"2.0"``, ``"2.1"``, ...
     data_storage_versions: tuple[str, ...] = ()
     #: Paths of the describe document it cannot report (skipped in comparisons);
@@ -174,6 +220,8 @@ class DriverInfo:
             "lance_version": self.lance_version,
             "capabilities": sorted(capability.value for capability in self.capabilities),
             "write_operations": sorted(self.write_operations),
+            "query_kinds": sorted(self.query_kinds),
+            "indexed_query_kinds": sorted(self.indexed_query_kinds),
             "data_storage_versions": list(self.data_storage_versions),
             "unreported": sorted(self.unreported),
             "types": self.types.to_json(),
@@ -199,11 +247,19 @@ class DriverInfo:
         lance_version = document.get("lance_version")
         if lance_version is not None and not isinstance(lance_version, str):
             raise DriverInfoError(f"driver info: 'lance_version' must be a string or null, got {lance_version!r}")
-        names = {key: _strings(document, key) for key in ("capabilities", "write_operations")}
+        names = {
+            key: _strings(document, key)
+            for key in ("capabilities", "write_operations", "query_kinds", "indexed_query_kinds")
+        }
         known = {capability.value for capability in Capability}
         unknown = sorted(set(names["capabilities"]) - known)
         if unknown:
             raise DriverInfoError(f"driver info: unknown capabilities {unknown}; known: {sorted(known)}")
+        known_kinds = {kind.value for kind in QueryKind}
+        for key in ("query_kinds", "indexed_query_kinds"):
+            unknown = sorted(set(names[key]) - known_kinds)
+            if unknown:
+                raise DriverInfoError(f"driver info: unknown {key} {unknown}; known: {sorted(known_kinds)}")
         try:
             types = TypeCapabilities.from_json(document.get("types", {}))
         except TypeCapabilitiesError as exc:
@@ -215,6 +271,8 @@ class DriverInfo:
             lance_version=lance_version,
             capabilities=frozenset(Capability(value) for value in names["capabilities"]),
             write_operations=frozenset(names["write_operations"]),
+            query_kinds=frozenset(names["query_kinds"]),
+            indexed_query_kinds=frozenset(names["indexed_query_kinds"]),
             data_storage_versions=tuple(_strings(document, "data_storage_versions")),
             unreported=frozenset(_strings(document, "unreported")),
             protocol_version=protocol_version,
@@ -257,6 +315,8 @@ __all__ = [
     "Capability",
     "DriverInfo",
     "DriverInfoError",
+    "QueryKind",
+    "QueryNotSupported",
     "WriteKind",
     "driver_info",
     "implied_capabilities",

@@ -7,7 +7,8 @@ The driver module that ``DRIVERS`` and users name, composed of two halves:
   pylance sees it (every fact from pylance's own API, scans or debug
   rendering, never from our decoding), with the keys a release cannot show
   (:data:`UNREPORTED`, computed from the installed release on first use);
-* :mod:`.pylance_writes`, the write operations and pylance's conflict signal.
+* :mod:`.pylance_writes`, the write operations and pylance's conflict signal;
+* :mod:`.pylance_queries`, the index queries, through an index and by a scan.
 
 This module holds what the driver declares (:func:`info`: name,
 capabilities, write operations) and its reads: the versions pylance lists
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from .protocol import Capability, DriverInfo, WriteKind
 from .pylance_describe import FROM_DEBUG_RENDERING, describe, unreported_keys
+from .pylance_queries import INDEXED_KINDS, SCAN_KINDS, queries_supported, query
 from .pylance_writes import conflict_from, warm_up, write, writes_supported
 
 # The parser of pylance's debug rendering stays importable from this module,
@@ -55,6 +57,7 @@ __all__ = [
     "info",
     "lance_core_version",
     "parse_rust_debug",
+    "query",
     "read_table",
     "unreported_keys",
     "versions",
@@ -95,18 +98,24 @@ def info() -> DriverInfo:
     """The installed pylance: its package version and the Lance core version
     it records as writer (:func:`lance_core_version`). It writes
     (:func:`write`) when the release has the calls the writes use
-    (:func:`writes_supported`)."""
+    (:func:`writes_supported`), and answers index queries (:func:`query`)
+    when it has the calls they use (:func:`queries_supported`)."""
     # lazy: pylance and pyarrow are optional; installed_drivers imports every driver module
     import lance
 
     writes = writes_supported()
+    queries = queries_supported()
     return DriverInfo(
         name=NAME,
         implementation=NAME,
         version=lance.__version__,
         lance_version=lance_core_version(),
-        capabilities=CAPABILITIES | (WRITE_CAPABILITIES if writes else frozenset()),
+        capabilities=CAPABILITIES
+        | (WRITE_CAPABILITIES if writes else frozenset())
+        | ({Capability.QUERY} if queries else frozenset()),
         write_operations=_WRITE_OPERATIONS if writes else frozenset(),
+        query_kinds=SCAN_KINDS if queries else frozenset(),
+        indexed_query_kinds=INDEXED_KINDS if queries else frozenset(),
         data_storage_versions=WRITE_DATA_STORAGE_VERSIONS if writes else (),
         unreported=unreported_keys(),
     )

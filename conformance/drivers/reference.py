@@ -30,7 +30,8 @@ from ..describe import (
     metadata_value,
 )
 from . import writes
-from .protocol import Capability, DriverInfo, WriteConflict
+from .protocol import Capability, DriverInfo, QueryKind, WriteConflict
+from .queries import Query, QueryAnswer, reference_answer
 from .writes import WriteKind, WriteOp
 
 #: Everything in the document comes from the reference reader.
@@ -41,7 +42,9 @@ NAME = "reference"
 def info() -> DriverInfo:
     """The reference reads any version, lists versions, describes and reads
     blob columns' values; its Lance is itself. It writes every operation of
-    the write vocabulary but upsert, on any version read (:func:`write`)."""
+    the write vocabulary but upsert, on any version read (:func:`write`).
+    It answers every index query by its scan (:func:`query`) and plans
+    nothing through an index: no indexed query kinds."""
     return DriverInfo(
         name=NAME,
         implementation=NAME,
@@ -56,12 +59,23 @@ def info() -> DriverInfo:
                 Capability.BLOBS,
                 Capability.WRITE,
                 Capability.WRITE_AT_VERSION,
+                Capability.QUERY,
             }
         ),
         write_operations=_WRITE_OPERATIONS,
+        query_kinds=frozenset(kind.value for kind in QueryKind),
         data_storage_versions=WRITABLE_DATA_VERSIONS,
         unreported=UNREPORTED,
     )
+
+
+def query(uri: str | os.PathLike, query: Query, *, use_index: bool = False) -> QueryAnswer:
+    """The reference's answer to an index query: its scan of the latest
+    version filtered or ranked (:func:`.queries.reference_answer`). With
+    ``use_index`` too: the reference plans nothing through an index, and
+    its answer says so (``used_index`` False)."""
+    del use_index  # every answer is the scan's
+    return QueryAnswer(reference_answer(uri, query), used_index=False, plan="reference scan")
 
 
 def versions(uri: str | os.PathLike) -> list[int]:

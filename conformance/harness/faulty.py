@@ -309,6 +309,9 @@ class ReferenceWithFault:
         self._storage: dict[str, Storage] = {}
         self._first: Dataset | None = None
 
+    #: It reads as the reference does, index queries included (its info() declares them).
+    query = staticmethod(reference.query)
+
     def info(self) -> DriverInfo:
         declared = reference.info()
         performed = declared.write_operations | ({WriteKind.UPSERT.value} if self.upserts else set())

@@ -4,7 +4,7 @@ An implementer runs it from any directory of their own repository, after
 ``pip install lance-conformance``::
 
     pytest --pyargs conformance.suite --lance-driver NAME|MODULE|CMD \\
-        [--lance-expectations FILE] [--lance-suite readers,writers,conflicts,properties]
+        [--lance-expectations FILE] [--lance-suite readers,writers,conflicts,properties,queries]
 
 (``LANCE_CONFORMANCE_DRIVER`` stands in for ``--lance-driver``). The driver
 is any name :func:`conformance.drivers.load_driver` accepts: a shipped
@@ -34,7 +34,9 @@ Modules:
 - :mod:`.conflicts`: the conflict matrix's cells the driver can race, against
   the outcomes stored in ``conformance/data/conflict_matrix.json``;
 - :mod:`.properties`: generated tables crossing between the driver and the
-  reference, both ways.
+  reference, both ways;
+- :mod:`.queries`: index queries answered through the index and without one,
+  against the reference's scan (its datasets and queries: :mod:`.query_datasets`).
 
 The corpus is :func:`conformance.fixtures.corpus_root`: a checkout's
 ``fixtures/`` or the copy an installed wheel carries.

@@ -26,6 +26,7 @@ class Suite(str, enum.Enum):
     WRITERS = "writers"
     CONFLICTS = "conflicts"
     PROPERTIES = "properties"
+    QUERIES = "queries"
 
 
 class Status(str, enum.Enum):

@@ -19,7 +19,8 @@ suite's own exception for that meaning where it has one, so a driver behaves
 the same in a worker as in process: ``unsupported`` as
 :class:`~reference_impl.errors.UnsupportedFeatureError` (a reader declining
 rows it cannot decode) or, answering a write,
-:class:`~conformance.drivers.writes.WriteNotSupported`; ``conflict`` as
+:class:`~conformance.drivers.writes.WriteNotSupported`, answering a query,
+:class:`~conformance.drivers.protocol.QueryNotSupported`; ``conflict`` as
 :class:`~conformance.drivers.writes.WriteConflict`. The child keeps serving.
 """
 
@@ -39,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any
 from reference_impl.errors import UnsupportedFeatureError
 from reference_impl.storage import absolute_uri
 
-from ..protocol import DriverInfo, DriverInfoError, WriteConflict, WriteNotSupported
+from ..protocol import DriverInfo, DriverInfoError, QueryNotSupported, WriteConflict, WriteNotSupported
 from .crash import crash_cause, crash_excerpt, describe_exit
 from .errors import ErrorKind
 from .messages import MAX_LINE_BYTES, SUPPORTED_PROTOCOL_VERSIONS, ErrorReply, RequestKind, encode, encode_schema
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
     from ...describe import Description
+    from ..queries import QueryAnswer
     from ..writes import WriteResult
 
 #: Seconds a request may take before the child is taken to hang.
@@ -116,6 +118,11 @@ class WorkerWriteNotSupportedError(WorkerReplyError, WriteNotSupported):
     ``unsupported`` answering a write)."""
 
 
+class WorkerQueryNotSupportedError(WorkerReplyError, QueryNotSupported):
+    """The implementation does not answer this index query (kind
+    ``unsupported`` answering a query)."""
+
+
 class WorkerConflictError(WorkerReplyError, WriteConflict):
     """A write lost a commit race (kind ``conflict``)."""
 
@@ -128,6 +135,8 @@ def reply_error(driver: str, reply: ErrorReply, kind: RequestKind, uri: str) -> 
     if reply.kind is ErrorKind.UNSUPPORTED:
         if kind is RequestKind.WRITE:
             return WorkerWriteNotSupportedError(driver, reply)
+        if kind is RequestKind.QUERY:
+            return WorkerQueryNotSupportedError(driver, reply)
         return WorkerUnsupportedError(driver, reply, uri)
     return WorkerReplyError(driver, reply)
 
@@ -323,6 +332,19 @@ class WorkerDriver:
             return write_result(_member(reply, "version", int, self._what(RequestKind.WRITE)))
         finally:
             shutil.rmtree(rows_dir, ignore_errors=True)
+
+    def query(self, uri: str | os.PathLike, query: Any, *, use_index: bool) -> QueryAnswer:
+        """Answer one index query (:mod:`conformance.drivers.queries`) on the
+        latest version: the worker answers ``{"answer": {...}}``, a
+        :class:`~conformance.drivers.queries.QueryAnswer` document."""
+        from ..queries import QueryAnswer, QueryError, query_to_json  # lazy: the vocabulary needs pyarrow
+
+        request = {"uri": absolute_uri(uri), "query": query_to_json(query), "use_index": use_index}
+        reply = self._call(RequestKind.QUERY, request)
+        try:
+            return QueryAnswer.from_json(_member(reply, "answer", dict, self._what(RequestKind.QUERY)))
+        except QueryError as exc:
+            raise WorkerError(f"{self._what(RequestKind.QUERY)}: {exc}") from None
 
     def close(self) -> None:
         """Ask the child to shut down and stop it (idempotent); the driver

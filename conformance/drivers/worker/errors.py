@@ -39,6 +39,7 @@ KIND_BY_CLASS_NAME: tuple[tuple[str, ErrorKind], ...] = (
     ("CommitConflictError", ErrorKind.CONFLICT),
     ("UnsupportedFeatureError", ErrorKind.UNSUPPORTED),
     ("WriteNotSupported", ErrorKind.UNSUPPORTED),
+    ("QueryNotSupported", ErrorKind.UNSUPPORTED),
     ("NotImplementedError", ErrorKind.UNSUPPORTED),
 )
 

@@ -44,6 +44,7 @@ class RequestKind(str, Enum):
     DESCRIBE = "describe"  # uri, version -> description
     READ = "read"  # uri, version, output[, schema][, with_row_ids] -> num_rows
     WRITE = "write"  # uri, operation[, storage_options] -> version
+    QUERY = "query"  # uri, query, use_index -> answer (conformance.drivers.queries)
     SHUTDOWN = "shutdown"  # -> {} and the worker exits
 
 

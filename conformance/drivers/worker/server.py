@@ -117,6 +117,8 @@ class WorkerServer:
             return {"description": self._member("describe", "describe")(uri, _version(request))}
         if kind is RequestKind.READ:
             return {"num_rows": self._read(uri, request)}
+        if kind is RequestKind.QUERY:
+            return {"answer": self._query(uri, request)}
         operation = _field(request, "operation", dict)
         storage_options = request.get("storage_options")
         if storage_options is not None and not isinstance(storage_options, dict):
@@ -159,6 +161,19 @@ class WorkerServer:
         except (OSError, pa.ArrowException) as exc:
             raise _Internal(f"cannot write the rows to {output}: {exc}") from None
         return table.num_rows
+
+    def _query(self, uri: str, request: dict[str, Any]) -> dict[str, Any]:
+        from ..queries import QueryAnswer, QueryError, query_from_json  # lazy: the vocabulary imports pyarrow
+
+        try:
+            query = query_from_json(_field(request, "query", dict))
+        except QueryError as exc:
+            raise BadRequest(f"query: {exc}") from None
+        use_index = _field(request, "use_index", bool)
+        answer = self._member("query", "answer index queries")(uri, query, use_index=use_index)
+        if not isinstance(answer, QueryAnswer):
+            raise _Internal(f"driver {self.name!r} answered a query with {type(answer).__name__}, not QueryAnswer")
+        return answer.to_json()
 
     def serve(self, requests: IO[bytes], responses: IO[bytes]) -> int:
         """Answer request lines until end of input or ``shutdown``."""

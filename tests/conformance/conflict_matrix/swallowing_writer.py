@@ -9,9 +9,9 @@ import dataclasses
 
 from conformance.drivers import reference
 from conformance.drivers.protocol import DriverInfo, WriteConflict
-from conformance.drivers.reference import UNREPORTED, describe, read_table, versions
+from conformance.drivers.reference import UNREPORTED, describe, query, read_table, versions
 
-__all__ = ["UNREPORTED", "describe", "info", "read_table", "versions", "write"]
+__all__ = ["UNREPORTED", "describe", "info", "query", "read_table", "versions", "write"]
 
 
 def info() -> DriverInfo:

@@ -21,13 +21,15 @@ write = reference.write
 
 
 def reader_info(**changes) -> DriverInfo:
-    """The reference's declaration without writing, with ``changes`` (the
-    other test drivers built on the reference's reader use it too)."""
+    """The reference's declaration without writing or index queries, with
+    ``changes`` (the other test drivers built on the reference's reader use
+    it too)."""
     declared = reference.info()
     return replace(
         declared,
-        capabilities=declared.capabilities - {Capability.WRITE, Capability.WRITE_AT_VERSION},
+        capabilities=declared.capabilities - {Capability.WRITE, Capability.WRITE_AT_VERSION, Capability.QUERY},
         write_operations=frozenset(),
+        query_kinds=frozenset(),
         data_storage_versions=(),
         **changes,
     )

@@ -8,10 +8,10 @@ import dataclasses
 
 from conformance.drivers import pylance_driver
 from conformance.drivers.protocol import DriverInfo
-from conformance.drivers.pylance_driver import UNREPORTED, describe, read_table, versions
+from conformance.drivers.pylance_driver import UNREPORTED, describe, query, read_table, versions
 from conformance.drivers.writes import Create
 
-__all__ = ["UNREPORTED", "describe", "info", "read_table", "versions", "write"]
+__all__ = ["UNREPORTED", "describe", "info", "query", "read_table", "versions", "write"]
 
 
 def info() -> DriverInfo:

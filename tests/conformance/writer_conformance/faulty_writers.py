@@ -107,8 +107,15 @@ class LatestOnlyReader:
             declared,
             name="latest-only",
             capabilities=declared.capabilities
-            - {Capability.TIME_TRAVEL, Capability.LIST_VERSIONS, Capability.WRITE, Capability.WRITE_AT_VERSION},
+            - {
+                Capability.TIME_TRAVEL,
+                Capability.LIST_VERSIONS,
+                Capability.WRITE,
+                Capability.WRITE_AT_VERSION,
+                Capability.QUERY,
+            },
             write_operations=frozenset(),
+            query_kinds=frozenset(),
         )
 
     def versions(self, uri):
