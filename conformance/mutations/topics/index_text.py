@@ -259,3 +259,34 @@ def move_a_row_to_another_json_value(root):
             _overwrite(path, raw, raw[:12] + _with_member_changed(raw[12 : 12 + size], at_end=False) + raw[12 + size :])
             return
     raise AssertionError("no bitmap of one fragment in an array container")
+
+
+def _record_a_newer_index_version(root: Path, name: str) -> None:
+    """The segment ``name`` records an ``index_version`` newer than any the
+    reference reads: readers skip it (index.md, "Index Compatibility"), and
+    its topic's unchecked rule says so. Nothing else changes."""
+    _, index = _latest(root, name)
+
+    def edit(manifest_file):
+        for entry in manifest_file.indices or []:
+            if entry.uuid == index.uuid:
+                entry.index_version = 99
+        manifest_file.manifest.transaction_file = ""
+        manifest_file.transaction = None
+
+    edit_manifest(root, edit)
+
+
+@mutation("index-inverted/unchecked", base=BASE)
+def record_a_newer_inverted_index_version(root):
+    _record_a_newer_index_version(root, "text_fts")
+
+
+@mutation("index-ngram/unchecked", base=BASE)
+def record_a_newer_ngram_index_version(root):
+    _record_a_newer_index_version(root, "text_ngram")
+
+
+@mutation("index-json/unchecked", base=BASE)
+def record_a_newer_json_index_version(root):
+    _record_a_newer_index_version(root, "doc_name")

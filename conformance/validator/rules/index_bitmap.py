@@ -376,26 +376,26 @@ def _register(kind: Kind, req: str, value_rule: str) -> None:
     rule(
         f"{topic}/file-decodes",
         severity=Severity.ERROR,
-        requirements=(f"{req}.file-layout",),
+        requirements=(f"{req}-file-layout",),
         summary=f"A {kind.index_type.name} segment's bitmap_page_lookup.lance has keys of the column's type "
         "and bitmaps that decode as row address maps",
     )(_decodes_rule(kind))
     rule(
         f"{topic}/keys-unique",
         severity=Severity.ERROR,
-        requirements=(f"{req}.keys-unique",),
+        requirements=(f"{req}-keys-unique",),
         summary=f"Each {kind.noun} of a {kind.index_type.name} segment is stored once",
     )(_keys_unique_rule(kind))
     rule(
         f"{topic}/rows-exist",
         severity=Severity.ERROR,
-        requirements=(f"{req}.rows-exist",),
+        requirements=(f"{req}-rows-exist",),
         summary=f"Every row a {kind.index_type.name} segment names is or was a row of the dataset",
     )(_rows_exist_rule(kind))
     rule(
         f"{topic}/sampled",
         severity=Severity.INFO,
-        requirements=(f"{req}.{value_rule}",),
+        requirements=(f"{req}-{value_rule}",),
         summary=f"What a run left unchecked of a {kind.index_type.name} segment's contents",
     )(_sampled_rule(kind, f"{topic}/sampled", f"{req}.{value_rule}"))
 
