@@ -51,6 +51,10 @@ class Usability(enum.Enum):
     USABLE = "usable"
     UNKNOWN_TYPE = "unknown type"
     UNKNOWN_VERSION = "unknown version"
+    #: No ``index_version`` recorded: a segment of a release from before
+    #: index versions were recorded (pylance 0.20 writes none), whose layout
+    #: the version cannot tell; read as an unknown version.
+    UNVERSIONED = "no index_version recorded"
 
 
 #: The newest ``index_version`` of each type the reference reads (its module
@@ -86,6 +90,8 @@ def compatibility(index: IndexMetadata) -> Compatibility:
     index_type = IndexType.of(index)
     if index_type is None or index_type not in READ_VERSIONS:
         return Compatibility(index_type, Usability.UNKNOWN_TYPE)
-    if (index.index_version or 0) > READ_VERSIONS[index_type]:
+    if index.index_version is None:
+        return Compatibility(index_type, Usability.UNVERSIONED)
+    if index.index_version > READ_VERSIONS[index_type]:
         return Compatibility(index_type, Usability.UNKNOWN_VERSION)
     return Compatibility(index_type, Usability.USABLE)

@@ -23,6 +23,8 @@ covered fragment.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,13 +32,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference_impl.errors import LanceFormatError
+from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, FragmentRewrite, fragment_rewrites
 from reference_impl.fragments import Fragment
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.files import IndexFileContents, read_index_file
 from reference_impl.row_ids import row_address
 from reference_impl.scan import fragment_table
 
-from ..context import Loaded, VersionView, load
+from ..context import Loaded, Ok, VersionView, load
 
 #: Rows of covered fragments a default (not deep) run reads per segment.
 SAMPLE_ROWS = 65_536
@@ -142,3 +145,61 @@ def _covered_rows(view: VersionView, index: IndexMetadata) -> CoveredRows:
         complete=len(taken) == len(present),
         gone_fragment_ids=gone,
     )
+
+
+# -- compactions with deferred remap (index/system/frag_reuse.md) -------------------------
+
+
+def fragment_rewrites_of(view: VersionView) -> list[FragmentRewrite]:
+    """The rewrites this version's fragment reuse index records, once per
+    version (none without one, or when its details do not decode: the index
+    rules report that)."""
+
+    def read() -> list[FragmentRewrite]:
+        reuse = [index for index in view.manifest_file.indices or [] if index.name == FRAGMENT_REUSE_INDEX_NAME]
+        try:
+            return [rewrite for index in reuse for rewrite in fragment_rewrites(index, view.reader.storage.read)]
+        except (ValueError, LanceFormatError):
+            return []
+
+    return view.memo("index-fragment-rewrites", read)
+
+
+def rewritten_fragments(view: VersionView) -> tuple[frozenset[int], frozenset[int]]:
+    """The fragments the version's recorded rewrites read and those they
+    wrote: a segment built before such a compaction keeps entries for the
+    first, which readers translate to the second through the reuse index's
+    row maps."""
+    rewrites = fragment_rewrites_of(view)
+    return (
+        frozenset(fragment for rewrite in rewrites for fragment in rewrite.sources),
+        frozenset(fragment for rewrite in rewrites for fragment in rewrite.destinations),
+    )
+
+
+def without_fragments(covered: CoveredRows, fragments: Collection[int]) -> CoveredRows:
+    """``covered`` less the rows of ``fragments``."""
+    if not fragments:
+        return covered
+    drop = np.fromiter(fragments, np.uint64, len(fragments))
+    keep = ~np.isin(covered.row_addresses >> np.uint64(32), drop)
+    return dataclasses.replace(
+        covered,
+        fragment_ids=tuple(fragment for fragment in covered.fragment_ids if fragment not in fragments),
+        row_ids=covered.row_ids[keep],
+        row_addresses=covered.row_addresses[keep],
+        values=covered.values.filter(pa.array(keep)),
+        deleted=covered.deleted[keep],
+    )
+
+
+def checked_rows(view: VersionView, index: IndexMetadata) -> Loaded[CoveredRows]:
+    """:func:`covered_rows` less the fragments a compaction with deferred
+    remap wrote: the segment answers for their rows through the fragment
+    reuse index's row maps, which rules that do not translate entries leave
+    unchecked (and say so)."""
+    loaded = covered_rows(view, index)
+    if not loaded.ok:
+        return loaded
+    _, written = rewritten_fragments(view)
+    return Ok(without_fragments(loaded.value, written))

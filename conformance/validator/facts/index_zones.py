@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference_impl.errors import LanceFormatError
-from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, FragmentRewrite, fragment_rewrites
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.bloom_filter import BLOOM_FILTER_FILE, BloomFilterIndex, bloom_filter_of
 from reference_impl.indices.types import IndexType, compatibility
@@ -29,7 +28,7 @@ from reference_impl.indices.zonemap import ZONEMAP_FILE, ZoneMap, zone_map_of
 from reference_impl.indices.zones import Zones
 
 from ..context import Loaded, VersionView
-from .index_contents import CoveredRows, covered_rows, segment_file
+from .index_contents import CoveredRows, covered_rows, fragment_rewrites_of, segment_file
 from .text import listed, plural
 
 # -- the segments and their rows ------------------------------------------------------
@@ -121,21 +120,6 @@ def zone_sample(view: VersionView, segment: ZoneSegment) -> ZoneSample | None:
     return ZoneSample(covered, fragments)
 
 
-def _rewrites(view: VersionView) -> list[FragmentRewrite]:
-    """The compactions the version's fragment reuse index records (none when
-    it has none, or when its details do not decode: rules/indices.py reports
-    that)."""
-
-    def read() -> list[FragmentRewrite]:
-        reuse = [index for index in view.manifest_file.indices or [] if index.name == FRAGMENT_REUSE_INDEX_NAME]
-        try:
-            return [rewrite for index in reuse for rewrite in fragment_rewrites(index, view.reader.storage.read)]
-        except (ValueError, LanceFormatError):
-            return []
-
-    return view.memo("index-fragment-rewrites", read)
-
-
 def remapped_fragments(view: VersionView, segment: ZoneSegment) -> set[int]:
     """Fragments of the segment's bitmap that a compaction with deferred
     remap wrote from fragments its zones name: readers translate those
@@ -144,7 +128,10 @@ def remapped_fragments(view: VersionView, segment: ZoneSegment) -> set[int]:
     their zones are not checked."""
     named = set(segment.zones.fragment_ids.tolist())
     return {
-        fragment_id for rewrite in _rewrites(view) if rewrite.sources & named for fragment_id in rewrite.destinations
+        fragment_id
+        for rewrite in fragment_rewrites_of(view)
+        if rewrite.sources & named
+        for fragment_id in rewrite.destinations
     }
 
 

@@ -24,7 +24,7 @@ from reference_impl.indices.inverted import UnreadLayout
 from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import VersionView
-from .index_contents import CoveredRows, covered_rows
+from .index_contents import CoveredRows, checked_rows, rewritten_fragments
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -68,7 +68,10 @@ def segments(view: VersionView, index_type: IndexType, read: Callable[..., S]) -
         if compat.index_type is not index_type:
             continue
         if not compat.usable:
-            found.append(Segment(position, index, None, f"{compat.usability.value} {index.index_version}", None))
+            why = compat.usability.value
+            if index.index_version is not None:
+                why = f"{why} {index.index_version}"
+            found.append(Segment(position, index, None, why, None))
             continue
         key = ("index-text-segment", str(view.dataset.storage.root), index.uuid)
         loaded = view.dataset.cached(key, _decode, read, view.reader, index)
@@ -101,7 +104,7 @@ def row_lookup(view: VersionView, index: IndexMetadata, addresses: bool) -> RowL
     manifest rules report why)."""
 
     def build() -> RowLookup | None:
-        loaded = covered_rows(view, index)
+        loaded = checked_rows(view, index)
         if not loaded.ok:
             return None
         rows = loaded.value
@@ -115,16 +118,19 @@ def outside_coverage(view: VersionView, index: IndexMetadata, addresses: np.ndar
     """Row addresses that name no row of a fragment ``index`` covers: a
     fragment outside its bitmap, or an offset past the fragment's rows.
     Rows of covered fragments the version no longer has (and of
-    ``allowed_gone``) are dropped by readers, so they are not outside."""
+    ``allowed_gone``) are dropped by readers, and rows of fragments a
+    compaction with deferred remap read are translated by them, so neither
+    is outside."""
     try:
         covered = set(index.fragment_ids() or [])
     except ValueError:
         return []
     rows_of = {fragment.id: fragment.physical_rows for fragment in view.manifest.fragments}
+    remapped, _ = rewritten_fragments(view)
     bad = []
     for address in np.unique(addresses).tolist():
         fragment_id, offset = address >> 32, address & 0xFFFFFFFF
-        if fragment_id in allowed_gone:
+        if fragment_id in allowed_gone or fragment_id in remapped:
             continue
         if fragment_id not in covered:
             bad.append(address)

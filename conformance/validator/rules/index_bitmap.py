@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference_impl.errors import LanceFormatError
-from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, fragment_rewrites
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices import bitmap, label_list
 from reference_impl.indices.bitmap import BitmapSegment, RowIdentifiers
@@ -32,7 +31,7 @@ from reference_impl.indices.types import IndexType, Usability, compatibility
 
 from ..context import Loaded, VersionView, load
 from ..facts.bitmap_contents import Discrepancy, Slot, compare, rows_in_several_keys
-from ..facts.index_contents import CoveredRows, covered_rows, segment_file
+from ..facts.index_contents import CoveredRows, covered_rows, rewritten_fragments, segment_file, without_fragments
 from ..facts.text import listed, plural, printable
 from ..registry import Finding, Severity, rule
 
@@ -133,32 +132,6 @@ def _usable(view: VersionView, kind: Kind) -> Iterator[tuple[int, IndexMetadata,
             yield position, index, decoded.value
 
 
-def _rewritten_fragments(view: VersionView) -> set[int]:
-    """Fragments a deferred compaction wrote, as the version's fragment reuse
-    index records them (none without one, or when its details do not decode:
-    the index rules report that)."""
-    written: set[int] = set()
-    for index in view.manifest_file.indices or []:
-        if index.name == FRAGMENT_REUSE_INDEX_NAME:
-            try:
-                rewrites = fragment_rewrites(index, view.reader.storage.read)
-            except (ValueError, LanceFormatError):
-                continue
-            written |= {fragment for rewrite in rewrites for fragment in rewrite.destinations}
-    return written
-
-
-def _without(covered: CoveredRows, fragments: set[int]) -> CoveredRows:
-    keep = ~np.isin(covered.row_addresses >> np.uint64(32), np.fromiter(fragments, np.uint64, len(fragments)))
-    return dataclasses.replace(
-        covered,
-        row_ids=covered.row_ids[keep],
-        row_addresses=covered.row_addresses[keep],
-        values=covered.values.filter(pa.array(keep)),
-        deleted=covered.deleted[keep],
-    )
-
-
 def _key_type_problem(kind: Kind, keys: pa.Array, values: pa.Array) -> tuple[pa.Array | None, str | None]:
     """The keys cast to the column's type (a label list: the list's item
     type), or why they cannot be."""
@@ -185,9 +158,9 @@ def _checked(view: VersionView, kind: Kind, index: IndexMetadata, decoded: Decod
         # Stable row ids survive a compaction; row addresses (which row ids
         # are, without stable row ids) move, and the segment keeps the old ones.
         addresses = decoded.segment.identifiers is RowIdentifiers.ROW_ADDRESSES or not view.reader.uses_stable_row_ids
-        rewritten = sorted(set(rows.fragment_ids) & _rewritten_fragments(view)) if addresses else []
+        rewritten = sorted(set(rows.fragment_ids) & rewritten_fragments(view)[1]) if addresses else []
         if rewritten:
-            rows = _without(rows, set(rewritten))
+            rows = without_fragments(rows, set(rewritten))
         if len(rows.values) == 0:  # nothing read to compare with (every covered fragment gone or left out)
             return Checked([], rows, tuple(rewritten), None)
         keys, problem = _key_type_problem(kind, decoded.segment.keys, rows.values)

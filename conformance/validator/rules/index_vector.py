@@ -12,10 +12,9 @@ row in the partition of its nearest centroid, and its stored code the
 nearest code of its vector, each within the float tolerance of
 :mod:`reference_impl.indices.vector.distance`.
 
-A segment's own contents do not change between versions: findings about
-them are reported at the first version a run looks at that lists the
-segment; row coverage depends on the version's deletions and is checked at
-every version.
+A segment is decoded once per run; its findings are reported at every
+version that lists it, as a validation of that version alone reports them
+(row coverage also depends on the version's deletions).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from reference_impl.indices.vector.ivf import (
 )
 
 from ..context import Loaded, VersionView
-from ..facts.index_contents import CoveredRows, covered_rows
+from ..facts.index_contents import CoveredRows, checked_rows, rewritten_fragments
 from ..registry import Severity, rule
 
 #: Rows compared with their centroids and codebooks at a time (bounds the
@@ -78,16 +77,12 @@ def _usable(index: IndexMetadata) -> bool:
     return compatibility(index).usable
 
 
-def _first_look(view: VersionView, index: IndexMetadata, what: str) -> bool:
-    """Whether this version is the first of the run to report ``what`` of
-    ``index`` (segment contents are the same at every version listing it)."""
-    return view.dataset.memo(("vector-first-look", what, index.uuid), lambda: view.version) == view.version
-
-
-def _segments(view: VersionView, what: str) -> Iterator[tuple[int, IndexMetadata, VectorSegment]]:
-    """The usable V3 segments this version is the first to report ``what`` of."""
+def _segments(view: VersionView) -> Iterator[tuple[int, IndexMetadata, VectorSegment]]:
+    """The usable V3 segments of this version (each decoded once per run; its
+    findings are reported at every version that lists it, as a validation of
+    that version alone reports them)."""
     for position, index in _vector_indices(view):
-        if not _usable(index) or not _first_look(view, index, what):
+        if not _usable(index):
             continue
         loaded = _segment(view, index)
         if loaded.ok and isinstance(loaded.value, VectorSegment):
@@ -109,7 +104,7 @@ def _shown(ids) -> str:
 )
 def files_readable(view: VersionView):
     for position, index in _vector_indices(view):
-        if not _usable(index) or not _first_look(view, index, "files"):
+        if not _usable(index):
             continue
         loaded = _segment(view, index)
         if not loaded.ok:
@@ -125,13 +120,18 @@ def files_readable(view: VersionView):
 )
 def skipped(view: VersionView):
     for position, index in _vector_indices(view):
-        if not _first_look(view, index, "skipped"):
-            continue
         verdict = compatibility(index)
         if verdict.usability is Usability.UNKNOWN_VERSION:
             yield (
                 f"vector index {index.name!r} segment {index.uuid} has index_version {index.index_version}, newer than "
                 "the reference reads: skipped, as a reader skips it",
+                _at(view, position),
+            )
+            continue
+        if verdict.usability is Usability.UNVERSIONED:
+            yield (
+                f"vector index {index.name!r} segment {index.uuid} records no index_version (a release from before "
+                "versioned indices): skipped, as a reader skips a version it does not know",
                 _at(view, position),
             )
             continue
@@ -164,7 +164,7 @@ def skipped(view: VersionView):
     summary="The partitions' offsets and lengths in both vector index files tile each file's rows in partition order",
 )
 def partition_ranges(view: VersionView):
-    for position, index, segment in _segments(view, "ranges"):
+    for position, index, segment in _segments(view):
         problems = partition_problems(segment.storage_ivf, len(segment.row_ids), "auxiliary.idx")
         rows = _index_file_rows(segment)
         problems += partition_problems(segment.ivf, rows, "index.idx")
@@ -183,7 +183,7 @@ def _ranges_ok(segment: VectorSegment) -> bool:
 
 
 def _column_dimension(view: VersionView, index: IndexMetadata) -> int | None:
-    loaded = covered_rows(view, index)
+    loaded = checked_rows(view, index)
     if not loaded.ok:
         return None
     kind = loaded.value.values.type
@@ -198,7 +198,7 @@ def _column_dimension(view: VersionView, index: IndexMetadata) -> int | None:
     "the indexed column",
 )
 def dimensions(view: VersionView):
-    for position, index, segment in _segments(view, "dimensions"):
+    for position, index, segment in _segments(view):
         for problem in _dimension_problems(segment, _column_dimension(view, index)):
             yield f"vector index {index.name!r} segment {index.uuid}: {problem}", _at(view, position)
 
@@ -276,18 +276,17 @@ def rows_once(view: VersionView):
     for position, index in _vector_indices(view):
         if not _usable(index):
             continue
-        loaded, rows = _segment(view, index), covered_rows(view, index)
+        loaded, rows = _segment(view, index), checked_rows(view, index)
         if not loaded.ok or not isinstance(loaded.value, VectorSegment) or not rows.ok:
             continue
         segment, covered = loaded.value, rows.value
-        if _first_look(view, index, "duplicates"):
-            unique, counts = np.unique(segment.row_ids, return_counts=True)
-            if (counts > 1).any():
-                yield (
-                    f"vector index {index.name!r} segment {index.uuid} holds row ids {_shown(unique[counts > 1])} "
-                    "more than once",
-                    _at(view, position),
-                )
+        unique, counts = np.unique(segment.row_ids, return_counts=True)
+        if (counts > 1).any():
+            yield (
+                f"vector index {index.name!r} segment {index.uuid} holds row ids {_shown(unique[counts > 1])} "
+                "more than once",
+                _at(view, position),
+            )
         held = np.isin(covered.row_ids, segment.row_ids)
         live = ~covered.deleted
         if pa.types.is_fixed_size_list(covered.values.type) and len(covered.values):
@@ -300,7 +299,7 @@ def rows_once(view: VersionView):
                 _at(view, position),
             )
         stray = _stray_rows(view, index, segment, covered)
-        if len(stray) and _first_look(view, index, "stray"):
+        if len(stray):
             yield (
                 f"vector index {index.name!r} segment {index.uuid} holds rows {_shown(stray)} of no fragment it covers",
                 _at(view, position),
@@ -310,14 +309,17 @@ def rows_once(view: VersionView):
 def _stray_rows(view: VersionView, index: IndexMetadata, segment: VectorSegment, covered: CoveredRows) -> np.ndarray:
     """Row ids the segment holds that belong to none of its fragments, as
     far as this version can tell (rows of gone fragments and, by row
-    address, of fragments not read in a sampled run are left out)."""
+    address, of fragments not read in a sampled run or read by a compaction
+    with deferred remap, which readers translate, are left out)."""
     unknown = ~np.isin(segment.row_ids, covered.row_ids)
     if view.reader.uses_stable_row_ids:
         # A stable id says nothing about its fragment: judge only a complete read.
         return segment.row_ids[unknown] if covered.complete and not covered.gone_fragment_ids else np.zeros(0)
     fragments = segment.row_ids >> np.uint64(32)
     unread = set(index.fragment_ids() or []) - set(covered.fragment_ids)
-    skip = np.isin(fragments, np.asarray(sorted(unread | set(covered.gone_fragment_ids)), dtype=np.uint64))
+    remapped, _ = rewritten_fragments(view)
+    left_out = unread | set(covered.gone_fragment_ids) | remapped
+    skip = np.isin(fragments, np.asarray(sorted(left_out), dtype=np.uint64))
     return segment.row_ids[unknown & ~skip]
 
 
@@ -334,8 +336,8 @@ def _chunks(count: int) -> Iterator[slice]:
     "float tolerance allowed)",
 )
 def nearest_partition(view: VersionView):
-    for position, index, segment in _segments(view, "nearest"):
-        rows = covered_rows(view, index)
+    for position, index, segment in _segments(view):
+        rows = checked_rows(view, index)
         if not rows.ok or not _ranges_ok(segment) or not pa.types.is_fixed_size_list(rows.value.values.type):
             continue
         if rows.value.values.type.list_size != segment.dimension:
@@ -365,8 +367,8 @@ def nearest_partition(view: VersionView):
     "nearest codes of the rows' vectors (float tolerance stated in the reader)",
 )
 def codes_nearest(view: VersionView):
-    for position, index, segment in _segments(view, "codes"):
-        rows = covered_rows(view, index)
+    for position, index, segment in _segments(view):
+        rows = checked_rows(view, index)
         if not rows.ok or not _ranges_ok(segment) or not pa.types.is_fixed_size_list(rows.value.values.type):
             continue
         if rows.value.values.type.list_size != segment.dimension or _dimension_problems(segment, None):
@@ -413,7 +415,7 @@ def _code_mismatches(segment: VectorSegment, rows: np.ndarray, vectors: np.ndarr
     "below, neighbours within their level, and an entry point on the top level",
 )
 def hnsw_graph(view: VersionView):
-    for position, index, segment in _segments(view, "hnsw"):
+    for position, index, segment in _segments(view):
         if not isinstance(segment.sub_index, HnswSubIndex):
             continue
         lengths = segment.storage_ivf.lengths
@@ -435,7 +437,7 @@ def sampled(view: VersionView):
     for position, index in _vector_indices(view):
         if not _usable(index):
             continue
-        rows = covered_rows(view, index)
+        rows = checked_rows(view, index)
         if rows.ok and not rows.value.complete:
             unread = sorted(
                 set(index.fragment_ids() or []) - set(rows.value.fragment_ids) - set(rows.value.gone_fragment_ids)
