@@ -121,7 +121,7 @@ def test_an_internal_error_exits_3_in_one_line_with_the_traceback_saved(tmp_path
     (tmp_path / "raising_writer.py").write_text(
         textwrap.dedent(
             """
-            from conformance.drivers.reference import describe, info, read_table, versions, write
+            from conformance.drivers.reference import describe, info, query, read_table, versions, write
 
             def create_writer(writer_index):
                 raise ZeroDivisionError('a bug in the writer factory')
