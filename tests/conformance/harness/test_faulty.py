@@ -42,7 +42,8 @@ def test_each_faulty_writer_is_caught_by_name(tmp_path, name):
     assert witness.versions and (witness.op_ids or witness.rows)
 
 
-@pytest.mark.parametrize("name", ["partial-retry", "merge-twice"])
+# The upserts of merge-twice scan and join: a dozen seconds, run nightly.
+@pytest.mark.parametrize("name", ["partial-retry", pytest.param("merge-twice", marks=pytest.mark.slow)])
 def test_a_faulty_writer_writes_its_files_in_the_dataset_version(tmp_path, name):
     """The faults are in what is committed, not in the files: the fragments a
     faulty writer writes itself take the dataset's version (requirement
