@@ -60,7 +60,7 @@ def decode_row_addr_map(raw: bytes, *, max_rows: int = MAX_ROWS) -> np.ndarray:
 
 def encode_row_addr_map(addresses) -> bytes:
     """The serialized map of ``addresses`` (any iterable of row addresses)."""
-    ordered = np.unique(np.asarray(list(addresses) if not isinstance(addresses, np.ndarray) else addresses, np.uint64))
+    ordered = np.unique(np.fromiter(addresses, dtype=np.uint64))
     fragments = (ordered >> np.uint64(32)).astype(np.uint32)
     out = [struct.pack("<I", len(np.unique(fragments)))]
     for fragment_id in np.unique(fragments):
