@@ -245,7 +245,8 @@ def _install(staging: Path, version: str, requirements: tuple[str, ...]) -> None
             what=f"creating a venv for pylance {version} (uv)",
             timeout=300,
         )
-        install = [uv, "pip", "install", "--quiet", "--python", python, "--only-binary", ":all:", *requirements]
+        install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, "--only-binary", ":all:"]
+        install += requirements
         what = f"uv pip install {' '.join(requirements)}"
     else:
         _run(

@@ -76,7 +76,8 @@ def decode_row_addr_map(raw: bytes, *, max_rows: int = MAX_ROWS) -> np.ndarray:
 def encode_row_addr_map(addresses) -> bytes:
     """The serialized map of ``addresses`` (any iterable of row addresses),
     byte for byte as pylance 14 writes it."""
-    ordered = np.unique(np.asarray(addresses if isinstance(addresses, np.ndarray) else list(addresses), np.uint64))
+    given = addresses if isinstance(addresses, np.ndarray) else np.fromiter(addresses, dtype=np.uint64)
+    ordered = np.unique(given.astype(np.uint64, copy=False))
     fragments = (ordered >> np.uint64(32)).astype(np.uint32)
     ids, starts = np.unique(fragments, return_index=True)
     ends = np.append(starts[1:], len(ordered))[: len(starts)]

@@ -39,7 +39,8 @@ from reference_impl.indices.files import IndexFileContents, read_index_file
 from reference_impl.row_ids import row_address
 from reference_impl.scan import fragment_table
 
-from ..context import Loaded, Ok, VersionView, load
+from ..context import Failed, Loaded, Ok, VersionView, load
+from .schema_tree import schema_tree
 
 #: Rows of covered fragments a default (not deep) run reads per segment.
 SAMPLE_ROWS = 65_536
@@ -72,26 +73,20 @@ def segment_file(view: VersionView, index: IndexMetadata, name: str) -> Loaded[I
     try:
         location = view.reader.index_file_location(index, name)
     except LanceFormatError as exc:
-        return load(_raise, exc)
+        return Failed(exc)
     key = ("index-file", str(location.storage.root), location.relpath)
     return view.dataset.cached(key, read_index_file, view.reader, index, name)
 
 
-def _raise(exc: LanceFormatError):
-    raise exc
-
-
 def _key_path(view: VersionView, field_id: int) -> list[str] | None:
-    """Names from the top-level field down to the field ``field_id``."""
-    schema = view.reader.schema
-    path: list[str] = []
-    field = schema.field_by_id(field_id)
-    while field is not None:
-        path.insert(0, field.name)
-        if field.parent_id < 0:
-            return path
-        field = schema.field_by_id(field.parent_id)
-    return None
+    """Names from the top-level field down to the field ``field_id``; None
+    when no rooted field has that id (the schema walk is the validator's
+    one, total on dangling or cyclic parents)."""
+    tree = schema_tree(view)
+    field = tree.by_id.get(field_id)
+    if field is None or field_id not in tree.rooted:
+        return None
+    return [ancestor.name for ancestor in reversed(tree.ancestors(field))] + [field.name]
 
 
 def _key_values(table: pa.Table, path: list[str]) -> pa.Array:
