@@ -78,6 +78,19 @@ def segment_file(view: VersionView, index: IndexMetadata, name: str) -> Loaded[I
     return view.dataset.cached(key, read_index_file, view.reader, index, name)
 
 
+def segment_directory_exists(view: VersionView, index: IndexMetadata) -> bool:
+    """Whether the segment's directory ``_indices/{uuid}/`` exists. A segment
+    without one holds metadata only (the reference records the types it does
+    not write that way) or lost its files: ``index/directory-present`` and
+    ``index/file-sizes-match`` judge which from the files the manifest lists,
+    and the content rules leave such a segment alone."""
+    try:
+        location = view.reader.index_file_location(index, "")
+    except LanceFormatError:
+        return False  # a base path that does not resolve: the index/* rules report it
+    return location.storage.is_dir(location.relpath.rstrip("/"))
+
+
 def _key_path(view: VersionView, field_id: int) -> list[str] | None:
     """Names from the top-level field down to the field ``field_id``; None
     when no rooted field has that id (the schema walk is the validator's

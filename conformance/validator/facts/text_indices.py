@@ -24,7 +24,7 @@ from reference_impl.indices.inverted import UnreadLayout
 from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import VersionView
-from .index_contents import CoveredRows, checked_rows, rewritten_fragments
+from .index_contents import CoveredRows, checked_rows, rewritten_fragments, segment_directory_exists
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -65,7 +65,7 @@ def segments(view: VersionView, index_type: IndexType, read: Callable[..., S]) -
     found: list[Segment[S]] = []
     for position, index in enumerate(view.manifest_file.indices or []):
         compat = compatibility(index)
-        if compat.index_type is not index_type:
+        if compat.index_type is not index_type or not segment_directory_exists(view, index):
             continue
         if not compat.usable:
             why = compat.usability.value

@@ -50,7 +50,7 @@ from reference_impl.indices.btree import DATA_FILE, LOOKUP_FILE, BTreeSegment, d
 from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import Loaded, VersionView, load
-from ..facts.index_contents import CoveredRows, covered_rows, segment_file
+from ..facts.index_contents import CoveredRows, covered_rows, segment_directory_exists, segment_file
 from ..registry import Severity, rule
 
 #: Findings of one kind reported per segment and version before the rest are counted.
@@ -74,13 +74,9 @@ def _missing_files(view: VersionView, index: IndexMetadata) -> list[str] | None:
     """The segment's files that do not exist, or None when the segment's
     directory cannot be located or does not exist (index/directory-present's
     finding)."""
-    try:
-        locations = {name: view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)}
-    except LanceFormatError:
+    if not segment_directory_exists(view, index):
         return None
-    location = locations[LOOKUP_FILE]
-    if not location.storage.is_dir(location.relpath.rsplit("/", 1)[0]):
-        return None
+    locations = {name: view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)}
     return [name for name, place in locations.items() if not place.storage.exists(place.relpath)]
 
 

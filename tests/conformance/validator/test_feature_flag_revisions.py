@@ -113,10 +113,20 @@ def _valid_under_seeds_stays_valid(path: Path) -> None:
         assert _errors(validate(path, all_versions=True, spec_revision=later)) == [], (path, later.name)
 
 
-@pytest.mark.parametrize("case", sorted(p.name for p in CORPUS.iterdir() if (p / "dataset").is_dir()))
+def _declares_violations(case: Path) -> bool:
+    return bool(json.loads((case / "case.json").read_text()).get("violations"))
+
+
+#: The golden cases meant to be valid: a negative case declares the errors it
+#: must show, which may come from requirements only a later revision has (an
+#: index disagreeing with its data, judged by the index pages).
+VALID_CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "dataset").is_dir() and not _declares_violations(p))
+
+
+@pytest.mark.parametrize("case", VALID_CASES)
 def test_golden_datasets_valid_under_the_seeds_stay_valid_under_every_later_revision(case):
-    """Property over the golden corpus: every case with no error under the
-    seeds' revision has no error under any later revision either."""
+    """Property over the golden corpus's valid cases: every case with no error
+    under the seeds' revision has no error under any later revision either."""
     _valid_under_seeds_stays_valid(CORPUS / case / "dataset")
 
 
