@@ -37,7 +37,21 @@ def _as_pylance_14_names_details(ours: dict, theirs: dict) -> dict:
     return {**ours, "indices": indices + ours["indices"][len(indices) :]}
 
 
-def _check_every_version(path):
+#: Indices pylance 14 leaves out of its view of a dataset an old release wrote,
+#: by scenario: it neither describes nor lists pylance 0.20's IVF_HNSW_PQ
+#: (docs/spec-discrepancies.md, "Deletion, row id, index and refs rules",
+#: item 8).
+OMITTED_BY_PYLANCE_14 = {"hnsw_indices": frozenset({"ivf_hnsw_pq"})}
+
+
+def _without_omitted(ours: dict, theirs: dict, omitted: frozenset[str]) -> dict:
+    """``ours`` without the indices named in ``omitted``, which pylance must
+    indeed leave out (the tolerance ends when pylance starts reporting them)."""
+    assert not {index["name"] for index in theirs["indices"]} & omitted
+    return {**ours, "indices": [index for index in ours["indices"] if index["name"] not in omitted]}
+
+
+def _check_every_version(path, omitted: frozenset[str] = frozenset()):
     checked = 0
     pylance_versions = pylance_driver.versions(path)
     assert reference.versions(path) == pylance_versions
@@ -46,6 +60,7 @@ def _check_every_version(path):
         validate_description(ours)
         theirs = pylance_driver.describe(path, version)
         validate_description(theirs)
+        ours = _without_omitted(ours, theirs, omitted)
         diffs = differences(_as_pylance_14_names_details(ours, theirs), theirs, ignore=pylance_driver.UNREPORTED)
         assert not diffs, f"{path} v{version}:\n" + "\n".join(diffs)
         checked += 1
@@ -67,7 +82,7 @@ def test_every_version_written_by_an_old_pylance_release_agrees(old_pylance_data
     failures = []
     for name, path in sorted(old_pylance_datasets.items()):
         try:
-            _check_every_version(path)
+            _check_every_version(path, OMITTED_BY_PYLANCE_14.get(name, frozenset()))
         except AssertionError as exc:
             failures.append(f"[{name}] {exc}")
     assert not failures, "\n\n".join(failures)

@@ -35,6 +35,9 @@ OLD_RELEASE_SCENARIOS = (
     "legacy_history",
     "vector_index_delta",
     "update_rebased_over_project",
+    "scalar_indices",
+    "vector_indices",
+    "hnsw_indices",
 )
 
 #: ``{scenario: {version: document}}`` of one writer.
@@ -207,11 +210,16 @@ def test_base_ids_refer_to_declared_base_paths(origin):
 
 
 def test_index_coverage_refers_to_fragments_of_the_indexed_version(origin):
+    """An index covers fragments its dataset_version had, or fragments of the
+    described version a compaction remapped it onto without moving its
+    dataset_version (docs/spec-discrepancies.md, "Deletion, row id, index and
+    refs rules", item 2)."""
     for label, document in origin.each_document():
         by_version = origin.documents[label.split("/", 1)[1].split("@")[0]]
+        present = {fragment["id"] for fragment in document["fragments"]}
         for index in document["indices"]:
-            indexed = by_version[index["dataset_version"]]
-            assert set(index["fragment_ids"]) <= {fragment["id"] for fragment in indexed["fragments"]}, label
+            indexed = {fragment["id"] for fragment in by_version[index["dataset_version"]]["fragments"]}
+            assert set(index["fragment_ids"]) <= indexed | present, label
             assert set(index["fields"]) <= {field["id"] for field in document["schema"]}, label
 
 
@@ -414,7 +422,15 @@ def test_shallow_clone_base_paths(documents_14, pylance_datasets):
 @pytest.mark.old_pylance
 def test_old_release_writes_legacy_files_except_by_default(documents_old):
     for name, by_version in documents_old.items():
-        by_default = ("default_format_nested", "v2_0_history", "vector_index_delta", "update_rebased_over_project")
+        by_default = (
+            "default_format_nested",
+            "v2_0_history",
+            "vector_index_delta",
+            "update_rebased_over_project",
+            "scalar_indices",
+            "vector_indices",
+            "hnsw_indices",
+        )
         expected = "2.0" if name in by_default else "0.1"
         for version, document in by_version.items():
             assert document["data_format"]["version"] == expected, f"{name}@{version}"
