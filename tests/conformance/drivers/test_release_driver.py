@@ -209,6 +209,37 @@ def test_the_same_driver_runs_in_every_pinned_release(release):
         driver.close()
 
 
+#: The golden cases with pylance 14's and LanceDB 0.40's index files. Which
+#: releases fail them, and why, was measured release by release
+#: (docs/spec-discrepancies.md, "Older pylance releases as readers", items 9
+#: and 10): the ranges in pylance's expectations must hold exactly.
+INDEX_CASES = (
+    "pylance-scalar-indices",
+    "crafted-bitmap-row-moved",
+    "crafted-index-remap-dropped",
+    "lancedb-indices",
+    "pylance-vector-indices",
+)
+
+
+@pytest.mark.old_pylance
+@pytest.mark.releases
+@pytest.mark.parametrize("release", sorted(PINNED_REQUIREMENTS, key=release_key))
+def test_every_pinned_release_reads_the_index_cases_as_its_expectations_say(release):
+    """Each index case passes in a release no entry of pylance's expectations
+    concerns, and fails in one an entry's range holds (an entry whose range
+    holds a release that reads the case is fixed, and fails)."""
+    driver_name = f"pylance@{release}"
+    driver = load_driver(driver_name)
+    try:
+        for name in INDEX_CASES:
+            recorded = shipped_expectations(driver_name).lookup(SUITE, name)
+            result = verify_case(CORPUS / CASES_DIR / name, driver_name, driver)
+            assert result.status == (EXPECTED_FAILURE if recorded else PASS), (name, result.status, result.problems)
+    finally:
+        driver.close()
+
+
 @pytest.mark.old_pylance
 @pytest.mark.releases
 @pytest.mark.parametrize("release", ["0.18.2", "0.27.0"])
