@@ -1,5 +1,5 @@
 """The bodies of the text index rules (``rules/index_text.py``, whose
-docstring says what they check and why), loaded only for a version with a
+docstring says what they check and why), loaded only for a version with an
 INVERTED, NGRAM or JSON segment (:func:`..index_checks.checks`).
 
 Each public function here is one rule's body by the same name: it yields

@@ -16,7 +16,7 @@ default run or the page leaves unchecked, each topic's ``unchecked`` info
 rule says.
 
 The rule bodies are :mod:`..index_checks.text`, loaded only for a version
-with a INVERTED, NGRAM or JSON segment.
+with an INVERTED, NGRAM or JSON segment.
 """
 
 from __future__ import annotations
