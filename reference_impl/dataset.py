@@ -15,12 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import entropy, feature_flags
 from .commit import commit, new_transaction
-from .commit.external_store import (
-    DynamoDBManifestStore,
-    ExternalManifestStore,
-    resolve_through_store,
-    store_base_uri,
-)
+from .commit.external_store import DynamoDBManifestStore, ExternalManifestStore, resolve_through_store, store_base_uri
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import (
@@ -36,7 +31,6 @@ from .manifest import Manifest
 from .manifest_file import ManifestFile, read_manifest_file
 from .naming import NamingScheme, committed_manifests, list_versions, resolve_version
 from .operations.clone import shallow_clone
-from .operations.indices import create_index, drop_index
 from .operations.mem_wal import update_mem_wal_state
 from .operations.refs import create_branch, create_tag, delete_tag
 from .operations.restore import restore
@@ -49,10 +43,10 @@ from .transactions import Append, Operation, Overwrite
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# Writing, scanning and the operations that rewrite rows (delete, update,
-# compaction, schema evolution, field metadata by path) need pyarrow; they are imported inside the
-# methods that use them, so that opening a dataset to read its metadata (the
-# validator, describe) does not load pyarrow, most of their start-up.
+# Writing, scanning, the operations that rewrite rows (delete, update, compaction,
+# schema evolution, field metadata by path) and index writers need pyarrow; they are
+# imported inside the methods that use them, so that opening a dataset to read its
+# metadata (the validator, describe) does not load pyarrow, most of their start-up.
 
 
 def dataset_storage(
@@ -575,9 +569,13 @@ class Dataset:
         self, columns, *, name: str | None = None, index_type: str = "BTREE", replace: bool = True, **options
     ) -> Dataset:
         """Record a new index over ``columns`` (with files for the types the reference writes: ``options``)."""
+        from .operations.indices import create_index  # lazy: the index writers need pyarrow
+
         return create_index(self, columns, name=name, index_type=index_type, replace=replace, **options)
 
     def drop_index(self, name: str) -> Dataset:
+        from .operations.indices import drop_index  # lazy: its module holds the index writers, which need pyarrow
+
         return drop_index(self, name)
 
     def update_mem_wal_state(self, merged) -> Dataset:

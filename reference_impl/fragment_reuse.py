@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from google.protobuf.message import DecodeError
 from pyroaring import BitMap64
 
 from .index_metadata import IndexMetadata
 from .wire import table_pb2
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The name of the fragment reuse index, a system index of which a version
 #: has at most one.
@@ -78,8 +81,10 @@ def fragment_rewrites(index: IndexMetadata, read: Callable[[str, int, int], byte
     ]
 
 
-#: What :func:`translate_row_addresses` gives a row the rewrite dropped.
-NO_ROW = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+#: What :func:`translate_row_addresses` gives a row the rewrite dropped (the
+#: largest u64; a plain int, so that the coverage functions, which the
+#: validator's start-up loads, do not import numpy).
+NO_ROW = 0xFFFF_FFFF_FFFF_FFFF
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,8 @@ class AddressMove:
     def translate(self, addresses: np.ndarray) -> np.ndarray:
         """``addresses`` with those of the sources moved to the
         destinations (:data:`NO_ROW` for a row deleted at the rewrite)."""
+        import numpy as np  # lazy: only row translation needs numpy
+
         out = np.array(addresses, dtype=np.uint64, copy=True)
         moved = np.isin((out >> np.uint64(32)).astype(np.int64), list(self.sources))
         wanted = out[moved]
@@ -124,6 +131,8 @@ def address_moves(index: IndexMetadata, read: Callable[[str, int, int], bytes]) 
     first (its legacy groups, as :func:`fragment_rewrites`). Raises
     ``ValueError`` for details that do not decode or a group whose
     surviving rows are not rows of its sources."""
+    import numpy as np  # lazy: only row translation needs numpy
+
     moves = []
     for version in sorted(_content(index, read).versions, key=lambda version: version.dataset_version):
         for group in version.groups:
