@@ -27,7 +27,6 @@ from ..context import Loaded, VersionView, load
 from ..facts.bitmap_contents import Discrepancy, Slot, compare, rows_in_several_keys
 from ..facts.index_contents import CoveredRows, covered_rows, rewritten_fragments, segment_file, without_fragments
 from ..facts.text import listed, plural, printable
-from ..registry import Finding, Severity
 from .bitmap_kinds import BITMAP, LABEL_LIST, Kind
 
 _ROW_OFFSET_MASK = np.uint64(0xFFFFFFFF)
@@ -277,14 +276,11 @@ def rows_in_one_key(view: VersionView, kind: Kind) -> Iterator:
             )
 
 
-def sampled(view: VersionView, kind: Kind, rule_id: str, requirement: str) -> Iterator:
+def sampled(view: VersionView, kind: Kind) -> Iterator:
     for position, index in _segments(view, kind):
         usability = compatibility(index).usability
         if usability is Usability.UNKNOWN_VERSION:
-            yield _info(
-                rule_id,
-                requirement,
-                view,
+            yield (
                 f"segment {index.uuid} of index '{index.name}' has index_version {index.index_version}, newer "
                 "than the reference reads: skipped, as readers skip it (index.md, Index Compatibility)",
                 view.at(f"index_section.indices[{position}]"),
@@ -306,14 +302,4 @@ def sampled(view: VersionView, kind: Kind, rule_id: str, requirement: str) -> It
                 "deferred compaction wrote went uncompared: the segment holds their rows under earlier addresses"
             )
         if unchecked:
-            yield _info(
-                rule_id,
-                requirement,
-                view,
-                f"segment {index.uuid} of index '{index.name}': {'; '.join(unchecked)}",
-                _location(view, index),
-            )
-
-
-def _info(rule_id: str, requirement: str, view: VersionView, message: str, location: str | None) -> Finding:
-    return Finding(rule_id, Severity.INFO, (requirement,), message, view.version, location)
+            yield f"segment {index.uuid} of index '{index.name}': {'; '.join(unchecked)}", _location(view, index)

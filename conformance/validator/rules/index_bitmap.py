@@ -38,7 +38,7 @@ def _register(kind: Kind, req: str, value_rule: str) -> None:
         return checks(view, kind.index_type).rows_exist(view, kind)
 
     def sampled(view: VersionView):
-        return checks(view, kind.index_type).sampled(view, kind, f"{topic}/sampled", f"{req}.{value_rule}")
+        return checks(view, kind.index_type).sampled(view, kind)
 
     rule(
         f"{topic}/file-decodes",

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from conformance.comparison.tables import compare_tables
+from conformance.requirements import load_requirements
 from conformance.validator import Severity, all_rules, validate
 from reference_impl.dataset import Dataset
 from tests.index_scenarios import FRAGMENT_REUSE_INDEX, SCENARIOS, IndexScenario, build_all
@@ -26,6 +27,9 @@ def _problems(scenario: IndexScenario, deep: bool) -> list[str]:
     # Every registered rule ran: the index rules of every slice included.
     expected = {rule.id for rule in all_rules() if deep or not rule.deep}
     assert set(report.rules) == expected, sorted(expected ^ set(report.rules))
+    # Every finding, infos included, cites requirements the catalog has.
+    cited = {requirement for finding in report.findings for requirement in finding.requirements}
+    assert cited <= set(load_requirements()), sorted(cited - set(load_requirements()))
     return [
         f"v{f.version} {f.rule}: {f.message} ({f.location})"
         for f in report.findings
