@@ -34,7 +34,7 @@ from ..index_metadata import IndexMetadata
 from . import fts_tokenizer
 from .files import IndexFileContents, IndexFormatError, read_index_file
 from .inverted import TokenizerParams
-from .json_index import JsonDetailsError, _fields
+from .json_index import JsonDetailsError, message_fields
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -84,7 +84,7 @@ def _tokenizer(raw: bytes) -> TokenizerParams:
     project's tokenizer reads; the language is recorded as JSON text
     (``"English"`` with its quotes) by pylance 14."""
     try:
-        fields = _fields(raw)
+        fields = message_fields(raw)
     except JsonDetailsError as exc:
         raise DetailsError(f"the tokenizer: {exc}") from None
 
@@ -125,7 +125,7 @@ def parse_details(details: bytes | None) -> MinHashDetails:
     """The details of a segment, checked against "Index Details"'s ranges
     (:class:`DetailsError` otherwise)."""
     try:
-        fields = _fields(bytes(details or b""))
+        fields = message_fields(bytes(details or b""))
     except JsonDetailsError as exc:
         raise DetailsError(str(exc)) from None
     num_hashes = _uint(fields, 1, "num_hashes")
@@ -142,7 +142,9 @@ def parse_details(details: bytes | None) -> MinHashDetails:
     if not isinstance(raw_tokenizer, bytes):
         raise DetailsError("the tokenizer, which is required, is missing")
     tokenizer = _tokenizer(raw_tokenizer)
-    flat = tuple(sorted((number, value) for number, values in _fields(raw_tokenizer).items() for value in values))
+    # By field number only: a hostile message may repeat a number with values of two wire types.
+    recorded = message_fields(raw_tokenizer)
+    flat = tuple((number, value) for number in sorted(recorded) for value in recorded[number])
     return MinHashDetails(num_hashes, num_bands, shingle_size, version, flat, tokenizer)
 
 

@@ -26,9 +26,38 @@ from reference_impl.indices.types import IndexType
 from reference_impl.storage import LocalStorage
 
 from ..registry import mutation
-from .index_zonemap import _column_buffers, _descriptor_region, _overwrite
 
 BASE = "minhash_lsh"
+
+
+def _column_buffers(path: Path, column: str) -> list[tuple[int, int]]:
+    """(position, size) of every page buffer of the column ``column`` (one
+    column per field of these flat files, in schema order)."""
+    metadata = read_v2_metadata(LocalStorage(path.parent), path.name)
+    assert metadata.descriptor is not None
+    names = [field.name for field in metadata.descriptor.schema.fields]
+    pages = metadata.columns[names.index(column)].pages
+    return [pair for page in pages for pair in zip(page.buffer_offsets, page.buffer_sizes, strict=True)]
+
+
+def _descriptor_region(path: Path) -> list[tuple[int, int]]:
+    """Global buffer 0, the file descriptor holding the schema metadata."""
+    return [read_v2_metadata(LocalStorage(path.parent), path.name).global_buffers[0]]
+
+
+def _overwrite(path: Path, regions: list[tuple[int, int]], old: bytes, new: bytes) -> None:
+    """Write ``new`` over the single occurrence of ``old`` (as long) within ``regions``."""
+    assert len(old) == len(new), (old, new)
+    data = bytearray(path.read_bytes())
+    hits = []
+    for start, size in regions:
+        at = bytes(data[start : start + size]).find(old)
+        while at >= 0:
+            hits.append(start + at)
+            at = bytes(data[start : start + size]).find(old, at + 1)
+    assert len(hits) == 1, f"{old!r} occurs {len(hits)} times in {path}"
+    data[hits[0] : hits[0] + len(old)] = new
+    path.write_bytes(bytes(data))
 
 
 def _bands(root: Path):
@@ -63,6 +92,14 @@ def spoil_the_document_count(root):
     )
 
 
+def _count(data: bytes, pattern: bytes) -> int:
+    """Occurrences of ``pattern`` in ``data``, overlapping ones included."""
+    count, at = 0, data.find(pattern)
+    while at >= 0:
+        count, at = count + 1, data.find(pattern, at + 1)
+    return count
+
+
 @mutation("index-minhash-lsh/bands-sorted", base=BASE)
 def swap_two_documents_of_a_bucket(root):
     """Two neighbouring rows of one bucket trade their doc_id: the pairs are
@@ -73,7 +110,7 @@ def swap_two_documents_of_a_bucket(root):
     data = path.read_bytes()
     for row in np.flatnonzero(keys[1:] == keys[:-1]).tolist():
         pair = struct.pack("<II", int(docs[row]), int(docs[row + 1]))
-        if sum(data[p : p + s].count(pair) for p, s in regions) == 1:
+        if sum(_count(data[p : p + s], pair) for p, s in regions) == 1:
             _overwrite(path, regions, pair, struct.pack("<II", int(docs[row + 1]), int(docs[row])))
             return
     raise AssertionError("no bucket of two documents to swap")
