@@ -98,6 +98,13 @@ def test_many_texts_are_signed_as_one_at_a_time():
         assert (alone is None and not row.any()) or np.array_equal(alone, row)
 
 
+def test_a_tokenizer_field_repeated_with_two_wire_types_keeps_the_last():
+    tokenizer = bytes.fromhex("0805") + b"\x0a\x06simple"  # base_tokenizer as a varint, then as text
+    details = parse_details(bytes.fromhex("080410021802220a") + tokenizer)
+    assert details.tokenizer.base_tokenizer == "simple"
+    assert details.tokenizer_fields == ((1, 5), (1, b"simple"))
+
+
 @pytest.mark.parametrize(
     ("details", "problem"),
     [
