@@ -154,6 +154,8 @@ def text_tokens(details: MinHashDetails, value: str | None) -> list[bytes] | Non
     :func:`tokens_undefined`; a non-ASCII value). A null value has none."""
     if value is None:
         return []
+    if tokens_undefined(details) is not None:
+        return None
     pairs = fts_tokenizer.tokens(details.tokenizer, value)
     return None if pairs is None else [token.encode("utf-8") for token, _ in pairs]
 

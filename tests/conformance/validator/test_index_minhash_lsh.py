@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from conformance.fixtures import default_corpus
@@ -48,6 +49,34 @@ def test_every_version_pylance_maintains_draws_no_finding(tmp_path, stable_row_i
         notes = [f for f in findings if f.rule.startswith(TOPIC)]
         assert all(f.rule == f"{TOPIC}sampled" and "remap was deferred" in f.message for f in notes), notes
         assert bool(notes) is ("compacted_deferred" in scenario.steps)
+
+
+#: Characters of the texts below: letters of both cases, digits, punctuation, ASCII whitespace.
+ALPHABET = "abcXYZ019_-'.,;:!?\t\n  /@"
+
+
+@pytest.mark.parametrize(
+    ("parameters", "unchecked"),
+    [
+        ({"num_hashes": 64, "num_bands": 8, "shingle_size": 2}, None),
+        ({"shingle_size": 1, "tokenizer": {"base_tokenizer": "whitespace", "lower_case": False}}, None),
+        ({"num_hashes": 32, "num_bands": 32, "tokenizer": {"max_token_length": 5, "ascii_folding": False}}, None),
+        ({"tokenizer": {"stem": True, "remove_stop_words": True}}, "does not tokenize stemming"),
+    ],
+    ids=["64-hashes-8-bands", "whitespace-cased", "short-tokens", "stemming"],
+)
+def test_the_parameters_pylance_takes_draw_no_finding(tmp_path, parameters, unchecked):
+    """Signatures are recomputed under every tokenizer the project defines
+    exactly; with one it does not, the info says they were not."""
+    rng = np.random.default_rng(8)
+    texts = ["".join(rng.choice(list(ALPHABET), int(rng.integers(0, 60)))) for _ in range(300)]
+    texts += ["a" * length + " tail words" for length in range(3, 8)]
+    dataset = lance.write_dataset(pa.table({"t": texts}), tmp_path / "ds")
+    dataset.create_scalar_index("t", lance.indices.IndexConfig(index_type="minhashlsh", parameters=parameters))
+    findings = _findings(tmp_path / "ds", deep=True)
+    assert not [f"{f.rule}: {f.message}" for f in findings if f.severity in SERIOUS]
+    notes = [f.message for f in findings if f.rule.startswith(TOPIC)]
+    assert notes == ([] if unchecked is None else [notes[0]]) and all(unchecked in note for note in notes), notes
 
 
 def _edit_text(root: Path, old: str, new: str) -> None:
