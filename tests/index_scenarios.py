@@ -24,7 +24,7 @@ describes:
 * ``after_compaction``: an append and ``optimize_indices()`` on top of it.
 
 :data:`SCENARIOS` holds the scalar indices (BTREE, BITMAP, LABEL_LIST,
-ZONEMAP, BLOOMFILTER, NGRAM, INVERTED, JSON), the vector indices (IVF_FLAT,
+ZONEMAP, BLOOMFILTER, NGRAM, INVERTED, JSON, MINHASHLSH), the vector indices (IVF_FLAT,
 IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_RQ, one vector column each) and a third
 dataset with stable row ids (segments then store row ids, not addresses).
 ``scale`` multiplies the row counts (1: a few hundred rows per fragment,
@@ -153,6 +153,7 @@ SCALAR_INDICES = (
     IndexSpec("text_ngram", "text", "NGRAM"),
     IndexSpec("text_inverted", "text", "INVERTED"),
     IndexSpec("doc_json", "doc", "JSON"),
+    IndexSpec("text_minhash", "text", "MINHASHLSH"),
 )
 VECTOR_INDICES = (
     IndexSpec("v_flat_ivf_flat", "v_flat", "IVF_FLAT"),
@@ -171,6 +172,7 @@ DESCRIBED_TYPES = {
     "NGRAM": "NGram",
     "INVERTED": "Inverted",
     "JSON": "Json",
+    "MINHASHLSH": "MinHashLsh",
     "IVF_FLAT": "IVF_FLAT",
     "IVF_PQ": "IVF_PQ",
     "IVF_SQ": "IVF_SQ",
@@ -339,6 +341,14 @@ def build_stable_row_ids(path: Path, scale: int = 1) -> IndexScenario:
     updates = {"category": "'purple'", "labels": "['updated']", "value": "value + 5000"}
     walk = _Walk(_scalar_and_vector_rows, updates, {"enable_stable_row_ids": True})
     return _walk(scenario, walk, scale)
+
+
+def build_single_index(path: Path, spec: IndexSpec, updates: dict[str, str], *, stable_row_ids: bool = False):
+    """One scalar index through the whole walk (for a slice's own tests):
+    ``updates`` rewrite the rows the ``updated`` step picks."""
+    scenario = IndexScenario(spec.name, path, (spec,), stable_row_ids=stable_row_ids)
+    options = {"enable_stable_row_ids": True} if stable_row_ids else {}
+    return _walk(scenario, _Walk(scalar_rows, updates, options), 1)
 
 
 SCENARIOS: dict[str, Callable[..., IndexScenario]] = {

@@ -361,6 +361,39 @@ def build_zone_indices(path: Path) -> None:
     dataset.delete("id >= 1200 AND id < 1210")
 
 
+#: The shared phrases of the minhash_lsh base (rows whose id is not a multiple of 5).
+MINHASH_PHRASES = ("north river stone", "south cloud ember", "east west river", "stone ember cloud north")
+
+
+def minhash_text(i: int) -> str | None:
+    """Row ``i``'s text in the minhash_lsh base: null every 13th row, empty
+    every 17th, a text of its own every 5th, else one of four phrases (so
+    that buckets hold many documents)."""
+    if i % 13 == 0:
+        return None
+    if i % 17 == 0:
+        return ""
+    if i % 5 == 0:
+        return f"unique words of row {i:04d} here"
+    return f"{MINHASH_PHRASES[i % 4]} {i % 3}"
+
+
+def build_minhash_lsh(path: Path) -> None:
+    """pylance 14 with a MINHASH_LSH index ``text_minhash`` (the defaults:
+    128 hashes, 16 bands, shingles of 3, the simple tokenizer) on ``text``
+    (:func:`minhash_text`) over 400 rows in two fragments; rows deleted
+    before the index (``id % 50 = 7``: not indexed) and after (ids 300 to
+    309: still indexed); data files of format 2.0. Versions: 1 create, 2 delete, 3 the index, 4 delete."""
+    lance = _lance()
+    ids = range(400)
+    table = pa.table({"id": pa.array(ids, pa.int64()), "text": pa.array([minhash_text(i) for i in ids], pa.string())})
+    # Data files of format 2.0 keep strings as their bytes (the mutations edit a text in place).
+    dataset = lance.write_dataset(table, path, max_rows_per_file=200, data_storage_version="2.0")
+    dataset.delete("id % 50 = 7")
+    dataset.create_scalar_index("text", "MINHASHLSH", name="text_minhash")
+    dataset.delete("id >= 300 AND id < 310")
+
+
 BASES = {
     "blobs": build_blobs,
     "branched": build_branched,
@@ -375,6 +408,7 @@ BASES = {
     "v2_1": build_v2_1,
     "vectors": build_vectors,
     "zone_indices": build_zone_indices,
+    "minhash_lsh": build_minhash_lsh,
 }
 
 

@@ -64,7 +64,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
             raise JsonDetailsError("a varint runs past 10 bytes")
 
 
-def _fields(data: bytes) -> dict[int, list[bytes | int]]:
+def message_fields(data: bytes) -> dict[int, list[bytes | int]]:
     """Field number -> values (bytes for length-delimited, int for varints)."""
     out: dict[int, list[bytes | int]] = {}
     at = 0
@@ -100,12 +100,12 @@ def _text(value: bytes | int, what: str) -> str:
 
 
 def read_json_details(details: bytes) -> JsonDetails:
-    fields = _fields(bytes(details))
+    fields = message_fields(bytes(details))
     path = _text(fields.get(1, [b""])[-1], "path")
     target = fields.get(2, [b""])[-1]
     if not isinstance(target, bytes):
         raise JsonDetailsError("target_details is not a message")
-    any_fields = _fields(target)
+    any_fields = message_fields(target)
     type_url = _text(any_fields.get(1, [b""])[-1], "target_details.type_url")
     value = any_fields.get(2, [b""])[-1]
     data_type = None

@@ -31,6 +31,7 @@ class IndexType(enum.Enum):
     VECTOR = "VectorIndexDetails"
     FRAGMENT_REUSE = "FragmentReuseIndexDetails"
     MEM_WAL = "MemWalIndexDetails"
+    MINHASH_LSH = "MinHashLshIndexDetails"
 
     @classmethod
     def of(cls, index: IndexMetadata) -> IndexType | None:
@@ -71,6 +72,8 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.BTREE: 1,  # btree.py
     IndexType.BITMAP: 1,  # .bitmap: row ids before version 1, row addresses from it
     IndexType.LABEL_LIST: 2,  # .label_list: row ids before version 2, row addresses from it
+    # .minhash_lsh: pylance 14 records 0 (stored row ids); 1 is the page's layout (row addresses).
+    IndexType.MINHASH_LSH: 1,
 }
 
 

@@ -36,6 +36,7 @@ MODULES: dict[IndexType, str] = {
     IndexType.NGRAM: "text",
     IndexType.JSON: "text",
     IndexType.VECTOR: "vector",
+    IndexType.MINHASH_LSH: "minhash_lsh",
 }
 
 

@@ -38,6 +38,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "index-inverted": ("index_text",),
     "index-json": ("index_text",),
     "index-label-list": ("index_bitmap",),
+    "index-minhash-lsh": ("index_minhash_lsh",),
     "index-ngram": ("index_text",),
     "index-vector": ("index_vector",),
     "index-zonemap": ("index_zonemap",),
