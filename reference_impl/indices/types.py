@@ -31,6 +31,7 @@ class IndexType(enum.Enum):
     VECTOR = "VectorIndexDetails"
     FRAGMENT_REUSE = "FragmentReuseIndexDetails"
     MEM_WAL = "MemWalIndexDetails"
+    RTREE = "RTreeIndexDetails"
 
     @classmethod
     def of(cls, index: IndexMetadata) -> IndexType | None:
@@ -71,6 +72,9 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.BTREE: 1,  # btree.py
     IndexType.BITMAP: 1,  # .bitmap: row ids before version 1, row addresses from it
     IndexType.LABEL_LIST: 2,  # .label_list: row ids before version 2, row addresses from it
+    # .rtree: row ids before version 1, row addresses from it; pylance 14 records 0 (row ids,
+    # equal to row addresses without stable row ids).
+    IndexType.RTREE: 1,
 }
 
 
