@@ -73,7 +73,10 @@ class Boxes:
     def contain(self, other: Boxes) -> np.ndarray:
         """Whether each box contains the box at the same position of ``other``."""
         return (
-            (self.xmin <= other.xmin) & (self.ymin <= other.ymin) & (self.xmax >= other.xmax) & (self.ymax >= other.ymax)
+            (self.xmin <= other.xmin)
+            & (self.ymin <= other.ymin)
+            & (self.xmax >= other.xmax)
+            & (self.ymax >= other.ymax)
         )
 
     def describe(self, position: int) -> str:
@@ -154,15 +157,20 @@ def _whole_number(contents: IndexFileContents, key: str, default: int | None = N
 
 
 def _global_box(contents: IndexFileContents) -> tuple[float, float, float, float] | None:
+    """The ``bbox`` metadata box. pylance 14 writes the box of no entry (its
+    infinite bounds) with JSON nulls: a null minimum is read as +inf and a
+    null maximum as -inf, an empty box."""
     if BBOX_KEY not in contents.metadata:
         return None
     text = contents.text(BBOX_KEY)
     try:
         decoded = json.loads(text)
-        box = tuple(float(decoded[key]) for key in ("minx", "miny", "maxx", "maxy"))
+        limits = {"minx": math.inf, "miny": math.inf, "maxx": -math.inf, "maxy": -math.inf}
+        xmin, ymin, xmax, ymax = (limits[key] if decoded[key] is None else float(decoded[key]) for key in limits)
     except (ValueError, TypeError, KeyError):
-        raise IndexFormatError(contents.path, f"bbox is {text[:80]!r}, not a JSON box with minx, miny, maxx, maxy")
-    return box  # type: ignore[return-value]  # four floats by construction
+        problem = f"bbox is {text[:80]!r}, not a JSON box with minx, miny, maxx, maxy"
+        raise IndexFormatError(contents.path, problem) from None
+    return xmin, ymin, xmax, ymax
 
 
 def _boxes(contents: IndexFileContents) -> Boxes:
@@ -181,7 +189,9 @@ def _boxes(contents: IndexFileContents) -> Boxes:
 def _ids(contents: IndexFileContents) -> np.ndarray:
     column = contents.column(ID_COLUMN).combine_chunks()
     if column.type != pa.uint64() or column.null_count:
-        raise IndexFormatError(contents.path, f"id is {column.type} with {column.null_count} nulls, not UInt64 non-null")
+        raise IndexFormatError(
+            contents.path, f"id is {column.type} with {column.null_count} nulls, not UInt64 non-null"
+        )
     return column.to_numpy(zero_copy_only=False).astype(np.uint64)
 
 
@@ -246,9 +256,29 @@ def read_rtree(dataset: Dataset, index: IndexMetadata) -> RTreeSegment:
     return rtree_of(pages, nulls, index.index_version or 0)
 
 
-def union_box(boxes: Boxes) -> tuple[float, float, float, float]:
-    """The smallest box around ``boxes`` (not empty)."""
-    return (float(boxes.xmin.min()), float(boxes.ymin.min()), float(boxes.xmax.max()), float(boxes.ymax.max()))
+def intersecting(segment: RTreeSegment, box: tuple[float, float, float, float]) -> np.ndarray:
+    """The leaf ids whose boxes intersect ``box`` (xmin, ymin, xmax, ymax),
+    found as rtree.md's "Query Traversal" walks the tree: from the root,
+    into the pages named by branch entries whose boxes intersect, taking the
+    ids of leaf entries that do. Candidates of an AtMost answer: the rows'
+    geometries are then tested exactly. Each page is visited once."""
+    xmin, ymin, xmax, ymax = box
+    found: list[np.ndarray] = []
+    stack, seen = ([segment.num_pages - 1] if segment.num_pages else []), set()
+    while stack:
+        page = stack.pop()
+        if page in seen or not 0 <= page < segment.num_pages:
+            continue
+        seen.add(page)
+        entries = segment.page_range(page)
+        boxes = segment.boxes.take(slice(entries.start, entries.stop))
+        hit = (boxes.xmin <= xmax) & (boxes.xmax >= xmin) & (boxes.ymin <= ymax) & (boxes.ymax >= ymin)
+        ids = segment.ids[entries.start : entries.stop][hit]
+        if segment.is_leaf(page):
+            found.append(ids)
+        else:
+            stack.extend(int(child) for child in ids)
+    return np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint64)
 
 
 # -- the bounding box of a geometry ------------------------------------------------------

@@ -58,9 +58,9 @@ def _occurrences(data: bytes, pattern: bytes) -> list[int]:
     return found
 
 
-def _set_entry(path: Path, column: str, values: np.ndarray, entry: int, new: bytes) -> None:
+def overwrite_entry(path: Path, column: str, values: np.ndarray, entry: int, new: bytes) -> None:
     """Overwrite entry ``entry`` of ``column`` (whose values are ``values``)
-    with the 8 bytes ``new``."""
+    of page_data.lance at ``path`` with the 8 bytes ``new``, in place."""
     code = "<Q" if values.dtype == np.uint64 else "<d"
     old = struct.pack(code, values[entry].item())
     data = bytearray(path.read_bytes())
@@ -110,7 +110,7 @@ def name_a_page_twice(root):
     _, _, segment, path = _segment(root)
     root_page = segment.page_range(segment.num_pages - 1)
     first, second = root_page.start, root_page.start + 1
-    _set_entry(path, "id", segment.ids, second, struct.pack("<Q", int(segment.ids[first])))
+    overwrite_entry(path, "id", segment.ids, second, struct.pack("<Q", int(segment.ids[first])))
 
 
 @mutation("index-rtree/page-bounds", base=BASE)
@@ -119,7 +119,7 @@ def narrow_a_branch_box(root):
     contains the entries of the page it names."""
     _, _, segment, path = _segment(root)
     entry = segment.page_range(segment.num_pages - 1).start
-    _set_entry(path, "xmin", segment.boxes.xmin, entry, struct.pack("<d", float(segment.boxes.xmax[entry])))
+    overwrite_entry(path, "xmin", segment.boxes.xmin, entry, struct.pack("<d", float(segment.boxes.xmax[entry])))
 
 
 @mutation("index-rtree/entries-valid", base=BASE)
@@ -129,7 +129,7 @@ def move_a_leaf_box(root):
     _, _, segment, path = _segment(root)
     entry = 7
     moved = float(segment.boxes.xmin[entry]) + 0.25
-    _set_entry(path, "xmin", segment.boxes.xmin, entry, struct.pack("<d", moved))
+    overwrite_entry(path, "xmin", segment.boxes.xmin, entry, struct.pack("<d", moved))
 
 
 @mutation("index-rtree/rows-present", base=BASE)
@@ -146,7 +146,7 @@ def repoint_a_leaf_entry(root):
         twins = np.flatnonzero((corners[0] == corners[0][row]) & (corners[1] == corners[1][row]))
         other = next((int(t) for t in twins if t != row and not deleted[t]), None)
         if other is not None:
-            _set_entry(path, "id", segment.ids, entry, struct.pack("<Q", int(addresses[other])))
+            overwrite_entry(path, "id", segment.ids, entry, struct.pack("<Q", int(addresses[other])))
             return
     raise AssertionError("no indexed row shares its point with another row")
 

@@ -147,7 +147,9 @@ def _structure_problems(segment: RTreeSegment) -> list[str]:
         )
         return problems
     for below, level in zip(segment.levels, segment.levels[1:], strict=False):
-        entries = np.concatenate([segment.ids[segment.page_range(page).start : segment.page_range(page).stop] for page in level])
+        entries = np.concatenate(
+            [segment.ids[segment.page_range(page).start : segment.page_range(page).stop] for page in level]
+        )
         named = np.bincount(entries[entries < segment.num_pages].astype(np.int64), minlength=segment.num_pages)
         outside = sorted({int(page) for page in entries if int(page) not in below})
         if outside:
@@ -204,7 +206,9 @@ def _bound_problems(segment: RTreeSegment) -> list[str]:
         stored = Boxes(*(np.array([value]) for value in segment.global_box))
         root = unions.take([segment.num_pages - 1])
         if not stored.contain(root)[0]:
-            problems.append(f"the bbox metadata {stored.describe(0)} does not contain the root's entries {root.describe(0)}")
+            problems.append(
+                f"the bbox metadata {stored.describe(0)} does not contain the root's entries {root.describe(0)}"
+            )
     return problems
 
 
@@ -354,7 +358,8 @@ def entries_valid(view: VersionView) -> Iterator[Finding]:
         holds = segment.boxes.take(entries).contain(rows.geometry.boxes.take(row_at))
         wrong = np.flatnonzero(~holds)
         problems = [
-            f"leaf entry {int(entry)} names no covered row (id {int(segment.ids[entry])})" for entry in stray[:MAX_EXAMPLES]
+            f"leaf entry {int(entry)} names no covered row (id {int(segment.ids[entry])})"
+            for entry in stray[:MAX_EXAMPLES]
         ]
         problems += [
             f"leaf entry {int(entries[i])} holds the box {segment.boxes.describe(int(entries[i]))} for the row at "
@@ -427,7 +432,9 @@ def sampled(view: VersionView) -> Iterator[Finding]:
             )
         elif rows is not None and not rows.covered.complete:
             read = set(rows.covered.fragment_ids) | set(remapped)
-            unchecked = [f for f in index.fragment_ids() or [] if f not in read and f not in rows.covered.gone_fragment_ids]
+            unchecked = [
+                f for f in index.fragment_ids() or [] if f not in read and f not in rows.covered.gone_fragment_ids
+            ]
             yield (
                 f"{_label(index)}: the rows of {plural(len(unchecked), 'covered fragment')} ({listed(unchecked)}) "
                 "were not compared with the entries (a sample); validate --deep checks every covered fragment",
