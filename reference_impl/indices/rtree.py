@@ -151,7 +151,7 @@ def _whole_number(contents: IndexFileContents, key: str, default: int | None = N
     if key not in contents.metadata and default is not None:
         return default
     text = contents.text(key)
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise IndexFormatError(contents.path, f"{key} is {text!r}, not a non-negative integer")
     return int(text)
 

@@ -24,7 +24,9 @@ from conformance.mutations.bases import rtree_rows
 from conformance.mutations.topics.index_rtree import overwrite_entry
 from conformance.validator import Severity, validate
 from conformance.validator.facts import index_contents
+from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.dataset import Dataset
+from reference_impl.file_format.writer_v2_1 import V2_2_VERSION, write_v2_1
 from reference_impl.indices.rtree import PAGE_FILE, read_rtree
 
 lance = pytest.importorskip("lance")
@@ -154,3 +156,19 @@ def test_the_checks_are_imported_only_for_a_version_with_an_rtree_segment(tmp_pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == str(with_rtree)
+
+
+def test_a_page_file_of_another_shape_is_reported(tmp_path):
+    """A Lance file, but not the page's: ``bbox`` of strings, and a
+    num_pages that 3 entries do not make."""
+    path = tmp_path / "ds"
+    lance.write_dataset(rtree_rows(0, 60), path).create_scalar_index("geom", _rtree())
+    reference = Dataset.open(path)
+    (index,) = reference.indices
+    table = pa.table({"bbox": ["a", "b", "c"], "id": pa.array([0, 1, 2], pa.uint64())})
+    metadata = {"page_size": b"8", "num_items": b"3", "num_pages": b"1"}
+    written = write_v2_1(table, schema_from_arrow(table.schema).fields, metadata, version=V2_2_VERSION)
+    (path / reference.index_file_location(index, PAGE_FILE).relpath).write_bytes(written.data)
+    found = [f for f in _findings(path, deep=True) if f.rule.startswith(TOPIC) or f.rule == "validator.internal-error"]
+    assert [f.rule for f in found] == ["index-rtree/files-decode"], found
+    assert "bbox is string" in found[0].message

@@ -276,3 +276,17 @@ def test_a_segment_of_null_geometries_has_no_page(tmp_path):
     assert segment.global_box == (float("inf"), float("inf"), float("-inf"), float("-inf"))
     assert segment.null_rows.tolist() == list(range(9))
     assert intersecting(segment, (-1e9, -1e9, 1e9, 1e9)).tolist() == []
+
+
+def test_interleaved_coordinates_give_the_same_boxes_as_separated_ones():
+    """A line string of interleaved ``[x, y]`` coordinates (the second
+    GeoArrow coordinate layout) and its separated twin."""
+    interleaved = pa.list_(pa.field("vertices", pa.list_(pa.field("xy", pa.float64(), nullable=False), 2)))
+    lines = [[[0.0, 1.0], [4.0, -2.0]], None, [], [[7.5, 7.5]]]
+    separated = [None if line is None else [{"x": x, "y": y} for x, y in line] for line in lines]
+    first = geometry_boxes(pa.array(lines, interleaved))
+    second = geometry_boxes(pa.array(separated, _VERTICES))
+    assert [first.boxes.describe(row) for row in (0, 3)] == ["[0.0, -2.0, 4.0, 1.0]", "[7.5, 7.5, 7.5, 7.5]"]
+    assert [second.boxes.describe(row) for row in (0, 3)] == [first.boxes.describe(row) for row in (0, 3)]
+    assert first.null.tolist() == second.null.tolist() == [False, True, False, False]
+    assert first.empty.tolist() == second.empty.tolist() == [False, False, True, False]
