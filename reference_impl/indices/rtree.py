@@ -20,6 +20,9 @@ page. What the page leaves open is read as pylance 14 writes and reads it
 ``page_size`` means 4096, and rows whose geometry is empty (no coordinate,
 or NaN ones) are in neither file.
 
+:func:`intersecting` walks a segment as the page's traversal does;
+:func:`leaf_hilbert_values` gives the Hilbert value the page sorts leaf
+entries by (pylance 14 truncates where the page rounds: both are given).
 :func:`geometry_boxes` gives the bounding box of each value of a native
 GeoArrow column (points, line strings, polygons, their multi forms, boxes;
 separated or interleaved coordinates), which is what a leaf entry holds for
@@ -28,6 +31,7 @@ its row. Serialized encodings (WKB, WKT) are not decoded here.
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from dataclasses import dataclass
@@ -279,6 +283,60 @@ def intersecting(segment: RTreeSegment, box: tuple[float, float, float, float]) 
         else:
             stack.extend(int(child) for child in ids)
     return np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint64)
+
+
+# -- the order of the leaf entries --------------------------------------------------------
+
+#: The bits per axis of the Hilbert grid (rtree.md, "Hilbert Curve Sorting").
+HILBERT_BITS = 16
+_GRID_MAX = (1 << HILBERT_BITS) - 1
+
+
+class Quantisation(enum.Enum):
+    """How a box centre becomes a grid coordinate: the page rounds; pylance
+    14 truncates (floor), docs/spec-discrepancies.md, "Index formats", RTREE."""
+
+    ROUND = "round"
+    FLOOR = "floor"
+
+
+def hilbert_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The Hilbert value of each grid cell ``(x, y)`` (integers in ``[0,
+    2**16)``), as the page's pseudocode computes it one bit pair at a time
+    from the most significant, rotating the quadrant as it goes."""
+    x, y = x.astype(np.uint64), y.astype(np.uint64)
+    mask = np.uint64(_GRID_MAX)
+    h = np.zeros(len(x), np.uint64)
+    for bit in range(HILBERT_BITS - 1, -1, -1):
+        shift = np.uint64(bit)
+        rx, ry = (x >> shift) & np.uint64(1), (y >> shift) & np.uint64(1)
+        h |= ((np.uint64(3) * rx) ^ ry) << np.uint64(2 * bit)
+        flip = (ry == 0) & (rx == 1)
+        x, y = np.where(flip, ~x & mask, x), np.where(flip, ~y & mask, y)
+        turn = ry == 0
+        x, y = np.where(turn, y, x), np.where(turn, x, y)
+    return h
+
+
+def leaf_hilbert_values(segment: RTreeSegment, quantisation: Quantisation) -> np.ndarray:
+    """The Hilbert value of each leaf entry's box centre on the grid over
+    the segment's ``bbox`` metadata (the global box the entries were sorted
+    by); an axis of no extent is one cell (every value 0 on it)."""
+    assert segment.global_box is not None
+    xmin, ymin, xmax, ymax = segment.global_box
+    width, height = (xmax - xmin) or 1.0, (ymax - ymin) or 1.0
+    boxes = segment.leaf_boxes
+    with np.errstate(invalid="ignore", over="ignore"):
+        cells = [
+            _GRID_MAX * ((low + high) / 2 - origin) / extent
+            for low, high, origin, extent in (
+                (boxes.xmin, boxes.xmax, xmin, width),
+                (boxes.ymin, boxes.ymax, ymin, height),
+            )
+        ]
+        snap = np.round if quantisation is Quantisation.ROUND else np.floor
+        x, y = (np.clip(np.nan_to_num(snap(cell)), 0, _GRID_MAX) for cell in cells)
+    return hilbert_values(x, y)
 
 
 # -- the bounding box of a geometry ------------------------------------------------------

@@ -25,7 +25,15 @@ from reference_impl.dataset import Dataset
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.row_addr_map import decode_row_addr_map, encode_row_addr_map
-from reference_impl.indices.rtree import NULLS_FILE, PAGE_FILE, RTreeSegment, geometry_boxes, read_rtree
+from reference_impl.indices.rtree import (
+    NULLS_FILE,
+    PAGE_FILE,
+    Quantisation,
+    RTreeSegment,
+    geometry_boxes,
+    leaf_hilbert_values,
+    read_rtree,
+)
 from reference_impl.scan import fragment_table
 from reference_impl.storage import LocalStorage
 
@@ -58,17 +66,29 @@ def _occurrences(data: bytes, pattern: bytes) -> list[int]:
     return found
 
 
-def overwrite_entry(path: Path, column: str, values: np.ndarray, entry: int, new: bytes) -> None:
-    """Overwrite entry ``entry`` of ``column`` (whose values are ``values``)
-    of page_data.lance at ``path`` with the 8 bytes ``new``, in place."""
+def entry_position(path: Path, column: str, values: np.ndarray, entry: int) -> int:
+    """Where entry ``entry`` of ``column`` (whose values are ``values``) of
+    page_data.lance at ``path`` is stored: the n-th occurrence of its 8 bytes
+    in the column's page buffers, n counting the entries before it holding
+    the same value."""
     code = "<Q" if values.dtype == np.uint64 else "<d"
     old = struct.pack(code, values[entry].item())
-    data = bytearray(path.read_bytes())
-    found = [p + i for p, s in _column_region(path, column) for i in _occurrences(bytes(data[p : p + s]), old)]
+    data = path.read_bytes()
+    # values are 8-byte aligned within their buffer (a small integer's bytes also
+    # occur across two neighbouring values)
+    regions = _column_region(path, column)
+    found = [p + i for p, s in regions for i in _occurrences(data[p : p + s], old) if i % 8 == 0]
     same = np.flatnonzero(values == values[entry])
     if len(found) != len(same):
         raise AssertionError(f"{old!r} occurs {len(found)} times in {column} of {path}, held by {len(same)} entries")
-    at = found[int(np.searchsorted(same, entry))]
+    return found[int(np.searchsorted(same, entry))]
+
+
+def overwrite_entry(path: Path, column: str, values: np.ndarray, entry: int, new: bytes) -> None:
+    """Overwrite entry ``entry`` of ``column`` (whose values are ``values``)
+    of page_data.lance at ``path`` with the 8 bytes ``new``, in place."""
+    at = entry_position(path, column, values, entry)
+    data = bytearray(path.read_bytes())
     data[at : at + 8] = new
     path.write_bytes(bytes(data))
 
@@ -178,3 +198,25 @@ def defer_the_rtree_remap(root):
     dataset = lance.dataset(str(root))
     dataset.optimize.compact_files(target_rows_per_fragment=5000, defer_index_remap=True)
     lance.write_dataset(dataset.to_table(limit=1), str(root), mode="append")
+
+
+@mutation("index-rtree/hilbert-order", base=BASE)
+def swap_two_leaf_entries(root):
+    """Two neighbouring entries of a leaf page, of different Hilbert values,
+    trade places (every column): each still names its row with its box, the
+    page's box is unchanged, but the leaves are out of Hilbert order."""
+    _, _, segment, path = _segment(root)
+    values = leaf_hilbert_values(segment, Quantisation.FLOOR)
+    first = next(e for e in range(segment.page_size - 1) if values[e] < values[e + 1])
+    columns = {
+        "xmin": segment.boxes.xmin,
+        "ymin": segment.boxes.ymin,
+        "xmax": segment.boxes.xmax,
+        "ymax": segment.boxes.ymax,
+        "id": segment.ids,
+    }
+    data = bytearray(path.read_bytes())
+    for column, column_values in columns.items():
+        here, there = (entry_position(path, column, column_values, e) for e in (first, first + 1))
+        data[here : here + 8], data[there : there + 8] = data[there : there + 8], data[here : here + 8]
+    path.write_bytes(bytes(data))

@@ -4,8 +4,8 @@ RTREE segment): upstream format/index/scalar/rtree.md, rows and deletions
 format/index/index.md.
 
 Each segment whose version the reference reads is decoded once per run
-(:func:`reference_impl.indices.rtree.rtree_of`). The tree rules look at
-every entry of page_data.lance; the row rules compare the leaf entries and
+(:func:`reference_impl.indices.rtree.rtree_of`). The tree rules (structure,
+branch boxes, Hilbert order) look at every entry of page_data.lance; the row rules compare the leaf entries and
 the null rows with the rows of the fragments the segment covers at each
 version listing it (:func:`..facts.index_contents.checked_rows`): a
 default run a sample of whole fragments, a deep run all of them.
@@ -32,9 +32,11 @@ from reference_impl.indices.rtree import (
     PAGE_FILE,
     Boxes,
     GeometryBoxes,
+    Quantisation,
     RTreeSegment,
     UnsupportedGeometry,
     geometry_boxes,
+    leaf_hilbert_values,
     rtree_of,
 )
 from reference_impl.indices.types import IndexType, compatibility
@@ -217,6 +219,32 @@ def page_bounds(view: VersionView) -> Iterator[Finding]:
         problems = _bound_problems(segment)
         if problems:
             yield f"{_label(index)}: {'; '.join(problems)}", _at(view, position)
+
+
+def _first_unsorted(values: np.ndarray) -> int | None:
+    """The first position whose value is below the one before it, or None."""
+    falls = np.flatnonzero(values[1:] < values[:-1])
+    return int(falls[0]) + 1 if len(falls) else None
+
+
+def hilbert_order(view: VersionView) -> Iterator[Finding]:
+    """The leaf entries follow the Hilbert order of their box centres over
+    the bbox metadata (rtree.md, "Hilbert Curve Sorting"), the page's
+    rounding or pylance 14's truncation (docs/spec-discrepancies.md)."""
+    for position, index, segment in _readable(view):
+        box = segment.global_box
+        if segment.num_items < 2 or box is None or not all(np.isfinite(box)) or _structure_problems(segment):
+            continue
+        by_page = leaf_hilbert_values(segment, Quantisation.ROUND)
+        at = _first_unsorted(by_page)
+        if at is None or _first_unsorted(leaf_hilbert_values(segment, Quantisation.FLOOR)) is None:
+            continue
+        yield (
+            f"{_label(index)}: leaf entry {at} (box {segment.boxes.describe(at)}, Hilbert value {int(by_page[at])}) "
+            f"follows entry {at - 1} (Hilbert value {int(by_page[at - 1])}): the leaves are not in Hilbert order "
+            "(queries stay right, pages prune less)",
+            _at(view, position),
+        )
 
 
 # -- the rows -------------------------------------------------------------------------------

@@ -66,6 +66,18 @@ def page_bounds(view: VersionView):
 
 
 @rule(
+    "index-rtree/hilbert-order",
+    severity=Severity.WARNING,
+    requirements=("index.rtree-hilbert-order",),
+    summary="The leaf entries are sorted by the Hilbert value of their box centres over the bbox metadata",
+)
+def hilbert_order(view: VersionView):
+    checks = _checks(view)
+    if checks is not None:
+        yield from checks.hilbert_order(view)
+
+
+@rule(
     "index-rtree/rows-present",
     severity=Severity.ERROR,
     requirements=("index.rtree-rows-present",),
