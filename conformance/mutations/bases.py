@@ -394,6 +394,42 @@ def build_minhash_lsh(path: Path) -> None:
     dataset.delete("id >= 300 AND id < 310")
 
 
+#: The page size of the rtree base's index: a few hundred boxes make three levels.
+RTREE_PAGE_SIZE = 8
+
+
+def rtree_rows(start: int, count: int) -> pa.Table:
+    """Rows with a GeoArrow point column ``geom`` (``struct<x, y>`` named
+    ``geoarrow.point``, null every 9th row); points differ (so that pylance
+    stores the coordinates plain, not as a dictionary) but for row ``i`` with
+    ``i % 40 = 1``, which holds the point of row ``i - 1``."""
+
+    def point(i: int) -> dict[str, float]:
+        i -= i % 40 == 1
+        return {"x": (i * 7919 % 10007) / 97.25 - 50.0, "y": (i * 104729 % 10009) / 101.5 - 40.0}
+
+    ids = range(start, start + count)
+    xy = pa.struct([pa.field("x", pa.float64(), nullable=False), pa.field("y", pa.float64(), nullable=False)])
+    points = pa.array([None if i % 9 == 0 else point(i) for i in ids], xy)
+    geom = pa.field("geom", xy, metadata={b"ARROW:extension:name": b"geoarrow.point"})
+    schema = pa.schema([pa.field("id", pa.int64()), geom])
+    return pa.Table.from_arrays([pa.array(ids, pa.int64()), points], schema=schema)
+
+
+def build_rtree(path: Path) -> None:
+    """pylance 14 with an RTREE index ``geom_idx`` on ``geom`` (page size
+    :data:`RTREE_PAGE_SIZE`: leaf pages, one level of branch pages and the
+    root) over 400 rows in two fragments; rows are deleted before the index
+    is built (``id % 50 = 3``: not indexed) and after (ids 300 to 309: still
+    indexed). Versions: 1 create, 2 delete, 3 the index, 4 delete."""
+    lance = _lance()
+    dataset = lance.write_dataset(rtree_rows(0, 400), path, max_rows_per_file=200)
+    dataset.delete("id % 50 = 3")
+    config = lance.indices.IndexConfig(index_type="rtree", parameters={"page_size": RTREE_PAGE_SIZE})
+    dataset.create_scalar_index("geom", config, name="geom_idx")
+    dataset.delete("id >= 300 AND id < 310")
+
+
 BASES = {
     "blobs": build_blobs,
     "branched": build_branched,
@@ -409,6 +445,7 @@ BASES = {
     "vectors": build_vectors,
     "zone_indices": build_zone_indices,
     "minhash_lsh": build_minhash_lsh,
+    "rtree": build_rtree,
 }
 
 

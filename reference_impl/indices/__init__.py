@@ -15,5 +15,7 @@ in the manifest, is :mod:`reference_impl.fragment_reuse`.
 * :mod:`.zones`, :mod:`.zonemap`, :mod:`.bloom_filter` (with :mod:`.xxhash64`):
   the zone map index (read and written) and the bloom filter index (read);
 * :mod:`.btree`: BTREE segments (scalar/btree.md), read, queried and written;
-* :mod:`.bitmap`, :mod:`.label_list`: BITMAP and LABEL_LIST segments.
+* :mod:`.bitmap`, :mod:`.label_list`: BITMAP and LABEL_LIST segments;
+* :mod:`.rtree`: RTREE segments (scalar/rtree.md) and the bounding boxes of
+  native GeoArrow geometries, read.
 """

@@ -32,6 +32,7 @@ class IndexType(enum.Enum):
     FRAGMENT_REUSE = "FragmentReuseIndexDetails"
     MEM_WAL = "MemWalIndexDetails"
     MINHASH_LSH = "MinHashLshIndexDetails"
+    RTREE = "RTreeIndexDetails"
 
     @classmethod
     def of(cls, index: IndexMetadata) -> IndexType | None:
@@ -74,6 +75,9 @@ READ_VERSIONS: dict[IndexType, int] = {
     IndexType.LABEL_LIST: 2,  # .label_list: row ids before version 2, row addresses from it
     # .minhash_lsh: pylance 14 records 0 (stored row ids); 1 is the page's layout (row addresses).
     IndexType.MINHASH_LSH: 1,
+    # .rtree: row ids before version 1, row addresses from it; pylance 14 records 0 (row ids,
+    # equal to row addresses without stable row ids).
+    IndexType.RTREE: 1,
 }
 
 

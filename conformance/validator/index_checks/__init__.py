@@ -37,6 +37,7 @@ MODULES: dict[IndexType, str] = {
     IndexType.JSON: "text",
     IndexType.VECTOR: "vector",
     IndexType.MINHASH_LSH: "minhash_lsh",
+    IndexType.RTREE: "rtree",
 }
 
 

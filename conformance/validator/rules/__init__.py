@@ -51,6 +51,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "schema": ("field_types", "non_nullable", "schema"),
     "transaction": ("history", "table_operations", "transactions"),
     "writer-version": ("writer_version",),
+    "index-rtree": ("index_rtree",),
 }
 
 
