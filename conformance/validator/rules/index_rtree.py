@@ -11,21 +11,11 @@ unchecked; ``--deep`` compares every covered fragment.
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from reference_impl.indices.types import IndexType
 
 from ..context import VersionView
+from ..index_checks import checks
 from ..registry import Severity, rule
-
-
-def _checks(view: VersionView) -> ModuleType | None:
-    """The checks module when this version lists an RTREE segment, else None."""
-    if not any(IndexType.of(index) is IndexType.RTREE for index in view.manifest_file.indices or []):
-        return None
-    from ..index_checks import rtree  # lazy: numpy and pyarrow, only for a version with an RTREE segment
-
-    return rtree
 
 
 @rule(
@@ -35,9 +25,7 @@ def _checks(view: VersionView) -> ModuleType | None:
     summary="An RTREE segment's page_data.lance and nulls.lance hold the columns, types and metadata rtree.md names",
 )
 def files_decode(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.files_decode(view)
+    return checks(view, IndexType.RTREE).files_decode(view)
 
 
 @rule(
@@ -48,9 +36,7 @@ def files_decode(view: VersionView):
     "level naming every page of the level below once",
 )
 def tree_structure(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.tree_structure(view)
+    return checks(view, IndexType.RTREE).tree_structure(view)
 
 
 @rule(
@@ -60,9 +46,7 @@ def tree_structure(view: VersionView):
     summary="Each branch entry's box contains the boxes of its page's entries, and the bbox metadata the root's",
 )
 def page_bounds(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.page_bounds(view)
+    return checks(view, IndexType.RTREE).page_bounds(view)
 
 
 @rule(
@@ -72,9 +56,7 @@ def page_bounds(view: VersionView):
     summary="The leaf entries are sorted by the Hilbert value of their box centres over the bbox metadata",
 )
 def hilbert_order(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.hilbert_order(view)
+    return checks(view, IndexType.RTREE).hilbert_order(view)
 
 
 @rule(
@@ -85,9 +67,7 @@ def hilbert_order(view: VersionView):
     "row none",
 )
 def rows_present(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.rows_present(view)
+    return checks(view, IndexType.RTREE).rows_present(view)
 
 
 @rule(
@@ -97,9 +77,7 @@ def rows_present(view: VersionView):
     summary="Each leaf entry of a covered fragment names a row of it and its box contains that row's geometry",
 )
 def entries_valid(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.entries_valid(view)
+    return checks(view, IndexType.RTREE).entries_valid(view)
 
 
 @rule(
@@ -109,9 +87,7 @@ def entries_valid(view: VersionView):
     summary="nulls.lance records the null rows of the covered fragments (deleted ones may be left out), and no others",
 )
 def null_rows(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.null_rows(view)
+    return checks(view, IndexType.RTREE).null_rows(view)
 
 
 @rule(
@@ -122,6 +98,4 @@ def null_rows(view: VersionView):
     "reference computes no boxes for, or fragments a deferred remap wrote",
 )
 def sampled(view: VersionView):
-    checks = _checks(view)
-    if checks is not None:
-        yield from checks.sampled(view)
+    return checks(view, IndexType.RTREE).sampled(view)
