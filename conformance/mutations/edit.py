@@ -131,3 +131,26 @@ def edit_operation(root: Path, kind: type, edit, *, which: int = 0) -> None:
     """Edit the operation of the ``which``-th version whose operation is a ``kind``."""
     version = versions_of(root, kind)[which]
     edit_transaction(root, version, lambda transaction: edit(transaction.operation))
+
+
+def occurrences(data: bytes, pattern: bytes) -> list[int]:
+    """Every position where ``pattern`` starts in ``data``, overlaps included."""
+    found, at = [], data.find(pattern)
+    while at >= 0:
+        found.append(at)
+        at = data.find(pattern, at + 1)
+    return found
+
+
+def overwrite_once(path: Path, old: bytes, new: bytes, regions: list[tuple[int, int]] | None = None) -> None:
+    """Write ``new`` over the one occurrence of ``old`` in the file, or within
+    its ``(position, size)`` regions when given. The two are as long: an index
+    mutation changes contents and keeps the file's size."""
+    assert len(old) == len(new) and old != new, (old, new)
+    data = bytearray(path.read_bytes())
+    regions = regions if regions is not None else [(0, len(data))]
+    found = [start + at for start, size in regions for at in occurrences(bytes(data[start : start + size]), old)]
+    if len(found) != 1:
+        raise AssertionError(f"{path}: {old!r} occurs {len(found)} times where it was to be replaced, not once")
+    data[found[0] : found[0] + len(old)] = new
+    path.write_bytes(bytes(data))

@@ -25,6 +25,7 @@ from reference_impl.indices.minhash_lsh import BANDS_FILE, NUM_DOCS_KEY, PAGE_TA
 from reference_impl.indices.types import IndexType
 from reference_impl.storage import LocalStorage
 
+from ..edit import overwrite_once
 from ..registry import mutation
 
 BASE = "minhash_lsh"
@@ -43,21 +44,6 @@ def _column_buffers(path: Path, column: str) -> list[tuple[int, int]]:
 def _descriptor_region(path: Path) -> list[tuple[int, int]]:
     """Global buffer 0, the file descriptor holding the schema metadata."""
     return [read_v2_metadata(LocalStorage(path.parent), path.name).global_buffers[0]]
-
-
-def _overwrite(path: Path, regions: list[tuple[int, int]], old: bytes, new: bytes) -> None:
-    """Write ``new`` over the single occurrence of ``old`` (as long) within ``regions``."""
-    assert len(old) == len(new), (old, new)
-    data = bytearray(path.read_bytes())
-    hits = []
-    for start, size in regions:
-        at = bytes(data[start : start + size]).find(old)
-        while at >= 0:
-            hits.append(start + at)
-            at = bytes(data[start : start + size]).find(old, at + 1)
-    assert len(hits) == 1, f"{old!r} occurs {len(hits)} times in {path}"
-    data[hits[0] : hits[0] + len(old)] = new
-    path.write_bytes(bytes(data))
 
 
 def _bands(root: Path):
@@ -84,11 +70,11 @@ def spoil_the_document_count(root):
     other = str(segment.bands.num_docs - 1).encode()
     other = other if len(other) == len(count) else str(segment.bands.num_docs + 1).encode()
     key = NUM_DOCS_KEY.encode()
-    _overwrite(
+    overwrite_once(
         path,
-        _descriptor_region(path),
         key + b"\x12" + bytes([len(count)]) + count,
         key + b"\x12" + bytes([len(other)]) + other,
+        _descriptor_region(path),
     )
 
 
@@ -111,7 +97,7 @@ def swap_two_documents_of_a_bucket(root):
     for row in np.flatnonzero(keys[1:] == keys[:-1]).tolist():
         pair = struct.pack("<II", int(docs[row]), int(docs[row + 1]))
         if sum(_count(data[p : p + s], pair) for p, s in regions) == 1:
-            _overwrite(path, regions, pair, struct.pack("<II", int(docs[row + 1]), int(docs[row])))
+            overwrite_once(path, pair, struct.pack("<II", int(docs[row + 1]), int(docs[row])), regions)
             return
     raise AssertionError("no bucket of two documents to swap")
 
@@ -143,7 +129,7 @@ def change_a_band_key(root):
     alone = (keys[1:-1] > keys[:-2]) & (keys[1:-1] + np.uint64(1) < keys[2:])
     row = next(int(r) + 1 for r in np.flatnonzero(alone) if (int(r) + 2) % page_rows)
     old = int(keys[row])
-    _overwrite(path, _column_buffers(path, "band_key"), struct.pack("<Q", old), struct.pack("<Q", old + 1))
+    overwrite_once(path, struct.pack("<Q", old), struct.pack("<Q", old + 1), _column_buffers(path, "band_key"))
 
 
 @mutation("index-minhash-lsh/rows-indexed", base=BASE)

@@ -37,6 +37,7 @@ from reference_impl.indices.rtree import (
 from reference_impl.scan import fragment_table
 from reference_impl.storage import LocalStorage
 
+from ..edit import occurrences
 from ..registry import mutation
 
 BASE = "rtree"
@@ -58,14 +59,6 @@ def _column_region(path: Path, column: str) -> list[tuple[int, int]]:
     return [(p, s) for page in pages for p, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)]
 
 
-def _occurrences(data: bytes, pattern: bytes) -> list[int]:
-    found, at = [], data.find(pattern)
-    while at >= 0:
-        found.append(at)
-        at = data.find(pattern, at + 1)
-    return found
-
-
 def entry_position(path: Path, column: str, values: np.ndarray, entry: int) -> int:
     """Where entry ``entry`` of ``column`` (whose values are ``values``) of
     page_data.lance at ``path`` is stored: the n-th occurrence of its 8 bytes
@@ -77,7 +70,7 @@ def entry_position(path: Path, column: str, values: np.ndarray, entry: int) -> i
     # values are 8-byte aligned within their buffer (a small integer's bytes also
     # occur across two neighbouring values)
     regions = _column_region(path, column)
-    found = [p + i for p, s in regions for i in _occurrences(data[p : p + s], old) if i % 8 == 0]
+    found = [p + i for p, s in regions for i in occurrences(data[p : p + s], old) if i % 8 == 0]
     same = np.flatnonzero(values == values[entry])
     if len(found) != len(same):
         raise AssertionError(f"{old!r} occurs {len(found)} times in {column} of {path}, held by {len(same)} entries")
@@ -117,7 +110,7 @@ def spoil_num_items(root):
     descriptor = read_v2_metadata(LocalStorage(path.parent), path.name).global_buffers[0]
     old = b"\x09num_items\x12" + bytes([len(value)]) + value
     region = bytes(data[descriptor[0] : descriptor[0] + descriptor[1]])
-    (at,) = _occurrences(region, old)
+    (at,) = occurrences(region, old)
     start = descriptor[0] + at + len(old) - len(value)
     data[start : start + len(value)] = spoiled
     path.write_bytes(bytes(data))
@@ -181,7 +174,7 @@ def move_a_null_row(root):
     old, new = encode_row_addr_map(segment.null_rows.tolist()), encode_row_addr_map(moved)
     assert len(old) == len(new) and np.array_equal(decode_row_addr_map(new), np.array(moved, np.uint64))
     data = bytearray(path.read_bytes())
-    (at,) = _occurrences(bytes(data), old)
+    (at,) = occurrences(bytes(data), old)
     data[at : at + len(old)] = new
     path.write_bytes(bytes(data))
 

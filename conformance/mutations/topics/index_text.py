@@ -23,7 +23,7 @@ from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.indices.files import read_index_file
 from reference_impl.indices.inverted import read_inverted
 
-from ..edit import edit_manifest
+from ..edit import edit_manifest, overwrite_once
 from ..registry import mutation
 
 BASE = "text_indices"
@@ -37,14 +37,6 @@ def _latest(root: Path, name: str) -> tuple[Dataset, IndexMetadata]:
 
 def _file(root: Path, index: IndexMetadata, name: str) -> Path:
     return root / "_indices" / index.uuid / name
-
-
-def _overwrite(path: Path, old: bytes, new: bytes) -> None:
-    """Replace the one occurrence of ``old`` in the file with ``new`` (as long)."""
-    assert len(old) == len(new) and old != new
-    data = path.read_bytes()
-    assert data.count(old) == 1, f"{path.name}: the bytes to change occur {data.count(old)} times"
-    path.write_bytes(data.replace(old, new))
 
 
 def _column(root: Path, name: str, file: str, column: str) -> tuple[Path, list]:
@@ -92,13 +84,13 @@ def _fst(root: Path) -> tuple[Path, bytes]:
 @mutation("index-inverted/decodes", base=BASE)
 def give_the_token_set_an_unknown_fst_version(root):
     path, fst = _fst(root)
-    _overwrite(path, fst, struct.pack("<Q", 9) + fst[8:])
+    overwrite_once(path, fst, struct.pack("<Q", 9) + fst[8:])
 
 
 @mutation("index-inverted/token-set", base=BASE)
 def break_the_token_set_checksum(root):
     path, fst = _fst(root)
-    _overwrite(path, fst, fst[:-1] + bytes([fst[-1] ^ 0xFF]))
+    overwrite_once(path, fst, fst[:-1] + bytes([fst[-1] ^ 0xFF]))
 
 
 @mutation("index-inverted/postings", base=BASE)
@@ -107,7 +99,7 @@ def raise_a_block_score_above_max_score(root):
     path, postings = _column(root, "text_fts", "part_0_invert.lance", "_posting")
     block = postings[0][0]
     (score,) = struct.unpack_from("<f", block, 0)
-    _overwrite(path, block, struct.pack("<f", score * 2 + 1) + block[4:])
+    overwrite_once(path, block, struct.pack("<f", score * 2 + 1) + block[4:])
 
 
 @mutation("index-inverted/doc-lengths", base=BASE)
@@ -154,7 +146,7 @@ def move_a_position_of_a_token(root):
     for stream, posting in zip(streams, partition.postings, strict=True):
         varints_only = len(posting.doc_ids) < 128 and int(posting.frequencies.sum()) < 128
         if varints_only and stream and stream[0] < 0x7E and path.read_bytes().count(stream) == 1:
-            _overwrite(path, stream, bytes([stream[0] + 1]) + stream[1:])
+            overwrite_once(path, stream, bytes([stream[0] + 1]) + stream[1:])
             moved += 1
     assert moved, "no token with a varint position stream"
 
@@ -178,7 +170,7 @@ def move_a_posting_to_another_document(root):
             ends.append(at)
         last = ends[-1] - 1
         if ends[-1] - ends[-2] == 1 and tail[last] < 0x7F:
-            _overwrite(path, tail, tail[:last] + bytes([tail[last] + 1]) + tail[last + 1 :])
+            overwrite_once(path, tail, tail[:last] + bytes([tail[last] + 1]) + tail[last + 1 :])
             return
     raise AssertionError("no tail block with a one-byte last delta")
 
@@ -205,7 +197,7 @@ def _small_posting(postings: list[bytes]) -> bytes:
 def break_a_posting_bitmap_cookie(root):
     path, _, postings = _ngram_postings(root)
     raw = _small_posting(postings)
-    _overwrite(path, raw, raw[:12] + b"\x00\x00\x00\x00" + raw[16:])
+    overwrite_once(path, raw, raw[:12] + b"\x00\x00\x00\x00" + raw[16:])
 
 
 @mutation("index-ngram/tokens", base=BASE, also=("index-ngram/postings-match-rows",))
@@ -215,21 +207,21 @@ def store_a_token_that_is_no_trigram(root):
     old = np.asarray(tokens, dtype="<u4")
     new = old.copy()
     new[1] = 5
-    _overwrite(path, old.tobytes(), new.tobytes())
+    overwrite_once(path, old.tobytes(), new.tobytes())
 
 
 @mutation("index-ngram/rows-covered", base=BASE, also=("index-ngram/postings-match-rows",))
 def list_a_row_past_its_fragment(root):
     path, _, postings = _ngram_postings(root)
     raw = _small_posting(postings)
-    _overwrite(path, raw, raw[:12] + _with_member_changed(raw[12:], at_end=True))
+    overwrite_once(path, raw, raw[:12] + _with_member_changed(raw[12:], at_end=True))
 
 
 @mutation("index-ngram/postings-match-rows", base=BASE)
 def move_a_row_to_another_trigram(root):
     path, _, postings = _ngram_postings(root)
     raw = _small_posting(postings)
-    _overwrite(path, raw, raw[:12] + _with_member_changed(raw[12:], at_end=False))
+    overwrite_once(path, raw, raw[:12] + _with_member_changed(raw[12:], at_end=False))
 
 
 # -- JSON -----------------------------------------------------------------------------------------
@@ -256,7 +248,9 @@ def move_a_row_to_another_json_value(root):
     for raw in bitmaps:
         count, _, size = struct.unpack_from("<III", raw, 0)
         if raw and count >= 1 and struct.unpack_from("<I", raw, 12)[0] == 12346:
-            _overwrite(path, raw, raw[:12] + _with_member_changed(raw[12 : 12 + size], at_end=False) + raw[12 + size :])
+            overwrite_once(
+                path, raw, raw[:12] + _with_member_changed(raw[12 : 12 + size], at_end=False) + raw[12 + size :]
+            )
             return
     raise AssertionError("no bitmap of one fragment in an array container")
 

@@ -22,7 +22,7 @@ from reference_impl.indices.files import IndexFileContents, read_index_file
 from reference_impl.wire import index_pb2
 
 from ..bases import vector_rows
-from ..edit import edit_manifest
+from ..edit import edit_manifest, overwrite_once
 from ..registry import mutation
 
 BASE = "vectors"
@@ -33,14 +33,6 @@ def _segment_file(root: Path, index_name: str, name: str) -> tuple[Path, IndexFi
     dataset = Dataset.open(str(root))
     index = next(index for index in dataset.indices if index.name == index_name)
     return Path(root) / "_indices" / index.uuid / name, read_index_file(dataset, index, name)
-
-
-def _patch(path: Path, old: bytes, new: bytes) -> None:
-    assert len(old) == len(new), "a mutation keeps the file's size"
-    data = path.read_bytes()
-    if data.count(old) != 1:
-        raise AssertionError(f"{path}: the bytes to replace occur {data.count(old)} times, not once")
-    path.write_bytes(data.replace(old, new))
 
 
 def _row_ids(contents: IndexFileContents) -> np.ndarray:
@@ -54,7 +46,7 @@ def _storage_ivf(contents: IndexFileContents) -> index_pb2.IVF:
 @mutation("index-vector/files-readable", base=BASE)
 def name_an_unknown_distance_type(root):
     path, _ = _segment_file(root, "vec_idx", "index.idx")
-    _patch(path, b'"distance_type":"l2"', b'"distance_type":"l9"')
+    overwrite_once(path, b'"distance_type":"l2"', b'"distance_type":"l9"')
 
 
 @mutation("index-vector/partition-ranges", base=BASE)
@@ -64,20 +56,20 @@ def lengthen_a_partition(root):
     changed = index_pb2.IVF()
     changed.CopyFrom(ivf)
     changed.lengths[0] += 1  # one more row than the file holds
-    _patch(path, ivf.SerializeToString(), changed.SerializeToString())
+    overwrite_once(path, ivf.SerializeToString(), changed.SerializeToString())
 
 
 @mutation("index-vector/dimensions", base=BASE)
 def record_another_sq_dimension(root):
     path, _ = _segment_file(root, "emb_idx", "auxiliary.idx")
-    _patch(path, b'\\"dim\\":8', b'\\"dim\\":9')
+    overwrite_once(path, b'\\"dim\\":8', b'\\"dim\\":9')
 
 
 @mutation("index-vector/rows-once", base=BASE, also=("index-vector/nearest-partition", "index-vector/codes-nearest"))
 def move_a_row_id_onto_another(root):
     path, contents = _segment_file(root, "vec_idx", "auxiliary.idx")
     ids = _row_ids(contents)
-    _patch(path, ids[:3].tobytes(), np.array([ids[1], ids[1], ids[2]], dtype="<u8").tobytes())
+    overwrite_once(path, ids[:3].tobytes(), np.array([ids[1], ids[1], ids[2]], dtype="<u8").tobytes())
 
 
 @mutation("index-vector/nearest-partition", base=BASE, also=("index-vector/codes-nearest",))
@@ -87,7 +79,7 @@ def swap_rows_between_partitions(root):
     first, second = 0, int(ivf.offsets[1])  # the first rows of partitions 0 and 1
     swapped = ids.copy()
     swapped[[first, second]] = swapped[[second, first]]
-    _patch(path, ids.tobytes(), swapped.tobytes())
+    overwrite_once(path, ids.tobytes(), swapped.tobytes())
 
 
 @mutation("index-vector/codes-nearest", base=BASE)
@@ -96,7 +88,7 @@ def change_a_pq_code(root):
     codes = np.asarray(contents.column("__pq_code").combine_chunks().flatten().to_numpy(), dtype=np.uint8)
     changed = codes.copy()
     changed[0] = (int(codes[0]) + 128) % 256  # the codeword half the codebook away
-    _patch(path, codes.tobytes(), changed.tobytes())
+    overwrite_once(path, codes.tobytes(), changed.tobytes())
 
 
 @mutation("index-vector/hnsw-graph", base=BASE)

@@ -31,6 +31,7 @@ from reference_impl.scan import fragment_table
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import encodings_v2_1_pb2
 
+from ..edit import overwrite_once
 from ..registry import mutation
 
 BASE = "zone_indices"
@@ -53,26 +54,6 @@ def _column_buffers(path: Path, column: str) -> list[tuple[int, int]]:
     return [(p, s) for page in pages for p, s in zip(page.buffer_offsets, page.buffer_sizes, strict=True)]
 
 
-def _overwrite(path: Path, regions: list[tuple[int, int]], old: bytes, new: bytes) -> None:
-    """Replace the one occurrence of ``old`` inside ``regions`` of the file
-    with ``new`` (same length)."""
-    assert len(old) == len(new), (old, new)
-    data = bytearray(path.read_bytes())
-    found = [p + i for p, s in regions for i in _occurrences(bytes(data[p : p + s]), old)]
-    if len(found) != 1:
-        raise AssertionError(f"{old!r} occurs {len(found)} times in the regions {regions} of {path}")
-    data[found[0] : found[0] + len(old)] = new
-    path.write_bytes(bytes(data))
-
-
-def _occurrences(data: bytes, pattern: bytes) -> list[int]:
-    found, at = [], data.find(pattern)
-    while at >= 0:
-        found.append(at)
-        at = data.find(pattern, at + 1)
-    return found
-
-
 def _descriptor_region(path: Path) -> list[tuple[int, int]]:
     """Global buffer 0: the file descriptor, where the schema metadata is."""
     return [read_v2_metadata(LocalStorage(path.parent), path.name).global_buffers[0]]
@@ -84,7 +65,7 @@ def _move_a_start(path: Path, zones: Zones) -> None:
     other rows stay in it, so its statistics still hold for them. Fragment
     1 has fewer zones: the start is written once in the zone_start column."""
     old = int(zones.starts[zones.of_fragment(0)[-1]])
-    _overwrite(path, _column_buffers(path, "zone_start"), struct.pack("<Q", old), struct.pack("<Q", old + 1))
+    overwrite_once(path, struct.pack("<Q", old), struct.pack("<Q", old + 1), _column_buffers(path, "zone_start"))
 
 
 def _move_a_null_row(path: Path, null_rows: np.ndarray, is_null) -> None:
@@ -125,7 +106,7 @@ def _null_in(dataset: Dataset, column: str):
 def spoil_rows_per_zone(root):
     """rows_per_zone "100" becomes "1x0" in the file's schema metadata."""
     _, _, path = _segment(root, IndexType.ZONEMAP)
-    _overwrite(path, _descriptor_region(path), b"\x0drows_per_zone\x12\x03100", b"\x0drows_per_zone\x12\x031x0")
+    overwrite_once(path, b"\x0drows_per_zone\x12\x03100", b"\x0drows_per_zone\x12\x031x0", _descriptor_region(path))
 
 
 @mutation("index-zonemap/zones-tile", base=BASE)
@@ -140,7 +121,7 @@ def narrow_a_zone_minimum(root):
     """The minimum of zone 2 rises by one, above the value it holds."""
     dataset, index, path = _segment(root, IndexType.ZONEMAP)
     old = read_zone_map(dataset, index).minimums[2].as_py()
-    _overwrite(path, _column_buffers(path, "min"), struct.pack("<q", old), struct.pack("<q", old + 1))
+    overwrite_once(path, struct.pack("<q", old), struct.pack("<q", old + 1), _column_buffers(path, "min"))
 
 
 @mutation("index-zonemap/null-rows", base=BASE)
@@ -160,7 +141,7 @@ def spoil_the_false_positive_probability(root):
     """bloomfilter_probability "0.01" becomes "0.x1", not a number."""
     _, _, path = _segment(root, IndexType.BLOOM_FILTER)
     key = b"\x17bloomfilter_probability\x12\x04"
-    _overwrite(path, _descriptor_region(path), key + b"0.01", key + b"0.x1")
+    overwrite_once(path, key + b"0.01", key + b"0.x1", _descriptor_region(path))
 
 
 @mutation("index-bloom-filter/zones-tile", base=BASE)
@@ -186,7 +167,7 @@ def clear_a_filter_bit(root):
     cleared = zone_filter.blocks.copy()
     cleared[block, 0] &= ~mask[0]
     regions = [(p, s) for p, s in _column_buffers(path, "bloom_filter_data")]
-    _overwrite(path, regions, zone_filter.to_bytes(), cleared.astype("<u4").tobytes())
+    overwrite_once(path, zone_filter.to_bytes(), cleared.astype("<u4").tobytes(), regions)
 
 
 @mutation("index-bloom-filter/has-null", base=BASE)
@@ -204,7 +185,7 @@ def clear_has_null(root):
     assert layout.constant_layout.inline_value == b"\x01", layout
     layout.constant_layout.inline_value = b"\x00"
     wrapped.value = layout.SerializeToString()
-    _overwrite(path, [(0, path.stat().st_size)], page.encoding.direct.encoding, wrapped.SerializeToString())
+    overwrite_once(path, page.encoding.direct.encoding, wrapped.SerializeToString())
 
 
 @mutation("index-bloom-filter/null-rows", base=BASE)
@@ -230,7 +211,7 @@ def widen_a_zone_maximum(root):
         if not deleted[int(zones.fragment_ids[zone])] & set(range(int(zones.starts[zone]), int(zones.ends[zone])))
     )
     old = zone_map.maximums[whole].as_py()
-    _overwrite(path, _column_buffers(path, "max"), struct.pack("<q", old), struct.pack("<q", old + 1))
+    overwrite_once(path, struct.pack("<q", old), struct.pack("<q", old + 1), _column_buffers(path, "max"))
 
 
 # -- what a run leaves unchecked ----------------------------------------------------------
