@@ -91,6 +91,22 @@ def segment_directory_exists(view: VersionView, index: IndexMetadata) -> bool:
     return location.storage.is_dir(location.relpath.rstrip("/"))
 
 
+def key_positions(keys: np.ndarray, ids: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """For each of ``ids`` (what a segment stores for a row), the position
+    in ``keys`` (the covered rows' row addresses or row ids) holding it, -1
+    where none does. ``order`` sorts ``keys`` (a stable argsort when not
+    given); where a key repeats (a row an update moved keeps its stable row
+    id), the first in that order is taken."""
+    order = np.argsort(keys, kind="stable") if order is None else order
+    sorted_keys = keys[order]
+    spot = np.searchsorted(sorted_keys, ids)
+    found = spot < len(sorted_keys)
+    found[found] = sorted_keys[spot[found]] == ids[found]
+    positions = np.full(len(ids), -1, dtype=np.int64)
+    positions[found] = order[spot[found]]
+    return positions
+
+
 def _key_path(view: VersionView, field_id: int) -> list[str] | None:
     """Names from the top-level field down to the field ``field_id``; None
     when no rooted field has that id (the schema walk is the validator's

@@ -30,7 +30,7 @@ from reference_impl.indices.btree import DATA_FILE, LOOKUP_FILE, BTreeSegment, d
 from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import Loaded, VersionView, load
-from ..facts.index_contents import CoveredRows, covered_rows, segment_directory_exists, segment_file
+from ..facts.index_contents import CoveredRows, covered_rows, key_positions, segment_directory_exists, segment_file
 
 #: Findings of one kind reported per segment and version before the rest are counted.
 MAX_EXAMPLES = 5
@@ -204,15 +204,8 @@ def _match(ids: np.ndarray, rows: CoveredRows, by_address: bool, skipped: frozen
         mine = np.flatnonzero(np.isin(fragments, np.asarray(checked, dtype=np.int64)))
     else:
         mine = np.flatnonzero(np.isin(ids, keys[row_checked]))
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    wanted = ids[mine]
-    spot = np.searchsorted(sorted_keys, wanted)
-    found = spot < len(sorted_keys)
-    found[found] = sorted_keys[spot[found]] == wanted[found]
-    row = np.full(len(mine), -1, dtype=np.int64)
-    row[found] = order[spot[found]]
-    counts = np.bincount(row[found], minlength=len(keys)) if len(keys) else np.zeros(0, dtype=np.int64)
+    row = key_positions(keys, ids[mine])
+    counts = np.bincount(row[row >= 0], minlength=len(keys)) if len(keys) else np.zeros(0, dtype=np.int64)
     return _Match(mine, row, counts, row_checked)
 
 

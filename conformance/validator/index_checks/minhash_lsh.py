@@ -46,7 +46,14 @@ from reference_impl.indices.minhash_signature import BAND_SHIFT, SIGNATURE_VERSI
 from reference_impl.indices.types import IndexType, compatibility
 
 from ..context import Failed, Loaded, Ok, VersionView
-from ..facts.index_contents import CoveredRows, checked_rows, covered_rows, segment_directory_exists, segment_file
+from ..facts.index_contents import (
+    CoveredRows,
+    checked_rows,
+    covered_rows,
+    key_positions,
+    segment_directory_exists,
+    segment_file,
+)
 
 #: Problems of one kind listed per segment before the rest are counted.
 MAX_EXAMPLES = 5
@@ -227,12 +234,7 @@ def _match(view: VersionView, index: IndexMetadata, segment: MinHashSegment, row
         mine = np.flatnonzero(np.isin((named >> np.uint64(32)).astype(np.int64), np.asarray(fragments, np.int64)))
     else:
         mine = np.flatnonzero(np.isin(named, keys[checked_row]))
-    order = np.argsort(keys, kind="stable")
-    spot = np.searchsorted(keys[order], named[mine])
-    found = spot < len(keys)
-    found[found] = keys[order][spot[found]] == named[mine][found]
-    row = np.full(len(mine), -1, dtype=np.int64)
-    row[found] = order[spot[found]]
+    row = key_positions(keys, named[mine])
     per_row = np.bincount(row[row >= 0], minlength=len(keys))
     details = segment.details
     texts = rows.values.to_pylist()

@@ -45,6 +45,7 @@ from ..context import Loaded, VersionView, load
 from ..facts.index_contents import (
     CoveredRows,
     checked_rows,
+    key_positions,
     rewritten_fragments,
     segment_directory_exists,
     segment_file,
@@ -266,26 +267,6 @@ class _Rows:
     row_of_null: np.ndarray
 
 
-def _row_finder(keys: np.ndarray, deleted: np.ndarray):
-    """A lookup from ids to covered rows: where an id names two rows (a row
-    an update moved keeps its stable row id), the one not deleted."""
-    order = np.lexsort((deleted, keys))
-    sorted_keys = keys[order]
-    first = np.ones(len(order), bool)
-    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
-    sorted_keys, order = sorted_keys[first], order[first]
-
-    def find(ids: np.ndarray) -> np.ndarray:
-        spot = np.searchsorted(sorted_keys, ids)
-        found = spot < len(sorted_keys)
-        found[found] = sorted_keys[spot[found]] == ids[found]
-        row = np.full(len(ids), -1, dtype=np.int64)
-        row[found] = order[spot[found]]
-        return row
-
-    return find
-
-
 def _mine(ids: np.ndarray, covered: CoveredRows, by_address: bool, rows: np.ndarray) -> np.ndarray:
     """The positions of ``ids`` the covered rows read can judge: row
     addresses of the fragments read, or row ids found among them."""
@@ -297,12 +278,13 @@ def _mine(ids: np.ndarray, covered: CoveredRows, by_address: bool, rows: np.ndar
 
 def _match(segment: RTreeSegment, covered: CoveredRows, geometry: GeometryBoxes, by_address: bool) -> _Rows:
     keys = covered.row_addresses if by_address else covered.row_ids
-    find = _row_finder(keys, covered.deleted)
-    leaf_rows = find(segment.leaf_ids)
+    # Where an id names two rows (a row an update moved keeps its stable row id), the one not deleted.
+    order = np.lexsort((covered.deleted, keys))
+    leaf_rows = key_positions(keys, segment.leaf_ids, order)
     mine = _mine(segment.leaf_ids, covered, by_address, leaf_rows)
     named = leaf_rows[mine]
     counts = np.bincount(named[named >= 0], minlength=len(keys)) if len(keys) else np.zeros(0, dtype=np.int64)
-    null_rows = find(segment.null_rows)
+    null_rows = key_positions(keys, segment.null_rows, order)
     null_mine = _mine(segment.null_rows, covered, by_address, null_rows)
     return _Rows(covered, geometry, mine, named, counts, segment.null_rows[null_mine], null_rows[null_mine])
 

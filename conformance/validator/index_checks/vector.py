@@ -29,7 +29,7 @@ from reference_impl.indices.vector.ivf import (
 )
 
 from ..context import Loaded, VersionView
-from ..facts.index_contents import CoveredRows, checked_rows, rewritten_fragments
+from ..facts.index_contents import CoveredRows, checked_rows, key_positions, rewritten_fragments
 
 #: Rows compared with their centroids and codebooks at a time (bounds the
 #: ``rows x candidates`` distance arrays).
@@ -204,13 +204,9 @@ class _Matched:
 
 
 def _match(segment: VectorSegment, covered: CoveredRows) -> _Matched:
-    order = np.argsort(covered.row_ids, kind="stable")
-    sorted_ids = covered.row_ids[order]
-    at = np.searchsorted(sorted_ids, segment.row_ids)
-    at_clipped = np.minimum(at, max(len(sorted_ids) - 1, 0))
-    found = (at < len(sorted_ids)) & (sorted_ids[at_clipped] == segment.row_ids) if len(sorted_ids) else at < 0
-    rows = np.nonzero(found)[0]
-    return _Matched(rows, order[at_clipped[rows]])
+    positions = key_positions(covered.row_ids, segment.row_ids)
+    rows = np.flatnonzero(positions >= 0)
+    return _Matched(rows, positions[rows])
 
 
 def _vector_values(covered: CoveredRows, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
