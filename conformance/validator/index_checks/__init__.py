@@ -1,7 +1,8 @@
 """The bodies of the index content rules, one module per rule module of
 ``rules/``: :mod:`.btree` (``index_btree``), :mod:`.bitmap` (BITMAP and
 LABEL_LIST), :mod:`.zonemap` (ZONEMAP and BLOOMFILTER), :mod:`.text`
-(INVERTED, NGRAM and JSON) and :mod:`.vector`.
+(INVERTED, NGRAM and JSON), :mod:`.vector`, :mod:`.rtree` and
+:mod:`.minhash_lsh`.
 
 They decode index files with numpy and pyarrow, which neither the rule
 catalog nor the validation of a version without such an index needs (the
