@@ -219,6 +219,7 @@ INDEX_CASES = (
     "crafted-index-remap-dropped",
     "lancedb-indices",
     "pylance-vector-indices",
+    "pylance-rtree-minhash-indices",
 )
 
 
