@@ -72,6 +72,10 @@ def test_release_ranges_concern_exactly_the_releases_they_hold():
     assert "pylance-index-tags-restore" in expected_failures("pylance@0.17.0")
     assert "pylance-index-tags-restore" not in expected_failures("pylance@0.21.0")
     assert not expected_failures("pylance@0.20.0") & {"ref-naming-v1", "pylance-naming-v2-deletes"}
+    # a range naming one release holds it and neither neighbour
+    assert "ref-index-metadata" in expected_failures("pylance@0.34.0")
+    assert "ref-index-metadata" not in expected_failures("pylance@0.33.0")
+    assert "ref-index-metadata" not in expected_failures("pylance@0.35.0")
 
 
 def test_a_release_that_is_not_pinned_is_refused_with_the_known_ones():
@@ -209,11 +213,12 @@ def test_the_same_driver_runs_in_every_pinned_release(release):
         driver.close()
 
 
-#: The golden cases with pylance 14's and LanceDB 0.40's index files. Which
-#: releases fail them, and why, was measured release by release
-#: (docs/spec-discrepancies.md, "Older pylance releases as readers", items 9
-#: and 10): the ranges in pylance's expectations must hold exactly.
+#: The golden cases with pylance 14's, LanceDB 0.40's and the reference's
+#: index files. Which releases fail them, and why, was measured release by
+#: release (docs/spec-discrepancies.md, "Older pylance releases as readers",
+#: items 7, 9 and 10): the ranges in pylance's expectations must hold exactly.
 INDEX_CASES = (
+    "ref-index-metadata",
     "pylance-scalar-indices",
     "crafted-bitmap-row-moved",
     "crafted-index-remap-dropped",
