@@ -13,12 +13,14 @@ they leave here with id 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 
 from . import entropy, jsonb
 from .arrow_schema import schema_to_arrow
 from .errors import UnsupportedFeatureError
-from .file_format import write_file
+from .file_format.writer import WrittenFile, write_v2_0
 from .file_format.writer_v2_1 import V2_1_VERSION, V2_2_VERSION, write_v2_1
 from .fragments import DataFile, Fragment
 from .manifest import Manifest
@@ -78,20 +80,34 @@ def _version_name(data_file: DataFile) -> str:
     return f"{major}.{minor}"
 
 
+def encode_lance_file(
+    table: pa.Table,
+    fields: list[Field],
+    schema_metadata: dict[str, bytes] | None = None,
+    *,
+    version: str,
+    global_buffers: Sequence[bytes] = (),
+) -> WrittenFile:
+    """``table`` encoded as a Lance file of the writable ``version`` (2.0 by
+    the 2.0 writer, 2.1 and 2.2 by the structural one)."""
+    check_writable_version(version)
+    if version in _STRUCTURAL_VERSIONS:
+        return write_v2_1(
+            table, fields, schema_metadata, version=_STRUCTURAL_VERSIONS[version], global_buffers=global_buffers
+        )
+    return write_v2_0(table, fields, schema_metadata, global_buffers)
+
+
 def write_data_file(
     storage: Storage, table: pa.Table, fields: list[Field], schema_metadata=None, *, version: str = "2.0"
 ) -> DataFile:
     """Store ``table`` (whose columns are the top-level ``fields``) as one new
     data file of ``version`` and describe it as the manifest records it."""
-    check_writable_version(version)
     # JSON text is stored as binary documents (upstream table/jsonb.md).
     table = jsonb.stored_table(table)
     name = data_file_name()
-    if version in _STRUCTURAL_VERSIONS:
-        written = write_v2_1(table, fields, schema_metadata, version=_STRUCTURAL_VERSIONS[version])
-        storage.put_if_not_exists(f"data/{name}", written.chunks)
-    else:
-        written = write_file(storage, f"data/{name}", table, fields, schema_metadata)
+    written = encode_lance_file(table, fields, schema_metadata, version=version)
+    storage.put_if_not_exists(f"data/{name}", written.chunks)
     return DataFile(
         path=name,
         fields=list(written.fields),

@@ -63,6 +63,7 @@ over several modules.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -661,7 +662,12 @@ def _full_zip_page(leaf: _Leaf, lengths: np.ndarray, data: np.ndarray, *, variab
 # -- file assembly --------------------------------------------------------------------
 
 
-def _assemble(columns: list[list[_Page]], descriptor: file_pb2.FileDescriptor, version: tuple[int, int]) -> list:
+def _assemble(
+    columns: list[list[_Page]],
+    descriptor: file_pb2.FileDescriptor,
+    version: tuple[int, int],
+    extra_buffers: Sequence[bytes] = (),
+) -> list:
     chunks: list = []
     position = 0
 
@@ -697,6 +703,11 @@ def _assemble(columns: list[list[_Page]], descriptor: file_pb2.FileDescriptor, v
         column_messages.append(message)
     descriptor_bytes = descriptor.SerializeToString(deterministic=True)
     global_buffers = [(append(descriptor_bytes, pad=False), len(descriptor_bytes))]
+    for buffer in extra_buffers:
+        # pylance refuses a 2.1+ file whose global buffers past the first do not start 64-byte aligned.
+        if position % BUFFER_ALIGNMENT:
+            append(PADDING[: -position % BUFFER_ALIGNMENT], pad=False)
+        global_buffers.append((append(bytes(buffer), pad=False), len(buffer)))
     column_metadata_start = position
     locations = []
     for message in column_messages:
@@ -720,6 +731,7 @@ def write_v2_1(
     *,
     version: tuple[int, int] = V2_1_VERSION,
     max_page_bytes: int = MAX_PAGE_BYTES,
+    global_buffers: Sequence[bytes] = (),
 ) -> WrittenFile:
     """Encode ``table`` as a Lance data file of ``version`` (2.1 or 2.2).
 
@@ -731,6 +743,8 @@ def write_v2_1(
     ValueError when the table does not fit the fields or holds something this
     writer does not write (blob, packed struct and dictionary fields,
     fixed-size lists with null items), or for another ``version``.
+    ``global_buffers`` follow the descriptor (global buffer 0), as in a 2.0
+    file (index files keep data there).
     """
     if version not in WRITABLE_VERSIONS:
         raise ValueError(f"file version {version} is not one this writer writes ({WRITABLE_VERSIONS})")
@@ -751,7 +765,7 @@ def write_v2_1(
         fields=[field.id for field, _ in columns],
         column_indices=list(range(len(columns))),
         num_rows=table.num_rows,
-        chunks=_assemble([pages for _, pages in columns], descriptor, version),
+        chunks=_assemble([pages for _, pages in columns], descriptor, version, global_buffers),
         major=version[0],
         minor=version[1],
     )

@@ -31,9 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..arrow_schema import schema_from_arrow
-from ..file_format.writer import write_v2_0
 from ..storage import Storage
-from .files import IndexFileContents, IndexFormatError, read_index_file
+from .files import IndexFileContents, IndexFormatError, read_index_file, write_index_file
 from .row_addr_map import MAX_ROWS, RowAddrMapError, decode_row_addr_map, encode_row_addr_map
 
 if TYPE_CHECKING:
@@ -160,16 +159,20 @@ def group_rows(values: pa.Array, rows: np.ndarray) -> tuple[pa.Array, list[np.nd
     return grouped.column("value").combine_chunks().cast(values.type), sets
 
 
-def bitmap_file(
+def write_bitmap_file(
+    storage: Storage,
+    relpath: str,
     keys: pa.Array,
     row_sets: list[np.ndarray],
     *,
+    version: str,
     metadata: Mapping[str, bytes] | None = None,
     buffers: tuple[bytes, ...] = (),
-) -> list:
-    """The chunks of a lookup file holding ``keys`` with ``row_sets`` (as
-    pylance 14 lays it out: a ``keys`` and a ``bitmaps`` column, its
-    statistics, then ``metadata``), global buffers 1 on being ``buffers``."""
+) -> int:
+    """Store a lookup file of ``version`` holding ``keys`` with ``row_sets``
+    (as pylance 14 lays it out: a ``keys`` and a ``bitmaps`` column, its
+    statistics, then ``metadata``), global buffers 1 on being ``buffers``;
+    its size in bytes."""
     table = pa.table(
         {
             KEYS_COLUMN: keys,
@@ -178,15 +181,14 @@ def bitmap_file(
     )
     fields = schema_from_arrow(table.schema).fields
     stats = json.dumps({"num_bitmaps": len(row_sets)}, separators=(",", ":")).encode()
-    written = write_v2_0(table, fields, {**(metadata or {}), INDEX_STATS_KEY: stats}, global_buffers=buffers)
-    return written.chunks
+    metadata = {**(metadata or {}), INDEX_STATS_KEY: stats}
+    return write_index_file(storage, relpath, table, fields, metadata, version=version, global_buffers=buffers)
 
 
-def write_bitmap_segment(storage: Storage, directory: str, values: pa.Array, rows: np.ndarray) -> int:
-    """Write the lookup file of a BITMAP segment over ``values`` (the
-    column's values) of ``rows`` (what the segment stores for each: row
-    ids or row addresses) into ``directory``; its size in bytes."""
+def write_bitmap_segment(storage: Storage, directory: str, values: pa.Array, rows: np.ndarray, *, version: str) -> int:
+    """Write the lookup file (a Lance file of ``version``) of a BITMAP
+    segment over ``values`` (the column's values) of ``rows`` (what the
+    segment stores for each: row ids or row addresses) into ``directory``;
+    its size in bytes."""
     keys, sets = group_rows(values, rows)
-    chunks = bitmap_file(keys, sets)
-    storage.put_if_not_exists(f"{directory}/{BITMAP_FILE}", chunks)
-    return sum(len(chunk) for chunk in chunks)
+    return write_bitmap_file(storage, f"{directory}/{BITMAP_FILE}", keys, sets, version=version)

@@ -38,11 +38,11 @@ import pyarrow.compute as pc
 
 from ..arrow_schema import schema_from_arrow
 from ..errors import UnsupportedFeatureError
-from ..file_format.writer_v2_1 import write_v2_1
+from ..fragment_writer import encode_lance_file
 from ..index_metadata import IndexFile, IndexMetadata
 from ..row_ids import row_address
 from ..scan import fragment_table
-from .files import IndexFileContents, IndexFormatError, read_index_file
+from .files import IndexFileContents, IndexFormatError, index_file_version, read_index_file
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -61,8 +61,6 @@ READ_VERSION = 1
 #: A ``batch_size`` above this is refused (pylance writes 4096; a page is
 #: read whole).
 MAX_BATCH_SIZE = 1 << 24
-#: The file version the writer uses (the one pylance 14 writes index files in).
-WRITE_FILE_VERSION = (2, 2)
 
 
 @dataclass(frozen=True)
@@ -295,9 +293,11 @@ def sorted_entries(values: pa.Array, ids: np.ndarray) -> tuple[pa.Array, np.ndar
     return values.take(order), ids[np.asarray(order)]
 
 
-def encode_btree(values: pa.Array, ids: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[bytes, bytes]:
-    """The bytes of ``page_lookup.lance`` and ``page_data.lance`` for entries
-    (any order; they are sorted here)."""
+def encode_btree(
+    values: pa.Array, ids: np.ndarray, batch_size: int = DEFAULT_BATCH_SIZE, *, version: str
+) -> tuple[bytes, bytes]:
+    """The bytes of ``page_lookup.lance`` and ``page_data.lance``, Lance
+    files of ``version``, for entries (any order; they are sorted here)."""
     values, ids = sorted_entries(values, ids)
     data = pa.table({"values": values, "ids": pa.array(ids, pa.uint64())})
     data_schema = pa.schema([pa.field("values", values.type), pa.field("ids", pa.uint64(), nullable=False)])
@@ -322,8 +322,8 @@ def encode_btree(values: pa.Array, ids: np.ndarray, batch_size: int = DEFAULT_BA
         schema=lookup_schema,
     )
     metadata = {BATCH_SIZE_KEY: str(batch_size).encode(), RANGE_PARTITIONED_KEY: b"false"}
-    lookup_file = write_v2_1(lookup, schema_from_arrow(lookup_schema).fields, metadata, version=WRITE_FILE_VERSION)
-    data_file = write_v2_1(data, schema_from_arrow(data_schema).fields, None, version=WRITE_FILE_VERSION)
+    lookup_file = encode_lance_file(lookup, schema_from_arrow(lookup_schema).fields, metadata, version=version)
+    data_file = encode_lance_file(data, schema_from_arrow(data_schema).fields, None, version=version)
     return lookup_file.data, data_file.data
 
 
@@ -357,7 +357,9 @@ def write_btree(dataset: Dataset, index: IndexMetadata, path: list[str]) -> list
         ids.append(addresses[keep])
     if not values:
         return []  # nothing to index: the segment stays metadata only, as before this writer
-    lookup_bytes, data_bytes = encode_btree(pa.concat_arrays(values), np.concatenate(ids))
+    lookup_bytes, data_bytes = encode_btree(
+        pa.concat_arrays(values), np.concatenate(ids), version=index_file_version(dataset)
+    )
     files = []
     for name, content in ((DATA_FILE, data_bytes), (LOOKUP_FILE, lookup_bytes)):
         location = dataset.index_file_location(index, name)

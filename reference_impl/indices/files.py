@@ -7,7 +7,7 @@ such file as plain data; the module of each index type interprets it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,10 @@ import pyarrow as pa
 
 from ..errors import CorruptFileError
 from ..file_format.reader import LanceFileReader
+from ..fragment_writer import LEGACY_DATA_STORAGE_VERSION, dataset_data_version, encode_lance_file
 from ..index_metadata import IndexMetadata
+from ..schema import Field
+from ..storage import Storage
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -77,3 +80,32 @@ def read_index_file(dataset: Dataset, index: IndexMetadata, name: str) -> IndexF
     table = reader.read()
     buffers = tuple(bytes(reader.global_buffer(number)) for number in range(len(reader.metadata.global_buffers)))
     return IndexFileContents(str(location), table, dict(descriptor.schema.metadata), buffers)
+
+
+def index_file_version(dataset: Dataset) -> str:
+    """The file version of the index files a writer adds to ``dataset``: the
+    version of its data files, as pylance 14 writes every index file (a 2.0
+    dataset gets 2.0 index files, which readers of 2.0 data can open; a 2.2
+    dataset 2.2 ones). A dataset of legacy files, a version no writer
+    writes any more, gets 2.0."""
+    version = dataset_data_version(dataset.manifest)
+    return "2.0" if version == LEGACY_DATA_STORAGE_VERSION else version
+
+
+def write_index_file(
+    storage: Storage,
+    relpath: str,
+    table: pa.Table,
+    fields: list[Field],
+    metadata: Mapping[str, bytes] | None = None,
+    *,
+    version: str,
+    global_buffers: Sequence[bytes] = (),
+) -> int:
+    """Store ``table`` as a new Lance file of ``version`` (see
+    :func:`index_file_version`) at ``relpath``, ``global_buffers`` after the
+    descriptor; its size in bytes. The file is encoded whole before it is
+    stored, and never replaces one."""
+    written = encode_lance_file(table, fields, dict(metadata or {}), version=version, global_buffers=global_buffers)
+    storage.put_if_not_exists(relpath, written.chunks)
+    return written.size

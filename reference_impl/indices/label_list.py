@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..storage import Storage
-from .bitmap import BITMAP_FILE, BitmapSegment, bitmap_file, decode_bitmap_file, group_rows, identifiers_of
+from .bitmap import BITMAP_FILE, BitmapSegment, decode_bitmap_file, group_rows, identifiers_of, write_bitmap_file
 from .files import IndexFileContents, IndexFormatError, read_index_file
 from .row_addr_map import MAX_ROWS, RowAddrMapError, decode_row_addr_map, encode_row_addr_map
 
@@ -91,12 +91,21 @@ def label_rows(lists: pa.Array, rows: np.ndarray) -> tuple[pa.Array, np.ndarray,
     return pc.list_flatten(lists), rows[parents], rows[null]
 
 
-def write_label_list_segment(storage: Storage, directory: str, lists: pa.Array, rows: np.ndarray) -> int:
-    """Write the lookup file of a LABEL_LIST segment over ``lists`` (the
-    column's values) of ``rows`` (what the segment stores for each) into
-    ``directory``, the list-null set in global buffer 1; its size in bytes."""
+def write_label_list_segment(
+    storage: Storage, directory: str, lists: pa.Array, rows: np.ndarray, *, version: str
+) -> int:
+    """Write the lookup file (a Lance file of ``version``) of a LABEL_LIST
+    segment over ``lists`` (the column's values) of ``rows`` (what the
+    segment stores for each) into ``directory``, the list-null set in global
+    buffer 1; its size in bytes."""
     items, item_rows, nulls = label_rows(lists, rows)
     keys, sets = group_rows(items, item_rows)
-    chunks = bitmap_file(keys, sets, metadata={LIST_NULLS_KEY: b"1"}, buffers=(encode_row_addr_map(nulls),))
-    storage.put_if_not_exists(f"{directory}/{BITMAP_FILE}", chunks)
-    return sum(len(chunk) for chunk in chunks)
+    return write_bitmap_file(
+        storage,
+        f"{directory}/{BITMAP_FILE}",
+        keys,
+        sets,
+        version=version,
+        metadata={LIST_NULLS_KEY: b"1"},
+        buffers=(encode_row_addr_map(nulls),),
+    )

@@ -28,10 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..arrow_schema import schema_from_arrow, schema_to_arrow
-from ..file_format.writer_v2_1 import V2_2_VERSION, write_v2_1
 from ..index_metadata import IndexFile, IndexMetadata
 from ..scan import ROW_ADDRESS, fragment_table
-from .files import IndexFileContents, IndexFormatError, read_index_file
+from .files import IndexFileContents, IndexFormatError, index_file_version, read_index_file, write_index_file
 from .zones import FRAGMENT_ID, ZONE_LENGTH, ZONE_START, Zones, read_null_rows, read_zones, unsigned_column
 
 if TYPE_CHECKING:
@@ -203,16 +202,15 @@ def write_zone_map(
 ) -> IndexMetadata:
     """Write ``zonemap.lance`` of segment ``index`` (its uuid names the
     directory) over every fragment of ``dataset`` for the field at ``path``;
-    ``index`` with the file and the details recorded. The file is a Lance
-    2.2 file, as pylance 14 writes index files. It records no null rows (the
+    ``index`` with the file and the details recorded. The file's version is
+    the dataset's (:func:`.files.index_file_version`). It records no null rows (the
     optional ``null_bitmap`` buffer): IS NULL is then answered from
     ``null_count``."""
     table = zone_map_table(dataset, path, _value_type(dataset, path), rows_per_zone)
     fields = schema_from_arrow(table.schema).fields
     metadata = {ROWS_PER_ZONE_KEY: str(rows_per_zone).encode()}
-    written = write_v2_1(table, fields, metadata, version=V2_2_VERSION)
     location = dataset.index_file_location(index, ZONEMAP_FILE)
-    location.storage.put_if_not_exists(location.relpath, written.chunks)
-    return dataclasses.replace(
-        index, details=details_message(rows_per_zone), files=[IndexFile(ZONEMAP_FILE, written.size)]
+    size = write_index_file(
+        location.storage, location.relpath, table, fields, metadata, version=index_file_version(dataset)
     )
+    return dataclasses.replace(index, details=details_message(rows_per_zone), files=[IndexFile(ZONEMAP_FILE, size)])

@@ -57,6 +57,7 @@ from ..errors import InvalidOperationError
 from ..index_metadata import IndexFile, IndexMetadata, encode_fragment_bitmap
 from ..indices import bitmap, btree, label_list
 from ..indices.bitmap import RowIdentifiers, identifiers_of
+from ..indices.files import index_file_version
 from ..indices.vector.ivf_flat_writer import TYPE_URL as VECTOR_TYPE_URL
 from ..indices.vector.ivf_flat_writer import VectorIndexError, write_ivf_flat
 from ..indices.zonemap import write_zone_map
@@ -216,7 +217,8 @@ def _write_payload(dataset: Dataset, index: IndexMetadata, column: str, write, v
     rows = addresses if identifiers_of(version, addresses_from) is RowIdentifiers.ROW_ADDRESSES else row_ids
     location = dataset.index_file_location(index, bitmap.BITMAP_FILE)
     try:  # the files are built whole before anything is stored
-        size = write(location.storage, location.relpath.rsplit("/", 1)[0], values, rows)
+        directory = location.relpath.rsplit("/", 1)[0]
+        size = write(location.storage, directory, values, rows, version=index_file_version(dataset))
     except (pa.ArrowException, ValueError) as exc:
         raise IndexOperationError(column, f"cannot index values of type {values.type} this way: {exc}") from None
     index.files, index.index_version = [IndexFile(bitmap.BITMAP_FILE, size)], version

@@ -25,14 +25,13 @@ from reference_impl.arrow_schema import schema_from_arrow
 from reference_impl.dataset import Dataset
 from reference_impl.file_format.footer import read_v2_metadata
 from reference_impl.file_format.reader import LanceFileReader
-from reference_impl.file_format.writer_v2_1 import write_v2_1
+from reference_impl.fragment_writer import encode_lance_file
 from reference_impl.indices.btree import (
     BATCH_SIZE_KEY,
     DATA_FILE,
     LOOKUP_FILE,
     PAGES_PER_PARTITION_KEY,
     RANGE_PARTITIONED_KEY,
-    WRITE_FILE_VERSION,
 )
 from reference_impl.storage import LocalStorage
 from reference_impl.storage.memory import MemoryStorage
@@ -237,7 +236,8 @@ def rewrite_the_segment_range_partitioned(root):
     metadata[RANGE_PARTITIONED_KEY] = b"true"
     metadata[PAGES_PER_PARTITION_KEY] = b"[[0,1]]"
     fields = schema_from_arrow(table.schema).fields
-    data = write_v2_1(table, fields, metadata, version=WRITE_FILE_VERSION).data
+    major, minor = reader.metadata.version  # the file keeps its version
+    data = encode_lance_file(table, fields, metadata, version=f"{major}.{minor}").data
     path.write_bytes(data)
 
     def record_size(manifest_file):

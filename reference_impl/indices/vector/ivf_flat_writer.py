@@ -21,11 +21,11 @@ import numpy as np
 import pyarrow as pa
 
 from ...arrow_schema import schema_from_arrow
-from ...file_format.writer import write_file
 from ...index_metadata import IndexFile, IndexMetadata
 from ...row_ids import row_address
 from ...scan import fragment_table
 from ...wire import index_pb2
+from ..files import index_file_version, write_index_file
 from .distance import DistanceType, indexed_form, squared_l2
 from .ivf import AUXILIARY_FILE, INDEX_FILE
 
@@ -149,15 +149,17 @@ def write_ivf_flat(
         "lance:ivf": b"1",
         "lance:flat": json.dumps([""] * partitions).encode(),
     }
-    files = []
+    files, version = [], index_file_version(dataset)
     for name, table, schema, metadata, buffer in (
         (AUXILIARY_FILE, aux_table, aux_schema, aux_metadata, _ivf(offsets, lengths)),
         (INDEX_FILE, main_table, main_schema, main_metadata, _ivf([0] * partitions, [0] * partitions, centroids)),
     ):
         location = dataset.index_file_location(index, name)
         fields = schema_from_arrow(schema).fields
-        written = write_file(location.storage, location.relpath, table, fields, metadata, [buffer])
-        files.append(IndexFile(name, written.size))
+        size = write_index_file(
+            location.storage, location.relpath, table, fields, metadata, version=version, global_buffers=[buffer]
+        )
+        files.append(IndexFile(name, size))
     details = index_pb2.VectorIndexDetails(metric_type=_METRIC_TYPES[distance])
     details.flat.SetInParent()
     index.type_url = TYPE_URL

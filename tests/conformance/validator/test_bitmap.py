@@ -144,7 +144,7 @@ def test_a_wrong_row_past_the_sample_is_found_by_a_deep_run(tmp_path, monkeypatc
             rows.append(row)
     target = dataset.storage.path(f"_indices/{index.uuid}/bitmap_page_lookup.lance")
     target.unlink()
-    write_bitmap_segment(dataset.storage, f"_indices/{index.uuid}", pa.array(values, pa.string()), rows)
+    write_bitmap_segment(dataset.storage, f"_indices/{index.uuid}", pa.array(values, pa.string()), rows, version="2.2")
     monkeypatch.setattr(index_contents, "SAMPLE_ROWS", 150)
     default = _index_findings(path, deep=False)[1]
     assert not [f for f in default if f.rule == "index-bitmap/rows-match-values"]

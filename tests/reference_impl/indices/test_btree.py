@@ -143,7 +143,7 @@ def _contents(table: pa.Table, metadata=None, path="file.lance") -> IndexFileCon
 
 def _decoded(values: pa.Array, ids, batch_size: int = 3):
     """Encode with the reference writer and read the files back."""
-    lookup_bytes, data_bytes = encode_btree(values, np.asarray(ids, dtype=np.uint64), batch_size)
+    lookup_bytes, data_bytes = encode_btree(values, np.asarray(ids, dtype=np.uint64), batch_size, version="2.2")
     storage = MemoryStorage({"lookup": lookup_bytes, "data": data_bytes}, "test")
     files = []
     for name in ("lookup", "data"):
