@@ -73,9 +73,9 @@ def test_release_ranges_concern_exactly_the_releases_they_hold():
     assert "pylance-index-tags-restore" not in expected_failures("pylance@0.21.0")
     assert not expected_failures("pylance@0.20.0") & {"ref-naming-v1", "pylance-naming-v2-deletes"}
     # a range naming one release holds it and neither neighbour
-    assert "ref-index-metadata" in expected_failures("pylance@0.34.0")
-    assert "ref-index-metadata" not in expected_failures("pylance@0.33.0")
-    assert "ref-index-metadata" not in expected_failures("pylance@0.35.0")
+    assert "pylance-rtree-minhash-indices" in expected_failures("pylance@12.0.0")
+    assert "pylance-rtree-minhash-indices" not in expected_failures("pylance@11.0.0")
+    assert "pylance-rtree-minhash-indices" not in expected_failures("pylance@13.0.0")
 
 
 def test_a_release_that_is_not_pinned_is_refused_with_the_known_ones():
