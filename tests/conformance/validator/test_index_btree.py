@@ -69,7 +69,10 @@ def _index_findings(path, deep: bool = False):
     "index.btree-entries-valid",
 )
 @pytest.mark.parametrize(
-    "stable, defer_remap", [(False, False), (False, True), (True, False)], ids=["addresses", "deferred", "stable"]
+    "stable, defer_remap",
+    # Stable row ids: the index corpus's scenarios walk BTREE with them by default; nightly here.
+    [(False, False), (False, True), pytest.param(True, False, marks=pytest.mark.slow)],
+    ids=["addresses", "deferred", "stable"],
 )
 def test_pylance_histories_draw_no_finding(tmp_path, stable, defer_remap):
     path = tmp_path / "ds"
