@@ -34,7 +34,7 @@ from ..index_metadata import IndexMetadata
 from . import fts_tokenizer
 from .files import IndexFileContents, IndexFormatError, read_index_file
 from .inverted import TokenizerParams
-from .json_index import JsonDetailsError, message_fields
+from .wire_fields import WireFormatError, message_fields, text_field
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -85,19 +85,14 @@ def _tokenizer(raw: bytes) -> TokenizerParams:
     (``"English"`` with its quotes) by pylance 14."""
     try:
         fields = message_fields(raw)
-    except JsonDetailsError as exc:
+    except WireFormatError as exc:
         raise DetailsError(f"the tokenizer: {exc}") from None
 
-    def text(number: int, default: str | None) -> str | None:
-        value = fields.get(number, [None])[-1]
-        if value is None:
-            return default
-        if not isinstance(value, bytes):
-            raise DetailsError(f"tokenizer field {number} is not text")
+    def text(number: int, default: str) -> str:
         try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DetailsError(f"tokenizer field {number} is not UTF-8") from None
+            return text_field(fields, number, f"tokenizer field {number}", default) or default
+        except WireFormatError as exc:
+            raise DetailsError(str(exc)) from None
 
     def flag(number: int) -> bool:
         return bool(fields.get(number, [0])[-1])
@@ -105,10 +100,10 @@ def _tokenizer(raw: bytes) -> TokenizerParams:
     max_length = fields.get(4, [None])[-1]
     if max_length is not None and not isinstance(max_length, int):
         raise DetailsError("tokenizer max_token_length is not a varint")
-    language = text(2, "") or ""
+    language = text(2, "")
     return TokenizerParams(
         raw={number: values[-1] for number, values in fields.items()},
-        base_tokenizer=text(1, "simple") or "simple",
+        base_tokenizer=text(1, "simple"),
         lance_tokenizer=None,
         language=language.strip('"'),
         with_position=flag(3),
@@ -126,7 +121,7 @@ def parse_details(details: bytes | None) -> MinHashDetails:
     (:class:`DetailsError` otherwise)."""
     try:
         fields = message_fields(bytes(details or b""))
-    except JsonDetailsError as exc:
+    except WireFormatError as exc:
         raise DetailsError(str(exc)) from None
     num_hashes = _uint(fields, 1, "num_hashes")
     num_bands = _uint(fields, 2, "num_bands")
