@@ -99,7 +99,7 @@ def vectors(start: int, count: int) -> pa.FixedSizeListArray:
     return pa.FixedSizeListArray.from_arrays(pa.array(values.ravel()), DIMENSION)
 
 
-VECTOR_COLUMNS = ("v_flat", "v_pq", "v_sq", "v_hnsw_sq", "v_rq")
+VECTOR_COLUMNS = ("v_flat", "v_pq", "v_sq", "v_hnsw_sq", "v_hnsw_pq", "v_hnsw_flat", "v_rq")
 
 
 def vector_rows(start: int, count: int) -> pa.Table:
@@ -160,6 +160,8 @@ VECTOR_INDICES = (
     IndexSpec("v_pq_ivf_pq", "v_pq", "IVF_PQ", {"num_sub_vectors": 2}),
     IndexSpec("v_sq_ivf_sq", "v_sq", "IVF_SQ"),
     IndexSpec("v_hnsw_sq_ivf_hnsw_sq", "v_hnsw_sq", "IVF_HNSW_SQ"),
+    IndexSpec("v_hnsw_pq_ivf_hnsw_pq", "v_hnsw_pq", "IVF_HNSW_PQ", {"num_sub_vectors": 2}),
+    IndexSpec("v_hnsw_flat_ivf_hnsw_flat", "v_hnsw_flat", "IVF_HNSW_FLAT"),
     IndexSpec("v_rq_ivf_rq", "v_rq", "IVF_RQ"),
 )
 #: The index types pylance 14 reports in ``describe_indices()`` for each spec.
@@ -177,6 +179,8 @@ DESCRIBED_TYPES = {
     "IVF_PQ": "IVF_PQ",
     "IVF_SQ": "IVF_SQ",
     "IVF_HNSW_SQ": "IVF_HNSW_SQ",
+    "IVF_HNSW_PQ": "IVF_HNSW_PQ",
+    "IVF_HNSW_FLAT": "IVF_HNSW_FLAT",
     "IVF_RQ": "IVF_RQ",
 }
 FRAGMENT_REUSE_INDEX = "__lance_frag_reuse"
