@@ -224,6 +224,7 @@ INDEX_CASES = (
     "crafted-index-remap-dropped",
     "lancedb-indices",
     "pylance-vector-indices",
+    "pylance-hnsw-indices",
     "pylance-rtree-minhash-indices",
 )
 

@@ -56,7 +56,17 @@ def test_the_scenarios_hold_every_index_type_and_step(pylance_index_datasets):
         assert deferred is not scenario.stable_row_ids, name
         assert names == {spec.name for spec in scenario.indices} | ({FRAGMENT_REUSE_INDEX} if deferred else set())
     types = {spec.index_type for scenario in pylance_index_datasets.values() for spec in scenario.indices}
-    assert types >= {"BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "BLOOMFILTER", "NGRAM", "INVERTED", "JSON", "MINHASHLSH"}
+    assert types >= {
+        "BTREE",
+        "BITMAP",
+        "LABEL_LIST",
+        "ZONEMAP",
+        "BLOOMFILTER",
+        "NGRAM",
+        "INVERTED",
+        "JSON",
+        "MINHASHLSH",
+    }
     assert types >= {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ", "IVF_HNSW_FLAT", "IVF_RQ"}
 
 
