@@ -24,7 +24,7 @@ covered fragment.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ from reference_impl.fragment_reuse import FRAGMENT_REUSE_INDEX_NAME, FragmentRew
 from reference_impl.fragments import Fragment
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.files import IndexFileContents, read_index_file
+from reference_impl.indices.types import IndexType, compatibility
 from reference_impl.row_ids import row_address
 from reference_impl.scan import fragment_table
 
@@ -89,6 +90,27 @@ def segment_directory_exists(view: VersionView, index: IndexMetadata) -> bool:
     except LanceFormatError:
         return False  # a base path that does not resolve: the index/* rules report it
     return location.storage.is_dir(location.relpath.rstrip("/"))
+
+
+def usable_segments(view: VersionView, index_type: IndexType) -> list[tuple[int, IndexMetadata]]:
+    """``(position, index)`` of the version's segments of ``index_type`` the
+    reference reads (index.md, "Index Compatibility": a segment of a newer
+    ``index_version`` is skipped, as readers skip it)."""
+    found = []
+    for position, index in enumerate(view.manifest_file.indices or []):
+        verdict = compatibility(index)
+        if verdict.index_type is index_type and verdict.usable:
+            found.append((position, index))
+    return found
+
+
+def missing_segment_files(view: VersionView, index: IndexMetadata, names: Iterable[str]) -> list[str] | None:
+    """Which of the files ``names`` of the segment do not exist; None when
+    its directory does not (:func:`segment_directory_exists`)."""
+    if not segment_directory_exists(view, index):
+        return None
+    places = {name: view.reader.index_file_location(index, name) for name in names}
+    return [name for name, place in places.items() if not place.storage.exists(place.relpath)]
 
 
 def key_positions(keys: np.ndarray, ids: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:

@@ -23,12 +23,12 @@ import numpy as np
 from reference_impl.errors import LanceFormatError
 from reference_impl.index_metadata import IndexMetadata
 from reference_impl.indices.bloom_filter import BLOOM_FILTER_FILE, BloomFilterIndex, bloom_filter_of
-from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.indices.types import IndexType
 from reference_impl.indices.zonemap import ZONEMAP_FILE, ZoneMap, zone_map_of
 from reference_impl.indices.zones import Zones
 
 from ..context import Loaded, VersionView
-from .index_contents import CoveredRows, covered_rows, fragment_rewrites_of, segment_file
+from .index_contents import CoveredRows, covered_rows, fragment_rewrites_of, segment_file, usable_segments
 from .text import listed, plural
 
 # -- the segments and their rows ------------------------------------------------------
@@ -64,9 +64,8 @@ def zone_segment_loads(view: VersionView, index_type: IndexType) -> Iterator[tup
     """Each segment of ``index_type`` the reference reads (index.md, "Index
     Compatibility": a newer ``index_version`` is skipped), with its file."""
     name, decode = _FILES[index_type]
-    for index in view.manifest_file.indices or []:
-        checked = compatibility(index)
-        if checked.index_type is index_type and checked.usable and _present(view, index, name):
+    for _, index in usable_segments(view, index_type):
+        if _present(view, index, name):
             yield index, _decoded(view, index, name, decode)
 
 

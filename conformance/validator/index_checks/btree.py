@@ -27,22 +27,20 @@ from reference_impl.fragment_reuse import (
 )
 from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.indices.btree import DATA_FILE, LOOKUP_FILE, BTreeSegment, decode_btree, order_rank
-from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.indices.types import IndexType
 
 from ..context import Loaded, VersionView, load
-from ..facts.index_contents import CoveredRows, covered_rows, key_positions, segment_directory_exists, segment_file
+from ..facts.index_contents import (
+    CoveredRows,
+    covered_rows,
+    key_positions,
+    missing_segment_files,
+    segment_file,
+    usable_segments,
+)
 
 #: Findings of one kind reported per segment and version before the rest are counted.
 MAX_EXAMPLES = 5
-
-
-def _btree_segments(view: VersionView) -> list[tuple[int, IndexMetadata]]:
-    found = []
-    for position, index in enumerate(view.manifest_file.indices or []):
-        verdict = compatibility(index)
-        if verdict.index_type is IndexType.BTREE and verdict.usable:
-            found.append((position, index))
-    return found
 
 
 def _at(view: VersionView, position: int) -> str:
@@ -50,13 +48,7 @@ def _at(view: VersionView, position: int) -> str:
 
 
 def _missing_files(view: VersionView, index: IndexMetadata) -> list[str] | None:
-    """The segment's files that do not exist, or None when the segment's
-    directory cannot be located or does not exist (index/directory-present's
-    finding)."""
-    if not segment_directory_exists(view, index):
-        return None
-    locations = {name: view.reader.index_file_location(index, name) for name in (LOOKUP_FILE, DATA_FILE)}
-    return [name for name, place in locations.items() if not place.storage.exists(place.relpath)]
+    return missing_segment_files(view, index, (LOOKUP_FILE, DATA_FILE))
 
 
 def _files_present(view: VersionView, index: IndexMetadata) -> bool:
@@ -81,7 +73,7 @@ def _segment(view: VersionView, index: IndexMetadata) -> Loaded[BTreeSegment]:
 
 def _readable(view: VersionView):
     """``(position, index, segment)`` of the BTREE segments that decode."""
-    for position, index in _btree_segments(view):
+    for position, index in usable_segments(view, IndexType.BTREE):
         if not _files_present(view, index):
             continue
         loaded = _segment(view, index)
@@ -90,7 +82,7 @@ def _readable(view: VersionView):
 
 
 def files_decode(view: VersionView):
-    for position, index in _btree_segments(view):
+    for position, index in usable_segments(view, IndexType.BTREE):
         missing = _missing_files(view, index)
         if missing and not index.files:
             # a file the manifest lists is index/file-sizes-match's to miss
@@ -374,7 +366,7 @@ def entries_valid(view: VersionView):
 
 
 def sampled(view: VersionView):
-    for position, index in _btree_segments(view):
+    for position, index in usable_segments(view, IndexType.BTREE):
         if not _files_present(view, index):
             continue
         loaded = _segment(view, index)

@@ -43,7 +43,7 @@ from reference_impl.indices.minhash_lsh import (
     tokens_undefined,
 )
 from reference_impl.indices.minhash_signature import BAND_SHIFT, SIGNATURE_VERSIONS, Signer, band_keys, sign_many
-from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.indices.types import IndexType
 
 from ..context import Failed, Loaded, Ok, VersionView
 from ..facts.index_contents import (
@@ -53,6 +53,7 @@ from ..facts.index_contents import (
     key_positions,
     segment_directory_exists,
     segment_file,
+    usable_segments,
 )
 
 #: Problems of one kind listed per segment before the rest are counted.
@@ -75,12 +76,11 @@ def _label(index: IndexMetadata) -> str:
 def segments(view: VersionView) -> list[tuple[str, IndexMetadata]]:
     """``(location, index)`` of the MINHASH_LSH segments the reference reads
     whose directory exists (one without is the index/* rules')."""
-    found = []
-    for position, index in enumerate(view.manifest_file.indices or []):
-        verdict = compatibility(index)
-        if verdict.index_type is IndexType.MINHASH_LSH and verdict.usable and segment_directory_exists(view, index):
-            found.append((view.at(f"index_section.indices[{position}]"), index))
-    return found
+    return [
+        (view.at(f"index_section.indices[{position}]"), index)
+        for position, index in usable_segments(view, IndexType.MINHASH_LSH)
+        if segment_directory_exists(view, index)
+    ]
 
 
 def _decode(view: VersionView, index: IndexMetadata) -> Loaded[MinHashSegment]:

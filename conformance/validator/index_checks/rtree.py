@@ -39,16 +39,17 @@ from reference_impl.indices.rtree import (
     leaf_hilbert_values,
     rtree_of,
 )
-from reference_impl.indices.types import IndexType, compatibility
+from reference_impl.indices.types import IndexType
 
 from ..context import Loaded, VersionView, load
 from ..facts.index_contents import (
     CoveredRows,
     checked_rows,
     key_positions,
+    missing_segment_files,
     rewritten_fragments,
-    segment_directory_exists,
     segment_file,
+    usable_segments,
 )
 from ..facts.schema_tree import schema_tree
 from ..facts.text import listed, plural
@@ -76,23 +77,8 @@ def _listing(problems: list[str], total: int | None = None) -> str:
     return shown if total <= MAX_EXAMPLES else f"{shown}; and {total - MAX_EXAMPLES} more"
 
 
-def rtree_segments(view: VersionView) -> list[tuple[int, IndexMetadata]]:
-    """``(position, index)`` of the RTREE segments whose version the reference reads."""
-    found = []
-    for position, index in enumerate(view.manifest_file.indices or []):
-        verdict = compatibility(index)
-        if verdict.index_type is IndexType.RTREE and verdict.usable:
-            found.append((position, index))
-    return found
-
-
 def _missing_files(view: VersionView, index: IndexMetadata) -> list[str] | None:
-    """The segment's files that do not exist; None when its directory does
-    not (index/directory-present's finding)."""
-    if not segment_directory_exists(view, index):
-        return None
-    places = {name: view.reader.index_file_location(index, name) for name in FILES}
-    return [name for name, place in places.items() if not place.storage.exists(place.relpath)]
+    return missing_segment_files(view, index, FILES)
 
 
 def _decode(view: VersionView, index: IndexMetadata) -> RTreeSegment:
@@ -110,7 +96,7 @@ def _segment(view: VersionView, index: IndexMetadata) -> Loaded[RTreeSegment]:
 
 
 def _readable(view: VersionView) -> Iterator[tuple[int, IndexMetadata, RTreeSegment]]:
-    for position, index in rtree_segments(view):
+    for position, index in usable_segments(view, IndexType.RTREE):
         if _missing_files(view, index) != []:
             continue
         loaded = _segment(view, index)
@@ -122,7 +108,7 @@ def _readable(view: VersionView) -> Iterator[tuple[int, IndexMetadata, RTreeSegm
 
 
 def files_decode(view: VersionView) -> Iterator[Finding]:
-    for position, index in rtree_segments(view):
+    for position, index in usable_segments(view, IndexType.RTREE):
         missing = _missing_files(view, index)
         if missing and not index.files:
             # a file the manifest lists is index/file-sizes-match's to miss
