@@ -1,7 +1,12 @@
 """What index segments hold, beside the rows they cover (upstream
-format/index/index.md; the rules that compare the two are
-``rules/index_*.py``, one module per index page).
+format/index/index.md; the rules that compare the two are declared in
+``rules/index_*.py`` and computed in ``index_checks/``, one module per index
+page).
 
+* :func:`usable_segments`, :func:`segment_directory_exists`,
+  :func:`missing_segment_files`: which segments the content rules judge
+  (a segment of a newer version, or without its directory, is the index/*
+  rules' or is skipped as readers skip it);
 * :func:`segment_file`: a Lance file of a segment's directory, read whole
   once per run however many versions list the segment (cache key naming the
   file's location).
@@ -13,6 +18,7 @@ format/index/index.md; the rules that compare the two are
   may leave out rows deleted before it was built, and keeps rows deleted
   after: readers filter them, index.md "Handling deleted and invalidated
   rows").
+* :func:`key_positions`: the covered row each stored identifier names.
 
 A default run reads whole covered fragments in id order until
 :data:`SAMPLE_ROWS` rows are read: the rules then check those fragments'
