@@ -235,6 +235,14 @@ REVISIONS: tuple[SpecRevision, ...] = (
         _SEED_FLAGS + _NEWER_FLAGS,
         "feature-flags.known-bits-to-2048",
     ),
+    SpecRevision(
+        "upstream-2026-11-29",
+        "the upstream table pages as read on 2026-11-29: updates keep a row's id, row lineage columns, "
+        "ReserveRowIds, the MemWAL shard model; the same flag table as upstream-2026-11",
+        (Source("lance-format/lance", _VERSIONING, _FLAG_TABLE, "0897e38aae7a70796094a85eeb99d7ff07698f98"),),
+        _SEED_FLAGS + _NEWER_FLAGS,
+        "feature-flags.known-bits-to-2048",
+    ),
 )
 
 REVISIONS_BY_NAME: Mapping[str, SpecRevision] = MappingProxyType({r.name: r for r in REVISIONS})

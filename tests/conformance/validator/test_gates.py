@@ -19,6 +19,7 @@ from conformance.mutations.topics.indices import (
     remove_a_listed_index_file,
     remove_the_index_directory,
 )
+from conformance.spec_revisions import NEWEST
 from conformance.validator.baseline import REASON_PLACEHOLDER, SCHEMA_NAME
 
 lance = pytest.importorskip("lance")
@@ -177,7 +178,7 @@ def test_stale_and_version_pinned_entries(plain, tmp_path, capsys):
     properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert properties == {
         "report_format": "1",
-        "spec_revision": "upstream-2026-11",
+        "spec_revision": NEWEST.name,
         "deep": "false",
         "baseline": str(baseline),
         "suppressed": "1",
