@@ -164,7 +164,9 @@ def _file_feature(version):
         try:
             w.write(w.rows(0, 40), path, max_rows_per_file=20, **options)
         except Exception as exc:  # the release refuses the version it was asked for
-            raise NotOffered("lance %s refuses data storage version %s: %s" % (w.lance.__version__, version, _first_line(exc)))
+            raise NotOffered(
+                "lance %s refuses data storage version %s: %s" % (w.lance.__version__, version, _first_line(exc))
+            ) from None
         w.write(w.rows(40, 10), path, mode="append", **options)
         dataset = w.lance.dataset(str(path))
         recorded = getattr(dataset, "data_storage_version", None)
@@ -244,7 +246,7 @@ def _scalar_index(feature):
         try:
             dataset.create_scalar_index(column, kind, name=kind.lower())
         except Exception as exc:  # a release refuses an index type it lacks in many ways
-            raise NotOffered("lance %s: %s" % (w.lance.__version__, _first_line(exc)))
+            raise NotOffered("lance %s: %s" % (w.lance.__version__, _first_line(exc))) from None
 
     return write
 
@@ -260,7 +262,7 @@ def _vector_index(feature):
                 "vector", index_type=kind, name=kind.lower(), num_partitions=2, **parameters
             )
         except Exception as exc:  # a release refuses an index type it lacks in many ways
-            raise NotOffered("lance %s: %s" % (w.lance.__version__, _first_line(exc)))
+            raise NotOffered("lance %s: %s" % (w.lance.__version__, _first_line(exc))) from None
 
     return write
 

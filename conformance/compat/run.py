@@ -23,7 +23,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,7 @@ class Read:
     message: str | None = None
     outcome: Outcome = Outcome.PASS
     failure_kind: FailureKind | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -104,6 +105,7 @@ class CompatRun:
 def _failure_read(exc: BaseException, where: str) -> Read:
     """A failed call as a :class:`Read`: the worker's crash or hang, a panic
     the binding caught, or the release's error (a refusal or not)."""
+    kind: FailureKind | None
     if isinstance(exc, WorkerProcessError):
         if "did not answer" in str(exc):  # the client's words for a call past its deadline
             kind = FailureKind.HANG
@@ -128,7 +130,16 @@ def read_dataset(driver: ReleaseDriver, path: Path) -> Read:
     except BaseException as exc:  # the release's own failure (a Rust panic too) is the finding
         if not is_implementation_failure(exc):
             raise
-        return _failure_read(exc, "describe")
+        failed = _failure_read(exc, "describe")
+        if failed.failure_kind not in (FailureKind.HANG, FailureKind.CRASH):
+            # Say whether the rows alone read: the description also lists indices, tags, ...
+            try:
+                failed.notes.append(f"the rows alone read: {read_rows(driver, str(path)).num_rows} rows")
+            except BaseException as rows_exc:
+                if not is_implementation_failure(rows_exc):
+                    raise
+                failed.notes.append(f"the rows alone fail too: {_failure_read(rows_exc, 'read').message}")
+        return failed
     try:
         table = read_rows(driver, str(path))
     except BaseException as exc:
@@ -153,7 +164,9 @@ def judge(writer: str, reader: str, feature: str, own: Read | None, read: Read, 
     """The cell of ``reader`` reading ``writer``'s ``feature`` dataset, given
     what the writer itself read back (``own``)."""
     if read.error_type is not None:
-        return Cell(writer, reader, feature, read.outcome, read.failure_kind, read.error_type, read.message)
+        return Cell(
+            writer, reader, feature, read.outcome, read.failure_kind, read.error_type, read.message, notes=read.notes
+        )
     if own is None or own.error_type is not None:
         why = own.message if own is not None else "not read"
         return Cell(
@@ -192,7 +205,7 @@ def run_compat(
         with tempfile.TemporaryDirectory(prefix="lance-compat-") as scratch:
             return run_compat(releases, features, workdir=Path(scratch), timeout=timeout, progress=progress)
     say = progress or (lambda message: None)
-    started = datetime.now(UTC)
+    started = datetime.now(timezone.utc)
     releases = sorted(releases, key=lambda release: version_key(release.name))
     writes = []
     for release in releases:
