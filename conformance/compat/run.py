@@ -181,7 +181,8 @@ def judge(writer: str, reader: str, feature: str, own: Read | None, read: Read, 
     return Cell(writer, reader, feature, Outcome.FAIL, kind, None, found[0], found)
 
 
-def _open_reader(release: Release, timeout: float | None) -> tuple[ReleaseDriver, DriverInfo]:
+def open_reader(release: Release, timeout: float | None = None) -> tuple[ReleaseDriver, DriverInfo]:
+    """The pylance driver in ``release``'s environment, in a worker, and its declaration."""
     driver = ReleaseDriver(f"pylance@{release.name}", "pylance", release.python, release.name, timeout=timeout)
     try:
         return driver, driver_info(driver, driver.name)
@@ -226,7 +227,7 @@ def run_compat(
             mine = [(w, f, p) for w, f, p in datasets if (w == release.name) != second_pass]
             say(f"pylance {release.name} reads {len(mine)} datasets {'of the others' if second_pass else 'of its own'}")
             try:
-                driver, infos[release.name] = _open_reader(release, timeout)
+                driver, infos[release.name] = open_reader(release, timeout)
             except (WorkerError, OSError) as exc:
                 reader_failures[release.name] = f"{type(exc).__name__}: {exc}"
                 continue

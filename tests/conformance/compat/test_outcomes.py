@@ -1,0 +1,51 @@
+"""How a reader's error is classified (conformance/compat/outcomes.py): the
+messages below are what pinned releases said reading newer releases' datasets
+(measured with lance-conformance compat)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.compat.outcomes import FailureKind, Outcome, classify_error
+
+
+@pytest.mark.parametrize(
+    "error_type, message, expected",
+    [
+        # 0.20.0 reading 2.2 data files: it names the version it does not know.
+        (
+            "refused OSError",
+            "Io error: Execution error: Invalid user input: Unknown Lance storage version: 2.2, version.rs:49:27",
+            (Outcome.REFUSED, None),
+        ),
+        # 1.0.4 reading 2.2 data files: a panic in a decode task, surfaced as an IO error.
+        (
+            "refused OSError",
+            'Io error: External error: Wrapped error: task 16 panicked with message "the offset + length of '
+            'the sliced Buffer cannot exceed the existing length"',
+            (Outcome.FAIL, FailureKind.PANIC),
+        ),
+        # 0.39.0 reading 2.2 data files: the aborted task is the panic's trace.
+        ("refused ArrowInvalid", "External error: RuntimeError: Task was aborted", (Outcome.FAIL, FailureKind.PANIC)),
+        # The worker's kind for a PanicException the binding raised.
+        (
+            "panic PanicException",
+            "not implemented: v2 format has no concept of row groups",
+            (Outcome.FAIL, FailureKind.PANIC),
+        ),
+        # 8.0.1 opening a version whose inline transaction holds a DataOverlay (lance-format/lance#9454).
+        (
+            "refused ValueError",
+            "Encountered internal error. Please file a bug report. Transaction message did not contain an operation",
+            (Outcome.FAIL, FailureKind.ERROR),
+        ),
+        # A panic that mentions a version is still a panic.
+        ("refused OSError", "thread panicked: unsupported file version 9.9", (Outcome.FAIL, FailureKind.PANIC)),
+    ],
+)
+def test_an_error_is_a_panic_a_clean_refusal_or_an_error(error_type, message, expected):
+    assert classify_error(error_type, message) == expected
+
+
+def test_only_pass_and_clean_refusal_are_accepted():
+    assert {outcome for outcome in Outcome if outcome.accepted} == {Outcome.PASS, Outcome.REFUSED}
