@@ -18,6 +18,10 @@ A cell is (writer release, reader release, feature). Its outcome:
 * ``unchecked``: the reader read something, but the writer could not read
   its own dataset back, so there was nothing to compare with.
 
+A few differences between two releases' descriptions of the same dataset are
+the readers' own views of facts the dataset does not store, and are noted on
+the cell rather than failing it: :data:`TOLERATED_DIFFERENCES`.
+
 The classification goes by the error's text because that is all a release
 reports (its exception types are ``OSError``, ``ValueError``, ... for every
 meaning). A panic is looked for first: a panic whose message mentions an
@@ -27,6 +31,7 @@ unsupported version is still a panic.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -61,6 +66,7 @@ class FailureKind(str, Enum):
 #: knows. Matched case-insensitively anywhere in the error's text.
 REFUSAL_PATTERNS: tuple[str, ...] = (
     r"unknown lance storage version",
+    r"reader to read a file with version",
     r"unsupported (lance )?(file|storage|data storage|manifest|format) version",
     r"(file|storage) version .* (is )?not supported",
     r"reader feature flags?",
@@ -94,3 +100,46 @@ def classify_error(error_type: str, message: str) -> tuple[Outcome, FailureKind 
     if _matches(REFUSAL_PATTERNS, text):
         return Outcome.REFUSED, None
     return Outcome.FAIL, FailureKind.ERROR
+
+
+@dataclass(frozen=True)
+class ToleratedDifference:
+    """A description path (``[]`` for any index, as :func:`conformance.describe.differences`
+    writes them) where two releases may differ without either misreading
+    the dataset, and why; ``writers_before`` limits it to datasets of
+    releases older than that version."""
+
+    path: str
+    reason: str
+    writers_before: tuple[int, ...] | None = None
+
+
+TOLERATED_DIFFERENCES: tuple[ToleratedDifference, ...] = (
+    ToleratedDifference(
+        "data_format",
+        "releases before 0.16 record no data storage format in the manifest, so each reader infers one "
+        "(0.15 itself says 0.1 of the 2.0 files it wrote, newer readers 2.0)",
+        writers_before=(0, 16),
+    ),
+    ToleratedDifference(
+        "indices[].type_url",
+        "releases name the vector index details message differently (lance.table.VectorIndexDetails in the "
+        "older ones, lance.index.pb.VectorIndexDetails in the newer): the reader's name for the same index",
+    ),
+)
+
+
+def _on_path(pattern: str, difference: str) -> bool:
+    """Whether a difference (``path: ...`` or ``path[3].field: ...``) lies on ``pattern`` or below it."""
+    regex = "^" + re.escape(pattern).replace(r"\[\]", r"\[\d+\]") + r"[.\[:]"
+    return re.match(regex, difference) is not None
+
+
+def tolerated(difference: str, writer_version: tuple[int, ...]) -> ToleratedDifference | None:
+    """The entry of :data:`TOLERATED_DIFFERENCES` a description difference falls under, if any."""
+    for entry in TOLERATED_DIFFERENCES:
+        if entry.writers_before is not None and writer_version >= entry.writers_before:
+            continue
+        if _on_path(entry.path, difference):
+            return entry
+    return None

@@ -34,7 +34,7 @@ from ..drivers.protocol import DriverInfo
 from ..drivers.release import ReleaseDriver
 from ..drivers.worker.client import WorkerError, WorkerProcessError, WorkerReplyError
 from .feature_writer import FEATURES
-from .outcomes import FailureKind, Outcome, classify_error
+from .outcomes import FailureKind, Outcome, classify_error, tolerated
 from .releases import Release, WriteReport, version_key, write_features
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -149,15 +149,25 @@ def read_dataset(driver: ReleaseDriver, path: Path) -> Read:
     return Read(description, table)
 
 
-def _compare(writer: Read, reader: Read, writer_info: DriverInfo, reader_info: DriverInfo) -> list[str]:
-    """Where the reader's description and rows differ from the writer's own."""
-    assert writer.description is not None and reader.description is not None and writer.table is not None
-    assert reader.table is not None  # both reads succeeded
-    ignore = writer_info.unreported | reader_info.unreported
-    found = [f"describe {d}" for d in differences(writer.description, reader.description, ignore=sorted(ignore))]
-    comparison = compare_tables(writer.table, reader.table, reader_info.types)
+def _compare(
+    writer: str, own: Read, read: Read, writer_info: DriverInfo, reader_info: DriverInfo
+) -> tuple[list[str], list[str]]:
+    """Where the reader's description and rows differ from the writer's own,
+    and the notes of the differences :data:`~.outcomes.TOLERATED_DIFFERENCES` excuse."""
+    assert own.description is not None and read.description is not None and own.table is not None
+    assert read.table is not None  # both reads succeeded
+    ignore = sorted(writer_info.unreported | reader_info.unreported)
+    found, notes = [], []
+    for difference in differences(own.description, read.description, ignore=ignore):
+        excused = tolerated(difference, version_key(writer))
+        if excused is None:
+            found.append(f"describe {difference}")
+        else:
+            notes.append(f"not a failure: describe {difference} ({excused.reason})")
+    comparison = compare_tables(own.table, read.table, reader_info.types)
     found += [f"rows: {d}" for d in comparison.differences]
-    return found
+    notes += [f"representation, not a failure: {o}" for o in comparison.observations]
+    return found, notes
 
 
 def judge(writer: str, reader: str, feature: str, own: Read | None, read: Read, infos: dict[str, DriverInfo]) -> Cell:
@@ -172,13 +182,14 @@ def judge(writer: str, reader: str, feature: str, own: Read | None, read: Read, 
         return Cell(
             writer, reader, feature, Outcome.UNCHECKED, notes=[f"the writer could not read its own dataset: {why}"]
         )
-    found = _compare(own, read, infos[writer], infos[reader])
+    found, notes = _compare(writer, own, read, infos[writer], infos[reader])
     if not found:
-        return Cell(writer, reader, feature, Outcome.PASS)
+        return Cell(writer, reader, feature, Outcome.PASS, notes=notes)
     kind = FailureKind.WRONG_ROWS if any(d.startswith("rows:") for d in found) else FailureKind.WRONG_DESCRIPTION
     if len(found) > MAX_DIFFERENCES:
         found = found[:MAX_DIFFERENCES] + [f"... {len(found) - MAX_DIFFERENCES} more"]
-    return Cell(writer, reader, feature, Outcome.FAIL, kind, None, found[0], found)
+    first = next(d for d in found if d.startswith("rows:")) if kind is FailureKind.WRONG_ROWS else found[0]
+    return Cell(writer, reader, feature, Outcome.FAIL, kind, None, first, found, notes)
 
 
 def open_reader(release: Release, timeout: float | None = None) -> tuple[ReleaseDriver, DriverInfo]:

@@ -18,6 +18,13 @@ from conformance.compat.outcomes import FailureKind, Outcome, classify_error
             "Io error: Execution error: Invalid user input: Unknown Lance storage version: 2.2, version.rs:49:27",
             (Outcome.REFUSED, None),
         ),
+        # 0.15.0 reading 2.1 data files: its reader names the version it cannot read.
+        (
+            "refused OSError",
+            "Io error: Execution error: LanceError(IO): Attempt to use the lance v0.2 reader to read a file with "
+            "version 2.1, reader.rs:180:17",
+            (Outcome.REFUSED, None),
+        ),
         # 1.0.4 reading 2.2 data files: a panic in a decode task, surfaced as an IO error.
         (
             "refused OSError",

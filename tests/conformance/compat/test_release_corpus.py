@@ -54,11 +54,39 @@ def test_the_document_fits_its_schema_and_every_reader_started(majors_document):
     assert not [w for w in majors_document["writes"] if w["status"] == "writer-failed"]
 
 
-def test_every_release_reads_the_2_0_files_of_every_other(majors_document):
-    """2.0 data files are the one version every release since 0.15 writes and reads."""
-    cells = [c for c in majors_document["cells"] if c["feature"] == "file-2.0"]
-    assert len(cells) == len(MAJORS) ** 2
+def test_every_release_reads_its_own_datasets(majors_document):
+    diagonal = [c for c in majors_document["cells"] if c["writer"] == c["reader"]]
+    assert len(diagonal) == sum(w["status"] == "written" for w in majors_document["writes"])
+    assert [c for c in diagonal if c["outcome"] != "pass"] == []
+
+
+#: Datasets every reader from 0.20 on reads, whoever wrote them (as measured;
+#: 0.15 panics on the 2.0 files of every later release).
+PLAIN_FEATURES = ("file-legacy", "file-2.0", "naming-v1", "naming-v2", "txn-append", "txn-delete")
+
+
+@pytest.mark.parametrize("feature", PLAIN_FEATURES)
+def test_readers_from_0_20_read_every_releases_plain_datasets(majors_document, feature):
+    cells = [c for c in majors_document["cells"] if c["feature"] == feature and version_key(c["reader"]) >= (0, 20)]
+    writers = [w["release"] for w in majors_document["writes"] if w["feature"] == feature and w["status"] == "written"]
+    assert len(cells) == len(writers) * len([r for r in MAJORS if version_key(r) >= (0, 20)])
     assert [c for c in cells if c["outcome"] != "pass"] == []
+
+
+def test_a_file_version_unknown_to_the_reader_is_refused_or_fails_never_passes(majors_document):
+    """2.2 data files read by a release older than 2.2: 0.20 refuses them
+    cleanly, others fail (a panic or an error); none returns rows."""
+    writers = {
+        w["release"] for w in majors_document["writes"] if w["feature"] == "file-2.2" and w["status"] == "written"
+    }
+    first = min(writers, key=version_key)
+    older = [
+        c
+        for c in majors_document["cells"]
+        if c["feature"] == "file-2.2" and version_key(c["reader"]) < version_key(first)
+    ]
+    assert older and all(c["outcome"] in ("refused", "fail") for c in older)
+    assert any(c["outcome"] == "refused" for c in older)
 
 
 def test_the_9454_break_shows_as_failing_cells_with_its_error(majors_document):
