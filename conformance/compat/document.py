@@ -60,10 +60,11 @@ def issue_9454_note(run: CompatRun) -> dict[str, Any]:
     if broken:
         note["status"] = "reproduced"
         note["cells"] = [{"writer": c.writer, "reader": c.reader, "feature": c.feature} for c in broken]
-        pairs = ", ".join(f"{c.writer} read by {c.reader}" for c in broken)
+        writers = ", ".join(sorted({c.writer for c in broken}, key=version_key))
+        readers = ", ".join(sorted({c.reader for c in broken}, key=version_key))
         note["text"] = (
-            f"Reproduced: a version committing only a DataOverlay cannot be opened by readers from 1.0 to 8.x "
-            f"({pairs}): they decode the inline transaction when opening the version and fail on the operation "
+            f"Reproduced in {len(broken)} cells: a version committing only a DataOverlay, written by {writers}, "
+            f"cannot be opened by {readers}: they decode the inline transaction when opening the version and fail on the operation "
             "they do not know. 12.0 stopped failing on an undecodable inline transaction (lance-format/lance#7740)."
         )
         return note
