@@ -60,12 +60,13 @@ def issue_9454_note(run: CompatRun) -> dict[str, Any]:
     if broken:
         note["status"] = "reproduced"
         note["cells"] = [{"writer": c.writer, "reader": c.reader, "feature": c.feature} for c in broken]
-        writers = ", ".join(sorted({c.writer for c in broken}, key=version_key))
-        readers = ", ".join(sorted({c.reader for c in broken}, key=version_key))
+        by = ", ".join(sorted({c.writer for c in broken}, key=version_key))
+        failing = ", ".join(sorted({c.reader for c in broken}, key=version_key))
         note["text"] = (
-            f"Reproduced in {len(broken)} cells: a version committing only a DataOverlay, written by {writers}, "
-            f"cannot be opened by {readers}: they decode the inline transaction when opening the version and fail on the operation "
-            "they do not know. 12.0 stopped failing on an undecodable inline transaction (lance-format/lance#7740)."
+            f"Reproduced in {len(broken)} cells: a version committing only a DataOverlay, written by {by}, "
+            f"cannot be opened by {failing}: they decode the inline transaction when opening the version and "
+            "fail on the operation they do not know. 12.0 stopped failing on an undecodable inline "
+            "transaction (lance-format/lance#7740)."
         )
         return note
     names = [release.name for release in run.releases]

@@ -1,12 +1,19 @@
 """How a reader's error is classified (conformance/compat/outcomes.py): the
 messages below are what pinned releases said reading newer releases' datasets
-(measured with lance-conformance compat)."""
+(measured with lance-conformance compat); and the #9454 note's logic
+(conformance/compat/document.py) over a run's record."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+from pathlib import Path
+
 import pytest
 
+from conformance.compat.document import issue_9454_note
 from conformance.compat.outcomes import FailureKind, Outcome, classify_error
+from conformance.compat.releases import Release, WriteReport
+from conformance.compat.run import Cell, CompatRun
 
 
 @pytest.mark.parametrize(
@@ -56,3 +63,43 @@ def test_an_error_is_a_panic_a_clean_refusal_or_an_error(error_type, message, ex
 
 def test_only_pass_and_clean_refusal_are_accepted():
     assert {outcome for outcome in Outcome if outcome.accepted} == {Outcome.PASS, Outcome.REFUSED}
+
+
+def _run_of(cells, releases, overlay_writers):
+    """A run's record, as run_compat leaves it, for the note's logic alone."""
+    writes = [
+        WriteReport(name, datasets={"txn-data-overlay": Path(name)} if name in overlay_writers else {})
+        for name in releases
+    ]
+    return CompatRun(
+        [Release(name, Path("python"), "venv") for name in releases],
+        ["txn-data-overlay"],
+        writes,
+        cells,
+        {},
+        datetime.now(timezone.utc),
+        0.0,
+    )
+
+
+def test_the_9454_note_names_the_failing_cells_or_what_the_run_lacks():
+    broken = Cell(
+        "12.0.0",
+        "8.0.1",
+        "txn-data-overlay",
+        Outcome.FAIL,
+        FailureKind.ERROR,
+        "ValueError",
+        "describe: Encountered internal error. Transaction message did not contain an operation",
+    )
+    passed = Cell("12.0.0", "0.39.0", "txn-data-overlay", Outcome.PASS)
+    note = issue_9454_note(_run_of([broken, passed], ["0.39.0", "8.0.1", "12.0.0"], {"12.0.0"}))
+    assert note["status"] == "reproduced"
+    assert note["cells"] == [{"writer": "12.0.0", "reader": "8.0.1", "feature": "txn-data-overlay"}]
+    assert "written by 12.0.0" in note["text"] and "opened by 8.0.1" in note["text"]
+
+    note = issue_9454_note(_run_of([passed], ["0.39.0", "12.0.0"], {"12.0.0"}))
+    assert note["status"] == "not-reproduced" and "between 1.0 and 8.x" in note["text"]
+    assert "field 23" not in note["text"]  # 12.0.0 is a writer that could break them
+    note = issue_9454_note(_run_of([], ["8.0.1", "14.0.2"], {"14.0.2"}))
+    assert "field 23" in note["text"] and "between 1.0 and 8.x" not in note["text"]
