@@ -2,7 +2,7 @@
 (:mod:`conformance.compat`) as JSON and one HTML page.
 
 Exit statuses (conformance/exit_codes.py): 0 when every cell passes or
-refuses cleanly, 1 when a cell fails (or is unchecked, or a reader did not
+refuses cleanly, 1 when a cell fails (or is not applicable, or a reader did not
 start), 2 for an unknown release or feature, 3 when a release cannot be
 installed here.
 """
@@ -75,10 +75,10 @@ def _compat(args: argparse.Namespace) -> int:
     summary = document["summary"]
     print(
         f"{summary['cells']} cells: {summary['pass']} pass, {summary['refused']} refused cleanly, "
-        f"{summary['fail']} fail, {summary['unchecked']} unchecked"
+        f"{summary['fail']} fail, {summary['not-applicable']} not applicable"
     )
     for cell in document["cells"]:
-        if cell["outcome"] == "fail":
+        if cell["status"] == "fail":
             print(
                 f"FAIL {cell['feature']}: {cell['writer']} read by {cell['reader']}: {cell['failure_kind']}: "
                 f"{(cell['message'] or '').splitlines()[0][:200]}"

@@ -2,9 +2,14 @@
 and the notes it carries.
 
 The document describes itself, for whoever reads it without this package (the
-dashboard reads these files): ``format`` names the kind of document and
-``format_version`` its version, ``run_date`` when the run started, then the
-releases, the features, what each release wrote, every cell and a summary.
+dashboard reads these files): ``report`` names the kind of document
+(``compat-matrix``) and ``format`` its version, as the project's other
+results do; ``generated`` is when the run ended (ISO 8601, UTC), ``run_date``
+the day it is filed under (``YYYY-MM-DD``, the UTC day it ended), ``started``
+when it began, ``implementation`` whose releases are crossed (``pylance``),
+``versions`` the suite's; then the releases (names, oldest first, and the
+environment of each), the features, what each release wrote, every cell
+(``status``: ``pass``, ``refused``, ``fail``, ``not-applicable``) and a summary.
 
 One note is always there: whether the run reproduced lance-format/lance#9454
 (readers before 12.0 cannot open a version whose inline transaction holds an
@@ -27,8 +32,10 @@ from .outcomes import PANIC_PATTERNS, REFUSAL_PATTERNS, Outcome
 from .releases import version_key
 from .run import CompatRun
 
-FORMAT = "lance-conformance-compat-matrix"
-FORMAT_VERSION = 1
+#: The marker of the document's kind.
+REPORT = "compat-matrix"
+FORMAT = 1
+IMPLEMENTATION = "pylance"
 SCHEMA = "compat-matrix.schema.json"
 
 ISSUE_9454 = "lance-format/lance#9454"
@@ -112,12 +119,16 @@ def to_document(run: CompatRun) -> dict[str, Any]:
     """The JSON document of a run (valid against :data:`SCHEMA`)."""
     counts = {outcome.value: sum(cell.outcome is outcome for cell in run.cells) for outcome in Outcome}
     return {
+        "report": REPORT,
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "suite_version": __version__,
-        "run_date": run.started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "implementation": IMPLEMENTATION,
+        "generated": run.ended.isoformat(timespec="seconds"),
+        "run_date": run.ended.date().isoformat(),
+        "started": run.started.isoformat(timespec="seconds"),
+        "versions": {"lance-conformance": __version__},
         "timeout_seconds": run.timeout,
-        "releases": [release.to_json() for release in run.releases],
+        "releases": [release.name for release in run.releases],
+        "release_environments": {release.name: release.environment for release in run.releases},
         "features": [{"name": name, "summary": FEATURES[name]} for name in run.features],
         "writes": _writes(run),
         "reader_failures": [{"release": name, "message": why} for name, why in run.reader_failures.items()],

@@ -15,8 +15,8 @@ A cell is (writer release, reader release, feature). Its outcome:
   not a refusal, a Rust panic (``PanicException``, or a message that says a
   task panicked or was aborted), the worker process crashing or hanging past
   its timeout, or rows or a description that differ from the writer's;
-* ``unchecked``: the reader read something, but the writer could not read
-  its own dataset back, so there was nothing to compare with.
+* ``not-applicable``: the reader read something, but the writer could not
+  read its own dataset back, so there was nothing to compare with.
 
 A few differences between two releases' descriptions of the same dataset are
 the readers' own views of facts the dataset does not store, and are noted on
@@ -39,7 +39,7 @@ class Outcome(str, Enum):
     PASS = "pass"
     REFUSED = "refused"
     FAIL = "fail"
-    UNCHECKED = "unchecked"
+    NOT_APPLICABLE = "not-applicable"
 
     @property
     def accepted(self) -> bool:

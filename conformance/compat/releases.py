@@ -78,9 +78,6 @@ class Release:
     #: ``installed`` or ``venv``.
     environment: str
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "lance_version": self.name, "environment": self.environment}
-
 
 def expand(names: list[str]) -> list[str]:
     """Release names with the groups expanded, each once, in the order given.

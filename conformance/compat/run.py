@@ -79,7 +79,7 @@ class Cell:
             "writer": self.writer,
             "reader": self.reader,
             "feature": self.feature,
-            "outcome": self.outcome.value,
+            "status": self.outcome.value,
             "failure_kind": self.failure_kind.value if self.failure_kind else None,
             "error_type": self.error_type,
             "message": self.message,
@@ -99,6 +99,7 @@ class CompatRun:
     #: ``{release: why it could not read}`` for a reader whose worker never started.
     reader_failures: dict[str, str]
     started: datetime
+    ended: datetime
     timeout: float
 
 
@@ -180,7 +181,7 @@ def judge(writer: str, reader: str, feature: str, own: Read | None, read: Read, 
     if own is None or own.error_type is not None:
         why = own.message if own is not None else "not read"
         return Cell(
-            writer, reader, feature, Outcome.UNCHECKED, notes=[f"the writer could not read its own dataset: {why}"]
+            writer, reader, feature, Outcome.NOT_APPLICABLE, notes=[f"the writer could not read its own dataset: {why}"]
         )
     found, notes = _compare(writer, own, read, infos[writer], infos[reader])
     if not found:
@@ -250,7 +251,9 @@ def run_compat(
                     cells.append(judge(writer, release.name, feature, own.get((writer, feature)), read, infos))
             finally:
                 driver.close()
-    return CompatRun(releases, features, writes, cells, reader_failures, started, timeout or 0.0)
+    return CompatRun(
+        releases, features, writes, cells, reader_failures, started, datetime.now(timezone.utc), timeout or 0.0
+    )
 
 
 def known_features() -> list[str]:

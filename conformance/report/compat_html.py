@@ -8,7 +8,7 @@ rendered again. Like the ecosystem matrix's page, everything is inline and
 nothing is fetched:
 
 * one grid per feature, writer releases down, reader releases across; a
-  cell is coloured by its outcome (pass, refused cleanly, fail, unchecked)
+  cell is coloured by its status (pass, refused cleanly, fail, not applicable)
   and says it in a word (``fail: panic``); a writer that did not write the
   feature gets one row-wide cell saying why (not offered, write error);
 * hovering a cell shows its error (the ``title``); clicking it (or Enter on
@@ -20,7 +20,7 @@ nothing is fetched:
   with what each wrote.
 
 Element ids and classes the browser tests rely on: ``section.feature-grid``
-with ``data-feature``, ``td.cell`` with ``data-outcome``, ``data-writer``,
+with ``data-feature``, ``td.cell`` with ``data-status``, ``data-writer``,
 ``data-reader``, ``data-feature`` and ``data-details``, ``td.not-written``,
 ``#details-panel``, ``.details``, ``.problem``, ``#feature-filter``,
 ``#outcome-filter``, ``#notes``, ``#releases``, ``#summary``.
@@ -40,7 +40,7 @@ LEGEND = (
     ("pass", "pass"),
     ("refused", "refused cleanly (a pass)"),
     ("fail", "fail"),
-    ("unchecked", "unchecked (the writer cannot read it back)"),
+    ("not-applicable", "not applicable (the writer cannot read it back)"),
     ("not-written", "not written by that release"),
 )
 #: How long a tooltip's error may be.
@@ -72,10 +72,10 @@ class GridView:
 
 
 def cell_label(cell: dict[str, Any]) -> str:
-    """``pass``, ``refused``, ``unchecked`` or ``fail: KIND``."""
-    if cell["outcome"] == "fail" and cell["failure_kind"]:
+    """``pass``, ``refused``, ``not-applicable`` or ``fail: KIND``."""
+    if cell["status"] == "fail" and cell["failure_kind"]:
         return f"fail: {cell['failure_kind']}"
-    return str(cell["outcome"])
+    return str(cell["status"])
 
 
 def _tooltip(cell: dict[str, Any]) -> str:
@@ -87,7 +87,7 @@ def _tooltip(cell: dict[str, Any]) -> str:
 
 
 def grid_views(document: dict[str, Any]) -> list[GridView]:
-    readers = [release["name"] for release in document["releases"]]
+    readers = document["releases"]
     cells = {(c["writer"], c["reader"], c["feature"]): c for c in document["cells"]}
     writes = {(w["release"], w["feature"]): w for w in document["writes"]}
     grids = []
@@ -116,13 +116,13 @@ def grid_views(document: dict[str, Any]) -> list[GridView]:
 def release_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for release in document["releases"]:
-        mine = [w for w in document["writes"] if w["release"] == release["name"]]
+        mine = [w for w in document["writes"] if w["release"] == release]
         errors = [f"{w['feature']}: {w['detail']}" for w in mine if w["status"] in ("write-error", "writer-failed")]
-        errors += [f"reader: {f['message']}" for f in document["reader_failures"] if f["release"] == release["name"]]
+        errors += [f"reader: {f['message']}" for f in document["reader_failures"] if f["release"] == release]
         rows.append(
             {
-                "name": release["name"],
-                "environment": release["environment"],
+                "name": release,
+                "environment": document["release_environments"][release],
                 "written": sum(w["status"] == "written" for w in mine),
                 "not_offered": sum(w["status"] == "not-offered" for w in mine),
                 "errors": errors,
@@ -137,7 +137,7 @@ def render_compat_html(document: dict[str, Any], *, title: str = "Lance cross-re
         TEMPLATE,
         title=title,
         document=document,
-        readers=[release["name"] for release in document["releases"]],
+        readers=document["releases"],
         grids=grid_views(document),
         releases=release_rows(document),
         legend=LEGEND,

@@ -33,7 +33,7 @@ VERSION_FIELDS = {
     "harness-history.schema.json": "format",
     "harness-report.schema.json": "report_format",
     "expectations.schema.json": "format",
-    "compat-matrix.schema.json": "format_version",
+    "compat-matrix.schema.json": "format",
 }
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.old_pylance("0.20.0")
 _CELLS = """
 return Array.from(document.querySelectorAll('td.cell')).map(function (c) {
   return [c.getAttribute('data-feature'), c.getAttribute('data-writer'), c.getAttribute('data-reader'),
-          c.getAttribute('data-outcome'), c.textContent.trim(), c.offsetParent !== null,
+          c.getAttribute('data-status'), c.textContent.trim(), c.offsetParent !== null,
           c.classList.contains('dimmed')];
 });
 """
@@ -33,7 +33,7 @@ def test_every_cell_of_the_document_is_in_its_features_grid_with_its_outcome(bro
     _open(browser, document, tmp_path)
     cells = browser.execute_script(_CELLS)
     assert sorted((f, w, r, o, text) for f, w, r, o, text, _, _ in cells) == sorted(
-        (c["feature"], c["writer"], c["reader"], c["outcome"], cell_label(c)) for c in document["cells"]
+        (c["feature"], c["writer"], c["reader"], c["status"], cell_label(c)) for c in document["cells"]
     )
     # A release that did not write a feature has one row-wide cell saying why.
     not_written = [w for w in document["writes"] if w["status"] != "written"]
@@ -48,7 +48,7 @@ def test_every_cell_of_the_document_is_in_its_features_grid_with_its_outcome(bro
 def test_a_failing_cells_error_shows_on_hover_and_on_click(browser, small_compat, tmp_path):
     _, document = small_compat
     _open(browser, document, tmp_path)
-    failing = next(c for c in document["cells"] if c["outcome"] == "fail")
+    failing = next(c for c in document["cells"] if c["status"] == "fail")
     selector = (
         f'section[data-feature="{failing["feature"]}"] td.cell[data-writer="{failing["writer"]}"]'
         f'[data-reader="{failing["reader"]}"]'
@@ -75,9 +75,7 @@ def test_the_filters_show_one_features_grid_and_dim_other_outcomes(browser, smal
     cells = browser.execute_script(_CELLS)
     undimmed = {(w, r) for f, w, r, _, _, shown, dimmed in cells if shown and not dimmed}
     expected = {
-        (c["writer"], c["reader"])
-        for c in document["cells"]
-        if c["feature"] == "file-2.2" and c["outcome"] == "refused"
+        (c["writer"], c["reader"]) for c in document["cells"] if c["feature"] == "file-2.2" and c["status"] == "refused"
     }
     assert undimmed == expected and expected
     save_screenshot(browser, "compat-filters", tmp_path)

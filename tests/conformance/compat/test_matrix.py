@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.cli import main
-from conformance.compat.document import FORMAT, FORMAT_VERSION, ISSUE_9454, validate_document
+from conformance.compat.document import FORMAT, ISSUE_9454, REPORT, validate_document
 from conformance.compat.outcomes import FailureKind, Outcome
 from conformance.compat.releases import INSTALLED, resolve
 from conformance.compat.run import judge, open_reader, read_dataset
@@ -40,10 +40,11 @@ def _write(document, release, feature):
 def test_the_document_fits_its_schema_and_names_its_format_releases_and_date(small_compat):
     _, document = small_compat
     validate_document(document)
-    assert (document["format"], document["format_version"]) == (FORMAT, FORMAT_VERSION)
-    assert [r["name"] for r in document["releases"]] == ["0.20.0", INSTALLED_VERSION]  # oldest first
-    assert {r["environment"] for r in document["releases"]} == {"venv", INSTALLED}
-    datetime.strptime(document["run_date"], "%Y-%m-%dT%H:%M:%SZ")
+    assert (document["report"], document["format"], document["implementation"]) == (REPORT, FORMAT, "pylance")
+    assert document["releases"] == ["0.20.0", INSTALLED_VERSION]  # oldest first
+    assert document["release_environments"] == {"0.20.0": "venv", INSTALLED_VERSION: INSTALLED}
+    started, ended = datetime.fromisoformat(document["started"]), datetime.fromisoformat(document["generated"])
+    assert started <= ended and document["run_date"] == ended.date().isoformat()
     assert [f["name"] for f in document["features"]] == list(SMALL_FEATURES)
     # Every written dataset is read by both releases, and nothing else is read.
     written = [(w["release"], w["feature"]) for w in document["writes"] if w["status"] == "written"]
@@ -56,7 +57,7 @@ def test_the_document_fits_its_schema_and_names_its_format_releases_and_date(sma
 def test_each_release_reads_its_own_datasets(small_compat):
     _, document = small_compat
     diagonal = [c for c in document["cells"] if c["writer"] == c["reader"]]
-    assert diagonal and all(c["outcome"] == "pass" for c in diagonal), diagonal
+    assert diagonal and all(c["status"] == "pass" for c in diagonal), diagonal
 
 
 def test_both_directions_of_2_0_files_pass(small_compat):
@@ -68,21 +69,21 @@ def test_both_directions_of_2_0_files_pass(small_compat):
         ("0.20.0", INSTALLED_VERSION),
         (INSTALLED_VERSION, "0.20.0"),
     }
-    assert all(c["outcome"] == "pass" for c in cells), cells
+    assert all(c["status"] == "pass" for c in cells), cells
 
 
 def test_a_file_version_the_older_reader_does_not_know_is_refused_cleanly(small_compat):
     _, document = small_compat
     assert _write(document, "0.20.0", "file-2.2")["status"] == "not-offered"
     (cell,) = _cells(document, "file-2.2", INSTALLED_VERSION, "0.20.0")
-    assert cell["outcome"] == "refused" and cell["failure_kind"] is None
+    assert cell["status"] == "refused" and cell["failure_kind"] is None
     assert "2.2" in cell["message"]
 
 
 def test_a_panic_of_the_older_reader_is_a_failure_with_its_message(small_compat):
     """0.20.0 panics on pylance 14's 2.1 files and on its BTREE index (as measured)."""
     _, document = small_compat
-    failing = [c for c in document["cells"] if c["outcome"] == "fail"]
+    failing = [c for c in document["cells"] if c["status"] == "fail"]
     assert failing and {c["reader"] for c in failing} == {"0.20.0"}
     assert all(c["message"] and c["failure_kind"] in {k.value for k in FailureKind} for c in failing)
     assert any(c["failure_kind"] == "panic" for c in failing)
@@ -97,7 +98,7 @@ def test_the_9454_note_says_why_these_releases_cannot_reproduce_it(small_compat)
     (note,) = [n for n in document["notes"] if n["id"] == ISSUE_9454]
     assert note["status"] == "not-reproduced" and note["cells"] == []
     assert "field 23" in note["text"] and "1.0 and 8.x" in note["text"]
-    assert all(c["outcome"] == "pass" for c in _cells(document, "txn-data-overlay"))
+    assert all(c["status"] == "pass" for c in _cells(document, "txn-data-overlay"))
 
 
 def test_rows_or_a_description_other_than_the_writers_fail_the_cell(small_compat):
@@ -134,7 +135,7 @@ def test_the_command_writes_json_and_html_and_exits_0_when_every_cell_passes(tmp
     assert main(["compat", "--releases", INSTALLED, "--features", "file-2.0,txn-update", "--out", str(out)]) == 0
     document = json.loads((out / "compat.json").read_text())
     validate_document(document)
-    assert {c["outcome"] for c in document["cells"]} == {"pass"} and len(document["cells"]) == 2
+    assert {c["status"] for c in document["cells"]} == {"pass"} and len(document["cells"]) == 2
     page = (out / "compat.html").read_text()
     assert 'data-feature="txn-update"' in page and "<script>" in page
     assert "2 cells: 2 pass" in capsys.readouterr().out

@@ -78,6 +78,7 @@ def _run_of(cells, releases, overlay_writers):
         cells,
         {},
         datetime.now(timezone.utc),
+        datetime.now(timezone.utc),
         0.0,
     )
 

@@ -57,7 +57,7 @@ def test_the_document_fits_its_schema_and_every_reader_started(majors_document):
 def test_every_release_reads_its_own_datasets(majors_document):
     diagonal = [c for c in majors_document["cells"] if c["writer"] == c["reader"]]
     assert len(diagonal) == sum(w["status"] == "written" for w in majors_document["writes"])
-    assert [c for c in diagonal if c["outcome"] != "pass"] == []
+    assert [c for c in diagonal if c["status"] != "pass"] == []
 
 
 #: Datasets every reader from 0.20 on reads, whoever wrote them (as measured;
@@ -70,7 +70,7 @@ def test_readers_from_0_20_read_every_releases_plain_datasets(majors_document, f
     cells = [c for c in majors_document["cells"] if c["feature"] == feature and version_key(c["reader"]) >= (0, 20)]
     writers = [w["release"] for w in majors_document["writes"] if w["feature"] == feature and w["status"] == "written"]
     assert len(cells) == len(writers) * len([r for r in MAJORS if version_key(r) >= (0, 20)])
-    assert [c for c in cells if c["outcome"] != "pass"] == []
+    assert [c for c in cells if c["status"] != "pass"] == []
 
 
 def test_a_file_version_unknown_to_the_reader_is_refused_or_fails_never_passes(majors_document):
@@ -85,8 +85,8 @@ def test_a_file_version_unknown_to_the_reader_is_refused_or_fails_never_passes(m
         for c in majors_document["cells"]
         if c["feature"] == "file-2.2" and version_key(c["reader"]) < version_key(first)
     ]
-    assert older and all(c["outcome"] in ("refused", "fail") for c in older)
-    assert any(c["outcome"] == "refused" for c in older)
+    assert older and all(c["status"] in ("refused", "fail") for c in older)
+    assert any(c["status"] == "refused" for c in older)
 
 
 def test_the_9454_break_shows_as_failing_cells_with_its_error(majors_document):
@@ -102,6 +102,6 @@ def test_the_9454_break_shows_as_failing_cells_with_its_error(majors_document):
         expected_break = (9,) <= writer < (14,) and (1,) <= reader < (9,)
         assert ((cell["writer"], cell["reader"]) in broken) == expected_break, cell
         if expected_break:
-            assert cell["outcome"] == "fail" and cell["failure_kind"] == "error"
+            assert cell["status"] == "fail" and cell["failure_kind"] == "error"
             assert BREAK_MESSAGE in cell["message"]
     assert broken
