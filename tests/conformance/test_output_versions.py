@@ -33,6 +33,9 @@ VERSION_FIELDS = {
     "harness-history.schema.json": "format",
     "harness-report.schema.json": "report_format",
     "expectations.schema.json": "format",
+    "corpus-export.schema.json": "export_format",
+    "corpus-rows.schema.json": "rows_format",
+    "rules-list.schema.json": "rules_format",
 }
 
 
