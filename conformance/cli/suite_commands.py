@@ -5,10 +5,12 @@ page, and checked as writers."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from ..run_stamp import RUN_DATE_HELP, RUN_DATE_OPTION, run_date_argument, stamp
 from .common import (
     EXIT_DRIVER_UNAVAILABLE,
     EXIT_FINDINGS,
@@ -129,6 +131,8 @@ def _matrix(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr, flush=True)
 
     matrix = run_ecosystem(drivers, corpus_of(args), progress=progress, expectations=expectations)
+    if args.run_date is not None:
+        matrix = dataclasses.replace(matrix, run_date=args.run_date)
     page = write_html(args.html, matrix)
     print(f"saved {page}")
     if args.json:
@@ -182,6 +186,7 @@ def add_matrix(commands) -> None:
         default=None,
         help="golden corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
     )
+    matrix.add_argument(RUN_DATE_OPTION, type=run_date_argument, default=None, metavar="DAY", help=RUN_DATE_HELP)
     add_in_process_option(matrix)
     matrix.set_defaults(run=_matrix)
 
@@ -236,6 +241,7 @@ def add_writer_check(commands) -> None:
         help="the data storage version the table is created with (default 2.0, which every shipped reader reads; "
         "'default' leaves the writer's own)",
     )
+    writer_check.add_argument(RUN_DATE_OPTION, type=run_date_argument, default=None, metavar="DAY", help=RUN_DATE_HELP)
     add_in_process_option(writer_check)
     writer_check.set_defaults(run=_writer_check)
 
@@ -271,5 +277,7 @@ def _writer_check(args: argparse.Namespace) -> int:
     except WriterCheckError as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    report = dataclasses.replace(report, run=stamp(args.run_date))
     print(to_json_text(report) if args.format == "json" else to_text(report))
     return EXIT_OK if report.passed else EXIT_FINDINGS
+
