@@ -33,6 +33,8 @@ VERSION_FIELDS = {
     "harness-history.schema.json": "format",
     "harness-report.schema.json": "report_format",
     "expectations.schema.json": "format",
+    "suite-run-report.schema.json": "report_format",
+    "dashboard-results.schema.json": "dashboard_format",
 }
 
 
