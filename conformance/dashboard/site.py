@@ -189,8 +189,12 @@ def write_site(
     problems: Sequence[Problem],
     generated: str,
 ) -> Path:
-    """Write the site for ``results`` (read from ``root``) into ``out``; the index page's path."""
+    """Write the site for ``results`` (read from ``root``) into ``out``; the
+    index page's path. The site's own directories are written afresh, so a
+    rebuild leaves no page of an implementation no longer in the results."""
     out.mkdir(parents=True, exist_ok=True)
+    for owned in (INPUTS_DIR, IMPLEMENTATIONS_DIR):
+        shutil.rmtree(out / owned, ignore_errors=True)
     for source in sources:
         copy = out / INPUTS_DIR / source
         copy.parent.mkdir(parents=True, exist_ok=True)

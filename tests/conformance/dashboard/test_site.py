@@ -147,13 +147,22 @@ def test_files_it_cannot_read_are_named_in_warnings_and_left_out(two_days, tmp_p
     assert "Files not read (4)" in (out / "index.html").read_text()
 
 
-def test_a_rebuilt_site_inside_the_results_is_not_read_as_results(two_days, tmp_path):
+def test_a_site_rebuilt_inside_the_results_reads_only_the_results(two_days, tmp_path):
+    """The site written into RESULTS_DIR is not read back as results, and a
+    rebuild leaves no page of an implementation whose results went away."""
     results = tmp_path / "results"
     (results / "today").mkdir(parents=True)
     (results / "today" / "w.json").write_bytes(two_days.writer_check.read_bytes())
-    for _ in range(2):
-        code, printed = run_cli(["dashboard", str(results), "--out", str(results / "site")])
-        assert code == EXIT_OK and "1 results from 1 files" in printed
+    (results / "old").mkdir()
+    (results / "old" / "m.json").write_bytes(two_days.matrix.read_bytes())
+    site = results / "site"
+    assert run_cli(["dashboard", str(results), "--out", str(site)])[0] == EXIT_OK
+    assert {p.name for p in (site / "implementations").iterdir()} == {"lancedb.html", "pylance.html", "reference.html"}
+    (results / "old" / "m.json").unlink()
+    code, printed = run_cli(["dashboard", str(results), "--out", str(site)])
+    assert code == EXIT_OK and "1 results from 1 files" in printed
+    assert {p.name for p in (site / "implementations").iterdir()} == {"lancedb.html"}
+    assert not (site / "inputs" / "old").exists()
 
 
 def test_a_directory_without_results_is_a_usage_error(tmp_path, capsys):
