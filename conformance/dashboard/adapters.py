@@ -1,16 +1,12 @@
 """One adapter per results document the project's commands write: how it is
 recognised (its format marker), the JSON Schema it is validated with, and how
-it becomes :class:`~.model.Result` rows.
+it becomes :class:`~.model.Result` rows. The markers:
 
-=============  =================================  ==============================================
-kind           written by                         recognised by
-=============  =================================  ==============================================
-matrix         ``matrix --json``                  ``format`` and ``grids``
-writer-check   ``writer-check --format json``     ``report_format`` and ``suite: writers``
-harness        ``harness run`` (``OUT/report.json``)  ``report_format``, ``writer`` and ``anomalies``
-pytest         the plugin's ``--lance-json``      ``report: suite-run``
-compat         ``compat`` (:mod:`.compat`)        see that module
-=============  =================================  ==============================================
+* **matrix** (``matrix --json``): ``format`` and ``grids``;
+* **writer-check** (``writer-check --format json``): ``report_format`` and ``suite: writers``;
+* **harness** (``harness run``'s ``OUT/report.json``): ``report_format``, ``writer`` and ``anomalies``;
+* **pytest** (the plugin's ``--lance-json``): ``report: suite-run``;
+* **compat** (``compat``): see :mod:`.compat`.
 
 What each holds:
 
