@@ -36,6 +36,8 @@ VERSION_FIELDS = {
     "corpus-export.schema.json": "export_format",
     "corpus-rows.schema.json": "rows_format",
     "rules-list.schema.json": "rules_format",
+    "suite-run-report.schema.json": "report_format",
+    "dashboard-results.schema.json": "dashboard_format",
 }
 
 
