@@ -59,6 +59,20 @@ def build_stable_row_ids(path: Path) -> None:
     _lance().dataset(path).delete("id % 10 = 0")
 
 
+def build_reserved_row_ids(path: Path) -> None:
+    """pylance 14 with stable row ids (version 1), then a ReserveRowIds of 50
+    ids committed by the reference writer (version 2; pylance 14 has no call
+    for it), then a pylance append (version 3), whose rows take ids above the
+    reservation."""
+    # lazy: the reference writer is needed by this base only
+    from reference_impl.dataset import Dataset
+    from reference_impl.newer_operations import ReserveRowIds
+
+    _lance().write_dataset(_rows(0, 60), path, enable_stable_row_ids=True, max_rows_per_file=30)
+    Dataset.open(str(path)).commit(ReserveRowIds(num_row_ids=50))
+    _lance().write_dataset(_rows(60, 10), path, mode="append")
+
+
 def build_legacy(path: Path) -> None:
     """pylance 14 with legacy (v0.x) data files: created empty (version 1 has
     no fragment), then two fragments, a second data file per fragment and a
@@ -436,6 +450,7 @@ BASES = {
     "nested_pk": build_nested_pk,
     "plain": build_plain,
     "stable_row_ids": build_stable_row_ids,
+    "reserved_row_ids": build_reserved_row_ids,
     "text_indices": build_text_indices,
     "legacy": build_legacy,
     "shallow_clone": build_shallow_clone,

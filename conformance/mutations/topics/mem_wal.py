@@ -83,7 +83,9 @@ def give_a_region_field_an_expression_too(root):
 @mutation("mem-wal/source-ids-exist", base="nested_pk")
 def read_a_region_value_from_a_missing_field(root):
     def edit(details):
-        details.region_specs[0].fields[0].source_ids.append(99)
+        # Replaced, not added: the bucket transform reads one source column
+        # (mem-wal/sharding-transform-arguments).
+        details.region_specs[0].fields[0].source_ids[0] = 99
 
     edit_mem_wal_details(root, edit)
 
@@ -214,7 +216,7 @@ def list_the_primary_key_index_as_maintained(root):
     edit_mem_wal_details(root, lambda d: d.maintained_indexes.append("id_idx"))
 
 
-@mutation("mem-wal/merged-generations-atomic", base="nested_pk")
+@mutation("mem-wal/merged-generations-atomic", base="nested_pk", breaks="mem-wal.merged-generations-atomic")
 def merge_a_generation_in_an_index_commit(root):
     """pylance adds a version (a CreateIndex that keeps the MemWAL index);
     that version, no merge-insert, records a region's generation 4 as
@@ -226,5 +228,61 @@ def merge_a_generation_in_an_index_commit(root):
     def edit(details):
         entry = details.merged_generations.add(generation=4)
         entry.region_id.uuid = uuid.uuid4().bytes
+
+    edit_mem_wal_details(root, edit)
+
+
+# -- the shard model (MemWAL page read 2026-11-29) ----------------------------------------
+
+
+@mutation("mem-wal/inline-snapshot", base="nested_pk", breaks="mem-wal.shard-snapshot-layout")
+def inline_shard_snapshots_that_are_no_lance_file(root):
+    edit_mem_wal_details(root, lambda d: setattr(d, "inline_snapshots", b'{"shard_id": "not a Lance file"}'))
+
+
+@mutation("mem-wal/region-ids", base="nested_pk", breaks="mem-wal.shard-id-uuid-v4")
+def record_catch_up_of_a_shard_named_by_a_version_1_uuid(root):
+    def edit(details):
+        entry = details.index_catchup.add(index_name="id_idx").caught_up_generations.add(generation=1)
+        entry.region_id.uuid = uuid.uuid1().bytes
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/merged-generations-atomic", base="nested_pk", breaks="mem-wal.compacted-sstables-atomic")
+def compact_an_sstable_in_a_config_commit(root):
+    """pylance adds a version (an UpdateConfig, no data commit) that records
+    a shard's SSTable generation 2 as compacted."""
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
+
+    lance.dataset(root).update_config({"owner": "conformance"})
+
+    def edit(details):
+        entry = details.merged_generations.add(generation=2)
+        entry.region_id.uuid = uuid.uuid4().bytes
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-spec-ids-positive", base="nested_pk")
+def give_the_sharding_spec_id_0(root):
+    def edit(details):
+        details.region_specs[0].spec_id = 0
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-transforms", base="nested_pk")
+def shard_by_year(root):
+    def edit(details):
+        details.region_specs[0].fields[0].transform = "year"
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-transform-arguments", base="nested_pk")
+def ask_for_more_buckets_than_allowed(root):
+    def edit(details):
+        details.region_specs[0].fields[0].parameters["num_buckets"] = "2048"
 
     edit_mem_wal_details(root, edit)

@@ -6,10 +6,16 @@ regard to case as the index conventions require: the part after the last
 ``/`` must be ``lance.table.MemWalIndexDetails`` (pylance writes
 ``/lance.table.MemWalIndexDetails`` under the index name ``__lance_mem_wal``).
 
-pylance 14 adds two fields table.proto does not define: 11, a string map of
-writer defaults, and 12, a flag meaning "maintain every index of the table"
+pylance 14 adds two fields the seeds' table.proto does not define: 11, a
+string map of writer defaults (``writer_config_defaults`` in the newest
+table.proto), and 12, a flag meaning "maintain every index of the table"
 (in which case ``maintained_indexes`` is left empty). Both are kept as
 unknown fields; the flag is honoured when checking catch-up entries.
+
+The newest MemWAL page (read 2026-11-29) renames regions to shards
+(``MergedGeneration`` to ``CompactedSsTable``, ``merged_generations`` to
+``compacted_sstables``) with the same field numbers, so the rules below read
+both models' details alike and cite both models' requirements.
 
 Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
 row per region and one column per ``RegionManifest`` field (table.proto). They
@@ -244,7 +250,7 @@ def _regions(view: VersionView):
 # Not mem-wal.inline-snapshots-when-few: embedding snapshots is a permission,
 # which no finding of this rule reports (tests/conformance/validator/test_history_rules.py
 # checks that well-formed inline snapshots pass).
-INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout",)
+INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout", "mem-wal.shard-snapshot-layout")
 
 
 @rule(
@@ -529,7 +535,7 @@ def _region_problem(message: table_pb2.MergedGeneration) -> str | None:
 @rule(
     "mem-wal/region-ids",
     severity=Severity.ERROR,
-    requirements=("mem-wal.region-id-uuid-v4", "manifest.uuid-sixteen-bytes"),
+    requirements=("mem-wal.region-id-uuid-v4", "mem-wal.shard-id-uuid-v4", "manifest.uuid-sixteen-bytes"),
     summary="Regions named by merged generations and catch-up entries have 16-byte version-4 UUIDs",
 )
 def region_ids(view: VersionView):
@@ -557,7 +563,7 @@ def _merged(details: table_pb2.MemWalIndexDetails) -> dict[bytes, int]:
 @rule(
     "mem-wal/merged-generations-atomic",
     severity=Severity.WARNING,
-    requirements=("mem-wal.merged-generations-atomic",),
+    requirements=("mem-wal.merged-generations-atomic", "mem-wal.compacted-sstables-atomic"),
     summary="Merged generations advance only in versions made by a merge-insert (Update) commit",
 )
 def merged_generations_atomic(view: VersionView):
@@ -587,3 +593,9 @@ def merged_generations_atomic(view: VersionView):
                 f"{getattr(operation, 'NAME', None) or 'an unknown operation'}, not a merge-insert: {shown}",
                 _where(view, mem_wal, "merged_generations"),
             )
+
+
+#: The decoded MemWAL indexes of a version and the location of a detail, for
+#: the sharding rules (:mod:`.mem_wal_sharding`), which read the same details.
+mem_wal_indexes = _mem_wals
+detail_location = _where
