@@ -198,7 +198,7 @@ def climb_out_of_the_region_directory(root):
     store_snapshots(root, region_row(flushed=((1, "../other-region/gen_1"),)))
 
 
-@mutation("mem-wal/region-spec-id-immutable", base="nested_pk")
+@mutation("mem-wal/region-spec-id-immutable", base="nested_pk", breaks="mem-wal.region-spec-id-immutable")
 def move_a_region_to_another_spec(root):
     # pylance adds a version (a CreateIndex that keeps the MemWAL index); the
     # region has spec 1 in the snapshot before it and spec 2 after.
@@ -286,3 +286,38 @@ def ask_for_more_buckets_than_allowed(root):
         details.region_specs[0].fields[0].parameters["num_buckets"] = "2048"
 
     edit_mem_wal_details(root, edit)
+
+
+#: Shard snapshots as the newest MemWAL page lays them out (section "MemWAL
+#: Index Details"): shard_id as a UUID string, shard_spec_id, one column per
+#: sharding field (here the pylance index's "bucket").
+SHARD_SNAPSHOT_SCHEMA = pa.schema(
+    [
+        pa.field("shard_id", pa.string(), nullable=False),
+        pa.field("shard_spec_id", pa.uint32(), nullable=False),
+        pa.field("shard_field_bucket", pa.int32(), nullable=False),
+    ]
+)
+
+
+def store_shard_snapshots(root, *rows: dict, version: int | None = None) -> None:
+    table = pa.Table.from_pylist(list(rows), schema=SHARD_SNAPSHOT_SCHEMA)
+    data = write_v2_0(table, schema_from_arrow(SHARD_SNAPSHOT_SCHEMA).fields).data
+
+    def edit(details):
+        details.inline_snapshots = data
+        details.num_regions = len(rows)
+
+    edit_mem_wal_details(root, edit, version)
+
+
+@mutation("mem-wal/region-spec-id-immutable", base="nested_pk", breaks="mem-wal.shard-spec-id-immutable")
+def move_a_shard_to_another_spec(root):
+    """Two versions' shard snapshots: the shard has spec 1 before, 2 after."""
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
+
+    lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
+    versions = sorted(list_versions(LocalStorage(root)).manifests())
+    for version, spec_id in ((versions[-2], 1), (versions[-1], 2)):
+        row = {"shard_id": str(REGION), "shard_spec_id": spec_id, "shard_field_bucket": 1}
+        store_shard_snapshots(root, row, version=version)

@@ -203,9 +203,12 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     rows = table.num_rows
     blank = [None] * rows
     regions = []
+    # A shard snapshot (the newest MemWAL page) names its rows shard_id (a
+    # UUID string) and shard_spec_id, and carries no generations.
+    shard_ids = [_shard_uuid(value) for value in columns["shard_id"]] if "shard_id" in columns else blank
     for region_id, spec_id, current, flushed in zip(
-        columns.get("region_id", blank),
-        columns.get("region_spec_id", blank),
+        columns.get("region_id", shard_ids),
+        columns.get("region_spec_id", columns.get("shard_spec_id", blank)),
         columns.get("current_generation", blank),
         columns.get("flushed_generations", blank),
         strict=True,  # columns of one table, and the blank has its length
@@ -224,6 +227,15 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
             )
         )
     return _Snapshots(SnapshotStatus.OK, regions=regions)
+
+
+def _shard_uuid(value) -> bytes | None:
+    """The 16 bytes of a shard snapshot's ``shard_id`` UUID string; None
+    when it is no UUID."""
+    try:
+        return uuid_module.UUID(value).bytes if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
@@ -347,8 +359,8 @@ def flushed_generation_path_relative(view: VersionView):
 @rule(
     "mem-wal/region-spec-id-immutable",
     severity=Severity.ERROR,
-    requirements=("mem-wal.region-spec-id-immutable",),
-    summary="A region keeps the region_spec_id it was created with from one version's snapshot to the next",
+    requirements=("mem-wal.region-spec-id-immutable", "mem-wal.shard-spec-id-immutable"),
+    summary="A region (a shard) keeps the spec id it was created with from one version's snapshot to the next",
 )
 def region_spec_id_immutable(view: VersionView):
     current = list(_regions(view))
