@@ -1,10 +1,13 @@
-"""Mutations for the MemWAL index rules, on the ``nested_pk`` base, whose
-latest version holds the MemWAL index pylance 14 made (bucket sharding on
-``id``, "maintain every index" set in pylance's extra field 12)."""
+"""Mutations for the MemWAL rules: the index's details on the ``nested_pk``
+base, whose latest version holds the MemWAL index pylance 14 made (bucket
+sharding on ``id``, "maintain every index" set in pylance's extra field 12),
+and the shard directories on the ``mem_wal_shards`` base (pylance 14's shard
+writer)."""
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -14,6 +17,8 @@ from reference_impl.naming import list_versions
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import table_pb2
 
+from ...validator.rules.mem_wal_shards import bit_reversed_name
+from ..bases import MEM_WAL_SHARD
 from ..edit import edit_manifest
 from ..registry import mutation
 
@@ -321,3 +326,36 @@ def move_a_shard_to_another_spec(root):
     for version, spec_id in ((versions[-2], 1), (versions[-1], 2)):
         row = {"shard_id": str(REGION), "shard_spec_id": spec_id, "shard_field_bucket": 1}
         store_shard_snapshots(root, row, version=version)
+
+
+# -- shard directories (mem_wal_shards base: pylance 14's shard writer) -----------------
+
+
+def _shard_dir(root) -> Path:
+    return Path(root) / "_mem_wal" / str(MEM_WAL_SHARD)
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.wal-entry-names-bit-reversed")
+def name_a_wal_entry_by_its_plain_position(root):
+    wal = _shard_dir(root) / "wal"
+    first = wal / (bit_reversed_name(1) + ".arrow")
+    first.rename(wal / "1.arrow")
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.shard-manifest-version-in-name")
+def store_a_manifest_under_the_next_version(root):
+    """The newest manifest (version 4) is moved to version 5's name."""
+    manifests = _shard_dir(root) / "manifest"
+    (manifests / (bit_reversed_name(4) + ".binpb")).rename(manifests / (bit_reversed_name(5) + ".binpb"))
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.sstable-generations")
+def number_an_sstable_generation_from_0(root):
+    shard = _shard_dir(root)
+    generation = next(p for p in sorted(shard.iterdir()) if p.name.endswith("_gen_1"))
+    generation.rename(shard / generation.name.replace("_gen_1", "_gen_0"))
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.shard-id-uuid-v4")
+def name_a_shard_directory_by_a_version_1_uuid(root):
+    _shard_dir(root).rename(Path(root) / "_mem_wal" / str(uuid.uuid1()))

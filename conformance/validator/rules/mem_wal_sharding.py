@@ -15,9 +15,9 @@ either.
 from __future__ import annotations
 
 from ..context import VersionView
+from ..facts.mem_wal_index import details_location, mem_wal_indexes
 from ..facts.text import printable
 from ..registry import Severity, rule
-from .mem_wal import detail_location, mem_wal_indexes
 
 #: The built-in transforms and how many source columns each takes.
 TRANSFORM_SOURCES = {"unsharded": 0, "bucket": 1, "identity": 1}
@@ -39,12 +39,12 @@ def sharding_spec_ids_positive(view: VersionView):
                 yield (
                     f"MemWAL index {mem_wal.index.name!r}: sharding spec {s} has spec_id 0, which marks a shard "
                     "created by hand, outside any spec",
-                    detail_location(view, mem_wal, f"region_specs[{s}].spec_id"),
+                    details_location(view, mem_wal, f"region_specs[{s}].spec_id"),
                 )
             if not spec.fields:
                 yield (
                     f"MemWAL index {mem_wal.index.name!r}: sharding spec {spec.spec_id} has no sharding field",
-                    detail_location(view, mem_wal, f"region_specs[{s}].fields"),
+                    details_location(view, mem_wal, f"region_specs[{s}].fields"),
                 )
 
 
@@ -54,7 +54,7 @@ def _fields(view: VersionView):
         for s, spec in enumerate(mem_wal.details.region_specs):
             for f, field in enumerate(spec.fields):
                 if field.HasField("transform"):
-                    yield mem_wal, spec, field, detail_location(view, mem_wal, f"region_specs[{s}].fields[{f}]")
+                    yield mem_wal, spec, field, details_location(view, mem_wal, f"region_specs[{s}].fields[{f}]")
 
 
 @rule(

@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.mutations import copy_dataset
+from conformance.mutations.bases import MEM_WAL_SHARD
 from conformance.mutations.topics.mem_wal import REGION, edit_mem_wal_details, store_shard_snapshots
 from conformance.validator import Severity, validate
 from conformance.validator.rules.mem_wal_sharding import TRANSFORM_SOURCES, _bucket_count_problem
+from conformance.validator.rules.mem_wal_shards import bit_reversed_name, from_bit_reversed
 
 
 def _mem_wal_objections(root) -> list[str]:
@@ -55,3 +57,20 @@ def test_bucket_counts_from_1_to_1024():
     assert _bucket_count_problem({"num_buckets": "1024"}) is None
     for bad in ({}, {"num_buckets": "0"}, {"num_buckets": "1025"}, {"num_buckets": "two"}):
         assert _bucket_count_problem(bad), bad
+
+
+@pytest.mark.requirements(
+    "mem-wal.wal-entry-names-bit-reversed", "mem-wal.shard-manifest-version-in-name", "mem-wal.sstable-generations"
+)
+def test_pylance_names_its_shard_files_as_the_page_says(base_datasets):
+    """pylance 14's shard writer (five rows, two to a MemTable) leaves WAL
+    entries 1 to 5 and manifest versions 1 to 4 under bit-reversed names, and
+    SSTable generations 1 to 3; the layout rule finds nothing in them."""
+    assert bit_reversed_name(5) == "101" + "0" * 61
+    assert from_bit_reversed(bit_reversed_name(12345)) == 12345
+    shard = base_datasets["mem_wal_shards"] / "_mem_wal" / str(MEM_WAL_SHARD)
+    wal = sorted(from_bit_reversed(p.name[:64]) for p in (shard / "wal").iterdir())
+    manifests = sorted(from_bit_reversed(p.name[:64]) for p in (shard / "manifest").glob("*.binpb"))
+    generations = sorted(int(p.name.rsplit("_gen_", 1)[1]) for p in shard.glob("*_gen_*"))
+    assert (wal, manifests, generations) == ([1, 2, 3, 4, 5], [1, 2, 3, 4], [1, 2, 3])
+    assert _mem_wal_objections(base_datasets["mem_wal_shards"]) == []
