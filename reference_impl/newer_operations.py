@@ -127,7 +127,7 @@ class DataOverlay:
 #: Operation fields whose number an upstream state gives to another message:
 #: 116 is ReserveRowIds in ``protos/transaction.proto`` (7c800fd0) but the
 #: experimental CompositeOperation in ``protos/transaction/transaction.proto``
-#: (a392056d), and was AppendFragmentReuseTransitions earlier.
+#: (a392056d); the conflict matrix once recorded it as AppendFragmentReuseTransitions.
 AMBIGUOUS_OPERATIONS = frozenset({ReserveRowIds.NAME})
 
 

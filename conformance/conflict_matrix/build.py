@@ -25,8 +25,9 @@ NOT_COVERED_OPERATIONS = {
         "table with stable row ids, the only kind the page allows it on"
     ),
     "append_fri_transitions": (
-        "operation field 116 was AppendFragmentReuseTransitions in an earlier upstream transaction.proto; the "
-        "newest protos/transaction.proto gives 116 to ReserveRowIds, and no pylance 14 call commits either"
+        "this matrix recorded operation field 116 as AppendFragmentReuseTransitions from an earlier upstream "
+        "state (not among the stored protos); the newest protos/transaction.proto gives 116 to ReserveRowIds, "
+        "and no pylance 14 call commits AppendFragmentReuseTransitions"
     ),
     "composite_operation": (
         "the experimental action-based transaction (protos/transaction/actions.proto), operation field 116 in "
