@@ -206,6 +206,24 @@ class DataFile(_message.Message):
     base_id: int
     def __init__(self, path: _Optional[str] = ..., fields: _Optional[_Iterable[int]] = ..., column_indices: _Optional[_Iterable[int]] = ..., file_major_version: _Optional[int] = ..., file_minor_version: _Optional[int] = ..., file_size_bytes: _Optional[int] = ..., base_id: _Optional[int] = ...) -> None: ...
 
+class DataOverlayFile(_message.Message):
+    __slots__ = ("data_file", "shared_offset_bitmap", "field_coverage", "committed_version")
+    DATA_FILE_FIELD_NUMBER: _ClassVar[int]
+    SHARED_OFFSET_BITMAP_FIELD_NUMBER: _ClassVar[int]
+    FIELD_COVERAGE_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    data_file: DataFile
+    shared_offset_bitmap: bytes
+    field_coverage: FieldCoverage
+    committed_version: int
+    def __init__(self, data_file: _Optional[_Union[DataFile, _Mapping]] = ..., shared_offset_bitmap: _Optional[bytes] = ..., field_coverage: _Optional[_Union[FieldCoverage, _Mapping]] = ..., committed_version: _Optional[int] = ...) -> None: ...
+
+class FieldCoverage(_message.Message):
+    __slots__ = ("offset_bitmaps",)
+    OFFSET_BITMAPS_FIELD_NUMBER: _ClassVar[int]
+    offset_bitmaps: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, offset_bitmaps: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
 class DeletionFile(_message.Message):
     __slots__ = ("file_type", "read_version", "id", "num_deleted_rows", "base_id")
     class DeletionFileType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

@@ -43,7 +43,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "index-vector": ("index_vector",),
     "index-zonemap": ("index_zonemap",),
     "manifest": ("manifest",),
-    "mem-wal": ("mem_wal",),
+    "mem-wal": ("mem_wal", "mem_wal_sharding", "mem_wal_shards"),
     "naming": ("naming",),
     "primary-key": ("primary_key",),
     "refs": ("refs",),

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pyroaring import BitMap64
 
 from reference_impl.fragments import ExternalFile, Fragment
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.transactions import Append, Clone, Operation, Overwrite, Restore, Rewrite, Update
 
 from ..context import VersionView
@@ -396,7 +397,9 @@ def never_reused(view: VersionView):
 )
 def sequential_assignment(view: VersionView):
     step = _step(view)
-    if step is None:
+    # A ReserveRowIds moves next_row_id past ids no row takes (transaction
+    # page, "ReserveRowIds"); transaction/reserve-row-ids checks that version.
+    if step is None or isinstance(step.operation, ReserveRowIds):
         return
     changed_ids = [decoded.values for _, _, decoded in step.changed if decoded.ok]
     if len(changed_ids) != len(step.changed):
