@@ -193,13 +193,21 @@ def _moved_rows(dataset: Dataset, run: list[Fragment]) -> MovedRows:
     manifest_path = dataset.manifest_file.path  # errors about inline sequences name it
     for fragment in run:
         visible = _visible_offsets(dataset, fragment)
-        row_ids = fragment_row_ids(dataset.storage, fragment, manifest_path=manifest_path)
+        read_column = dataset.lineage_column  # a spilled sequence is read from the fragment's data file
+        row_ids = fragment_row_ids(dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column)
         if row_ids is None:
             raise ValueError(f"fragment {fragment.id} of a stable-row-id dataset has no row id sequence")
-        created = fragment_created_at_versions(dataset.storage, fragment, manifest_path=manifest_path)
+        created = fragment_created_at_versions(
+            dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column
+        )
         if created is None:
             created = [DEFAULT_CREATED_AT_VERSION] * fragment.physical_rows
-        updated = fragment_last_updated_at_versions(dataset.storage, fragment, manifest_path=manifest_path) or created
+        updated = (
+            fragment_last_updated_at_versions(
+                dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column
+            )
+            or created
+        )
         moved.row_ids.extend(row_ids[i] for i in visible)
         moved.created_at.extend(created[i] for i in visible)
         moved.last_updated_at.extend(updated[i] for i in visible)
