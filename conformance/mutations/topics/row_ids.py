@@ -173,7 +173,11 @@ def skip_an_id_in_the_append(root):
     _set_next_row_id(root, 131, 2, 3)
 
 
-@mutation("row-id/new-row-versions", base="stable_row_ids")
+@mutation(
+    "row-id/new-row-versions",
+    base="stable_row_ids",
+    breaks=("row-id.new-row-versions", "row-id.update-keeps-created-at"),
+)
 def date_appended_rows_to_the_version_before(root):
     def edit(manifest_file):
         _fragment(manifest_file, 3).created_at_version_sequence = encode_version_sequence([1] * 30)
@@ -241,7 +245,7 @@ def give_a_16_bit_array_an_odd_byte_count(root):
 # -- warnings and infos -----------------------------------------------------------------
 
 
-@mutation("row-id/inline-when-small", base="stable_row_ids")
+@mutation("row-id/inline-when-small", base="stable_row_ids", also=("row-id/external-arms-reserved",))
 def move_a_small_sequence_to_an_external_file(root):
     # Readable and within its file: only its size is at fault.
     _externalise(root)
@@ -253,16 +257,20 @@ def set_next_row_id_without_stable_row_ids(root):
     _set_next_row_id(root, 5, 1)
 
 
-@mutation("row-id/kept-on-update", base="stable_row_ids", breaks="row-id.new-id-on-update")
+@mutation("row-id/kept-on-update", base="stable_row_ids")
 def update_a_row_with_pylance(root):
     """pylance 14 moves an updated row to a new fragment under its old id,
-    deleting the old copy: a visible and a deleted row share the id."""
+    deleting the old copy: a visible and a deleted row share the id. The
+    seeds' page gave the row a new id; the rule, and so this mutation, is
+    validated under upstream-2026-11, the newest revision that still says so."""
     import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).update({"name": "'changed'"}, where="id = 5")
 
 
-@mutation("row-id/unchecked", base="stable_row_ids", breaks="row-id.one-per-row")
+@mutation(
+    "row-id/unchecked", base="stable_row_ids", breaks="row-id.one-per-row", also=("row-id/external-arms-reserved",)
+)
 def keep_fragment_0s_row_ids_in_a_huge_file(root):
     """An external row id sequence larger than the validator reads
     (MAX_SEQUENCE_BYTES), in a sparse file that really is that large: the
