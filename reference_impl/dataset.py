@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
-
-import pyarrow as pa
 
 from . import entropy, feature_flags
 from .commit import commit, new_transaction
@@ -21,14 +20,12 @@ from .commit.external_store import DynamoDBManifestStore, ExternalManifestStore,
 from .commit.loop import DEFAULT_MAX_ATTEMPTS
 from .deletions import deletion_file_location, read_deletion_file
 from .errors import (
-    CorruptFileError,
     IncompatibleConflictError,
     LanceFormatError,
     NamingSchemeError,
     PathEscapeError,
     UnsupportedFeatureError,
 )
-from .file_format.reader import LanceFileReader
 from .fragments import DataFile, Fragment
 from .index_metadata import INDICES_DIR, IndexMetadata
 from .manifest import Manifest
@@ -40,8 +37,7 @@ from .operations.refs import create_branch, create_tag, delete_tag
 from .operations.restore import restore
 from .refs import TREE_DIR, list_tags
 from .row_ids import fragment_row_ids
-from .row_lineage import LineageColumnSpec, lineage_file, lineage_values
-from .schema import Field, Schema
+from .schema import Schema
 from .storage import DatasetUri, Storage, open_storage, parse_dataset_uri
 from .transactions import Append, Operation, Overwrite
 
@@ -287,35 +283,13 @@ class Dataset:
         )
 
     def row_ids(self, fragment: Fragment) -> list[int] | None:
-        """The stable row id of every physical row of ``fragment``, or None
-        when the dataset does not use stable row ids."""
+        """The stable row id of each physical row of ``fragment``; None without stable row ids."""
         if not self.uses_stable_row_ids:
             return None
-        return fragment_row_ids(
-            self.storage, fragment, manifest_path=self.manifest_file.path, read_column=self.lineage_column
-        )
+        from .scan import lineage_column  # lazy: a spilled sequence's column is read with pyarrow
 
-    def lineage_column(self, fragment: Fragment, spec: LineageColumnSpec, context: str) -> list[int]:
-        """The values of a sequence of ``fragment`` spilled to the hidden
-        column ``spec`` (reference_impl.row_lineage): the column of the one
-        data file listing its field id, read as a non-null UInt64 with one
-        value per physical row; CorruptFileError otherwise."""
-        data_file = lineage_file(fragment, spec, context)
-        location = self.data_file_location(data_file)
-        reader = LanceFileReader(location.storage, location.relpath)
-        where = f"{reader.path} ({spec.name} of fragment {fragment.id})"
-        if len(data_file.column_indices) != len(data_file.fields):
-            raise CorruptFileError(where, "the data file's fields and column_indices differ in length")
-        try:
-            table = reader.read(
-                [Field(spec.field_id, spec.name, "uint64", nullable=False)],
-                file_field_ids=list(data_file.fields),
-                column_indices=list(data_file.column_indices),
-                arrow_schema=pa.schema([pa.field(spec.name, pa.uint64(), nullable=False)]),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise CorruptFileError(where, f"the column does not read as UInt64: {exc}") from None
-        return lineage_values(table.column(0), fragment, where)
+        read = partial(lineage_column, self)
+        return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path, read_column=read)
 
     def root_storage(self) -> Storage:
         """The storage of the dataset root, where ``_refs/`` lives, also when

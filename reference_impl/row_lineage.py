@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from .errors import CorruptFileError
 from .fragments import DataFile, Fragment, LineageColumn
+
+if TYPE_CHECKING:  # the column is handed in by the dataset: this module imports no Arrow
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)

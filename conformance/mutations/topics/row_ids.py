@@ -101,7 +101,11 @@ def zero_next_row_id(root):
     edit_untracked(root, edit)
 
 
-def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
+def externalise_row_ids(root, size_delta: int = 0, write: bool = True) -> None:
+    """Fragment 0's row ids move to an external byte range (the seeds' arm,
+    reserved from upstream-2026-11-29 on) after a 6-byte header; the range
+    runs ``size_delta`` bytes past the sequence, and the file is written
+    only when ``write``."""
     data = encode_row_id_sequence(range(0, 40))
     if write:
         (root / "_row_ids").mkdir(exist_ok=True)
@@ -111,12 +115,12 @@ def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
 
 @mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def run_an_external_range_past_its_file(root):
-    _externalise(root, size_delta=10)
+    externalise_row_ids(root, size_delta=10)
 
 
 @mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def name_a_missing_external_file(root):
-    _externalise(root, write=False)
+    externalise_row_ids(root, write=False)
 
 
 @mutation("row-id/version-sequences-cover-rows", base="stable_row_ids")
@@ -248,7 +252,7 @@ def give_a_16_bit_array_an_odd_byte_count(root):
 @mutation("row-id/inline-when-small", base="stable_row_ids", also=("row-id/external-arms-reserved",))
 def move_a_small_sequence_to_an_external_file(root):
     # Readable and within its file: only its size is at fault.
-    _externalise(root)
+    externalise_row_ids(root)
 
 
 @mutation("row-id/next-row-id-without-flag")

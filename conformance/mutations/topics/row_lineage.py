@@ -23,7 +23,7 @@ from reference_impl.row_lineage import LINEAGE_COLUMNS
 from ...validator.rules.row_lineage import SPILLED_LINEAGE_FLAG
 from ..edit import edit_untracked
 from ..registry import mutation
-from .row_ids import _externalise
+from .row_ids import externalise_row_ids
 
 ROW_IDS = LINEAGE_COLUMNS["row_id_sequence"]
 
@@ -83,7 +83,7 @@ def spill_row_ids(
 def keep_row_ids_in_an_external_range(root):
     """The seeds' external arm, readable and within its file: the newest
     page reserves the field."""
-    _externalise(root)
+    externalise_row_ids(root)
 
 
 @mutation("row-id/column-located", base="stable_row_ids", breaks="row-id.column-in-one-file")

@@ -157,8 +157,10 @@ def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded
 def _read_column(view: VersionView, fragment: Fragment, attr: str, context: str) -> Decoded:
     """A spilled sequence: the values of its hidden column, read with the
     reference reader (reference_impl.row_lineage)."""
+    from reference_impl.scan import lineage_column  # lazy: reads the data file (pyarrow), only for a spilled sequence
+
     try:
-        values = view.reader.lineage_column(fragment, LINEAGE_COLUMNS[attr], context)
+        values = lineage_column(view.reader, fragment, LINEAGE_COLUMNS[attr], context)
     except LanceFormatError as exc:
         return UndecodedSequence(SequenceStatus.COLUMN, exc.problem)
     if attr == "row_id_sequence" and len(set(values)) != len(values):

@@ -161,8 +161,8 @@ def unique(view: VersionView):
     "row-id/kept-on-update",
     severity=Severity.INFO,
     requirements=("row-id.new-id-on-update",),
-    summary="Revisions before upstream-2026-11-29: an updated row gets a new id, so a deleted row's id is not "
-    "carried by another row (pylance keeps ids through updates)",
+    summary="An updated row gets a new id, so a deleted row's id is not carried by another row (pylance keeps ids "
+    "through updates, as the newest revision requires)",
 )
 def kept_on_update(view: VersionView):
     """The seeds' rule on updates: run only under the revisions in which

@@ -43,6 +43,7 @@ def _serious(report, prefix: str = "") -> list[str]:
     return [f"{f.rule}: {f.message}" for f in report.findings if f.severity in SERIOUS and f.rule.startswith(prefix)]
 
 
+@pytest.mark.requirements("row-id.kept-on-update")
 def test_an_update_keeping_ids_is_valid_under_the_newest_revision(updated):
     report = validate(updated, all_versions=True)
     assert report.spec_revision is NEWEST
