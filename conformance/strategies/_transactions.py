@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
-from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
+from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment, LineageColumn
 from reference_impl.index_metadata import IndexFile, IndexMetadata
 from reference_impl.manifest import BasePath
 from reference_impl.newer_operations import DataOverlay, DataOverlayFile, DataOverlayGroup, ReserveRowIds
@@ -110,7 +110,7 @@ def _wire_parts():
         num_deleted_rows=_u64,
         base_id=_maybe(_u32),
     )
-    stored = _maybe(st.binary(max_size=8) | st.builds(ExternalFile, _text, _u64, _u64))
+    stored = _maybe(st.binary(max_size=8) | st.builds(ExternalFile, _text, _u64, _u64) | st.just(LineageColumn()))
     frags = st.builds(
         Fragment,
         id=_u64,

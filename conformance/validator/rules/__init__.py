@@ -47,7 +47,7 @@ TOPIC_MODULES: dict[str, tuple[str, ...]] = {
     "naming": ("naming",),
     "primary-key": ("primary_key",),
     "refs": ("refs",),
-    "row-id": ("row_ids",),
+    "row-id": ("row_ids", "row_lineage"),
     "schema": ("field_types", "non_nullable", "schema"),
     "transaction": ("history", "table_operations", "transactions"),
     "writer-version": ("writer_version",),
