@@ -19,6 +19,7 @@ which names each document by repository, path and source commit; its list,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import sys
@@ -29,7 +30,7 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-from .spec_revisions import REVISIONS, SpecRevision
+from .spec_revisions import REVISIONS, SpecRevision, is_at_or_before, position
 from .spec_revisions import revision as spec_revision
 from .spec_sources import SourceDocument, load_documents
 from .spec_sources import render_markdown as render_sources_markdown
@@ -89,10 +90,29 @@ class Requirement:
     also_in: tuple[tuple[str, str], ...] = ()
     # The id of the requirement that replaced this one in a later revision.
     superseded_by: str | None = None
+    #: The revision from which the successor is in force, and this one no
+    #: longer: the successor's ``introduced_in``, filled in when the catalog
+    #: is loaded (:func:`_with_supersession`), never written in the JSON.
+    #: None while nothing supersedes the requirement.
+    superseded_in: SpecRevision | None = None
 
     @property
     def checkable(self) -> bool:
         return self.uncheckable is None
+
+    def in_force_under(self, revision: SpecRevision) -> bool:
+        """Whether ``revision`` requires this: it was introduced at or before
+        ``revision`` and is not superseded at or before it. A requirement
+        superseded in the revision that introduced it (an older document's
+        statement, recorded for history) is in force under none."""
+        if not is_at_or_before(self.introduced_in, revision):
+            return False
+        return self.superseded_in is None or position(revision) < position(self.superseded_in)
+
+    @property
+    def revisions_in_force(self) -> tuple[SpecRevision, ...]:
+        """The revisions, oldest first, under which the requirement is in force."""
+        return tuple(item for item in REVISIONS if self.in_force_under(item))
 
     @classmethod
     def from_json(cls, entry: Mapping) -> Requirement:
@@ -130,7 +150,36 @@ def _catalog() -> tuple[Requirement, ...]:
             raise ValueError(f"requirement id {item.id!r} appears twice in {'/'.join(CATALOG_RESOURCE)}")
         seen.add(item.id)
     check_cited_documents(requirements)
-    return requirements
+    return _with_supersession(requirements)
+
+
+class SupersessionError(ValueError):
+    """A ``superseded_by`` that names no requirement, or a successor
+    introduced before the requirement it replaces."""
+
+
+def _with_supersession(requirements: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
+    """The requirements with ``superseded_in`` filled in from each
+    successor's ``introduced_in``: the one place the end of a requirement's
+    time in force is decided."""
+    by_id = {item.id: item for item in requirements}
+    done = []
+    for item in requirements:
+        if item.superseded_by is None:
+            done.append(item)
+            continue
+        successor = by_id.get(item.superseded_by)
+        if successor is None:
+            raise SupersessionError(
+                f"requirement {item.id!r} is superseded by {item.superseded_by!r}, which is not in the catalog"
+            )
+        if not is_at_or_before(item.introduced_in, successor.introduced_in):
+            raise SupersessionError(
+                f"requirement {item.id!r} (introduced in {item.introduced_in}) is superseded by {successor.id!r}, "
+                f"introduced earlier ({successor.introduced_in})"
+            )
+        done.append(dataclasses.replace(item, superseded_in=successor.introduced_in))
+    return tuple(done)
 
 
 def check_cited_documents(requirements: Iterable[Requirement]) -> None:
@@ -197,7 +246,9 @@ def _render_entry(item: Requirement) -> list[str]:
     if item.uncheckable is not None:
         lines.append(f"- Not checkable at rest: {item.uncheckable}")
     if item.superseded_by:
-        lines.append(f"- Superseded by: `{item.superseded_by}`")
+        when = f" from revision `{item.superseded_in.name}`" if item.superseded_in else ""
+        force = ", ".join(f"`{r.name}`" for r in item.revisions_in_force) or "no revision the suite knows"
+        lines.append(f"- Superseded by: `{item.superseded_by}`{when}; in force under {force}")
     if item.notes:
         lines.append(f"- Notes: {item.notes}")
     lines.append("")

@@ -10,9 +10,16 @@ requirement, the revision that introduced it (``introduced_in``), and
 one revision (requirement ``feature-flags.known-bits`` and its successor
 ``feature-flags.known-bits-to-2048``).
 
-A later revision only adds: it keeps every bit an earlier one defines, with
-the same meaning, so a dataset valid under an earlier revision stays valid
-under every later one (tests/conformance/test_spec_revisions.py checks both).
+A later revision's flag table only adds: it keeps every bit an earlier one
+defines, with the same meaning (tests/conformance/test_spec_revisions.py).
+Requirements are versioned in the catalog (conformance/requirements.py): one
+is in force from the revision that introduced it until the revision whose
+requirement supersedes it, so a later page that contradicts an earlier one
+(upstream-2026-11-29 keeps an updated row's id, where the seeds gave it a new
+one) is checked under its own revision while the earlier statement is still
+checked under the earlier ones. A dataset valid under the seeds therefore
+stays valid under every later revision except where a later page contradicts
+the seeds (tests/conformance/validator/test_feature_flag_revisions.py).
 
 Sources: the upstream page ``docs/src/format/table/versioning.md``, section
 "Current Feature Flags", in two states: the one the project was built on
@@ -237,9 +244,18 @@ REVISIONS: tuple[SpecRevision, ...] = (
     ),
     SpecRevision(
         "upstream-2026-11-29",
-        "the upstream table pages as read on 2026-11-29: updates keep a row's id, row lineage columns, "
-        "ReserveRowIds, the MemWAL shard model; the same flag table as upstream-2026-11",
-        (Source("lance-format/lance", _VERSIONING, _FLAG_TABLE, "0897e38aae7a70796094a85eeb99d7ff07698f98"),),
+        "the upstream table pages as read on 2026-11-29: updates keep a row's id and its created-at version, "
+        "row lineage sequences spill to hidden columns (the external arms reserved), ReserveRowIds, the MemWAL "
+        "shard model, experimental pages recorded; the same flag table as upstream-2026-11",
+        (
+            Source("lance-format/lance", _VERSIONING, _FLAG_TABLE, "0897e38aae7a70796094a85eeb99d7ff07698f98"),
+            Source(
+                "lance-format/lance",
+                "docs/src/format/table/row_id_lineage.md",
+                "Row ID Behavior on Updates; Inline and Spilled Storage",
+                "117de6bad228e000e4829d6ef6cdfdf5a353c665",
+            ),
+        ),
         _SEED_FLAGS + _NEWER_FLAGS,
         "feature-flags.known-bits-to-2048",
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from . import entropy, feature_flags
@@ -282,11 +283,13 @@ class Dataset:
         )
 
     def row_ids(self, fragment: Fragment) -> list[int] | None:
-        """The stable row id of every physical row of ``fragment``, or None
-        when the dataset does not use stable row ids."""
+        """The stable row id of each physical row of ``fragment``; None without stable row ids."""
         if not self.uses_stable_row_ids:
             return None
-        return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path)
+        from .scan import lineage_column  # lazy: a spilled sequence's column is read with pyarrow
+
+        read = partial(lineage_column, self)
+        return fragment_row_ids(self.storage, fragment, manifest_path=self.manifest_file.path, read_column=read)
 
     def root_storage(self) -> Storage:
         """The storage of the dataset root, where ``_refs/`` lives, also when

@@ -59,8 +59,18 @@ class ExternalFile:
         return table_pb2.ExternalFile(path=self.path, offset=self.offset, size=self.size)
 
 
-#: A sequence kept inline (serialized bytes) or in an external file.
-StoredSequence = bytes | ExternalFile
+@dataclass(frozen=True)
+class LineageColumn:
+    """A sequence spilled to a hidden column of one of the fragment's own
+    data files (the column arm, ``RowLineageColumn``, DataFragment fields 12
+    to 14): it names nothing, the file is found by the column's reserved
+    field id (:mod:`reference_impl.row_lineage`)."""
+
+
+#: A sequence kept inline (serialized bytes), in an external file (the
+#: seeds' arms, reserved from revision upstream-2026-11-29 on) or spilled to
+#: a hidden column (:class:`LineageColumn`).
+StoredSequence = bytes | ExternalFile | LineageColumn
 
 
 #: What releases before pylance 0.17 recorded for a 2.0 data file: the
@@ -188,17 +198,23 @@ class DeletionFile:
 
 def _stored_from_proto(msg, which: str) -> StoredSequence:
     """The sequence held in oneof case ``which`` (as ``WhichOneof`` names it):
-    inline bytes, or a range of an external file."""
+    inline bytes, a range of an external file, or the spilled-column marker."""
     if which.startswith("inline_"):
         return bytes(getattr(msg, which))
+    if which.startswith("column_"):
+        return LineageColumn()
     return ExternalFile.from_proto(getattr(msg, which))
 
 
-def _stored_to_proto(msg, value: StoredSequence | None, inline_name: str, external_name: str) -> None:
+def _stored_to_proto(msg, value: StoredSequence | None, name: str) -> None:
+    """Set the oneof case of ``value`` for the sequence whose arms end in ``name``
+    (``inline_{name}``, ``external_{name}``, ``column_{name}``)."""
     if isinstance(value, ExternalFile):
-        getattr(msg, external_name).CopyFrom(value.to_proto())
+        getattr(msg, f"external_{name}").CopyFrom(value.to_proto())
+    elif isinstance(value, LineageColumn):
+        getattr(msg, f"column_{name}").SetInParent()
     elif value is not None:
-        setattr(msg, inline_name, value)
+        setattr(msg, f"inline_{name}", value)
 
 
 @dataclass(slots=True)
@@ -248,16 +264,9 @@ class Fragment:
         )
         if self.deletion_file is not None:
             msg.deletion_file.CopyFrom(self.deletion_file.to_proto())
-        _stored_to_proto(msg, self.row_id_sequence, "inline_row_ids", "external_row_ids")
-        _stored_to_proto(
-            msg,
-            self.last_updated_at_version_sequence,
-            "inline_last_updated_at_versions",
-            "external_last_updated_at_versions",
-        )
-        _stored_to_proto(
-            msg, self.created_at_version_sequence, "inline_created_at_versions", "external_created_at_versions"
-        )
+        _stored_to_proto(msg, self.row_id_sequence, "row_ids")
+        _stored_to_proto(msg, self.last_updated_at_version_sequence, "last_updated_at_versions")
+        _stored_to_proto(msg, self.created_at_version_sequence, "created_at_versions")
         return msg
 
 

@@ -71,8 +71,9 @@ from itertools import pairwise
 
 from google.protobuf.message import DecodeError
 
-from .errors import CorruptFileError
-from .fragments import ExternalFile, Fragment, StoredSequence
+from .errors import CorruptFileError, UnsupportedFeatureError
+from .fragments import ExternalFile, Fragment, LineageColumn, StoredSequence
+from .row_lineage import LINEAGE_COLUMNS, ColumnReader
 from .storage import Storage
 from .wire import rowids_pb2
 
@@ -450,7 +451,9 @@ def encode_version_sequence(versions: Sequence[int]) -> bytes:
 
 def load_stored_sequence(storage: Storage, stored: StoredSequence, context: str) -> bytes:
     """The serialized sequence: the inline bytes, or the byte range of an
-    external file (relative to the dataset root) read through ``storage``."""
+    external file (relative to the dataset root) read through ``storage``.
+    A spilled sequence has no serialized form: :func:`fragment_row_ids` and
+    its siblings read its column."""
     if isinstance(stored, ExternalFile):
         return storage.read(stored.path, stored.offset, stored.size)
     if isinstance(stored, (bytes, bytearray, memoryview)):
@@ -465,13 +468,22 @@ def _describe(
     for an inline sequence the manifest holding it (when known)."""
     if isinstance(stored, ExternalFile):
         return f"{storage.path(stored.path)} [{stored.offset}, +{stored.size}) ({what} of fragment {fragment.id})"
+    if isinstance(stored, LineageColumn):
+        return f"fragment {fragment.id} {what}, spilled to a hidden column"
     if manifest_path is None:
         return f"fragment {fragment.id} inline {what}"
     return f"{manifest_path} (inline {what} of fragment {fragment.id})"
 
 
 def _fragment_sequence(
-    storage: Storage, fragment: Fragment, attr: str, what: str, decode, max_rows: int | None, manifest_path: str | None
+    storage: Storage,
+    fragment: Fragment,
+    attr: str,
+    what: str,
+    decode,
+    max_rows: int | None,
+    manifest_path: str | None,
+    read_column: ColumnReader | None,
 ):
     stored = getattr(fragment, attr)
     if stored is None:
@@ -482,6 +494,11 @@ def _fragment_sequence(
         raise CorruptFileError(
             context, f"fragment has {fragment.physical_rows} physical rows, more than the limit of {limit}"
         )
+    if isinstance(stored, LineageColumn):
+        # The column holds the values themselves, one per physical row.
+        if read_column is None:
+            raise UnsupportedFeatureError(context, "the sequence is spilled to a hidden column and no reader was given")
+        return read_column(fragment, LINEAGE_COLUMNS[attr], context)
     values = decode(load_stored_sequence(storage, stored, context), context, max_rows=fragment.physical_rows)
     if len(values) != fragment.physical_rows:
         raise CorruptFileError(
@@ -491,19 +508,38 @@ def _fragment_sequence(
 
 
 def fragment_row_ids(
-    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
+    storage: Storage,
+    fragment: Fragment,
+    *,
+    max_rows: int | None = None,
+    manifest_path: str | None = None,
+    read_column: ColumnReader | None = None,
 ) -> list[int] | None:
     """The row id of every physical row of ``fragment`` (deleted ones
     included), or None when the fragment stores no row id sequence. Errors
     about an inline sequence name ``manifest_path``, the manifest holding
-    the fragment, when it is given."""
+    the fragment, when it is given. A spilled sequence is read by
+    ``read_column`` (:meth:`reference_impl.dataset.Dataset.lineage_column`);
+    without one it is an UnsupportedFeatureError."""
     return _fragment_sequence(
-        storage, fragment, "row_id_sequence", "row id sequence", decode_row_id_sequence, max_rows, manifest_path
+        storage,
+        fragment,
+        "row_id_sequence",
+        "row id sequence",
+        decode_row_id_sequence,
+        max_rows,
+        manifest_path,
+        read_column,
     )
 
 
 def fragment_created_at_versions(
-    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
+    storage: Storage,
+    fragment: Fragment,
+    *,
+    max_rows: int | None = None,
+    manifest_path: str | None = None,
+    read_column: ColumnReader | None = None,
 ) -> list[int] | None:
     """Per physical row, the version that created it; None when not stored."""
     return _fragment_sequence(
@@ -514,11 +550,17 @@ def fragment_created_at_versions(
         decode_version_sequence,
         max_rows,
         manifest_path,
+        read_column,
     )
 
 
 def fragment_last_updated_at_versions(
-    storage: Storage, fragment: Fragment, *, max_rows: int | None = None, manifest_path: str | None = None
+    storage: Storage,
+    fragment: Fragment,
+    *,
+    max_rows: int | None = None,
+    manifest_path: str | None = None,
+    read_column: ColumnReader | None = None,
 ) -> list[int] | None:
     """Per physical row, the version that last updated it; None when not stored."""
     return _fragment_sequence(
@@ -529,4 +571,5 @@ def fragment_last_updated_at_versions(
         decode_version_sequence,
         max_rows,
         manifest_path,
+        read_column,
     )

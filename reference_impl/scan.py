@@ -22,6 +22,7 @@ from .errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
 from .file_format import LanceFileReader
 from .fragments import TOMBSTONE_FIELD_ID, Fragment
 from .row_ids import row_address
+from .row_lineage import LineageColumnSpec, lineage_file, lineage_values
 from .schema import Field, Schema
 
 if TYPE_CHECKING:
@@ -195,3 +196,26 @@ def scan(
             empty = empty.append(pa.field(ROW_ADDRESS, pa.uint64()))
         return empty.empty_table()
     return pa.concat_tables(parts)
+
+
+def lineage_column(dataset: Dataset, fragment: Fragment, spec: LineageColumnSpec, context: str) -> list[int]:
+    """The values of a sequence of ``fragment`` spilled to the hidden column
+    ``spec`` (reference_impl.row_lineage): the column of the one data file
+    listing its field id, read as a non-null UInt64 with one value per
+    physical row; CorruptFileError otherwise."""
+    data_file = lineage_file(fragment, spec, context)
+    location = dataset.data_file_location(data_file)
+    reader = LanceFileReader(location.storage, location.relpath)
+    where = f"{reader.path} ({spec.name} of fragment {fragment.id})"
+    if len(data_file.column_indices) != len(data_file.fields):
+        raise CorruptFileError(where, "the data file's fields and column_indices differ in length")
+    try:
+        table = reader.read(
+            [Field(spec.field_id, spec.name, "uint64", nullable=False)],
+            file_field_ids=list(data_file.fields),
+            column_indices=list(data_file.column_indices),
+            arrow_schema=pa.schema([pa.field(spec.name, pa.uint64(), nullable=False)]),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise CorruptFileError(where, f"the column does not read as UInt64: {exc}") from None
+    return lineage_values(table.column(0), fragment, where)

@@ -3,7 +3,9 @@
 A :class:`Transaction` says what one commit changed: the version it was built
 against (``read_version``), a ``uuid``, an optional ``tag``, free-form
 ``properties`` and exactly one *operation*. Each operation of
-``transaction.proto`` has a plain dataclass here, named after its message
+``transaction.proto`` has a plain dataclass here (the two the newest proto
+adds, DataOverlay and ReserveRowIds, in :mod:`reference_impl.newer_operations`),
+named after its message
 (:class:`Append`, :class:`Delete`, ...); nested messages reuse the data model
 (:class:`~reference_impl.fragments.Fragment`,
 :class:`~reference_impl.fragments.DataFile`,
@@ -53,6 +55,7 @@ from .errors import CorruptFileError, PathEscapeError
 from .fragments import DataFile, Fragment, FragmentDecoder
 from .index_metadata import IndexFile, IndexMetadata, uuid_from_bytes
 from .manifest import BasePath
+from .newer_operations import DataOverlay, ReserveRowIds, foreign_operation
 from .schema import Schema
 from .storage import Storage
 from .wire import table_pb2, transaction_pb2
@@ -704,6 +707,8 @@ OPERATION_CLASSES = (
     UpdateMemWalState,
     Clone,
     UpdateBases,
+    DataOverlay,
+    ReserveRowIds,
 )
 #: oneof case name -> operation class.
 OPERATIONS = {cls.NAME: cls for cls in OPERATION_CLASSES}
@@ -729,6 +734,8 @@ Operation = Union[
     UpdateMemWalState,
     Clone,
     UpdateBases,
+    DataOverlay,
+    ReserveRowIds,
     UnknownOperation,
 ]
 
@@ -791,6 +798,10 @@ class Transaction:
         # The numbers of the top-level fields this proto does not know, in
         # the order they came, each once.
         unknown_numbers = tuple(dict.fromkeys(field.field_number for field in UnknownFieldSet(msg)))
+        if which is not None and foreign_operation(which, getattr(msg, which)):
+            # Kept whole as an unknown operation (newer_operations.foreign_operation).
+            unknown_numbers = (msg.DESCRIPTOR.fields_by_name[which].number, *unknown_numbers)
+            which = None
         # Every top-level field this proto knows is one of those cleared
         # below, so without unknown fields nothing is left: the copy (of
         # every fragment an Overwrite lists, say) is made only when there is

@@ -4,7 +4,8 @@ a bad command line into their exit statuses (conformance/exit_codes.py).
 
 Each command group's options and handler live in a module of their own
 (:mod:`.dataset_commands`: describe, validate, rules; :mod:`.fixtures_commands`:
-the golden corpus; :mod:`.suite_commands`: conflicts, matrix, writer-check;
+the golden corpus; :mod:`.corpus_commands`: its export;
+:mod:`.suite_commands`: conflicts, matrix, writer-check, dashboard;
 :mod:`.compat_command`: the cross-release matrix; :mod:`.demo_command`; the
 harness's in :mod:`conformance.harness.command`).
 A handler imports its work lazily, so that ``--help`` and each command load
@@ -28,10 +29,11 @@ from .common import (
     EXIT_USAGE,
 )
 from .compat_command import add_compat
+from .corpus_commands import add_corpus
 from .dataset_commands import add_describe, add_rules, add_validate
 from .demo_command import add_demo
 from .fixtures_commands import add_fixtures
-from .suite_commands import add_conflicts, add_matrix, add_writer_check
+from .suite_commands import add_conflicts, add_dashboard, add_matrix, add_writer_check
 
 __all__ = [
     "EXIT_DRIVER_UNAVAILABLE",
@@ -56,10 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_conflicts(commands)
     add_demo(commands)
     add_fixtures(commands)
+    add_corpus(commands)
     add_matrix(commands)
     add_harness_parser(commands)
     add_writer_check(commands)
     add_compat(commands)
+    add_dashboard(commands)
     return parser
 
 

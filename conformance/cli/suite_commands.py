@@ -1,14 +1,17 @@
-"""``lance-conformance conflicts``, ``matrix`` and ``writer-check``: drivers
-under test raced on the conflict matrix, run through the whole suite as one
-page, and checked as writers."""
+"""``lance-conformance conflicts``, ``matrix``, ``writer-check`` and
+``dashboard``: drivers under test raced on the conflict matrix, run through
+the whole suite as one page, and checked as writers; and the results of many
+such runs as one site over time."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from ..run_stamp import RUN_DATE_HELP, RUN_DATE_OPTION, run_date_argument, stamp
 from .common import (
     EXIT_DRIVER_UNAVAILABLE,
     EXIT_FINDINGS,
@@ -129,6 +132,8 @@ def _matrix(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr, flush=True)
 
     matrix = run_ecosystem(drivers, corpus_of(args), progress=progress, expectations=expectations)
+    if args.run_date is not None:
+        matrix = dataclasses.replace(matrix, run_date=args.run_date)
     page = write_html(args.html, matrix)
     print(f"saved {page}")
     if args.json:
@@ -182,6 +187,7 @@ def add_matrix(commands) -> None:
         default=None,
         help="golden corpus directory (default: $LANCE_CONFORMANCE_FIXTURES or the repository's fixtures/)",
     )
+    matrix.add_argument(RUN_DATE_OPTION, type=run_date_argument, default=None, metavar="DAY", help=RUN_DATE_HELP)
     add_in_process_option(matrix)
     matrix.set_defaults(run=_matrix)
 
@@ -236,6 +242,7 @@ def add_writer_check(commands) -> None:
         help="the data storage version the table is created with (default 2.0, which every shipped reader reads; "
         "'default' leaves the writer's own)",
     )
+    writer_check.add_argument(RUN_DATE_OPTION, type=run_date_argument, default=None, metavar="DAY", help=RUN_DATE_HELP)
     add_in_process_option(writer_check)
     writer_check.set_defaults(run=_writer_check)
 
@@ -271,5 +278,49 @@ def _writer_check(args: argparse.Namespace) -> int:
     except WriterCheckError as exc:
         print(f"lance-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    report = dataclasses.replace(report, run=stamp(args.run_date))
     print(to_json_text(report) if args.format == "json" else to_text(report))
     return EXIT_OK if report.passed else EXIT_FINDINGS
+
+
+def add_dashboard(commands) -> None:
+    dashboard = commands.add_parser(
+        "dashboard",
+        help="the JSON results of matrix, writer-check, harness, compat and the pytest plugin under a directory, "
+        "from any implementations, releases and days, as one static site",
+        description="Read every results document under RESULTS_DIR (at any depth) and write a static site into "
+        "SITE: index.html (implementations by suites, the latest run of each), a page per implementation (its "
+        "pass rate by release and over time) and results.json. A file that is not a known results document, or "
+        "does not fit its schema, is named in a warning and left out. Exit 0 when every file was read, 1 when "
+        "the site was written but some were not, 2 when RESULTS_DIR holds no readable result.",
+    )
+    dashboard.add_argument("results_dir", metavar="RESULTS_DIR", type=Path, help="where the results are")
+    dashboard.add_argument(
+        "--out", required=True, metavar="SITE", type=Path, help="the directory to write the site into"
+    )
+    dashboard.set_defaults(run=_dashboard)
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    """The site of every result under RESULTS_DIR (conformance.dashboard)."""
+    # lazy: the dashboard's adapters and templates load only for this command
+    from ..dashboard import NoResultsError, build_dashboard
+
+    if args.out.exists() and not args.out.is_dir():
+        print(f"lance-conformance: dashboard: --out {args.out} is a file, not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        built = build_dashboard(args.results_dir, args.out)
+    except NoResultsError as exc:
+        print(f"lance-conformance: dashboard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for problem in built.inputs.problems:
+        print(f"lance-conformance: dashboard: {problem.line()}", file=sys.stderr)
+    inputs = built.inputs
+    implementations = len({r.implementation for r in inputs.results})
+    print(
+        f"saved {built.index}: {len(inputs.results)} results from {len(inputs.sources)} files "
+        f"({implementations} implementations, {len({r.run_date for r in inputs.results})} days); "
+        f"{len(inputs.problems)} files not read"
+    )
+    return EXIT_FINDINGS if inputs.problems else EXIT_OK

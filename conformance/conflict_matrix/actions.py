@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from reference_impl.fragment_writer import dataset_data_version, write_data_file, write_fragments
 from reference_impl.manifest import BasePath
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.transactions import (
     DataReplacement,
     DataReplacementGroup,
@@ -362,6 +363,44 @@ def reserve_fragments() -> Action:
         pylance_unreachable=(
             "pylance 14 has no public ReserveFragments operation; compact_files commits one, but always "
             "followed by its Rewrite"
+        ),
+    )
+
+
+#: Row ids the matrix's ReserveRowIds sets aside.
+RESERVED_ROW_IDS = 8
+
+
+def reserve_row_ids() -> Action:
+    def reference(ds, ctx: Context) -> None:
+        ds.commit(ReserveRowIds(num_row_ids=RESERVED_ROW_IDS))
+
+    return Action(
+        Operation.RESERVE_ROW_IDS,
+        f"reserve {RESERVED_ROW_IDS} stable row ids",
+        None,
+        reference,
+        pylance_unreachable=(
+            "pylance 14 has no ReserveRowIds operation (no LanceOperation, no dataset call); it reads a version "
+            "holding one and appends above the reservation"
+        ),
+    )
+
+
+def data_overlay(fragment: int) -> Action:
+    """Overlay values for column ``value`` of ``fragment``: performed by neither side."""
+    return Action(
+        Operation.DATA_OVERLAY,
+        f"overlay new values of column value in fragment {fragment}",
+        None,
+        None,
+        pylance_unreachable=(
+            "pylance 14 commits LanceOperation.DataOverlay, but the version sets reader feature flag 64, which its "
+            "own reader then refuses ('cannot be read by this version of Lance'): nothing can race on the table"
+        ),
+        reference_unreachable=(
+            "the reference does not commit DataOverlay: data overlay files are experimental (flag 64) and their "
+            "page is not among the pages it restates; its decide() applies the page's rules"
         ),
     )
 

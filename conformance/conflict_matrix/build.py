@@ -10,17 +10,30 @@ from .measure import Observation, static_observation
 from .model import Cell, ConflictMatrix, Mode, NotCovered, Outcome, SpecSource
 from .page import PAGE_COMMIT, PAGE_PATH, PAGE_REPOSITORY, verdict
 
-#: Operation types the newest page defines that ``protos/transaction.proto`` lacks.
+#: Operation types (or their races) the matrix cannot measure, and why.
 NOT_COVERED_OPERATIONS = {
     "data_overlay": (
-        "DataOverlay is not in protos/transaction.proto, so the reference cannot write or read it. pylance 14 "
-        "has LanceOperation.DataOverlay and commits it, but the version it commits sets reader feature flag 64, "
-        "which pylance 14's own reader refuses ('cannot be read by this version of Lance. Flags: 65'): no "
-        "writer can race on the table afterwards, so no cell with it can be measured"
+        "its cells carry the page's verdicts (DataOverlay Compatibility) and the reference's decide() applies "
+        "them, but no cell can be raced: the reference does not commit DataOverlay (data overlay files are "
+        "experimental, flag 64, and their page is not among the pages it restates), and pylance 14 commits "
+        "LanceOperation.DataOverlay (field 115) on a version that sets reader feature flag 64, which pylance "
+        "14's own reader refuses ('cannot be read by this version of Lance. Flags: 65')"
+    ),
+    "reserve_row_ids": (
+        "pylance 14 has no ReserveRowIds operation, so its cells are measured where the reference commits it "
+        "(reference/reference, and against pylance's operations in the mixed modes); its cells start from a "
+        "table with stable row ids, the only kind the page allows it on"
     ),
     "append_fri_transitions": (
-        "operation field 116 (AppendFragmentReuseTransitions) is not in protos/transaction.proto, and pylance "
-        "14 has no Python call that commits it"
+        "this matrix recorded operation field 116 as AppendFragmentReuseTransitions from an earlier upstream "
+        "state (not among the stored protos); the newest protos/transaction.proto gives 116 to ReserveRowIds, "
+        "and no pylance 14 call commits AppendFragmentReuseTransitions"
+    ),
+    "composite_operation": (
+        "the experimental action-based transaction (protos/transaction/actions.proto), operation field 116 in "
+        "protos/transaction/transaction.proto: upstream rejects it on load and has no write path; the "
+        "reference keeps a field 116 that is not a ReserveRowIds message as an unknown operation, which "
+        "conflicts with everything"
     ),
 }
 

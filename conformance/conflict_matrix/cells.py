@@ -33,6 +33,9 @@ class Template(str, enum.Enum):
     #: PLAIN plus a BTREE index ``idx_extra`` on ``extra``, which a compaction
     #: with deferred index remapping records in a fragment reuse index.
     INDEXED = "indexed"
+    #: STABLE_ROW_IDS plus the MemWAL index, for ReserveRowIds (valid only
+    #: under stable row ids) against UpdateMemWalState.
+    MEM_WAL_STABLE_ROW_IDS = "mem-wal-stable-row-ids"
 
 
 def build_template(template: Template, path: Path) -> int:
@@ -47,13 +50,13 @@ def build_template(template: Template, path: Path) -> int:
         table.select(["id"]),
         str(path),
         max_rows_per_file=act.FRAGMENT_ROWS,
-        enable_stable_row_ids=template is Template.STABLE_ROW_IDS,
+        enable_stable_row_ids=template in (Template.STABLE_ROW_IDS, Template.MEM_WAL_STABLE_ROW_IDS),
     )
     dataset = lance.dataset(str(path))
     dataset.add_columns({"extra": "id + 1000"})
     dataset.add_columns({"value": "id + 100"})
     dataset.delete("id = 3")
-    if template is Template.MEM_WAL:
+    if template in (Template.MEM_WAL, Template.MEM_WAL_STABLE_ROW_IDS):
         dataset.initialize_mem_wal(unsharded=True)
     if template is Template.INDEXED:
         dataset.create_scalar_index("extra", "BTREE", name="idx_extra")
@@ -105,6 +108,8 @@ def _first_default(op: Op) -> Action:
         Op.UPDATE_MEM_WAL_STATE: lambda: act.update_mem_wal_state(act.MEM_WAL_REGIONS[0]),
         Op.CLONE: lambda: _CLONE,
         Op.UPDATE_BASES: lambda: act.add_base("b1", "base-1", 1),
+        Op.DATA_OVERLAY: lambda: act.data_overlay(0),
+        Op.RESERVE_ROW_IDS: act.reserve_row_ids,
     }[op]()
 
 
@@ -179,9 +184,32 @@ def _update_columns_cells(a: Op, b: Op) -> list[CellSpec]:
     return cells
 
 
+def _newer_cells(a: Op, b: Op) -> list[CellSpec]:
+    """Cells with DataOverlay or ReserveRowIds (the newest page). A
+    ReserveRowIds needs stable row ids, so its cells start from them; the
+    DataOverlay section tells apart only a Rewrite or an Update of an
+    overlaid fragment (and an Update rewriting columns in place)."""
+    pair = {a, b}
+    if Op.RESERVE_ROW_IDS in pair:
+        template = Template.MEM_WAL_STABLE_ROW_IDS if Op.UPDATE_MEM_WAL_STATE in pair else Template.STABLE_ROW_IDS
+        return [CellSpec(_first_default(a), _second_default(b), S.ANY, template)]
+    if b is Op.DATA_OVERLAY and a in (Op.REWRITE, Op.UPDATE):
+        cells = [CellSpec(_on_fragment(a, 0), act.data_overlay(0), S.OVERLAPPING)]
+        if a is Op.UPDATE:
+            cells.append(CellSpec(_on_fragment(a, 1), act.data_overlay(0), S.DISJOINT))
+            cells.append(CellSpec(act.update_columns(0, "value"), act.data_overlay(0), S.UPDATE_COLUMNS))
+        else:
+            cells.append(CellSpec(act.rewrite(), act.data_overlay(1), S.DISJOINT))
+        return cells
+    return []
+
+
 def _cells_of(a: Op, b: Op) -> list[CellSpec]:
     if Op.CLONE in (a, b):
         return [CellSpec(_first_default(a), _second_default(b), S.ANY)]
+    newer = _newer_cells(a, b)
+    if newer:
+        return newer
     if a in ROW_OPERATIONS and b in ROW_OPERATIONS:
         return [
             CellSpec(_row_action(a, (0,)), _row_action(b, (0,)), S.SAME_ROWS),

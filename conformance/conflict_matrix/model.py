@@ -39,6 +39,10 @@ class Operation(str, enum.Enum):
     UPDATE_MEM_WAL_STATE = "update_mem_wal_state"
     CLONE = "clone"
     UPDATE_BASES = "update_bases"
+    #: Field 115 (newest transaction.proto): overlay files attached to fragments (experimental).
+    DATA_OVERLAY = "data_overlay"
+    #: Field 116 (newest transaction.proto): stable row ids set aside.
+    RESERVE_ROW_IDS = "reserve_row_ids"
 
 
 class Implementation(str, enum.Enum):

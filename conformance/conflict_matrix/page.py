@@ -20,7 +20,7 @@ from .model import Subcase as S
 PAGE_REPOSITORY = "lance-format/lance"
 PAGE_PATH = "docs/src/format/table/transaction.md"
 #: The commit of the page the verdicts restate.
-PAGE_COMMIT = "1f49a21bd8ce11269b53a1fb689c0d53292ebddd"
+PAGE_COMMIT = "5f4698788049910f61807759df28ab399888fd2b"
 
 Verdict = tuple[V, str]
 _REPLACES_OR_REWINDS = {Op.OVERWRITE, Op.RESTORE}
@@ -179,6 +179,27 @@ def _update_bases(theirs: Op, sub: S) -> Verdict:
     return V.COMPATIBLE, "UpdateBases Compatibility: only update_bases with a shared id, name or path conflicts"
 
 
+def _reserve_row_ids(theirs: Op, sub: S) -> Verdict:
+    if theirs in _REPLACES_OR_REWINDS:
+        return V.INCOMPATIBLE, f"ReserveRowIds Compatibility: {theirs.value} replaces the manifest wholesale"
+    return V.COMPATIBLE, "ReserveRowIds Compatibility: only next_row_id advances; not listed, compatible"
+
+
+def _data_overlay(theirs: Op, sub: S) -> Verdict:
+    section = "DataOverlay Compatibility"
+    if theirs in _REPLACES_OR_REWINDS | {Op.UPDATE_MEM_WAL_STATE}:
+        return V.INCOMPATIBLE, f"{section}: {theirs.value} conflicts"
+    if theirs is Op.MERGE:
+        return V.RETRYABLE, f"{section}: merge is retryable (always)"
+    if theirs is Op.REWRITE and sub.same_fragment:
+        return V.RETRYABLE, f"{section}: rewrite of an overlaid fragment is retryable (its offsets moved)"
+    if theirs is Op.UPDATE and sub is S.UPDATE_COLUMNS:
+        return V.COMPATIBLE, f"{section}: a REWRITE_COLUMNS update keeps row addresses"
+    if theirs is Op.UPDATE and sub.same_fragment:
+        return V.RETRYABLE, f"{section}: a row-moving update of an overlaid fragment is retryable"
+    return V.COMPATIBLE, f"{section}: row addresses of the overlaid fragments are kept"
+
+
 def _update_mem_wal_state(theirs: Op, sub: S) -> Verdict:
     return V.UNSPECIFIED, "the page has no UpdateMemWalState Compatibility section"
 
@@ -198,6 +219,8 @@ _SECTIONS: dict[Op, Callable[[Op, S], Verdict]] = {
     Op.DATA_REPLACEMENT: _data_replacement,
     Op.UPDATE_MEM_WAL_STATE: _update_mem_wal_state,
     Op.UPDATE_BASES: _update_bases,
+    Op.DATA_OVERLAY: _data_overlay,
+    Op.RESERVE_ROW_IDS: _reserve_row_ids,
 }
 
 

@@ -251,6 +251,9 @@ class EcosystemMatrix:
     requirements: Mapping[str, RequirementLink] = field(default_factory=dict)
     #: Feature id -> its summary, for the features the outcomes name.
     features: Mapping[str, str] = field(default_factory=dict)
+    #: The day the run is filed under when ``--run-date`` named one
+    #: (conformance.run_stamp); else the day of ``generated`` is.
+    run_date: str | None = None
 
     def grid(self, grid_id: str) -> Grid:
         return next(grid for grid in self.grids if grid.id == grid_id)
@@ -269,6 +272,7 @@ class EcosystemMatrix:
             "grids": [grid.to_json() for grid in self.grids],
             "requirements": {key: link.to_json() for key, link in sorted(self.requirements.items())},
             "features": dict(sorted(self.features.items())),
+            **({"run_date": self.run_date} if self.run_date is not None else {}),
         }
 
     @classmethod
@@ -281,6 +285,7 @@ class EcosystemMatrix:
             grids=tuple(Grid.from_json(g) for g in document["grids"]),
             requirements={key: RequirementLink(id=key, **value) for key, value in document["requirements"].items()},
             features=dict(document["features"]),
+            run_date=document.get("run_date"),
         )
 
 

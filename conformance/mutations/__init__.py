@@ -15,6 +15,11 @@ or reader can be held to the same cases::
         m.apply(root)
         assert my_validator_rejects(root, m.breaks)     # yours
 
+A mutation breaks the format as its rule's newest revision states it
+(``m.spec_revision``: the newest revision for most, an earlier one for a
+rule of superseded requirements only); a validator of another revision
+should judge it under that one.
+
 :func:`conformance.strategies.mutations` draws them in Hypothesis tests.
 
 Manifest mutators (:func:`manifest_mutators`) are the in-memory kind: each

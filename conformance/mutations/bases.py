@@ -10,6 +10,7 @@ tests check that every base is clean before a mutation is applied.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,6 +19,9 @@ from reference_impl.manifest_file import read_manifest_file
 from reference_impl.naming import list_versions
 from reference_impl.storage import LocalStorage
 from reference_impl.transactions import read_transaction_file
+
+#: The shard the ``mem_wal_shards`` base writes to.
+MEM_WAL_SHARD = uuid.UUID("5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d")
 
 
 def _lance():
@@ -57,6 +61,41 @@ def build_stable_row_ids(path: Path) -> None:
     )
     _lance().write_dataset(_rows(100, 30), path, mode="append")
     _lance().dataset(path).delete("id % 10 = 0")
+
+
+def build_reserved_row_ids(path: Path) -> None:
+    """pylance 14 with stable row ids (version 1), then a ReserveRowIds of 50
+    ids committed by the reference writer (version 2; pylance 14 has no call
+    for it), then a pylance append (version 3), whose rows take ids above the
+    reservation."""
+    # lazy: the reference writer is needed by this base only
+    from reference_impl.dataset import Dataset
+    from reference_impl.newer_operations import ReserveRowIds
+
+    _lance().write_dataset(_rows(0, 60), path, enable_stable_row_ids=True, max_rows_per_file=30)
+    Dataset.open(str(path)).commit(ReserveRowIds(num_row_ids=50))
+    _lance().write_dataset(_rows(60, 10), path, mode="append")
+
+
+def build_mem_wal_shards(path: Path) -> None:
+    """pylance 14: a table with a primary key and a MemWAL (unsharded), and
+    one shard's writer putting five rows two to a MemTable: under
+    _mem_wal/{shard}/, five WAL entries, manifest versions 1 to 4 and three
+    SSTable generations, named as the newest MemWAL page says."""
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False, metadata={"lance-schema:unenforced-primary-key": "true"}),
+            pa.field("v", pa.int64()),
+        ]
+    )
+    _lance().write_dataset(pa.table({"id": [1, 2, 3], "v": [0, 0, 0]}, schema=schema), path)
+    _lance().dataset(path).initialize_mem_wal(unsharded=True)
+    writer = _lance().dataset(path).mem_wal_writer(str(MEM_WAL_SHARD), max_memtable_rows=2)
+    try:
+        for i in range(5):
+            writer.put(pa.table({"id": [10 + i], "v": [i]}, schema=schema))
+    finally:
+        writer.close()
 
 
 def build_legacy(path: Path) -> None:
@@ -436,6 +475,8 @@ BASES = {
     "nested_pk": build_nested_pk,
     "plain": build_plain,
     "stable_row_ids": build_stable_row_ids,
+    "reserved_row_ids": build_reserved_row_ids,
+    "mem_wal_shards": build_mem_wal_shards,
     "text_indices": build_text_indices,
     "legacy": build_legacy,
     "shallow_clone": build_shallow_clone,

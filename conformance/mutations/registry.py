@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conformance.spec_revisions import SpecRevision
+from conformance.validator.engine import newest_revision_of
 from conformance.validator.registry import Severity
 from conformance.validator.ruleset import rules_by_id
 from reference_impl.commit.external_store import SqliteManifestStore
@@ -64,6 +66,18 @@ class Mutation:
     @property
     def id(self) -> str:
         return f"{self.rule}:{self.name}"
+
+    @property
+    def spec_revision(self) -> SpecRevision:
+        """The format revision the mutated dataset is validated under: the
+        newest one the rule applies under. That is the newest revision for
+        every rule citing a requirement still in force, and an earlier one
+        for a rule of superseded requirements only (row-id/kept-on-update,
+        the seeds' rule on updated rows)."""
+        found = newest_revision_of(rules_by_id()[self.rule])
+        if found is None:  # a rule no revision runs cannot be tripped: refused when registered
+            raise MutationDeclarationError(f"mutation {self.id}: rule {self.rule} applies under no revision")
+        return found
 
     def store_for(self, root: Path) -> SqliteManifestStore | None:
         """The external manifest store to validate ``root`` with (None when
@@ -119,6 +133,8 @@ def mutation(
             raise MutationDeclarationError(
                 f"mutation {apply.__name__}: rule {rule} does not cite {stray or 'an empty list'}"
             )
+        if newest_revision_of(known[rule]) is None:
+            raise MutationDeclarationError(f"mutation {apply.__name__}: rule {rule} applies under no format revision")
         unknown_also = [r for r in also if r not in known]
         if unknown_also:
             raise MutationDeclarationError(f"mutation {apply.__name__}: no rules {unknown_also}")

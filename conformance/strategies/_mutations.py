@@ -51,8 +51,10 @@ def mutations(requirement_ids: Iterable[str] | None = None) -> st.SearchStrategy
     breaks is an ``InvalidArgument``), then one of the registered mutations
     that break it. Guarantee: applied to a copy of its base, the mutation
     makes the validator rule it names report a finding citing
-    ``requirement_id`` (tests/conformance/validator/test_mutations.py holds every
-    registered mutation to that).
+    ``requirement_id`` when validated under ``mutation.spec_revision`` (the
+    newest revision, except for the rules of superseded requirements;
+    tests/conformance/validator/test_mutations.py holds every registered
+    mutation to that).
 
     Shrinks towards the first requirement id in sorted order and its first
     mutation by id."""

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
-from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment
+from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, ExternalFile, Fragment, LineageColumn
 from reference_impl.index_metadata import IndexFile, IndexMetadata
 from reference_impl.manifest import BasePath
+from reference_impl.newer_operations import DataOverlay, DataOverlayFile, DataOverlayGroup, ReserveRowIds
 from reference_impl.schema import Field, FieldType, Schema
 from reference_impl.transactions import (
     Append,
@@ -109,7 +110,7 @@ def _wire_parts():
         num_deleted_rows=_u64,
         base_id=_maybe(_u32),
     )
-    stored = _maybe(st.binary(max_size=8) | st.builds(ExternalFile, _text, _u64, _u64))
+    stored = _maybe(st.binary(max_size=8) | st.builds(ExternalFile, _text, _u64, _u64) | st.just(LineageColumn()))
     frags = st.builds(
         Fragment,
         id=_u64,
@@ -168,6 +169,21 @@ def _operations(parts, names: Iterable[str] | None = None):
     )
     merged = st.builds(MergedGeneration, _maybe(_uuids), big)
     frag_list = st.lists(frags, max_size=2)
+    # An overlay's coverage is one oneof: a shared bitmap, per-field bitmaps, or neither.
+    coverage = st.one_of(
+        st.tuples(st.binary(max_size=6), st.none()),
+        st.tuples(st.none(), st.lists(st.binary(max_size=4), max_size=2)),
+        st.tuples(st.none(), st.none()),
+    )
+    overlays = st.lists(
+        st.builds(
+            lambda data_file, cover, version: DataOverlayFile(data_file, cover[0], cover[1], version),
+            _maybe(data_files),
+            coverage,
+            big,
+        ),
+        max_size=2,
+    )
     filters = st.builds(
         KeyExistenceFilter,
         st.lists(i32, max_size=3),
@@ -227,6 +243,8 @@ def _operations(parts, names: Iterable[str] | None = None):
         UpdateMemWalState.NAME: st.builds(UpdateMemWalState, st.lists(merged, max_size=2)),
         Clone.NAME: st.builds(Clone, st.booleans(), _maybe(text), big, text, _maybe(text)),
         UpdateBases.NAME: st.builds(UpdateBases, st.lists(base_paths, max_size=2)),
+        DataOverlay.NAME: st.builds(DataOverlay, st.lists(st.builds(DataOverlayGroup, big, overlays), max_size=2)),
+        ReserveRowIds.NAME: st.builds(ReserveRowIds, big),
     }
     return st.one_of([by_name[n] for n in selection("operations", names, by_name)])
 
@@ -254,7 +272,7 @@ def transactions(operations: Iterable[str] | None = None) -> st.SearchStrategy[T
     """Transactions of every operation type (append, delete, overwrite,
     create_index, rewrite, merge, project, restore, reserve_fragments,
     update, update_config, data_replacement, update_mem_wal_state, clone,
-    update_bases), or only of the ``operations`` named (an unknown name is an
+    update_bases, data_overlay, reserve_row_ids), or only of the ``operations`` named (an unknown name is an
     ``InvalidArgument``), built from valid parts: fragments from
     :func:`fragments`, schemas from :func:`schemas`, small ids and versions,
     real UUIDs. Guarantee: the transaction round-trips through its file and

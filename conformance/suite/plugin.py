@@ -9,7 +9,9 @@ one is named. A driver module runs in a worker process (``worker:MODULE``,
 fails a check, not the pytest run; ``--lance-in-process`` (or the ini option
 ``lance_in_process = true``) loads it into pytest's own process. Each suite
 module is collected as a file of checks, each check an item whose verdict
-becomes a pytest outcome (:mod:`.checks`).
+becomes a pytest outcome (:mod:`.checks`). ``--lance-json FILE`` also writes
+the run's results as one JSON document for the dashboard (:mod:`.json_report`;
+``--lance-run-date DAY`` files it under a day).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import pytest
 from ..drivers import isolated_driver_name
 from ..expectations import ExpectationsError
 from ..fixtures import corpus_root
+from ..run_stamp import RUN_DATE_HELP, run_date_argument, stamp
 from .checks import Check, Status, Suite, Verdict, with_expectation
+from .json_report import STATUS_PROPERTY, SUITE_PROPERTY, SuiteRunReport, write_report
 from .run import (
     DRIVER_ENV,
     NO_EXPECTATIONS,
@@ -37,6 +41,8 @@ from .run import (
 #: The directory of this package: the suite modules live here.
 SUITE_DIR = Path(__file__).resolve().parent
 RUN_KEY = pytest.StashKey[SuiteRun]()
+#: The name the ``--lance-json`` writer is registered under.
+JSON_PLUGIN = "lance-conformance-json"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SUITES",
         help=f"comma-separated parts to run (default: all): {', '.join(s.value for s in Suite)}",
     )
+    group.addoption(
+        "--lance-json",
+        metavar="FILE",
+        help="also write the results as JSON (one entry per check with its status; "
+        "conformance/schemas/suite-run-report.schema.json), for lance-conformance dashboard",
+    )
+    group.addoption("--lance-run-date", metavar="DAY", type=run_date_argument, help=RUN_DATE_HELP)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,6 +101,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except SuiteConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[RUN_KEY] = SuiteRun(name, expectations, suites, option or "")
+    # The file is written by the process that gathers every report (not by an xdist worker).
+    if config.getoption("lance_json") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(JsonReportWriter(config, config.getoption("lance_json")), JSON_PLUGIN)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -100,6 +116,31 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         run.prepare()
     except (SuiteConfigError, ExpectationsError) as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+class JsonReportWriter:
+    """Registered when ``--lance-json`` is given: gathers each check's report
+    and writes the document when the session finishes (:mod:`.json_report`)."""
+
+    def __init__(self, config: pytest.Config, path: str):
+        self.config = config
+        self.path = path
+        self.gathered = SuiteRunReport()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.gathered.record(report)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        run = self.config.stash.get(RUN_KEY, None)
+        if run is None:
+            return
+        document = self.gathered.to_json(
+            driver=run.info.to_json(),
+            suites=run.suites,
+            expectations=run.expectations_source or f"shipped expectations of {run.info.implementation}",
+            run=stamp(self.config.getoption("lance_run_date")),
+        )
+        write_report(self.path, document)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -185,8 +226,9 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         run = self.config.stash[RUN_KEY]
+        self.user_properties.append((SUITE_PROPERTY, self.check.suite.value))
         verdict = with_expectation(self.check.run(run), run.expectation(self.check.suite, self.check.name))
-        self.user_properties.append(("lance_status", verdict.status.value))
+        self.user_properties.append((STATUS_PROPERTY, verdict.status.value))
         # Observations do not fail; they travel in the reports (JUnit properties).
         self.user_properties += [("lance_observation", observation) for observation in verdict.observations]
         message = "\n".join(verdict.messages)

@@ -10,8 +10,11 @@ error, not an empty string (``StrictUndefined``).
 (the project's one stylesheet, ``page.css``, inline; a page's script, when it
 has one, inline in its ``scripts`` block; nothing fetched from elsewhere), so
 that a page opens from a CI artifact or an e-mail as it is. The pages:
-``harness-run.html`` (:mod:`conformance.harness.html`) and
-``ecosystem-matrix.html`` (:mod:`conformance.report.html`).
+``harness-run.html`` (:mod:`conformance.harness.html`),
+``ecosystem-matrix.html`` (:mod:`conformance.report.html`), and the
+dashboard's ``dashboard-index.html`` and ``dashboard-implementation.html``
+with the pieces they share in ``dashboard-macros.html``
+(:mod:`conformance.dashboard.site`).
 """
 
 from __future__ import annotations

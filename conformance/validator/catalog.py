@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 
 from ..requirements import load_requirements
+from ..spec_revisions import REVISIONS
 from ..test_coverage import tested_requirements
+from .engine import applies_under
 from .ruleset import all_rules
 from .writer_defects import known_defects
 
@@ -27,6 +29,16 @@ def uncovered_requirements() -> list:
     return [req for req_id, req in sorted(load_requirements().items()) if req_id not in covered]
 
 
+def _revisions_note(rule) -> str:
+    """Empty for a rule every revision runs; otherwise the ones that do."""
+    under = [item for item in REVISIONS if applies_under(rule, item)]
+    if len(under) == len(REVISIONS):
+        return ""
+    if under and under[-1] is REVISIONS[-1] and under == list(REVISIONS[REVISIONS.index(under[0]) :]):
+        return f" (from revision `{under[0].name}` on)"
+    return f" (revisions {', '.join(f'`{item.name}`' for item in under)} only)"
+
+
 def render_markdown() -> str:
     requirements = load_requirements()
     rules = all_rules()
@@ -36,7 +48,8 @@ def render_markdown() -> str:
         "",
         "# Validator rules",
         "",
-        f"{len(rules)} rules. Each cites the requirements (docs/requirements.md) it checks.",
+        f"{len(rules)} rules. Each cites the requirements (docs/requirements.md) it checks, and runs under "
+        "the format revisions in which one of them is in force (`validate --spec-revision`).",
         "",
     ]
     topic = None
@@ -46,7 +59,7 @@ def render_markdown() -> str:
             topic = current
             lines += [f"## {topic}", "", "| rule | severity | checks | requirements |", "| --- | --- | --- | --- |"]
         cited = ", ".join(f"`{req}`" + ("" if req in requirements else " (unknown!)") for req in r.requirements)
-        lines.append(f"| `{r.id}` | {r.severity.value} | {r.summary} | {cited} |")
+        lines.append(f"| `{r.id}` | {r.severity.value} | {r.summary}{_revisions_note(r)} | {cited} |")
         if rules[-1] is r or rules[rules.index(r) + 1].id.split("/", 1)[0] != topic:
             lines.append("")
     lines += _known_defects()

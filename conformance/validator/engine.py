@@ -28,7 +28,7 @@ from reference_impl.naming import LEGACY_LATEST, version_not_found
 from reference_impl.storage import DatasetUri, open_storage, parse_dataset_uri
 
 from ..requirements import requirement
-from ..spec_revisions import NEWEST, SpecRevision, is_at_or_before, revision
+from ..spec_revisions import NEWEST, REVISIONS, SpecRevision, revision
 from .context import DatasetView, default_io_threads
 from .registry import Finding, Rule, Scope, Severity
 from .ruleset import iter_rules
@@ -232,8 +232,16 @@ def selected_rules(selection: list[str] | None, revision: SpecRevision, deep: bo
 
 def applies_under(rule: Rule, revision: SpecRevision) -> bool:
     """Whether ``rule`` checks something ``revision`` requires: at least one
-    of its requirements was introduced at or before that revision."""
-    return any(is_at_or_before(requirement(rid).introduced_in, revision) for rid in rule.requirements)
+    of its requirements is in force under that revision (introduced at or
+    before it and not superseded at or before it; see
+    :meth:`~conformance.requirements.Requirement.in_force_under`)."""
+    return any(requirement(rid).in_force_under(revision) for rid in rule.requirements)
+
+
+def newest_revision_of(rule: Rule) -> SpecRevision | None:
+    """The newest revision ``rule`` applies under (None: under none), the
+    one its mutations are validated under."""
+    return next((item for item in reversed(REVISIONS) if applies_under(rule, item)), None)
 
 
 def _validate(

@@ -30,6 +30,7 @@ from typing import Any
 import jsonschema
 
 from ..describe import schema_validator
+from ..run_stamp import RunStamp, stamp
 from .checks import Check, CheckStatus
 
 #: The version of the report's JSON format.
@@ -110,6 +111,8 @@ class WriterReport:
     history_problems: tuple[str, ...] = ()
     expectations: str | None = None
     notes: tuple[str, ...] = field(default=())
+    #: When the run ended and the day it is filed under (``--run-date``), for the dashboard.
+    run: RunStamp = field(default_factory=stamp)
 
     @property
     def passed(self) -> bool:
@@ -128,6 +131,7 @@ class WriterReport:
         return {
             "report_format": REPORT_FORMAT,
             "suite": "writers",
+            "run": self.run.to_json(),
             "driver": self.driver,
             "readers": list(self.readers),
             "data_storage_version": self.data_storage_version,

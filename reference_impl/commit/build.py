@@ -25,6 +25,7 @@ from ..fragments import Fragment
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..manifest import DataStorageFormat, Manifest, WriterVersion
 from ..manifest_file import ManifestFile
+from ..newer_operations import DataOverlay, ReserveRowIds
 from ..row_ids import encode_row_id_sequence, encode_version_sequence
 from ..schema import Schema
 from ..transactions import (
@@ -306,6 +307,25 @@ def _apply_project(op: Project, b: _Builder) -> None:
 @_apply.register(ReserveFragments)
 def _apply_reserve(op: ReserveFragments, b: _Builder) -> None:
     b.max_fragment_id = (b.max_fragment_id if b.max_fragment_id is not None else -1) + op.num_fragments
+
+
+@_apply.register(ReserveRowIds)
+def _apply_reserve_row_ids(op: ReserveRowIds, b: _Builder) -> None:
+    """Transaction page, "ReserveRowIds": next_row_id moves past the
+    reserved ids, nothing else changes; a table without stable row ids has
+    no row ids to reserve."""
+    if not b.stable_row_ids:
+        raise InvalidOperationError("ReserveRowIds needs a table with stable row ids; this one has none")
+    b.next_row_id += op.num_row_ids
+
+
+@_apply.register(DataOverlay)
+def _refuse_data_overlay(op: DataOverlay, b: _Builder) -> None:
+    raise UnsupportedFeatureError(
+        "commit",
+        "the reference writer does not commit DataOverlay operations: data overlay files are experimental "
+        "(feature flag 64) and their page is not among the pages the reference restates",
+    )
 
 
 @_apply.register(Rewrite)

@@ -33,7 +33,7 @@ One small function per operation being committed (``_append``,
 rules it applies. Where the page and pylance 14 disagree, the page is
 followed and the difference is recorded in docs/spec-discrepancies.md.
 
-Size. One cohesive concept (about 800 lines): the compatibility table of the
+Size. One cohesive concept (about 880 lines): the compatibility table of the
 transaction page, one function per row, with the pure rebase helpers it
 implies; splitting it would separate a decision from its rebase.
 """
@@ -49,6 +49,7 @@ from ..fragment_reuse import FRAGMENT_REUSE_INDEX_NAME
 from ..fragments import DeletionFile, Fragment
 from ..index_metadata import IndexMetadata, encode_fragment_bitmap
 from ..manifest import Manifest
+from ..newer_operations import DataOverlay, ReserveRowIds
 from ..transactions import (
     Append,
     Clone,
@@ -427,6 +428,50 @@ def _reserve_fragments(p: _Pair) -> Decision:
     return _compatible("conflict.reserve-fragments-otherwise-compatible", "ids are reserved above the latest maximum")
 
 
+def _reserve_row_ids(p: _Pair) -> Decision:
+    """ReserveRowIds Compatibility (newest page): only a manifest replaced
+    wholesale conflicts; otherwise the ids come from the latest next_row_id."""
+    if isinstance(p.theirs.operation, (Overwrite, Restore)):
+        return _incompatible(
+            "conflict.reserve-row-ids-after-overwrite-or-restore-incompatible",
+            f"a {operation_title(p.theirs.operation)} replaced the manifest whose next_row_id it advances",
+        )
+    return _compatible("conflict.reserve-row-ids-otherwise-compatible", "ids are reserved above the latest next_row_id")
+
+
+def _data_overlay(p: _Pair) -> Decision:
+    """DataOverlay Compatibility (newest page): permissive, since overlays
+    stack and keep physical row addresses; only what moves rows or replaces
+    the fragment list under the overlaid fragments stops it."""
+    mine, theirs = p.mine.operation, p.theirs.operation
+    assert isinstance(mine, DataOverlay)
+    targets = mine.fragment_ids
+    if isinstance(theirs, (Overwrite, Restore, UpdateMemWalState)):
+        return _incompatible(
+            "conflict.data-overlay-after-overwrite-restore-or-mem-wal-incompatible",
+            f"a {operation_title(theirs)} changed the table under the overlays",
+        )
+    if isinstance(theirs, Rewrite) and targets & rewritten_fragment_ids(theirs):
+        return _retryable(
+            "conflict.data-overlay-after-rewrite-overlapping-retryable",
+            f"a Rewrite moved the rows of overlaid fragments {sorted(targets & rewritten_fragment_ids(theirs))}",
+        )
+    if isinstance(theirs, Merge):
+        return _retryable("conflict.data-overlay-after-merge-retryable", "a Merge replaced the fragment list")
+    if (
+        isinstance(theirs, Update)
+        and theirs.update_mode != UpdateMode.REWRITE_COLUMNS
+        and targets & modified_fragment_ids(theirs)
+    ):
+        return _retryable(
+            "conflict.data-overlay-after-row-moving-update-retryable",
+            f"an Update moved rows out of overlaid fragments {sorted(targets & modified_fragment_ids(theirs))}",
+        )
+    return _compatible(
+        "conflict.data-overlay-otherwise-compatible", "physical row addresses of the overlaid fragments are kept"
+    )
+
+
 def _update(p: _Pair) -> Decision:
     mine, theirs = p.mine.operation, p.theirs.operation
     assert isinstance(mine, Update)
@@ -573,7 +618,9 @@ def _update_mem_wal_state(p: _Pair) -> Decision:
         if shared:
             return _incompatible(same_region, f"merge progress of region {sorted(shared)[0]} was recorded meanwhile")
         return _compatible(same_region, "different MemWAL regions")
-    if isinstance(theirs, (Append, Overwrite, Delete, Update, DataReplacement, Merge, Restore, Project)):
+    # DataOverlay: the page has no UpdateMemWalState section; an overlay
+    # changes stored values as a DataReplacement does, so it is judged alike.
+    if isinstance(theirs, (Append, Overwrite, Delete, Update, DataReplacement, DataOverlay, Merge, Restore, Project)):
         return _incompatible(
             "conflict.mem-wal-state-after-data-change-incompatible",
             f"a {operation_title(theirs)} changed the data the merge progress describes",
@@ -614,6 +661,8 @@ _BY_OPERATION: Mapping[type, Callable[[_Pair], Decision]] = {
     DataReplacement: _data_replacement,
     UpdateMemWalState: _update_mem_wal_state,
     UpdateBases: _update_bases,
+    ReserveRowIds: _reserve_row_ids,
+    DataOverlay: _data_overlay,
 }
 
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -74,7 +75,7 @@ from ..row_ids import (
     fragment_last_updated_at_versions,
     fragment_row_ids,
 )
-from ..scan import fragment_table
+from ..scan import fragment_table, lineage_column
 from ..transactions import ReserveFragments, Rewrite, RewriteGroup
 
 if TYPE_CHECKING:
@@ -193,13 +194,21 @@ def _moved_rows(dataset: Dataset, run: list[Fragment]) -> MovedRows:
     manifest_path = dataset.manifest_file.path  # errors about inline sequences name it
     for fragment in run:
         visible = _visible_offsets(dataset, fragment)
-        row_ids = fragment_row_ids(dataset.storage, fragment, manifest_path=manifest_path)
+        read_column = partial(lineage_column, dataset)  # a spilled sequence is read from its data file
+        row_ids = fragment_row_ids(dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column)
         if row_ids is None:
             raise ValueError(f"fragment {fragment.id} of a stable-row-id dataset has no row id sequence")
-        created = fragment_created_at_versions(dataset.storage, fragment, manifest_path=manifest_path)
+        created = fragment_created_at_versions(
+            dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column
+        )
         if created is None:
             created = [DEFAULT_CREATED_AT_VERSION] * fragment.physical_rows
-        updated = fragment_last_updated_at_versions(dataset.storage, fragment, manifest_path=manifest_path) or created
+        updated = (
+            fragment_last_updated_at_versions(
+                dataset.storage, fragment, manifest_path=manifest_path, read_column=read_column
+            )
+            or created
+        )
         moved.row_ids.extend(row_ids[i] for i in visible)
         moved.created_at.extend(created[i] for i in visible)
         moved.last_updated_at.extend(updated[i] for i in visible)

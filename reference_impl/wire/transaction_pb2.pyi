@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Transaction(_message.Message):
-    __slots__ = ("read_version", "uuid", "tag", "transaction_properties", "append", "delete", "overwrite", "create_index", "rewrite", "merge", "restore", "reserve_fragments", "update", "project", "update_config", "data_replacement", "update_mem_wal_state", "clone", "update_bases")
+    __slots__ = ("read_version", "uuid", "tag", "transaction_properties", "append", "delete", "overwrite", "create_index", "rewrite", "merge", "restore", "reserve_fragments", "update", "project", "update_config", "data_replacement", "update_mem_wal_state", "clone", "update_bases", "data_overlay", "reserve_row_ids")
     class UpdateMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         REWRITE_ROWS: _ClassVar[Transaction.UpdateMode]
@@ -314,6 +314,23 @@ class Transaction(_message.Message):
         NEW_BASES_FIELD_NUMBER: _ClassVar[int]
         new_bases: _containers.RepeatedCompositeFieldContainer[_table_pb2.BasePath]
         def __init__(self, new_bases: _Optional[_Iterable[_Union[_table_pb2.BasePath, _Mapping]]] = ...) -> None: ...
+    class DataOverlayGroup(_message.Message):
+        __slots__ = ("fragment_id", "overlays")
+        FRAGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+        OVERLAYS_FIELD_NUMBER: _ClassVar[int]
+        fragment_id: int
+        overlays: _containers.RepeatedCompositeFieldContainer[_table_pb2.DataOverlayFile]
+        def __init__(self, fragment_id: _Optional[int] = ..., overlays: _Optional[_Iterable[_Union[_table_pb2.DataOverlayFile, _Mapping]]] = ...) -> None: ...
+    class DataOverlay(_message.Message):
+        __slots__ = ("groups",)
+        GROUPS_FIELD_NUMBER: _ClassVar[int]
+        groups: _containers.RepeatedCompositeFieldContainer[Transaction.DataOverlayGroup]
+        def __init__(self, groups: _Optional[_Iterable[_Union[Transaction.DataOverlayGroup, _Mapping]]] = ...) -> None: ...
+    class ReserveRowIds(_message.Message):
+        __slots__ = ("num_row_ids",)
+        NUM_ROW_IDS_FIELD_NUMBER: _ClassVar[int]
+        num_row_ids: int
+        def __init__(self, num_row_ids: _Optional[int] = ...) -> None: ...
     READ_VERSION_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     TAG_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +350,8 @@ class Transaction(_message.Message):
     UPDATE_MEM_WAL_STATE_FIELD_NUMBER: _ClassVar[int]
     CLONE_FIELD_NUMBER: _ClassVar[int]
     UPDATE_BASES_FIELD_NUMBER: _ClassVar[int]
+    DATA_OVERLAY_FIELD_NUMBER: _ClassVar[int]
+    RESERVE_ROW_IDS_FIELD_NUMBER: _ClassVar[int]
     read_version: int
     uuid: str
     tag: str
@@ -352,4 +371,6 @@ class Transaction(_message.Message):
     update_mem_wal_state: Transaction.UpdateMemWalState
     clone: Transaction.Clone
     update_bases: Transaction.UpdateBases
-    def __init__(self, read_version: _Optional[int] = ..., uuid: _Optional[str] = ..., tag: _Optional[str] = ..., transaction_properties: _Optional[_Mapping[str, str]] = ..., append: _Optional[_Union[Transaction.Append, _Mapping]] = ..., delete: _Optional[_Union[Transaction.Delete, _Mapping]] = ..., overwrite: _Optional[_Union[Transaction.Overwrite, _Mapping]] = ..., create_index: _Optional[_Union[Transaction.CreateIndex, _Mapping]] = ..., rewrite: _Optional[_Union[Transaction.Rewrite, _Mapping]] = ..., merge: _Optional[_Union[Transaction.Merge, _Mapping]] = ..., restore: _Optional[_Union[Transaction.Restore, _Mapping]] = ..., reserve_fragments: _Optional[_Union[Transaction.ReserveFragments, _Mapping]] = ..., update: _Optional[_Union[Transaction.Update, _Mapping]] = ..., project: _Optional[_Union[Transaction.Project, _Mapping]] = ..., update_config: _Optional[_Union[Transaction.UpdateConfig, _Mapping]] = ..., data_replacement: _Optional[_Union[Transaction.DataReplacement, _Mapping]] = ..., update_mem_wal_state: _Optional[_Union[Transaction.UpdateMemWalState, _Mapping]] = ..., clone: _Optional[_Union[Transaction.Clone, _Mapping]] = ..., update_bases: _Optional[_Union[Transaction.UpdateBases, _Mapping]] = ...) -> None: ...
+    data_overlay: Transaction.DataOverlay
+    reserve_row_ids: Transaction.ReserveRowIds
+    def __init__(self, read_version: _Optional[int] = ..., uuid: _Optional[str] = ..., tag: _Optional[str] = ..., transaction_properties: _Optional[_Mapping[str, str]] = ..., append: _Optional[_Union[Transaction.Append, _Mapping]] = ..., delete: _Optional[_Union[Transaction.Delete, _Mapping]] = ..., overwrite: _Optional[_Union[Transaction.Overwrite, _Mapping]] = ..., create_index: _Optional[_Union[Transaction.CreateIndex, _Mapping]] = ..., rewrite: _Optional[_Union[Transaction.Rewrite, _Mapping]] = ..., merge: _Optional[_Union[Transaction.Merge, _Mapping]] = ..., restore: _Optional[_Union[Transaction.Restore, _Mapping]] = ..., reserve_fragments: _Optional[_Union[Transaction.ReserveFragments, _Mapping]] = ..., update: _Optional[_Union[Transaction.Update, _Mapping]] = ..., project: _Optional[_Union[Transaction.Project, _Mapping]] = ..., update_config: _Optional[_Union[Transaction.UpdateConfig, _Mapping]] = ..., data_replacement: _Optional[_Union[Transaction.DataReplacement, _Mapping]] = ..., update_mem_wal_state: _Optional[_Union[Transaction.UpdateMemWalState, _Mapping]] = ..., clone: _Optional[_Union[Transaction.Clone, _Mapping]] = ..., update_bases: _Optional[_Union[Transaction.UpdateBases, _Mapping]] = ..., data_overlay: _Optional[_Union[Transaction.DataOverlay, _Mapping]] = ..., reserve_row_ids: _Optional[_Union[Transaction.ReserveRowIds, _Mapping]] = ...) -> None: ...

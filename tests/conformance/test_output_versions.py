@@ -34,6 +34,11 @@ VERSION_FIELDS = {
     "harness-report.schema.json": "report_format",
     "expectations.schema.json": "format",
     "compat-matrix.schema.json": "format",
+    "corpus-export.schema.json": "export_format",
+    "corpus-rows.schema.json": "rows_format",
+    "rules-list.schema.json": "rules_format",
+    "suite-run-report.schema.json": "report_format",
+    "dashboard-results.schema.json": "dashboard_format",
 }
 
 

@@ -19,6 +19,8 @@ from conformance.requirements import (
     LEVELS,
     TOPICS,
     Requirement,
+    SupersessionError,
+    _with_supersession,
     catalog_text,
     check_cited_documents,
     load_requirements,
@@ -26,8 +28,10 @@ from conformance.requirements import (
     render_sources,
     requirement,
 )
+from conformance.spec_revisions import is_at_or_before
 from conformance.spec_sources import GENERATED_NOTICE as SOURCES_NOTICE
 from conformance.spec_sources import Match, sources_text
+from conformance.validator import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "requirements.md"
@@ -159,12 +163,41 @@ def test_ids_mentioned_in_prose_exist(catalog):
 
 
 def test_superseded_requirements_point_at_live_ones(catalog):
+    """The catalog is consistent: a successor exists, is itself in force
+    under the newest revision, is introduced in the same revision or a
+    later one, and ends its predecessor's time in force there."""
     superseded = [item for item in catalog.values() if item.superseded_by]
     assert superseded, "the older revision's contiguity rule should be recorded as superseded"
     for item in superseded:
         successor = catalog[item.superseded_by]
         assert successor.superseded_by is None, item.id
         assert successor.id != item.id
+        assert is_at_or_before(item.introduced_in, successor.introduced_in), item.id
+        assert item.superseded_in is successor.introduced_in, item.id
+
+
+def test_a_requirement_superseded_where_it_was_introduced_is_history_only(catalog):
+    """A requirement superseded in the revision that introduced it (an older
+    document's statement, like the 2024 proto's contiguous v1 field ids) is
+    in force under no revision: nothing checks it, and it says why."""
+    history = [item for item in catalog.values() if item.superseded_by and not item.revisions_in_force]
+    assert [item.id for item in history] == ["data-file.v1-field-ids-contiguous"]
+    cited = {rid for rule in all_rules() for rid in rule.requirements}
+    for item in history:
+        assert item.uncheckable and item.id not in cited, item.id
+
+
+def test_a_superseded_requirement_names_no_successor_it_lacks():
+    """Loading refuses a ``superseded_by`` naming no entry, and a successor
+    introduced before the requirement it replaces."""
+    later = requirement("row-id.kept-on-update")
+    earlier = requirement("row-id.unique")
+    missing = dataclasses.replace(earlier, id="row-id.gone-test", superseded_by="row-id.no-such-successor")
+    with pytest.raises(SupersessionError, match="no-such-successor.*not in the catalog"):
+        _with_supersession((missing,))
+    backwards = dataclasses.replace(later, id="row-id.backwards-test", superseded_by=earlier.id, superseded_in=None)
+    with pytest.raises(SupersessionError, match="introduced earlier"):
+        _with_supersession((backwards, earlier))
 
 
 def test_docs_are_a_fresh_render(catalog):

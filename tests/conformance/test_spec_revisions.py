@@ -20,8 +20,11 @@ from conformance.spec_revisions import (
     UnknownRevisionError,
     first_defining,
     is_at_or_before,
+    position,
     revision,
 )
+from conformance.validator.engine import applies_under, newest_revision_of
+from conformance.validator.ruleset import rules_by_id
 
 
 def _schema(name: str) -> dict:
@@ -111,3 +114,41 @@ def test_the_schemas_list_exactly_the_known_revisions():
     report_schema = _schema("validation-report.schema.json")
     assert report_schema["properties"]["spec_revision"]["enum"] == names
     assert "spec_revision" in report_schema["required"]
+
+
+def test_a_requirement_is_in_force_from_its_revision_until_its_successors():
+    """The seeds' statement on updates (a new id) holds under the seeds and
+    under upstream-2026-11, which re-read no row id page; the newest page's
+    (the id is kept) holds from upstream-2026-11-29 on, and only there."""
+    catalog = load_requirements()
+    old, new = catalog["row-id.new-id-on-update"], catalog["row-id.kept-on-update"]
+    assert old.superseded_by == new.id and old.superseded_in is new.introduced_in is NEWEST
+    assert old.revisions_in_force == (OLDEST, revision("upstream-2026-11"))
+    assert new.revisions_in_force == (NEWEST,)
+    assert old.in_force_under(old.introduced_in) and not old.in_force_under(new.introduced_in)
+    assert not new.in_force_under(OLDEST)
+    unsuperseded = catalog["row-id.unique"]
+    assert unsuperseded.superseded_in is None and unsuperseded.revisions_in_force == REVISIONS
+
+
+def test_every_successor_is_introduced_later_than_what_it_supersedes():
+    """Outside the one history-only entry (a statement older than the
+    seeds), a successor comes from a strictly later revision."""
+    catalog = load_requirements()
+    for item in catalog.values():
+        if item.superseded_by and item.revisions_in_force:
+            successor = catalog[item.superseded_by]
+            assert position(item.introduced_in) < position(successor.introduced_in), item.id
+            assert item.revisions_in_force[-1] is REVISIONS[position(successor.introduced_in) - 1], item.id
+
+
+def test_a_rule_runs_under_the_revisions_where_a_requirement_it_cites_is_in_force():
+    """applies_under honours supersession: the seeds' rule on updated rows
+    runs under seeds and upstream-2026-11 and not under the newest revision;
+    the rule of the reserved external arms only under the newest."""
+    rules = rules_by_id()
+    seeds_rule, reserved = rules["row-id/kept-on-update"], rules["row-id/external-arms-reserved"]
+    assert [item.name for item in REVISIONS if applies_under(seeds_rule, item)] == ["seeds", "upstream-2026-11"]
+    assert [item.name for item in REVISIONS if applies_under(reserved, item)] == [NEWEST.name]
+    assert newest_revision_of(seeds_rule) is revision("upstream-2026-11")
+    assert newest_revision_of(rules["row-id/unique"]) is NEWEST

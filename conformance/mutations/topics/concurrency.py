@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.transactions import (
     Append,
     CreateIndex,
@@ -69,6 +70,11 @@ def index_as_if_the_table_did_not_exist_yet(root):
 @mutation(RULE, base="evolution", breaks="conflict.reserve-fragments-after-overwrite-or-restore-incompatible")
 def reserve_ids_as_if_the_table_did_not_exist_yet(root):
     _read_just_before(root, ReserveFragments, Overwrite)
+
+
+@mutation(RULE, base="reserved_row_ids", breaks="conflict.reserve-row-ids-after-overwrite-or-restore-incompatible")
+def reserve_row_ids_as_if_the_table_did_not_exist_yet(root):
+    _read_just_before(root, ReserveRowIds, Overwrite)
 
 
 @mutation(

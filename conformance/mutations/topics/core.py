@@ -111,6 +111,18 @@ def clear_the_managed_blobs_flag_after_a_version_set_it(root):
     edit_manifest(root, set_both, version=latest - 1)  # the latest version then clears it
 
 
+@mutation("feature-flags/contested-bit")
+def set_a_bit_the_pages_disagree_about(root):
+    """Bit 512 in both words: fragment reuse with stable row ids to versioning.md, a fragment
+    metadata tree to fragment_metadata.md (docs/spec-inconsistencies.md)."""
+
+    def edit(manifest_file):
+        manifest_file.manifest.reader_feature_flags |= 512
+        manifest_file.manifest.writer_feature_flags |= 512
+
+    edit_manifest(root, edit)
+
+
 @mutation("feature-flags/deletion-files")
 def clear_the_deletion_flag(root):
     def edit(manifest_file):

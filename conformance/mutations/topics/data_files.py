@@ -165,7 +165,10 @@ def store_the_unassigned_field_id(root):
     _edit_file(root, change)
 
 
-@mutation("data-file/field-id-values", breaks="data-file.no-other-negative-ids")
+@mutation(
+    "data-file/field-id-values",
+    breaks=("data-file.no-other-negative-ids", "data-file.negative-ids-tombstone-or-lineage"),
+)
 def store_a_negative_field_id(root):
     def change(data_file):
         data_file.fields[-1] = -7
@@ -266,7 +269,10 @@ def store_one_field_id_for_two_columns(root):
 UNKNOWN_FIELD_ID = 99
 
 
-@mutation("data-file/unknown-field-ids", breaks="data-file.no-other-negative-ids")
+@mutation(
+    "data-file/unknown-field-ids",
+    breaks=("data-file.no-other-negative-ids", "data-file.negative-ids-tombstone-or-lineage"),
+)
 def store_a_field_id_the_schema_lacks(root):
     def change(data_file):
         data_file.fields[-1] = UNKNOWN_FIELD_ID

@@ -1,10 +1,13 @@
-"""Mutations for the MemWAL index rules, on the ``nested_pk`` base, whose
-latest version holds the MemWAL index pylance 14 made (bucket sharding on
-``id``, "maintain every index" set in pylance's extra field 12)."""
+"""Mutations for the MemWAL rules: the index's details on the ``nested_pk``
+base, whose latest version holds the MemWAL index pylance 14 made (bucket
+sharding on ``id``, "maintain every index" set in pylance's extra field 12),
+and the shard directories on the ``mem_wal_shards`` base (pylance 14's shard
+writer)."""
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -14,6 +17,8 @@ from reference_impl.naming import list_versions
 from reference_impl.storage import LocalStorage
 from reference_impl.wire import table_pb2
 
+from ...validator.rules.mem_wal_shards import bit_reversed_name
+from ..bases import MEM_WAL_SHARD
 from ..edit import edit_manifest
 from ..registry import mutation
 
@@ -83,7 +88,9 @@ def give_a_region_field_an_expression_too(root):
 @mutation("mem-wal/source-ids-exist", base="nested_pk")
 def read_a_region_value_from_a_missing_field(root):
     def edit(details):
-        details.region_specs[0].fields[0].source_ids.append(99)
+        # Replaced, not added: the bucket transform reads one source column
+        # (mem-wal/sharding-transform-arguments).
+        details.region_specs[0].fields[0].source_ids[0] = 99
 
     edit_mem_wal_details(root, edit)
 
@@ -196,7 +203,7 @@ def climb_out_of_the_region_directory(root):
     store_snapshots(root, region_row(flushed=((1, "../other-region/gen_1"),)))
 
 
-@mutation("mem-wal/region-spec-id-immutable", base="nested_pk")
+@mutation("mem-wal/region-spec-id-immutable", base="nested_pk", breaks="mem-wal.region-spec-id-immutable")
 def move_a_region_to_another_spec(root):
     # pylance adds a version (a CreateIndex that keeps the MemWAL index); the
     # region has spec 1 in the snapshot before it and spec 2 after.
@@ -214,7 +221,7 @@ def list_the_primary_key_index_as_maintained(root):
     edit_mem_wal_details(root, lambda d: d.maintained_indexes.append("id_idx"))
 
 
-@mutation("mem-wal/merged-generations-atomic", base="nested_pk")
+@mutation("mem-wal/merged-generations-atomic", base="nested_pk", breaks="mem-wal.merged-generations-atomic")
 def merge_a_generation_in_an_index_commit(root):
     """pylance adds a version (a CreateIndex that keeps the MemWAL index);
     that version, no merge-insert, records a region's generation 4 as
@@ -228,3 +235,127 @@ def merge_a_generation_in_an_index_commit(root):
         entry.region_id.uuid = uuid.uuid4().bytes
 
     edit_mem_wal_details(root, edit)
+
+
+# -- the shard model (MemWAL page read 2026-11-29) ----------------------------------------
+
+
+@mutation("mem-wal/inline-snapshot", base="nested_pk", breaks="mem-wal.shard-snapshot-layout")
+def inline_shard_snapshots_that_are_no_lance_file(root):
+    edit_mem_wal_details(root, lambda d: setattr(d, "inline_snapshots", b'{"shard_id": "not a Lance file"}'))
+
+
+@mutation("mem-wal/region-ids", base="nested_pk", breaks="mem-wal.shard-id-uuid-v4")
+def record_catch_up_of_a_shard_named_by_a_version_1_uuid(root):
+    def edit(details):
+        entry = details.index_catchup.add(index_name="id_idx").caught_up_generations.add(generation=1)
+        entry.region_id.uuid = uuid.uuid1().bytes
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/merged-generations-atomic", base="nested_pk", breaks="mem-wal.compacted-sstables-atomic")
+def compact_an_sstable_in_a_config_commit(root):
+    """pylance adds a version (an UpdateConfig, no data commit) that records
+    a shard's SSTable generation 2 as compacted."""
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
+
+    lance.dataset(root).update_config({"owner": "conformance"})
+
+    def edit(details):
+        entry = details.merged_generations.add(generation=2)
+        entry.region_id.uuid = uuid.uuid4().bytes
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-spec-ids-positive", base="nested_pk")
+def give_the_sharding_spec_id_0(root):
+    def edit(details):
+        details.region_specs[0].spec_id = 0
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-transforms", base="nested_pk")
+def shard_by_year(root):
+    def edit(details):
+        details.region_specs[0].fields[0].transform = "year"
+
+    edit_mem_wal_details(root, edit)
+
+
+@mutation("mem-wal/sharding-transform-arguments", base="nested_pk")
+def ask_for_more_buckets_than_allowed(root):
+    def edit(details):
+        details.region_specs[0].fields[0].parameters["num_buckets"] = "2048"
+
+    edit_mem_wal_details(root, edit)
+
+
+#: Shard snapshots as the newest MemWAL page lays them out (section "MemWAL
+#: Index Details"): shard_id as a UUID string, shard_spec_id, one column per
+#: sharding field (here the pylance index's "bucket").
+SHARD_SNAPSHOT_SCHEMA = pa.schema(
+    [
+        pa.field("shard_id", pa.string(), nullable=False),
+        pa.field("shard_spec_id", pa.uint32(), nullable=False),
+        pa.field("shard_field_bucket", pa.int32(), nullable=False),
+    ]
+)
+
+
+def store_shard_snapshots(root, *rows: dict, version: int | None = None) -> None:
+    table = pa.Table.from_pylist(list(rows), schema=SHARD_SNAPSHOT_SCHEMA)
+    data = write_v2_0(table, schema_from_arrow(SHARD_SNAPSHOT_SCHEMA).fields).data
+
+    def edit(details):
+        details.inline_snapshots = data
+        details.num_regions = len(rows)
+
+    edit_mem_wal_details(root, edit, version)
+
+
+@mutation("mem-wal/region-spec-id-immutable", base="nested_pk", breaks="mem-wal.shard-spec-id-immutable")
+def move_a_shard_to_another_spec(root):
+    """Two versions' shard snapshots: the shard has spec 1 before, 2 after."""
+    import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
+
+    lance.dataset(root).create_scalar_index("id", "BITMAP", name="id_bitmap")
+    versions = sorted(list_versions(LocalStorage(root)).manifests())
+    for version, spec_id in ((versions[-2], 1), (versions[-1], 2)):
+        row = {"shard_id": str(REGION), "shard_spec_id": spec_id, "shard_field_bucket": 1}
+        store_shard_snapshots(root, row, version=version)
+
+
+# -- shard directories (mem_wal_shards base: pylance 14's shard writer) -----------------
+
+
+def _shard_dir(root) -> Path:
+    return Path(root) / "_mem_wal" / str(MEM_WAL_SHARD)
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.wal-entry-names-bit-reversed")
+def name_a_wal_entry_by_its_plain_position(root):
+    wal = _shard_dir(root) / "wal"
+    first = wal / (bit_reversed_name(1) + ".arrow")
+    first.rename(wal / "1.arrow")
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.shard-manifest-version-in-name")
+def store_a_manifest_under_the_next_version(root):
+    """The newest manifest (version 4) is moved to version 5's name."""
+    manifests = _shard_dir(root) / "manifest"
+    (manifests / (bit_reversed_name(4) + ".binpb")).rename(manifests / (bit_reversed_name(5) + ".binpb"))
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.sstable-generations")
+def number_an_sstable_generation_from_0(root):
+    shard = _shard_dir(root)
+    generation = next(p for p in sorted(shard.iterdir()) if p.name.endswith("_gen_1"))
+    generation.rename(shard / generation.name.replace("_gen_1", "_gen_0"))
+
+
+@mutation("mem-wal/shard-layout", base="mem_wal_shards", breaks="mem-wal.shard-id-uuid-v4")
+def name_a_shard_directory_by_a_version_1_uuid(root):
+    _shard_dir(root).rename(Path(root) / "_mem_wal" / str(uuid.uuid1()))

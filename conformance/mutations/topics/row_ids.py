@@ -101,7 +101,11 @@ def zero_next_row_id(root):
     edit_untracked(root, edit)
 
 
-def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
+def externalise_row_ids(root, size_delta: int = 0, write: bool = True) -> None:
+    """Fragment 0's row ids move to an external byte range (the seeds' arm,
+    reserved from upstream-2026-11-29 on) after a 6-byte header; the range
+    runs ``size_delta`` bytes past the sequence, and the file is written
+    only when ``write``."""
     data = encode_row_id_sequence(range(0, 40))
     if write:
         (root / "_row_ids").mkdir(exist_ok=True)
@@ -111,12 +115,12 @@ def _externalise(root, size_delta: int = 0, write: bool = True) -> None:
 
 @mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def run_an_external_range_past_its_file(root):
-    _externalise(root, size_delta=10)
+    externalise_row_ids(root, size_delta=10)
 
 
 @mutation("row-id/external-range-in-file", base="stable_row_ids", also=("row-id/inline-when-small",))
 def name_a_missing_external_file(root):
-    _externalise(root, write=False)
+    externalise_row_ids(root, write=False)
 
 
 @mutation("row-id/version-sequences-cover-rows", base="stable_row_ids")
@@ -173,7 +177,11 @@ def skip_an_id_in_the_append(root):
     _set_next_row_id(root, 131, 2, 3)
 
 
-@mutation("row-id/new-row-versions", base="stable_row_ids")
+@mutation(
+    "row-id/new-row-versions",
+    base="stable_row_ids",
+    breaks=("row-id.new-row-versions", "row-id.update-keeps-created-at"),
+)
 def date_appended_rows_to_the_version_before(root):
     def edit(manifest_file):
         _fragment(manifest_file, 3).created_at_version_sequence = encode_version_sequence([1] * 30)
@@ -241,10 +249,10 @@ def give_a_16_bit_array_an_odd_byte_count(root):
 # -- warnings and infos -----------------------------------------------------------------
 
 
-@mutation("row-id/inline-when-small", base="stable_row_ids")
+@mutation("row-id/inline-when-small", base="stable_row_ids", also=("row-id/external-arms-reserved",))
 def move_a_small_sequence_to_an_external_file(root):
     # Readable and within its file: only its size is at fault.
-    _externalise(root)
+    externalise_row_ids(root)
 
 
 @mutation("row-id/next-row-id-without-flag")
@@ -253,16 +261,20 @@ def set_next_row_id_without_stable_row_ids(root):
     _set_next_row_id(root, 5, 1)
 
 
-@mutation("row-id/kept-on-update", base="stable_row_ids", breaks="row-id.new-id-on-update")
+@mutation("row-id/kept-on-update", base="stable_row_ids")
 def update_a_row_with_pylance(root):
     """pylance 14 moves an updated row to a new fragment under its old id,
-    deleting the old copy: a visible and a deleted row share the id."""
+    deleting the old copy: a visible and a deleted row share the id. The
+    seeds' page gave the row a new id; the rule, and so this mutation, is
+    validated under upstream-2026-11, the newest revision that still says so."""
     import lance  # lazy: pylance is optional (the test extra); only this mutation needs it
 
     lance.dataset(root).update({"name": "'changed'"}, where="id = 5")
 
 
-@mutation("row-id/unchecked", base="stable_row_ids", breaks="row-id.one-per-row")
+@mutation(
+    "row-id/unchecked", base="stable_row_ids", breaks="row-id.one-per-row", also=("row-id/external-arms-reserved",)
+)
 def keep_fragment_0s_row_ids_in_a_huge_file(root):
     """An external row id sequence larger than the validator reads
     (MAX_SEQUENCE_BYTES), in a sparse file that really is that large: the

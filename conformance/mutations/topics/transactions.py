@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
 from reference_impl.manifest import BasePath
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.transactions import (
     Append,
     Clone,
@@ -126,6 +127,25 @@ def record_more_reserved_ids_than_were_set_aside(root):
         operation.num_fragments += 2
 
     edit_operation(root, ReserveFragments, edit)
+
+
+@mutation(
+    "transaction/reserve-row-ids", base="reserved_row_ids", breaks="transaction.reserve-row-ids-advances-next-row-id"
+)
+def record_more_reserved_row_ids_than_were_set_aside(root):
+    def edit(operation: ReserveRowIds):
+        operation.num_row_ids += 7
+
+    edit_operation(root, ReserveRowIds, edit)
+
+
+@mutation("transaction/reserve-row-ids", base="plain", breaks="transaction.reserve-row-ids-needs-stable-row-ids")
+def record_a_row_id_reservation_on_a_table_without_stable_row_ids(root):
+    """The plain base has no stable row ids; its last version (an
+    UpdateConfig, which changes no fragment and leaves next_row_id at 0) is
+    recorded as a reservation of no ids instead."""
+    (version,) = versions_of(root, UpdateConfig)[-1:]
+    edit_transaction(root, version, lambda transaction: setattr(transaction, "operation", ReserveRowIds(0)))
 
 
 @mutation("transaction/update", base="evolution", breaks="transaction.enough-to-rebuild")

@@ -17,13 +17,14 @@ from typing import Literal, Union
 
 from reference_impl import feature_flags as flags
 from reference_impl.errors import CorruptFileError, LanceFormatError
-from reference_impl.fragments import ExternalFile, Fragment
+from reference_impl.fragments import ExternalFile, Fragment, LineageColumn
 from reference_impl.row_ids import (
     DEFAULT_MAX_ROWS,
     decode_row_id_sequence,
     decode_version_sequence,
     row_id_segment_kinds,
 )
+from reference_impl.row_lineage import LINEAGE_COLUMNS
 
 from ..context import VersionView
 
@@ -53,6 +54,9 @@ class SequenceStatus(str, Enum):
     DUPLICATE = "duplicate"
     #: Not expanded: the fragment or the external sequence is too large.
     TOO_LARGE = "too-large"
+    #: A spilled sequence (column arm) whose hidden column cannot be found or
+    #: read, or holds the wrong values (reported by the row lineage rules).
+    COLUMN = "column"
 
 
 @dataclass(frozen=True)
@@ -82,9 +86,12 @@ class UndecodedSequence:
 Decoded = Union[DecodedSequence, UndecodedSequence]
 
 
-def _key(stored) -> tuple:
+def _key(stored, fragment: Fragment) -> tuple:
     if isinstance(stored, ExternalFile):
         return ("external", stored.path, stored.offset, stored.size)
+    if isinstance(stored, LineageColumn):
+        # The same marker in every fragment: the values are in its files.
+        return ("column", tuple((f.path, f.base_id, tuple(f.fields)) for f in fragment.files))
     return ("inline", hashlib.blake2b(bytes(stored), digest_size=16).digest())
 
 
@@ -94,7 +101,7 @@ def sequence(view: VersionView, fragment: Fragment, attr: str) -> Decoded | None
     stored = getattr(fragment, attr)
     if stored is None:
         return None
-    key = ("rules.row_ids", attr, _key(stored), fragment.physical_rows)
+    key = ("rules.row_ids", attr, _key(stored, fragment), fragment.physical_rows)
     loaded = view.dataset.cached(key, lambda: _decode(view, fragment, attr, stored))
     if loaded.ok:
         return loaded.value
@@ -108,6 +115,8 @@ def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded
         return UndecodedSequence(
             SequenceStatus.TOO_LARGE, f"{fragment.physical_rows} physical rows is more than this validator expands"
         )
+    if isinstance(stored, LineageColumn):
+        return _read_column(view, fragment, attr, context)
     if isinstance(stored, ExternalFile):
         storage = view.dataset.storage
         if stored.size > MAX_SEQUENCE_BYTES:
@@ -142,6 +151,21 @@ def _decode(view: VersionView, fragment: Fragment, attr: str, stored) -> Decoded
             SequenceStatus.COUNT,
             f"{what} holds {len(values)} values but the fragment has {fragment.physical_rows} physical rows",
         )
+    return DecodedSequence(values)
+
+
+def _read_column(view: VersionView, fragment: Fragment, attr: str, context: str) -> Decoded:
+    """A spilled sequence: the values of its hidden column, read with the
+    reference reader (reference_impl.row_lineage)."""
+    from reference_impl.scan import lineage_column  # lazy: reads the data file (pyarrow), only for a spilled sequence
+
+    try:
+        values = lineage_column(view.reader, fragment, LINEAGE_COLUMNS[attr], context)
+    except LanceFormatError as exc:
+        return UndecodedSequence(SequenceStatus.COLUMN, exc.problem)
+    if attr == "row_id_sequence" and len(set(values)) != len(values):
+        repeated = len(values) - len(set(values))
+        return UndecodedSequence(SequenceStatus.DUPLICATE, f"{SEQUENCES[attr]} repeats {repeated} row ids")
     return DecodedSequence(values)
 
 

@@ -54,6 +54,7 @@ LOST_UPDATE_REQUIREMENTS = (
     "conflict.project-after-overwrite-restore-or-mem-wal-incompatible",
     "conflict.project-after-project-or-merge-retryable",
     "conflict.reserve-fragments-after-overwrite-or-restore-incompatible",
+    "conflict.reserve-row-ids-after-overwrite-or-restore-incompatible",
     "conflict.rewrite-after-fragment-change-overlapping-retryable",
     "conflict.rewrite-after-merge-retryable",
     "conflict.rewrite-after-overwrite-incompatible",

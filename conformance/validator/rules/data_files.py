@@ -20,7 +20,9 @@ from itertools import chain
 from reference_impl.file_format import FileInfo
 from reference_impl.file_format.footer import LAYOUT_LEGACY, LAYOUT_V2
 from reference_impl.fragments import NO_COLUMN, TOMBSTONE_FIELD_ID, UNASSIGNED_FIELD_ID, DataFile, Fragment
+from reference_impl.row_lineage import LINEAGE_FIELD_IDS
 
+from ...requirements import requirement
 from ..context import VersionView
 from ..facts.data_files import (
     FileStatus,
@@ -265,18 +267,31 @@ def same_format_version(view: VersionView):
 # -- rules: field ids ---------------------------------------------------------------
 
 
+#: Before and from revision upstream-2026-11-29, which adds the reserved ids
+#: of the hidden row lineage columns (-3, -4, -5) to the -2 tombstone.
+_NEGATIVE_IDS = ("data-file.no-other-negative-ids", "data-file.negative-ids-tombstone-or-lineage")
+
+
+def _allowed_negative_ids(view: VersionView) -> frozenset[int]:
+    if requirement(_NEGATIVE_IDS[1]).in_force_under(view.dataset.spec_revision):
+        return frozenset({TOMBSTONE_FIELD_ID}) | LINEAGE_FIELD_IDS
+    return frozenset({TOMBSTONE_FIELD_ID})
+
+
 @fragment_rule(
     "data-file/field-id-values",
     severity=Severity.ERROR,
-    requirements=("data-file.no-unassigned-field-id", "data-file.no-other-negative-ids"),
-    summary="Data file field ids are non-negative or the -2 tombstone; -1 is never stored",
+    requirements=("data-file.no-unassigned-field-id", *_NEGATIVE_IDS),
+    summary="Data file field ids are non-negative, the -2 tombstone or (from upstream-2026-11-29) a row lineage "
+    "column's -3 to -5; -1 is never stored",
 )
 def _field_id_values(view: VersionView, batch: NewFragments):
+    allowed = _allowed_negative_ids(view)
     for k, fragment, detail, data_file in batch.files:
         if not data_file.fields or min(data_file.fields) >= 0:
             continue  # no negative id, nothing to report: the common case, tested cheaply
         unassigned = sum(1 for i in data_file.fields if i == UNASSIGNED_FIELD_ID)
-        negative = sorted({i for i in data_file.fields if i < 0 and i not in (UNASSIGNED_FIELD_ID, TOMBSTONE_FIELD_ID)})
+        negative = sorted({i for i in data_file.fields if i < 0 and i != UNASSIGNED_FIELD_ID and i not in allowed})
         if unassigned:
             yield (
                 k,
@@ -289,7 +304,8 @@ def _field_id_values(view: VersionView, batch: NewFragments):
             yield (
                 k,
                 f"fragment {fragment.id}: data file '{data_file_name(data_file)}' stores negative field ids "
-                f"{listed(negative)} (only -2, the tombstone, is allowed)",
+                f"{listed(negative)} (format revision {view.dataset.spec_revision} allows only "
+                f"{listed(sorted(allowed, reverse=True))})",
                 detail,
                 None,
             )
@@ -326,7 +342,7 @@ def _distinct_field_ids(view: VersionView, batch: NewFragments):
     severity=Severity.INFO,
     # Not data-file.tombstone-allowed: the tombstone is what this rule does
     # not report (tests/conformance/validator/test_layout_rules.py checks it is accepted).
-    requirements=("data-file.no-other-negative-ids",),
+    requirements=_NEGATIVE_IDS,
     summary="Data file field ids name schema fields (stale ids of dropped or replaced fields are tolerated)",
 )
 def unknown_field_ids(view: VersionView):

@@ -4,14 +4,21 @@ Which bits are defined depends on the format revision the run checks
 (``DatasetView.spec_revision``; feature-flags.known-bits for the seeds'
 revision, feature-flags.known-bits-to-2048 for the newest): a bit the revision
 does not define is reported as unknown to it, naming the later revision that
-defines it when there is one.
+defines it when there is one. A bit the upstream pages give different meanings
+(docs/spec-inconsistencies.md, :mod:`conformance.spec_inconsistencies`) is
+reported as contested, naming each meaning and its page
+(feature-flags.one-meaning-per-bit).
 """
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from reference_impl import feature_flags as flags
 
+from ...spec_inconsistencies import Claim, Inconsistency, contested_bit
 from ...spec_revisions import REVISIONS, Pairing, SpecRevision, first_defining
+from ...spec_sources import document
 from ..context import VersionView
 from ..facts.text import listed
 from ..registry import Severity, rule
@@ -242,3 +249,46 @@ def without_content(view: VersionView):
         yield "flag 1 (deletion files) is set but no fragment has a deletion file", view.at("reader_feature_flags")
     if both & flags.BASE_PATHS and not manifest.base_paths:
         yield "flag 16 (base paths) is set but no base path is declared", view.at("reader_feature_flags")
+
+
+@rule(
+    "feature-flags/contested-bit",
+    severity=Severity.INFO,
+    requirements=("feature-flags.one-meaning-per-bit",),
+    summary="A flag bit the upstream pages give different meanings is set: the finding names each meaning and page",
+)
+def contested_bits(view: VersionView):
+    # Info, not a warning: the dataset is not shown wrong (its writer had to set the bit for the feature it
+    # uses, and the manifest cannot say which page it followed), and a warning would fail `--fail-on warning`
+    # on every valid table using such a feature. The finding tells the reader of the report which meanings
+    # are in play and which one this validator applied.
+    manifest = view.manifest
+    words = {"reader": manifest.reader_feature_flags, "writer": manifest.writer_feature_flags}
+    both = manifest.reader_feature_flags | manifest.writer_feature_flags
+    for bit in (1 << position for position in range(64) if both >> position & 1):
+        contested = contested_bit(bit)
+        if contested is None:
+            continue
+        setting = [name for name, value in words.items() if value & bit]
+        yield (
+            f"flag {bit} is set in the {' and '.join(setting)} flags, and the upstream pages disagree on what it "
+            f"means: {_meanings(contested)}; {_applied(view.dataset.spec_revision, bit)}",
+            view.at(f"{setting[0]}_feature_flags"),
+        )
+
+
+def _meanings(contested: Inconsistency) -> str:
+    def cited(claim: Claim) -> str:
+        page = document(claim.document)
+        return f"{PurePosixPath(page.path).name}@{page.commit[:8]}, {claim.section}"
+
+    return "; ".join(
+        f"{meaning.text} [{'; '.join(cited(claim) for claim in claims)}]" for meaning, claims in contested.meanings
+    )
+
+
+def _applied(revision: SpecRevision, bit: int) -> str:
+    flag = revision.flag(bit)
+    if flag is None:
+        return f"format revision {revision.name}, which this run checks, does not define it (feature-flags/known)"
+    return f"this run reads it as {flag.name}, as format revision {revision.name} does"

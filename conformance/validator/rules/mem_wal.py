@@ -5,11 +5,19 @@ message. It is recognised by the type URL of its details, compared without
 regard to case as the index conventions require: the part after the last
 ``/`` must be ``lance.table.MemWalIndexDetails`` (pylance writes
 ``/lance.table.MemWalIndexDetails`` under the index name ``__lance_mem_wal``).
+The index is found and decoded in :mod:`conformance.validator.facts.mem_wal_index`,
+which the sharding rules (:mod:`.mem_wal_sharding`) share.
 
-pylance 14 adds two fields table.proto does not define: 11, a string map of
-writer defaults, and 12, a flag meaning "maintain every index of the table"
+pylance 14 adds two fields the seeds' table.proto does not define: 11, a
+string map of writer defaults (``writer_config_defaults`` in the newest
+table.proto), and 12, a flag meaning "maintain every index of the table"
 (in which case ``maintained_indexes`` is left empty). Both are kept as
 unknown fields; the flag is honoured when checking catch-up entries.
+
+The newest MemWAL page (read 2026-11-29) renames regions to shards
+(``MergedGeneration`` to ``CompactedSsTable``, ``merged_generations`` to
+``compacted_sstables``) with the same field numbers, so the rules below read
+both models' details alike and cite both models' requirements.
 
 Region snapshots (``inline_snapshots``) are the bytes of a Lance file with one
 row per region and one column per ``RegionManifest`` field (table.proto). They
@@ -17,9 +25,9 @@ are read from memory with the reference reader
 (:class:`reference_impl.file_format.LanceFileReader`, through
 :class:`reference_impl.storage.MemoryStorage`), which decodes files of
 versions 2.0 to 2.2; a snapshot in a later file version (or in an encoding
-the reader lacks) is reported as not checked. pylance 14 keeps its region manifests
-under ``_mem_wal/`` and writes no inline snapshots, so these rules only meet
-snapshots other writers made.
+the reader lacks) is reported as not checked. pylance 14 keeps its shard manifests
+under ``_mem_wal/`` (checked by :mod:`.mem_wal_shards`) and writes no inline
+snapshots, so these rules only meet snapshots other writers made.
 
 One cohesive concept, the MemWAL index, in one module (about 600 lines): its
 rules share the decoded index details and region snapshots.
@@ -33,10 +41,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import Enum
 
-from google.protobuf.unknown_fields import UnknownFieldSet
-
 from reference_impl.errors import CorruptFileError, LanceFormatError, UnsupportedFeatureError
-from reference_impl.index_metadata import IndexMetadata
 from reference_impl.schema import primary_key_fields
 from reference_impl.storage import MemoryStorage
 from reference_impl.transactions import Update, UpdateMemWalState
@@ -44,63 +49,23 @@ from reference_impl.wire import table_pb2
 
 from ..context import VersionView
 from ..facts.data_files import is_absolute
+from ..facts.mem_wal_index import (
+    MemWalIndex,
+    details_location,
+    loaded_details,
+    mem_wal_entries,
+    mem_wal_indexes,
+    type_name,
+)
 from ..facts.text import listed, printable
 from ..facts.transactions import version_operation
 from ..registry import Finding, Severity, rule
 
-MEM_WAL_TYPE_NAME = "lance.table.memwalindexdetails"
 BTREE_TYPE_NAME = "lance.table.btreeindexdetails"
-#: pylance 14's "maintain all indexes" flag (not in table.proto).
-PYLANCE_MAINTAIN_ALL_FIELD = 12
 LANCE_MAGIC = b"LANC"
 #: Snapshots larger than this, or with more regions, are not decoded.
 MAX_SNAPSHOT_BYTES = 64 << 20
 MAX_SNAPSHOT_REGIONS = 1 << 20
-
-
-def _type_name(type_url: str | None) -> str:
-    return (type_url or "").rsplit("/", 1)[-1].lower()
-
-
-@dataclass
-class _MemWal:
-    position: int
-    index: IndexMetadata
-    details: table_pb2.MemWalIndexDetails
-    maintain_all: bool
-
-
-def _decode(index: IndexMetadata) -> tuple[table_pb2.MemWalIndexDetails, bool]:
-    message = table_pb2.MemWalIndexDetails()
-    try:
-        message.ParseFromString(index.details)
-        maintain_all = any(
-            u.field_number == PYLANCE_MAINTAIN_ALL_FIELD and u.wire_type == 0 and u.data != 0
-            for u in UnknownFieldSet(message)
-        )
-    except Exception as exc:  # noqa: BLE001 - protobuf raises several types on hostile bytes
-        raise CorruptFileError(f"index {index.name!r}", f"details do not decode as MemWalIndexDetails: {exc}") from None
-    return message, maintain_all
-
-
-def _entries(view: VersionView) -> list[tuple[int, IndexMetadata]]:
-    return [
-        (i, index)
-        for i, index in enumerate(view.manifest_file.indices or [])
-        if _type_name(index.type_url) == MEM_WAL_TYPE_NAME
-    ]
-
-
-def _mem_wals(view: VersionView):
-    """Every MemWAL index of the version whose details decode."""
-    for i, index in _entries(view):
-        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), _decode, index)
-        if loaded.ok:
-            yield _MemWal(i, index, *loaded.value)
-
-
-def _where(view: VersionView, mem_wal: _MemWal, detail: str = "") -> str:
-    return view.at(f"indices[{mem_wal.position}].index_details" + (f".{detail}" if detail else ""))
 
 
 @rule(
@@ -110,8 +75,8 @@ def _where(view: VersionView, mem_wal: _MemWal, detail: str = "") -> str:
     summary="A MemWAL index's details decode as MemWalIndexDetails",
 )
 def details_decode(view: VersionView):
-    for i, index in _entries(view):
-        loaded = view.dataset.cached(("mem-wal", view.version, view.manifest_path, i), _decode, index)
+    for i, index in mem_wal_entries(view):
+        loaded = loaded_details(view, i, index)
         if not loaded.ok:
             yield f"MemWAL index {index.name!r}: {loaded.error.problem}", view.at(f"indices[{i}].index_details")
 
@@ -197,9 +162,12 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     rows = table.num_rows
     blank = [None] * rows
     regions = []
+    # A shard snapshot (the newest MemWAL page) names its rows shard_id (a
+    # UUID string) and shard_spec_id, and carries no generations.
+    shard_ids = [_shard_uuid(value) for value in columns["shard_id"]] if "shard_id" in columns else blank
     for region_id, spec_id, current, flushed in zip(
-        columns.get("region_id", blank),
-        columns.get("region_spec_id", blank),
+        columns.get("region_id", shard_ids),
+        columns.get("region_spec_id", columns.get("shard_spec_id", blank)),
         columns.get("current_generation", blank),
         columns.get("flushed_generations", blank),
         strict=True,  # columns of one table, and the blank has its length
@@ -220,7 +188,16 @@ def _read_snapshots(data: bytes, label: str) -> _Snapshots:
     return _Snapshots(SnapshotStatus.OK, regions=regions)
 
 
-def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
+def _shard_uuid(value) -> bytes | None:
+    """The 16 bytes of a shard snapshot's ``shard_id`` UUID string; None
+    when it is no UUID."""
+    try:
+        return uuid_module.UUID(value).bytes if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _snapshots(view: VersionView, mem_wal: MemWalIndex) -> _Snapshots | None:
     """The index's region snapshots, decoded once per run; None without any."""
     if not mem_wal.details.HasField("inline_snapshots"):
         return None
@@ -235,7 +212,7 @@ def _snapshots(view: VersionView, mem_wal: _MemWal) -> _Snapshots | None:
 
 def _regions(view: VersionView):
     """(MemWAL index, its decoded regions) for every readable snapshot."""
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         snapshots = _snapshots(view, mem_wal)
         if snapshots is not None and snapshots.status is SnapshotStatus.OK:
             yield mem_wal, snapshots.regions
@@ -244,7 +221,7 @@ def _regions(view: VersionView):
 # Not mem-wal.inline-snapshots-when-few: embedding snapshots is a permission,
 # which no finding of this rule reports (tests/conformance/validator/test_history_rules.py
 # checks that well-formed inline snapshots pass).
-INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout",)
+INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout", "mem-wal.shard-snapshot-layout")
 
 
 @rule(
@@ -255,7 +232,7 @@ INLINE_REQUIREMENTS = ("mem-wal.snapshot-layout",)
     "(snapshots this validator cannot read: info)",
 )
 def inline_snapshot(view: VersionView):
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         if not mem_wal.details.HasField("inline_snapshots"):
             continue
         snapshots = _snapshots(view, mem_wal)
@@ -264,13 +241,13 @@ def inline_snapshot(view: VersionView):
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: the {len(data)} bytes of inline_snapshots do not end "
                 f"with {LANCE_MAGIC!r}, so they are no Lance file",
-                _where(view, mem_wal, "inline_snapshots"),
+                details_location(view, mem_wal, "inline_snapshots"),
             )
             continue
         if snapshots.status is SnapshotStatus.CORRUPT:
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: inline_snapshots is no valid Lance file: {snapshots.message}",
-                _where(view, mem_wal, "inline_snapshots"),
+                details_location(view, mem_wal, "inline_snapshots"),
             )
         elif snapshots.status is SnapshotStatus.UNCHECKED:
             yield Finding(
@@ -279,7 +256,7 @@ def inline_snapshot(view: VersionView):
                 INLINE_REQUIREMENTS,
                 f"MemWAL index {mem_wal.index.name!r}: the region snapshots were not checked: {snapshots.message}",
                 view.version,
-                _where(view, mem_wal, "inline_snapshots"),
+                details_location(view, mem_wal, "inline_snapshots"),
             )
 
 
@@ -300,7 +277,7 @@ def flushed_below_current_generation(view: VersionView):
                     f"MemWAL index {mem_wal.index.name!r}: region {region.label} has current_generation "
                     f"{region.current_generation} (the next to create) but lists flushed generation(s) "
                     f"{listed(map(repr, late))}",
-                    _where(view, mem_wal, "inline_snapshots"),
+                    details_location(view, mem_wal, "inline_snapshots"),
                 )
 
 
@@ -334,15 +311,15 @@ def flushed_generation_path_relative(view: VersionView):
                         f"MemWAL index {mem_wal.index.name!r}: region {region.label}: the path "
                         f"'{printable(path)}' of flushed generation {generation} {problem}; it must name a directory "
                         "relative to the region's directory",
-                        _where(view, mem_wal, "inline_snapshots"),
+                        details_location(view, mem_wal, "inline_snapshots"),
                     )
 
 
 @rule(
     "mem-wal/region-spec-id-immutable",
     severity=Severity.ERROR,
-    requirements=("mem-wal.region-spec-id-immutable",),
-    summary="A region keeps the region_spec_id it was created with from one version's snapshot to the next",
+    requirements=("mem-wal.region-spec-id-immutable", "mem-wal.shard-spec-id-immutable"),
+    summary="A region (a shard) keeps the spec id it was created with from one version's snapshot to the next",
 )
 def region_spec_id_immutable(view: VersionView):
     current = list(_regions(view))
@@ -367,7 +344,7 @@ def region_spec_id_immutable(view: VersionView):
                 f"MemWAL index {mem_wal.index.name!r}: region spec ids changed since version {previous_view.version} "
                 f"({listed(changed, sep='; ')}); a region keeps the "
                 "spec it was created with",
-                _where(view, mem_wal, "inline_snapshots"),
+                details_location(view, mem_wal, "inline_snapshots"),
             )
 
 
@@ -378,13 +355,13 @@ def region_spec_id_immutable(view: VersionView):
     summary="Region spec ids are unique within the MemWAL index",
 )
 def spec_ids_unique(view: VersionView):
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         counts = Counter(spec.spec_id for spec in mem_wal.details.region_specs)
         repeated = sorted(i for i, n in counts.items() if n > 1)
         if repeated:
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: region spec ids {listed(repeated)} are used more than once",
-                _where(view, mem_wal, "region_specs"),
+                details_location(view, mem_wal, "region_specs"),
             )
 
 
@@ -395,7 +372,7 @@ def spec_ids_unique(view: VersionView):
     summary="Within a region spec, no two region fields share a field_id",
 )
 def region_field_ids_unique(view: VersionView):
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         for s, spec in enumerate(mem_wal.details.region_specs):
             counts = Counter(f.field_id for f in spec.fields)
             repeated = sorted(name for name, n in counts.items() if n > 1)
@@ -403,7 +380,7 @@ def region_field_ids_unique(view: VersionView):
                 yield (
                     f"MemWAL index {mem_wal.index.name!r}: region spec {spec.spec_id} repeats region field ids "
                     f"{listed(map(repr, repeated))}",
-                    _where(view, mem_wal, f"region_specs[{s}].fields"),
+                    details_location(view, mem_wal, f"region_specs[{s}].fields"),
                 )
 
 
@@ -414,14 +391,14 @@ def region_field_ids_unique(view: VersionView):
     summary="A region field sets transform or expression, never both",
 )
 def transform_or_expression(view: VersionView):
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         for s, spec in enumerate(mem_wal.details.region_specs):
             for r, field in enumerate(spec.fields):
                 if field.HasField("transform") and field.HasField("expression"):
                     yield (
                         f"MemWAL index {mem_wal.index.name!r}: region field {field.field_id!r} of spec "
                         f"{spec.spec_id} sets both transform {field.transform!r} and an expression",
-                        _where(view, mem_wal, f"region_specs[{s}].fields[{r}]"),
+                        details_location(view, mem_wal, f"region_specs[{s}].fields[{r}]"),
                     )
 
 
@@ -433,7 +410,7 @@ def transform_or_expression(view: VersionView):
 )
 def source_ids_exist(view: VersionView):
     known = set(view.manifest.schema.field_ids())
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         for s, spec in enumerate(mem_wal.details.region_specs):
             for r, field in enumerate(spec.fields):
                 missing = sorted({i for i in field.source_ids if i not in known})
@@ -441,7 +418,7 @@ def source_ids_exist(view: VersionView):
                     yield (
                         f"MemWAL index {mem_wal.index.name!r}: region field {field.field_id!r} of spec "
                         f"{spec.spec_id} reads field ids {listed(missing)}, which the schema does not have",
-                        _where(view, mem_wal, f"region_specs[{s}].fields[{r}].source_ids"),
+                        details_location(view, mem_wal, f"region_specs[{s}].fields[{r}].source_ids"),
                     )
 
 
@@ -457,14 +434,14 @@ def _index_names(view: VersionView) -> set[str]:
 )
 def maintained_indexes_exist(view: VersionView):
     names = _index_names(view)
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         missing = [n for n in mem_wal.details.maintained_indexes if n not in names]
         if missing:
             yield (
                 f"MemWAL index {mem_wal.index.name!r} maintains {listed(map(repr, missing))}, which this version has "
                 "no "
                 "index of that name for",
-                _where(view, mem_wal, "maintained_indexes"),
+                details_location(view, mem_wal, "maintained_indexes"),
             )
 
 
@@ -476,7 +453,7 @@ def maintained_indexes_exist(view: VersionView):
 )
 def catchup_names_maintained(view: VersionView):
     names = _index_names(view)
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         maintained = names if mem_wal.maintain_all else set(mem_wal.details.maintained_indexes)
         stray = [c.index_name for c in mem_wal.details.index_catchup if c.index_name not in maintained]
         if stray:
@@ -484,7 +461,7 @@ def catchup_names_maintained(view: VersionView):
                 f"MemWAL index {mem_wal.index.name!r} tracks catch-up for {listed(map(repr, stray))}, which it does "
                 "not "
                 "maintain",
-                _where(view, mem_wal, "index_catchup"),
+                details_location(view, mem_wal, "index_catchup"),
             )
 
 
@@ -501,16 +478,16 @@ def primary_key_index_listed(view: VersionView):
     key_indexes = {
         index.name
         for index in view.manifest_file.indices or []
-        if _type_name(index.type_url) == BTREE_TYPE_NAME and set(index.fields) == key
+        if type_name(index.type_url) == BTREE_TYPE_NAME and set(index.fields) == key
     }
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         key_listed = [n for n in mem_wal.details.maintained_indexes if n in key_indexes]
         if key_listed:
             yield (
                 f"MemWAL index {mem_wal.index.name!r} lists the primary key btree index "
                 f"{listed(map(repr, key_listed))}, which "
                 "is maintained implicitly",
-                _where(view, mem_wal, "maintained_indexes"),
+                details_location(view, mem_wal, "maintained_indexes"),
             )
 
 
@@ -529,11 +506,11 @@ def _region_problem(message: table_pb2.MergedGeneration) -> str | None:
 @rule(
     "mem-wal/region-ids",
     severity=Severity.ERROR,
-    requirements=("mem-wal.region-id-uuid-v4", "manifest.uuid-sixteen-bytes"),
+    requirements=("mem-wal.region-id-uuid-v4", "mem-wal.shard-id-uuid-v4", "manifest.uuid-sixteen-bytes"),
     summary="Regions named by merged generations and catch-up entries have 16-byte version-4 UUIDs",
 )
 def region_ids(view: VersionView):
-    for mem_wal in _mem_wals(view):
+    for mem_wal in mem_wal_indexes(view):
         entries = [(f"merged_generations[{g}]", m) for g, m in enumerate(mem_wal.details.merged_generations)]
         for c, catchup in enumerate(mem_wal.details.index_catchup):
             entries += [
@@ -543,7 +520,10 @@ def region_ids(view: VersionView):
         for detail, message in entries:
             problem = _region_problem(message)
             if problem:
-                yield f"MemWAL index {mem_wal.index.name!r}: {detail} {problem}", _where(view, mem_wal, detail)
+                yield (
+                    f"MemWAL index {mem_wal.index.name!r}: {detail} {problem}",
+                    details_location(view, mem_wal, detail),
+                )
 
 
 def _merged(details: table_pb2.MemWalIndexDetails) -> dict[bytes, int]:
@@ -557,17 +537,17 @@ def _merged(details: table_pb2.MemWalIndexDetails) -> dict[bytes, int]:
 @rule(
     "mem-wal/merged-generations-atomic",
     severity=Severity.WARNING,
-    requirements=("mem-wal.merged-generations-atomic",),
+    requirements=("mem-wal.merged-generations-atomic", "mem-wal.compacted-sstables-atomic"),
     summary="Merged generations advance only in versions made by a merge-insert (Update) commit",
 )
 def merged_generations_atomic(view: VersionView):
-    current = list(_mem_wals(view))
+    current = list(mem_wal_indexes(view))
     if not current or view.version <= 0:
         return
     previous_view = view.dataset.version_view(view.version - 1)
     if previous_view is None:
         return
-    previous = list(_mem_wals(previous_view))
+    previous = list(mem_wal_indexes(previous_view))
     if not previous:
         return
     operation = version_operation(view)
@@ -585,5 +565,5 @@ def merged_generations_atomic(view: VersionView):
             yield (
                 f"MemWAL index {mem_wal.index.name!r}: merged generations advanced in a version made by "
                 f"{getattr(operation, 'NAME', None) or 'an unknown operation'}, not a merge-insert: {shown}",
-                _where(view, mem_wal, "merged_generations"),
+                details_location(view, mem_wal, "merged_generations"),
             )

@@ -9,9 +9,15 @@ reported by ``row-id/unchecked`` rather than expanded). Cross-fragment checks
 keep the ids in 64-bit Roaring bitmaps, not Python sets.
 
 pylance keeps a row's id when it updates the row: the deleted original and the
-rewritten copy share the id (docs/spec-discrepancies.md). Uniqueness is
-therefore required among *visible* rows; an id shared with a deleted row is
-reported as an info.
+rewritten copy share the id, as the row id page requires from revision
+upstream-2026-11-29 on (row-id.kept-on-update). Uniqueness is therefore
+required among *visible* rows. Under the earlier revisions, whose page gave an
+updated row a new id (row-id.new-id-on-update, a should), an id shared with a
+deleted row is reported as an info by ``row-id/kept-on-update``, a rule those
+revisions alone run.
+
+Sequences spilled to hidden columns, the external arms reserved by the newest
+page and the reserved names are checked in :mod:`.row_lineage`.
 
 The history rules (``never-reused``, ``sequential-assignment``,
 ``stable-across-moves``, ``new-row-versions``) compare version ``v`` with
@@ -27,9 +33,11 @@ from dataclasses import dataclass
 
 from pyroaring import BitMap64
 
-from reference_impl.fragments import ExternalFile, Fragment
+from reference_impl.fragments import ExternalFile, Fragment, LineageColumn
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.transactions import Append, Clone, Operation, Overwrite, Restore, Rewrite, Update
 
+from ...requirements import requirement
 from ..context import VersionView
 from ..facts.deletions import deletion_content
 from ..facts.row_ids import (
@@ -153,10 +161,14 @@ def unique(view: VersionView):
 @rule(
     "row-id/kept-on-update",
     severity=Severity.INFO,
-    requirements=("row-id.new-id-on-update", "row-id.unique"),
-    summary="A deleted row's id is not carried by another row (pylance keeps ids through updates)",
+    requirements=("row-id.new-id-on-update",),
+    summary="An updated row gets a new id, so a deleted row's id is not carried by another row (pylance keeps ids "
+    "through updates, as the newest revision requires)",
 )
 def kept_on_update(view: VersionView):
+    """The seeds' rule on updates: run only under the revisions in which
+    row-id.new-id-on-update is in force (seeds, upstream-2026-11); from
+    upstream-2026-11-29 on keeping the id is what the page requires."""
     visible, deleted = BitMap64(), BitMap64()
     for _, fragment, decoded in row_id_sequences(view):
         if not decoded.ok:
@@ -170,7 +182,8 @@ def kept_on_update(view: VersionView):
     if shared:
         yield (
             f"{len(shared)} row ids of deleted rows are carried by visible rows ({listed(shared)}): the rows were "
-            f"updated keeping their ids, as {view.writer} does (see docs/spec-discrepancies.md)",
+            f"updated keeping their ids, as {view.writer} does, where format revision {view.dataset.spec_revision} "
+            "gives an updated row a new id (upstream-2026-11-29 keeps it; see docs/spec-discrepancies.md)",
             view.at("fragments"),
         )
 
@@ -396,7 +409,9 @@ def never_reused(view: VersionView):
 )
 def sequential_assignment(view: VersionView):
     step = _step(view)
-    if step is None:
+    # A ReserveRowIds moves next_row_id past ids no row takes (transaction
+    # page, "ReserveRowIds"); transaction/reserve-row-ids checks that version.
+    if step is None or isinstance(step.operation, ReserveRowIds):
         return
     changed_ids = [decoded.values for _, _, decoded in step.changed if decoded.ok]
     if len(changed_ids) != len(step.changed):
@@ -476,17 +491,23 @@ def stable_across_moves(view: VersionView):
         )
 
 
-NEW_ROW_VERSIONS = ("row-id.new-row-versions",)
+#: The seeds' statement (an updated copy takes the version as created-at)
+#: and its successor from upstream-2026-11-29 (it keeps the row's created-at).
+NEW_ROW_VERSIONS = ("row-id.new-row-versions", "row-id.update-keeps-created-at")
 
 
 @rule(
     "row-id/new-row-versions",
     severity=Severity.ERROR,
     requirements=NEW_ROW_VERSIONS,
-    summary="Rows an Append, Overwrite or Update writes have created-at and last-updated-at equal to the version "
-    "(pylance keeps an updated row's created-at: info)",
+    summary="Rows an Append, Overwrite or Update writes have created-at and last-updated-at equal to the version, "
+    "an updated copy last-updated-at only (before upstream-2026-11-29 a kept created-at is an info)",
 )
 def new_row_versions(view: VersionView):
+    """Under the revisions in which row-id.new-row-versions is in force an
+    updated copy that keeps its created-at version is reported as an info;
+    from upstream-2026-11-29 on that is what the page requires."""
+    creation_kept_is_news = requirement(NEW_ROW_VERSIONS[0]).in_force_under(view.dataset.spec_revision)
     found = recorded_transaction(view)
     operation = found[0].operation if found else None
     if not isinstance(operation, (Append, Overwrite, Update)):
@@ -517,7 +538,7 @@ def new_row_versions(view: VersionView):
                 wrong_new.append(offset)
             elif copy and u != version:
                 stale_update.append(offset)
-            elif copy and c != version and ids is not None:
+            elif copy and c != version and ids is not None and creation_kept_is_news:
                 kept_creation.append(offset)
         where = sequence_location(view, index, fragment, "created_at_version_sequence")
         if wrong_new:
@@ -561,6 +582,8 @@ def inline_when_small(view: VersionView):
             stored = getattr(fragment, attr)
             if stored is None:
                 continue
+            if isinstance(stored, LineageColumn):
+                continue  # spilled to a hidden column: its size is the column's (row_lineage rules)
             if isinstance(stored, ExternalFile):
                 if stored.size < INLINE_LIMIT:
                     yield (

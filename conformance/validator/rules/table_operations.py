@@ -1,7 +1,7 @@
 """Rules on what each version's transaction did around the table's rows
 (transaction specification: transaction types CreateIndex, Restore,
-ReserveFragments, UpdateConfig, UpdateBases, Clone; conflict resolution), and
-the checks that hold whatever the operation (rebased transactions, unknown
+ReserveFragments, ReserveRowIds, UpdateConfig, UpdateBases, Clone; conflict
+resolution), and the checks that hold whatever the operation (rebased transactions, unknown
 operations, unique transaction uuids).
 
 Like :mod:`conformance.validator.rules.transactions`, every rule compares the
@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from reference_impl import feature_flags
 from reference_impl.commit import apply_update_map
 from reference_impl.manifest import BasePath
+from reference_impl.newer_operations import ReserveRowIds
 from reference_impl.schema import Schema
 from reference_impl.transactions import (
     Clone,
@@ -158,6 +160,42 @@ def reserve_fragments(view: VersionView):
         yield message, view.at("fragments")
     if not same_schema(current.schema, previous.schema):
         yield f"the schema differs from version {previous.version}'s", view.at("schema")
+
+
+# -- ReserveRowIds ---------------------------------------------------------------------
+
+
+@rule(
+    "transaction/reserve-row-ids",
+    severity=Severity.ERROR,
+    requirements=(
+        "transaction.reserve-row-ids-advances-next-row-id",
+        "transaction.reserve-row-ids-needs-stable-row-ids",
+    ),
+    summary="A ReserveRowIds, on a table with stable row ids, raises next_row_id by exactly the number reserved and "
+    "changes no fragment",
+)
+def reserve_row_ids(view: VersionView):
+    # Transaction page, "ReserveRowIds" (newest state read 2026-11-29).
+    found = operation_of(view, ReserveRowIds)
+    if found is None or found[3] is None:
+        return
+    transaction, where, current, previous = found
+    if not previous.manifest.reader_feature_flags & feature_flags.STABLE_ROW_IDS:
+        yield (
+            f"a ReserveRowIds was committed on version {previous.version}, which has no stable row ids to reserve",
+            where,
+        )
+    number = transaction.operation.num_row_ids
+    expected = previous.manifest.next_row_id + number
+    if current.manifest.next_row_id != expected:
+        yield (
+            f"next_row_id is {current.manifest.next_row_id}, but version {previous.version}'s "
+            f"{previous.manifest.next_row_id} plus the {number} reserved row id(s) is {expected}",
+            view.at("next_row_id"),
+        )
+    for message in same_fragments(previous, current):
+        yield message, view.at("fragments")
 
 
 # -- UpdateConfig ----------------------------------------------------------------------

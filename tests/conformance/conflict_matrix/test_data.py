@@ -50,9 +50,35 @@ def test_every_ordered_pair_has_a_cell_and_every_subcase_is_used():
     assert [c.id for c in cells] == [spec.id for spec in all_cells()]
 
 
-def test_the_operations_the_page_adds_are_listed_as_not_covered():
+def test_the_operations_no_side_can_race_are_listed_as_not_covered():
     names = {n.name for n in stored_matrix().not_covered}
-    assert {"data_overlay", "append_fri_transitions"} <= names
+    assert {"data_overlay", "reserve_row_ids", "append_fri_transitions", "composite_operation"} <= names
+
+
+def test_data_overlay_cells_follow_the_page_and_none_is_raced():
+    """Neither side commits a DataOverlay here (flag 64): every cell with it
+    keeps the page's verdict and is not_reachable (or not_applicable) in
+    every mode, with the reason."""
+    cells = [c for c in stored_matrix().cells if Operation.DATA_OVERLAY in (c.first, c.second)]
+    assert len(cells) >= 2 * len(Operation)
+    for cell in cells:
+        assert set(cell.outcomes.values()) <= {Outcome.NOT_REACHABLE, Outcome.NOT_APPLICABLE}, cell.id
+        assert cell.page.value != "unspecified" or Operation.UPDATE_MEM_WAL_STATE is cell.second, cell.id
+    verdicts = {c.id: c.page.value for c in cells}
+    assert verdicts["rewrite/data_overlay:overlapping-fragments"] == "retryable"
+    assert verdicts["rewrite/data_overlay:disjoint-fragments"] == "compatible"
+    assert verdicts["update/data_overlay:update-rewrite-columns"] == "compatible"
+    assert verdicts["restore/data_overlay:any"] == "incompatible"
+
+
+def test_reserve_row_ids_conflicts_only_with_overwrite_and_restore():
+    """ReserveRowIds Compatibility: the reference, committing the
+    reservation second, is refused only after an Overwrite or a Restore."""
+    for cell in stored_matrix().cells:
+        if cell.second is not Operation.RESERVE_ROW_IDS or cell.first in (Operation.CLONE, Operation.DATA_OVERLAY):
+            continue
+        expected = Outcome.INCOMPATIBLE if cell.first in (Operation.OVERWRITE, Operation.RESTORE) else Outcome.COMMITTED
+        assert cell.outcomes[Mode.REFERENCE_REFERENCE] is expected, cell.id
 
 
 def test_the_stored_matrix_was_measured_with_the_installed_pylance():

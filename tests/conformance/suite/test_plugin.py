@@ -12,6 +12,8 @@ import pytest
 
 from conformance.fixtures import corpus_root
 from conformance.fixtures.case import case_dirs
+from conformance.suite.checks import Suite
+from conformance.suite.json_report import check_document
 from tests.conformance.fixtures import aborting_native_reader
 from tests.conformance.suite import blind_writer, wrong_driver
 
@@ -153,6 +155,50 @@ def test_junit_xml_has_one_testcase_per_check(pytester: pytest.Pytester) -> None
     assert "expected 5 rows, got 4" in cases["ref-tags"].find("failure").text
     skipped = cases["ref-restore"].find("skipped")
     assert skipped is not None and skipped.get("type") == "pytest.xfail"
+
+
+def test_lance_json_writes_each_checks_status_with_the_driver_and_run_date(pytester: pytest.Pytester) -> None:
+    """``--lance-json``: one entry per check with its verdict's status (a
+    failure, an expected failure), the driver as it describes itself
+    and the day ``--lance-run-date`` files the run under; the summary counts
+    what pytest reported."""
+    path = expectations_file(pytester, "wrong", ("ref-restore",))
+    out = pytester.path / "results" / "run.json"
+    result = suite(
+        pytester,
+        "--lance-driver",
+        WRONG_DRIVER,
+        "--lance-expectations",
+        str(path),
+        "--lance-json",
+        str(out),
+        "--lance-run-date",
+        "2026-11-02",
+        *only(*SOME_CASES),
+    )
+    result.assert_outcomes(failed=1, xfailed=1)
+    document = json.loads(out.read_text())
+    check_document(document)
+    assert {c["check"]: c["status"] for c in document["checks"]} == {
+        "ref-tags": "fail",
+        "ref-restore": "expected-failure",
+    }
+    assert document["summary"]["readers"] == {
+        "pass": 0,
+        "fail": 1,
+        "not-applicable": 0,
+        "expected-failure": 1,
+        "fixed": 0,
+    }
+    assert document["run"]["run_date"] == "2026-11-02" and document["run"]["generated"][:10] != ""
+    assert WRONG_DRIVER in document["driver"]["name"] and document["suites"] == sorted(s.value for s in Suite)
+    assert document["expectations"] == str(path)
+
+
+def test_a_bad_run_date_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = suite(pytester, "--lance-driver", "reference", "--lance-json", "x.json", "--lance-run-date", "29/11/2026")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert not (pytester.path / "x.json").exists()
 
 
 def test_the_suite_without_a_driver_says_what_is_missing(pytester: pytest.Pytester, monkeypatch) -> None:

@@ -23,6 +23,7 @@ from conformance import strategies
 from conformance.mutations import all_mutations, copy_dataset
 from conformance.mutations.bases import BASES
 from conformance.requirements import load_requirements
+from conformance.spec_revisions import NEWEST
 from conformance.validator import Severity, all_rules, validate
 from conformance.validator.ruleset import rules_by_id
 from tests.hypothesis_budget import examples
@@ -33,9 +34,10 @@ SERIOUS = (Severity.ERROR, Severity.WARNING)
 DEEP_RULES = {rule.id for rule in rules_by_id().values() if rule.deep}
 
 
-def _findings(root, store=None, deep: bool = False) -> dict[str, list]:
+def _findings(root, store=None, deep: bool = False, spec_revision=NEWEST) -> dict[str, list]:
     found: dict[str, list] = {}
-    for finding in validate(root, all_versions=True, manifest_store=store, deep=deep).findings:
+    report = validate(root, all_versions=True, manifest_store=store, deep=deep, spec_revision=spec_revision)
+    for finding in report.findings:
         found.setdefault(finding.rule, []).append(finding)
     return found
 
@@ -53,13 +55,16 @@ def test_the_mutation_trips_its_rule_and_only_it(case, base_datasets, tmp_path):
     root = copy_dataset(base_datasets[case.base], tmp_path / "ds")
     store = case.store_for(root)
     deep = case.rule in DEEP_RULES
-    before = _findings(root, store, deep)
+    # The rule's own revision: the newest, or an earlier one for a rule of
+    # superseded requirements only (Mutation.spec_revision).
+    revision = case.spec_revision
+    before = _findings(root, store, deep, revision)
     assert not _serious(before), f"the base dataset {case.base} is not clean: {_serious(before)}"
     if case.severity in SERIOUS:
         assert case.rule not in before, f"{case.rule} reports before the mutation: {before[case.rule]}"
 
     case.apply(root)
-    after = _findings(root, store, deep)
+    after = _findings(root, store, deep, revision)
     reported = [f for f in after.get(case.rule, []) if f not in before.get(case.rule, [])]
     assert reported, f"{case.rule} reported nothing new; findings were {after}"
     # A finding cites its rule's requirements, among which the registry
@@ -99,7 +104,9 @@ def test_a_drawn_mutation_breaks_the_requirement_it_names(base_datasets, drawn):
     with tempfile.TemporaryDirectory(prefix="drawn-mutation-") as directory:
         root = drawn.apply_to_copy(base_datasets, Path(directory))
         store, deep = drawn.mutation.store_for(root), drawn.mutation.rule in DEEP_RULES
-        findings = validate(root, all_versions=True, manifest_store=store, deep=deep).findings
+        findings = validate(
+            root, all_versions=True, manifest_store=store, deep=deep, spec_revision=drawn.mutation.spec_revision
+        ).findings
     citing = [f for f in findings if f.rule == drawn.mutation.rule and drawn.requirement_id in f.requirements]
     assert any(f.severity is drawn.mutation.severity for f in citing), findings
 

@@ -29,6 +29,7 @@ from reference_impl.commit.conflicts import (
 from reference_impl.fragments import DataFile, DeletionFile, DeletionFileType, Fragment
 from reference_impl.index_metadata import IndexMetadata, encode_fragment_bitmap
 from reference_impl.manifest import BasePath, Manifest
+from reference_impl.newer_operations import DataOverlay, DataOverlayFile, DataOverlayGroup, ReserveRowIds
 from reference_impl.schema import Field, Schema
 from reference_impl.transactions import (
     OPERATIONS,
@@ -97,6 +98,8 @@ SAMPLES = {
     "update_mem_wal_state": UpdateMemWalState([MergedGeneration(REGION, 3)]),
     "clone": Clone(is_shallow=True, ref_path="/elsewhere", ref_version=1),
     "update_bases": UpdateBases([BasePath(1, "/extra", False, "extra")]),
+    "data_overlay": DataOverlay([DataOverlayGroup(0, [DataOverlayFile(data_file("ov", [1]), b"\x00")])]),
+    "reserve_row_ids": ReserveRowIds(num_row_ids=64),
     "unknown": UnknownOperation((99,)),
 }
 NAMES = list(SAMPLES)
@@ -104,21 +107,23 @@ NAMES = list(SAMPLES)
 # mine (row) after theirs (column), in NAMES order:
 # C compatible, R rebase, T retryable, I incompatible.
 EXPECTED = {
-    "append":               "CCICCCICCCCCICCI",
-    "delete":               "CRICTTICRCCTICCI",
-    "overwrite":            "CCTCCCCCCCCCTCCI",
-    "create_index":         "CCICTCICCCCTICCI",
-    "rewrite":              "CTITTTICTCCTCCCI",
-    "merge":                "TTICTTICTICTICCI",
-    "restore":              "CCCCCCCCCCCCICCI",
-    "reserve_fragments":    "CCICCCICCCCCCCCI",
-    "update":               "CRICTTICRCCTCCCI",
-    "project":              "CCICCTICCTCCICCI",
-    "update_config":        "CCICCCCCCCICCCCI",
-    "data_replacement":     "CCITTTICTCCTICCI",
-    "update_mem_wal_state": "IIICCIICIICIICCI",
-    "clone":                "IIIIIIIIIIIIIIII",
-    "update_bases":         "CCCCCCCCCCCCCCII",
+    "append":               "CCICCCICCCCCICCCCI",
+    "delete":               "CRICTTICRCCTICCCCI",
+    "overwrite":            "CCTCCCCCCCCCTCCCCI",
+    "create_index":         "CCICTCICCCCTICCCCI",
+    "rewrite":              "CTITTTICTCCTCCCCCI",
+    "merge":                "TTICTTICTICTICCCCI",
+    "restore":              "CCCCCCCCCCCCICCCCI",
+    "reserve_fragments":    "CCICCCICCCCCCCCCCI",
+    "update":               "CRICTTICRCCTCCCCCI",
+    "project":              "CCICCTICCTCCICCCCI",
+    "update_config":        "CCICCCCCCCICCCCCCI",
+    "data_replacement":     "CCITTTICTCCTICCCCI",
+    "update_mem_wal_state": "IIICCIICIICIICCICI",
+    "clone":                "IIIIIIIIIIIIIIIIII",
+    "update_bases":         "CCCCCCCCCCCCCCICCI",
+    "data_overlay":         "CCICTTICTCCCICCCCI",
+    "reserve_row_ids":      "CCICCCICCCCCCCCCCI",
 }  # fmt: skip
 CODES = {"C": Outcome.COMPATIBLE, "R": Outcome.REBASE, "T": Outcome.RETRYABLE, "I": Outcome.INCOMPATIBLE}
 
