@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..run_stamp import RUN_DATE_HELP, RUN_DATE_OPTION, run_date_argument
 from .common import EXIT_DRIVER_UNAVAILABLE, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, quiet_peers, show_progress
 
 
@@ -68,7 +69,7 @@ def _compat(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     workdir = out / "datasets" if args.keep_datasets else None
     run = run_compat(releases, features, workdir=workdir, timeout=args.timeout, progress=progress)
-    document = to_document(run)
+    document = to_document(run, args.run_date)
     validate_document(document)
     (out / "compat.json").write_text(dumps(document), encoding="utf-8")
     page = write_compat_html(out / "compat.html", document)
@@ -121,4 +122,5 @@ def add_compat(commands) -> None:
     compat.add_argument(
         "--keep-datasets", action="store_true", help="keep the datasets the releases wrote, under DIR/datasets"
     )
+    compat.add_argument(RUN_DATE_OPTION, type=run_date_argument, default=None, metavar="DAY", help=RUN_DATE_HELP)
     compat.set_defaults(run=_compat)

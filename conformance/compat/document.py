@@ -5,7 +5,7 @@ The document describes itself, for whoever reads it without this package (the
 dashboard reads these files): ``report`` names the kind of document
 (``compat-matrix``) and ``format`` its version, as the project's other
 results do; ``generated`` is when the run ended (ISO 8601, UTC), ``run_date``
-the day it is filed under (``YYYY-MM-DD``, the UTC day it ended), ``started``
+the day it is filed under (``YYYY-MM-DD``: :mod:`conformance.run_stamp`), ``started``
 when it began, ``implementation`` whose releases are crossed (``pylance``),
 ``versions`` the suite's; then the releases (names, oldest first, and the
 environment of each), the features, what each release wrote, every cell
@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__
 from ..describe import schema_validator
+from ..run_stamp import stamp
 from .feature_writer import FEATURES
 from .outcomes import PANIC_PATTERNS, REFUSAL_PATTERNS, Outcome
 from .releases import version_key
@@ -115,17 +115,19 @@ def _writes(run: CompatRun) -> list[dict[str, Any]]:
     return entries
 
 
-def to_document(run: CompatRun) -> dict[str, Any]:
-    """The JSON document of a run (valid against :data:`SCHEMA`)."""
+def to_document(run: CompatRun, run_date: str | None = None) -> dict[str, Any]:
+    """The JSON document of a run (valid against :data:`SCHEMA`), filed under
+    ``run_date`` when given (``--run-date``), else under the day it ended."""
+    run_stamp = stamp(run_date, generated=run.ended.isoformat(timespec="seconds"))
     counts = {outcome.value: sum(cell.outcome is outcome for cell in run.cells) for outcome in Outcome}
     return {
         "report": REPORT,
         "format": FORMAT,
         "implementation": IMPLEMENTATION,
-        "generated": run.ended.isoformat(timespec="seconds"),
-        "run_date": run.ended.date().isoformat(),
+        "generated": run_stamp.generated,
+        "run_date": run_stamp.run_date,
         "started": run.started.isoformat(timespec="seconds"),
-        "versions": {"lance-conformance": __version__},
+        "versions": {"lance-conformance": run_stamp.suite_version},
         "timeout_seconds": run.timeout,
         "releases": [release.name for release in run.releases],
         "release_environments": {release.name: release.environment for release in run.releases},

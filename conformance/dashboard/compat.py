@@ -1,25 +1,13 @@
 """The adapter of ``lance-conformance compat`` documents (the cross-release
-compatibility matrix, ``conformance/compat/``), kept apart: it is written
-against the small interface below, not against the command's schema
-(``compat-matrix.schema.json``), which was being written at the same time.
-Fitting it to that schema is this module's job alone: the marker in
-:func:`recognises`, the schema in :data:`INTERFACE`, the statuses in
-:data:`STATUSES`, the field names in :func:`results`.
-
-The interface: a document with
-
-* ``format``: an integer, and ``cells``: a list (together, the marker);
-* ``generated``: when the run ended (ISO 8601), and optionally ``run_date``
-  (``YYYY-MM-DD``, the day it is filed under; else the day of ``generated``);
-* ``implementation``: whose releases are crossed (``pylance`` when absent);
-* ``releases``: the releases taking part;
-* ``cells``: one per (writer release, reader release, feature), each with a
-  ``status``: ``pass``, ``refused`` (the reader refused cleanly, as the
-  specification asks of an unknown feature: a pass), ``fail`` (an error,
-  a panic or wrong rows) or ``not-applicable``.
+compatibility matrix, :mod:`conformance.compat`), validated against the
+command's own schema, ``compat-matrix.schema.json``, and recognised by its
+marker ``report: compat-matrix``.
 
 Each reader release gets one result (suite ``compat``) over the cells it
-read: forward and backward compatibility are the reader's to honour.
+read: forward and backward compatibility are the reader's to honour. A cell
+``refused`` (the reader refused cleanly, as the specification asks of an
+unknown feature) counts as a pass, ``fail`` (an error, a panic or wrong
+rows) as a failure, ``not-applicable`` in the total only.
 """
 
 from __future__ import annotations
@@ -34,36 +22,9 @@ from .model import Result, RunOf, result, tally
 #: A compat cell's status -> the status it counts as (conformance.dashboard.model).
 STATUSES = {"pass": "pass", "refused": "pass", "fail": "fail", "not-applicable": "not-applicable"}
 
-INTERFACE: Mapping[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["format", "generated", "releases", "cells"],
-    "properties": {
-        "format": {"type": "integer"},
-        "generated": {"type": "string"},
-        "run_date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
-        "implementation": {"type": "string"},
-        "versions": {"type": "object", "additionalProperties": {"type": "string"}},
-        "releases": {"type": "array", "items": {"type": "string"}},
-        "cells": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["writer", "reader", "feature", "status"],
-                "properties": {
-                    "writer": {"type": "string"},
-                    "reader": {"type": "string"},
-                    "feature": {"type": "string"},
-                    "status": {"enum": sorted(STATUSES)},
-                },
-            },
-        },
-    },
-}
-
 
 def recognises(document: Mapping[str, Any]) -> bool:
-    return "format" in document and "cells" in document and "releases" in document
+    return document.get("report") == "compat-matrix"
 
 
 def results(document: Mapping[str, Any], path: Path, source: str) -> list[Result]:
@@ -82,4 +43,4 @@ def results(document: Mapping[str, Any], path: Path, source: str) -> list[Result
     ]
 
 
-COMPAT = Adapter(kind="compat", recognises=recognises, schema=INTERFACE, results=results)
+COMPAT = Adapter(kind="compat", recognises=recognises, schema="compat-matrix.schema.json", results=results)

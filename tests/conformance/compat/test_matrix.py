@@ -17,6 +17,7 @@ from conformance.compat.document import FORMAT, ISSUE_9454, REPORT, validate_doc
 from conformance.compat.outcomes import FailureKind, Outcome
 from conformance.compat.releases import INSTALLED, resolve
 from conformance.compat.run import judge, open_reader, read_dataset
+from conformance.dashboard.inputs import InputError, read_file
 from conformance.exit_codes import ExitCode
 from tests.conformance.compat.conftest import SMALL_FEATURES
 
@@ -132,9 +133,11 @@ def test_rows_or_a_description_other_than_the_writers_fail_the_cell(small_compat
 
 def test_the_command_writes_json_and_html_and_exits_0_when_every_cell_passes(tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["compat", "--releases", INSTALLED, "--features", "file-2.0,txn-update", "--out", str(out)]) == 0
+    command = ["compat", "--releases", INSTALLED, "--features", "file-2.0,txn-update", "--out", str(out)]
+    assert main([*command, "--run-date", "2001-02-03"]) == 0
     document = json.loads((out / "compat.json").read_text())
     validate_document(document)
+    assert document["run_date"] == "2001-02-03" and document["generated"][:10] != "2001-02-03"
     assert {c["status"] for c in document["cells"]} == {"pass"} and len(document["cells"]) == 2
     page = (out / "compat.html").read_text()
     assert 'data-feature="txn-update"' in page and "<script>" in page
@@ -153,3 +156,23 @@ def test_the_command_refuses_what_it_does_not_know(tmp_path, capsys, options):
     assert main(["compat", *options, "--out", str(tmp_path / "out")]) == ExitCode.USAGE
     assert "compat:" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_dashboard_gives_each_reader_release_a_result_from_its_cells(small_compat, tmp_path):
+    """The dashboard's compat adapter on a real document: one result per
+    reader release, a clean refusal counted as a pass; a cell whose status
+    the schema does not know makes the file unreadable, naming the place."""
+    _, document = small_compat
+    path = tmp_path / "compat.json"
+    path.write_text(json.dumps(document))
+    found = {result.release: result for result in read_file(path, "compat.json")}
+    assert set(found) == set(document["releases"])
+    for reader, result in found.items():
+        statuses = [cell["status"] for cell in document["cells"] if cell["reader"] == reader]
+        assert result.passed == statuses.count("pass") + statuses.count("refused")
+        assert result.failed == statuses.count("fail")
+        assert result.run_date == document["run_date"]
+    document["cells"][0]["status"] = "crashed"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match="cells/0/status"):
+        read_file(path, "compat.json")

@@ -1,7 +1,7 @@
 """Each kind of input the dashboard reads, from a real run of the command
 that writes it (a harness run, a pytest run of the plugin with
-``--lance-json``), normalised into results; the compat adapter against the
-interface it is written for; and the run date options."""
+``--lance-json``), normalised into results (compat documents: tests/conformance/compat); and
+the run date options."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import json
 import pytest
 
 from conformance.cli import main
-from conformance.dashboard.compat import INTERFACE
-from conformance.dashboard.inputs import InputError, read_file, read_results
+from conformance.dashboard.inputs import read_file, read_results
 from conformance.dashboard.model import tally
 from conformance.run_stamp import RunDateError, parse_run_date, stamp
 from tests.conformance.suite.test_plugin import SOME_CASES, WRONG_DRIVER, expectations_file, only, suite
@@ -53,34 +52,6 @@ def test_a_plugin_run_gives_one_result_per_suite(pytester: pytest.Pytester):
     assert (found.suite, found.kind, found.run_date) == ("readers", "pytest", "2026-10-31")
     assert found.passed == outcomes.get("passed", 0) == 0
     assert found.failed == outcomes["failed"] + outcomes["xfailed"] == 2
-
-
-def test_compat_documents_of_the_interface_give_each_reader_release_a_result(tmp_path):
-    """The compat adapter (written against its interface until the compat
-    command's schema is fitted): each reader release's cells, a clean
-    refusal counted as a pass."""
-    document = {
-        "format": 1,
-        "generated": "2026-11-29T10:00:00+00:00",
-        "implementation": "pylance",
-        "releases": ["0.20.0", "14.0.2"],
-        "cells": [
-            {"writer": "14.0.2", "reader": "0.20.0", "feature": "stable-row-ids", "status": "refused"},
-            {"writer": "14.0.2", "reader": "0.20.0", "feature": "inline-transaction", "status": "fail"},
-            {"writer": "0.20.0", "reader": "14.0.2", "feature": "deletion-files", "status": "pass"},
-            {"writer": "0.20.0", "reader": "14.0.2", "feature": "btree", "status": "not-applicable"},
-        ],
-    }
-    path = tmp_path / "compat.json"
-    path.write_text(json.dumps(document))
-    found = {r.release: r for r in read_file(path, "compat.json")}
-    assert {(r.passed, r.failed, r.total) for r in found.values()} == {(1, 1, 2), (1, 0, 2)}
-    assert found["0.20.0"].pass_rate == 0.5 and found["14.0.2"].run_date == "2026-11-29"
-    document["cells"][0]["status"] = "crashed"
-    path.write_text(json.dumps(document))
-    with pytest.raises(InputError, match="compat interface .* cells/0/status"):
-        read_file(path, "compat.json")
-    assert INTERFACE["properties"]["cells"]["items"]["properties"]["status"]["enum"]
 
 
 def test_statuses_count_as_the_model_says():
