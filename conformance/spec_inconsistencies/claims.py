@@ -22,6 +22,9 @@ Read on 2026-11-29 (``lance-format/lance``):
   ``FLAG_CLUSTERING_METADATA`` is ``1 << 11`` (2048), writer flags only.
 - ``table/clustering.md`` at fee6e8a2, "Compatibility":
   ``FLAG_CLUSTERING_METADATA`` is ``1 << 12`` (4096), writer flags only.
+- ``protos/transaction.proto`` at 7c800fd0: the Transaction's operation field
+  116 is ReserveRowIds; ``protos/transaction/transaction.proto`` at a392056d:
+  it is the experimental CompositeOperation.
 """
 
 from __future__ import annotations
@@ -69,6 +72,14 @@ CLUSTERING_PROVIDERS = Meaning(
     "(FLAG_CLUSTERING_METADATA; writer flags only)",
 )
 UNKNOWN = Meaning("unknown", "undefined: a reader or writer that finds it refuses the table as unsupported")
+RESERVE_ROW_IDS = Meaning(
+    "reserve-row-ids", "the ReserveRowIds operation: a count of stable row ids taken from next_row_id, no data"
+)
+COMPOSITE_OPERATION = Meaning(
+    "composite-operation",
+    "the CompositeOperation: a list of actions (AddFragment, TombstoneFieldData, AssertUniqueKeys, "
+    "ReserveRowIds, ...) applied as one operation (experimental)",
+)
 BIT_2048 = Meaning("bit-2048", "the flag bit worth 2048 (1 << 11)")
 BIT_4096 = Meaning("bit-4096", "the flag bit worth 4096 (1 << 12)")
 
@@ -78,6 +89,7 @@ _FLAG_TABLE = "Current Feature Flags"
 _CLUSTERING_FLAG_NAME = Subject(SubjectKind.NAME, "FLAG_CLUSTERING_METADATA")
 _MANAGED_BLOBS_NAME = Subject(SubjectKind.NAME, "FLAG_MANAGED_BLOBS")
 _bit = Subject.flag_bit
+_OPERATION_116 = Subject(SubjectKind.FIELD_NUMBER, "Transaction.operation 116")
 
 CLAIMS: tuple[Claim, ...] = (
     Claim("versioning-page-2026-11", _FLAG_TABLE, _bit(512), FRAG_REUSE_WITH_STABLE_ROW_IDS),
@@ -97,6 +109,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("liquid-clustering-page-2026-11-29", "Feature Flag", _CLUSTERING_FLAG_NAME, BIT_2048),
     Claim("clustering-page-2026-11-29", "Compatibility", _bit(4096), CLUSTERING_PROVIDERS),
     Claim("clustering-page-2026-11-29", "Compatibility", _CLUSTERING_FLAG_NAME, BIT_4096),
+    Claim("transaction-proto-2026-11-29", "message Transaction, oneof operation", _OPERATION_116, RESERVE_ROW_IDS),
+    Claim(
+        "transaction-v2-proto-2026-11-29", "message Transaction, oneof operation", _OPERATION_116, COMPOSITE_OPERATION
+    ),
 )
 
 #: Page state -> the later state of the same page that replaces it.
@@ -138,6 +154,13 @@ MEANWHILE: Mapping[Subject, str] = MappingProxyType(
         _CLUSTERING_FLAG_NAME: (
             "No revision of the project defines a clustering flag, so nothing reads the name; the two bits it "
             "stands for are handled as flag bits 2048 and 4096 above."
+        ),
+        _OPERATION_116: (
+            "The reference decodes a field 116 as ReserveRowIds, the operation of the newest transaction page "
+            "(its compatibility section is in `decide` and the conflict matrix), unless the message carries "
+            "fields a ReserveRowIds lacks (a CompositeOperation's actions): then it keeps the operation as "
+            "unknown, which conflicts with every other operation, and `transaction/unknown-operation` warns "
+            "(docs/spec-discrepancies.md, Conflict matrix, item 10)."
         ),
     }
 )

@@ -45,7 +45,7 @@ def _region(generation: int, region: uuid.UUID | None = None) -> table_pb2.Merge
     return message
 
 
-@mutation("mem-wal/details-decode", base="nested_pk")
+@mutation("mem-wal/details-decode", base="nested_pk", breaks="mem-wal.shard-snapshot-layout")
 def garble_the_mem_wal_details(root):
     def apply(manifest_file):
         index = next(i for i in manifest_file.indices if i.name == MEM_WAL_INDEX)

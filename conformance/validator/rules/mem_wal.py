@@ -71,7 +71,8 @@ MAX_SNAPSHOT_REGIONS = 1 << 20
 @rule(
     "mem-wal/details-decode",
     severity=Severity.ERROR,
-    requirements=("mem-wal.snapshot-layout",),
+    # The details message is the same under both models; the snapshots it points at changed.
+    requirements=("mem-wal.snapshot-layout", "mem-wal.shard-snapshot-layout"),
     summary="A MemWAL index's details decode as MemWalIndexDetails",
 )
 def details_decode(view: VersionView):
