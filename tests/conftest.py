@@ -26,6 +26,9 @@ from tests.browser import browser  # noqa: F401
 # The moto server fixtures (moto_server, s3_options, s3_bucket), shared by the suite.
 from tests.servers import moto_server, s3_bucket, s3_options  # noqa: F401
 
+# Session fixtures whose files the xdist workers of a run share.
+from tests.shared_build import built_once
+
 # The harness's Spark executor on local[*], and a standalone cluster on loopback.
 from tests.spark import spark_cluster, spark_local  # noqa: F401
 
@@ -148,10 +151,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session")
 def pylance_datasets(tmp_path_factory) -> dict[str, Path]:
-    """Every scenario of ``tests/pylance_scenarios.py``, built once per session."""
+    """Every scenario of ``tests/pylance_scenarios.py``, built once per run (:func:`~tests.shared_build.built_once`)."""
     from tests.pylance_scenarios import build_all
 
-    return build_all(tmp_path_factory.mktemp("pylance-14"))
+    return built_once(tmp_path_factory, "pylance-14", build_all)
 
 
 @pytest.fixture(scope="session")
@@ -161,21 +164,25 @@ def pylance_index_datasets(tmp_path_factory):
     built once per session: ``{name: IndexScenario}``."""
     from tests.index_scenarios import build_all
 
-    return build_all(tmp_path_factory.mktemp("pylance-14-indices"))
+    return built_once(tmp_path_factory, "pylance-14-indices", build_all)
 
 
 @pytest.fixture(scope="session")
 def old_pylance_datasets(tmp_path_factory) -> dict[str, Path]:
-    """Datasets written by pylance 0.20.0 in its own venv, built once per session.
+    """Datasets written by pylance 0.20.0 in its own venv, built once per run
+    (:func:`~tests.shared_build.built_once`).
 
     Fails (never skips) when that release cannot be installed: a suite that
     silently stops testing old datasets would look green while covering less.
     """
     from conformance.peers import old_pylance
 
-    out_dir = tmp_path_factory.mktemp(f"pylance-{OLD_PYLANCE_VERSION}")
     try:
-        return old_pylance.write_scenarios(OLD_PYLANCE_VERSION, out_dir)
+        return built_once(
+            tmp_path_factory,
+            f"pylance-{OLD_PYLANCE_VERSION}",
+            lambda out_dir: old_pylance.write_scenarios(OLD_PYLANCE_VERSION, out_dir),
+        )
     except old_pylance.PeerUnavailableError as exc:
         reason = str(exc)
     # Outside the except block so the report shows the reason once.

@@ -1,4 +1,4 @@
-"""Valid base datasets for the validator tests, built once per session, and
+"""Valid base datasets for the validator tests, built once per run, and
 a pylance scanner in a child process per module."""
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ import pytest
 
 from conformance.mutations import build_bases
 from tests.pylance_scanner import PylanceScanner
+from tests.shared_build import built_once
 
 pytest.importorskip("lance")
 
 
 @pytest.fixture(scope="session")
 def base_datasets(tmp_path_factory) -> dict[str, Path]:
-    return build_bases(tmp_path_factory.mktemp("validator-bases"))
+    return built_once(tmp_path_factory, "validator-bases", build_bases)
 
 
 @pytest.fixture(scope="module")
