@@ -149,6 +149,8 @@ def test_the_validator_is_clean_and_names_the_outside_uri(blob_dataset):
     assert [f for f in findings if f.severity in (Severity.ERROR, Severity.WARNING)] == []
     outside = [f for f in findings if f.rule == "blob/external-outside"]
     assert outside and all("far.bin" in f.message for f in outside)
+    # Located as every finding is: relative to the dataset root.
+    assert all(f.location.startswith("data/") and str(root) not in f.location for f in outside), outside
     assert not [f for f in findings if f.rule.startswith("blob/") and "inside.bin" in f.message]
 
 

@@ -154,12 +154,12 @@ def _descriptor_check(
             BlobProblem.EXTERNAL_OUTSIDE,
             f"external blob {descriptor.blob_uri!r} is outside the dataset root and its declared base paths: "
             "not checked",
-            str(data_file),
+            _shown(view, data_file),
         )
     except PathEscapeError as exc:
-        return BlobProblem.BASE_UNDECLARED, exc.problem, str(data_file)
+        return BlobProblem.BASE_UNDECLARED, exc.problem, _shown(view, data_file)
     except LanceFormatError as exc:
-        return BlobProblem.MALFORMED, exc.problem, str(data_file)
+        return BlobProblem.MALFORMED, exc.problem, _shown(view, data_file)
     kind = BlobKind(descriptor.kind)
     if target.size == 0 and kind is not BlobKind.DEDICATED:
         return None  # an empty value: nothing to find (blob.md: empty regardless of position)
@@ -186,6 +186,15 @@ def _descriptor_check(
         what = "data file" if kind is BlobKind.INLINE else "object"
         return problem, f"range [{target.position}, {end}) runs past the {what} ({size} bytes)", key
     return None
+
+
+def _shown(view: VersionView, data_file: FileLocation) -> str:
+    """A data file as a finding locates it: relative to the dataset root when
+    it lies in the dataset's own storage (Finding.location), else in full
+    (a file under another base path)."""
+    if data_file.storage.join("") == view.dataset.storage.join(""):
+        return data_file.relpath
+    return str(data_file)
 
 
 def _object_size(target: BlobLocation) -> int | LanceFormatError:

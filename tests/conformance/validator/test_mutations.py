@@ -44,7 +44,7 @@ DEEP_RULES = {rule.id for rule in rules_by_id().values() if rule.deep}
 def _findings(root, store=None, deep: bool = False, spec_revision: SpecRevision = NEWEST) -> dict[str, list]:
     """Findings by rule, every version validated under ``spec_revision``; a
     message or location naming the dataset's root names it as ``<root>``
-    (blob/external-outside locates its finding by absolute path), so that the
+    (a message may quote a path under it), so that the
     findings of two copies of one dataset compare equal wherever the copies are."""
     found: dict[str, list] = {}
     report = validate(root, all_versions=True, manifest_store=store, deep=deep, spec_revision=spec_revision)
