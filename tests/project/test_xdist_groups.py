@@ -32,6 +32,9 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
     workers_file = tmp_path / "workers.txt"
     env = {key: value for key, value in os.environ.items() if key != "PYTEST_ADDOPTS"}
     env["WORKERS_FILE"] = str(workers_file)
+    # Only xdist: the other installed plugins (Hypothesis, the suite's own)
+    # would be imported by the run and both workers for nothing.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     completed = subprocess.run(
         [
             sys.executable,
@@ -40,6 +43,8 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
             "-q",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "xdist.plugin",
             "-n",
             "2",
             "--dist",
