@@ -26,10 +26,10 @@ import json
 from typing import Any
 
 from ..describe import schema_validator
+from ..expectations import version_key
 from ..run_stamp import stamp
 from .feature_writer import FEATURES
 from .outcomes import PANIC_PATTERNS, REFUSAL_PATTERNS, Outcome
-from .releases import version_key
 from .run import CompatRun
 
 #: The marker of the document's kind.

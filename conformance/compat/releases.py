@@ -65,11 +65,6 @@ GROUPS = {
 }
 
 
-def version_key(name: str) -> tuple[int, ...]:
-    """``"0.20.0"`` as ``(0, 20, 0)``: releases sort by version."""
-    return tuple(int(part) if part.isdigit() else 0 for part in name.split("."))
-
-
 @dataclass(frozen=True)
 class Release:
     #: The version of pylance it runs: the matrix's row and column name.

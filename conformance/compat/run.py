@@ -33,9 +33,10 @@ from ..drivers import driver_info, is_implementation_failure, read_rows
 from ..drivers.protocol import DriverInfo
 from ..drivers.release import ReleaseDriver
 from ..drivers.worker.client import WorkerError, WorkerProcessError, WorkerReplyError
+from ..expectations import version_key
 from .feature_writer import FEATURES
 from .outcomes import FailureKind, Outcome, classify_error, tolerated
-from .releases import Release, WriteReport, version_key, write_features
+from .releases import Release, WriteReport, write_features
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa

@@ -12,8 +12,8 @@ pass rate over suite and implementation releases and over time.
   implementation, release, suite version, run day, passed, failed, total,
   the input it came from) and how checks count;
 * :mod:`.adapters`: one adapter per input kind: its format marker, its
-  schema, its normalisation; :mod:`.compat` the compat documents' (written
-  against an interface of its own, docs/dashboard.md);
+  schema, its normalisation; :mod:`.compat` the compat documents' (one
+  result per reader release);
 * :mod:`.inputs`: finding the results under a directory, and a problem per
   file that cannot be read;
 * :mod:`.site`: the pages (templates ``dashboard-*.html``) and ``results.json``.

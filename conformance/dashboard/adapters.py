@@ -52,8 +52,8 @@ class Adapter:
     kind: str
     #: Whether a document carries this kind's format marker (cheap; validation follows).
     recognises: Callable[[Mapping[str, Any]], bool]
-    #: The shipped schema's file name (conformance/schemas/), or a schema itself.
-    schema: str | Mapping[str, Any]
+    #: The shipped schema's file name (conformance/schemas/).
+    schema: str
     #: The results of a valid document at ``path``, named ``source`` in the site.
     results: Callable[[Mapping[str, Any], Path, str], list[Result]]
 

@@ -65,17 +65,11 @@ def result_files(root: Path, skip: Sequence[Path] = ()) -> Iterator[Path]:
 
 
 def _schema_problem(adapter: Adapter, document: Mapping[str, Any]) -> str | None:
-    if isinstance(adapter.schema, str):
-        validator = schema_validator(adapter.schema)
-        schema_name = adapter.schema
-    else:
-        validator = jsonschema.Draft202012Validator(adapter.schema)
-        schema_name = f"the {adapter.kind} interface (conformance/dashboard/compat.py)"
-    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    error = jsonschema.exceptions.best_match(schema_validator(adapter.schema).iter_errors(document))
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "the document"
-    return f"a {adapter.kind} document that does not fit {schema_name}: at {where}: {error.message}"
+    return f"a {adapter.kind} document that does not fit {adapter.schema}: at {where}: {error.message}"
 
 
 def read_file(path: Path, source: str, adapters: Sequence[Adapter] = ADAPTERS) -> list[Result]:

@@ -18,8 +18,9 @@ from conformance.compat.document import (
     to_document,
     validate_document,
 )
-from conformance.compat.releases import expand, major_line_releases, resolve, version_key
+from conformance.compat.releases import expand, major_line_releases, resolve
 from conformance.compat.run import known_features, run_compat
+from conformance.expectations import version_key
 from conformance.peers.old_pylance import release_lines
 from conformance.report.compat_html import write_compat_html
 from tests.browser import ARTIFACTS_ENV
