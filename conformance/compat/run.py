@@ -32,7 +32,7 @@ from ..describe import differences
 from ..drivers import driver_info, is_implementation_failure, read_rows
 from ..drivers.protocol import DriverInfo
 from ..drivers.release import ReleaseDriver
-from ..drivers.worker.client import WorkerError, WorkerProcessError, WorkerReplyError
+from ..drivers.worker.client import WorkerError, WorkerProcessError, WorkerReplyError, WorkerTimeoutError
 from ..expectations import version_key
 from .feature_writer import FEATURES
 from .outcomes import FailureKind, Outcome, classify_error, tolerated
@@ -109,7 +109,7 @@ def _failure_read(exc: BaseException, where: str) -> Read:
     the binding caught, or the release's error (a refusal or not)."""
     kind: FailureKind | None
     if isinstance(exc, WorkerProcessError):
-        if "did not answer" in str(exc):  # the client's words for a call past its deadline
+        if isinstance(exc, WorkerTimeoutError):
             kind = FailureKind.HANG
         elif "panicked" in exc.stderr:
             kind = FailureKind.PANIC

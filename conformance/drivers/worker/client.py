@@ -85,6 +85,11 @@ class WorkerProcessError(WorkerError):
         self.stderr = stderr
 
 
+class WorkerTimeoutError(WorkerProcessError):
+    """The worker did not answer a call within its deadline (a wide guard
+    against a hang, never a measurement); it was stopped."""
+
+
 class WorkerStrayOutputError(WorkerProcessError):
     """The worker wrote something on stdout that is no protocol reply (a
     print, a native library's log): ``garbage`` is that text. stdout carries
@@ -471,7 +476,7 @@ class WorkerDriver:
                 raise self._garbage(bytes(child.buffer[:GARBAGE_QUOTE_CHARS]), kind, "a line longer than allowed")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._failed(f"did not answer {kind.value} within {timeout:g} s")
+                raise self._failed(f"did not answer {kind.value} within {timeout:g} s", error=WorkerTimeoutError)
             readable, _, _ = select.select([descriptor], [], [], remaining)
             if not readable:
                 continue
