@@ -20,6 +20,7 @@ from ...spec_inconsistencies import Claim, Inconsistency, contested_bit
 from ...spec_revisions import REVISIONS, Pairing, SpecRevision, first_defining
 from ...spec_sources import document
 from ..context import VersionView
+from ..facts.flag_words import flag_word_location, missing_flag_words
 from ..facts.text import listed
 from ..registry import Severity, rule
 
@@ -140,16 +141,11 @@ def paired_bits_persist(view: VersionView):
 
 
 def _requires(view: VersionView, bit: int, *, reader: bool, writer: bool, reason: str):
-    manifest = view.manifest
-    missing = []
-    if reader and not manifest.reader_feature_flags & bit:
-        missing.append("reader")
-    if writer and not manifest.writer_feature_flags & bit:
-        missing.append("writer")
+    missing = missing_flag_words(view.manifest, bit, reader=reader, writer=writer)
     if missing:
         yield (
             f"{reason}, but flag {bit} ({flags.NAMES[bit]}) is not set in the {' and '.join(missing)} flags",
-            view.at("reader_feature_flags" if "reader" in missing else "writer_feature_flags"),
+            view.at(flag_word_location(missing)),
         )
 
 

@@ -28,6 +28,7 @@ from reference_impl.row_lineage import (
 )
 
 from ..context import VersionView
+from ..facts.flag_words import flag_word_location, missing_flag_words
 from ..facts.row_ids import SEQUENCES, SequenceStatus, sequence, sequence_location, storing_fragments
 from ..facts.text import listed
 from ..registry import Severity, rule
@@ -123,17 +124,12 @@ def column_flag(view: VersionView):
     spilling = [fragment.id for _, fragment in storing_fragments(view) if spilled(fragment)]
     if not spilling:
         return
-    manifest = view.manifest
-    missing = [
-        name
-        for name, word in (("reader", manifest.reader_feature_flags), ("writer", manifest.writer_feature_flags))
-        if not word & SPILLED_LINEAGE_FLAG
-    ]
+    missing = missing_flag_words(view.manifest, SPILLED_LINEAGE_FLAG)
     if missing:
         yield (
             f"fragments {listed(spilling)} spill row lineage to hidden columns, but flag {SPILLED_LINEAGE_FLAG} is "
             f"not set in the {' and '.join(missing)} feature flags: a reader without it would see no sequence",
-            view.at("reader_feature_flags" if "reader" in missing else "writer_feature_flags"),
+            view.at(flag_word_location(missing)),
         )
 
 
